@@ -1,0 +1,382 @@
+//! The on-disk cache: `providers.json` (a plain catalog any Crush build can
+//! read) and, beside it, a small state file bound to those bytes by their
+//! SHA-256. Replacing the cache is atomic: a reader sees the old file or the
+//! new one, never a mix, and a failure leaves the old one as it was.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, hex};
+use crate::http::Validators;
+
+/// File name of the cached catalog.
+pub const CATALOG_FILE: &str = "providers.json";
+/// File name of the state file beside it.
+pub const STATE_FILE: &str = "providers.state.json";
+/// Temporary files are named `.providers.*.tmp`, so that leftovers of a killed
+/// run can be recognised and removed.
+const TEMP_PREFIX: &str = ".providers.";
+const TEMP_SUFFIX: &str = ".tmp";
+
+/// The cache's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheFiles {
+    /// The folder holding both files.
+    pub dir: PathBuf,
+    /// `providers.json`.
+    pub catalog: PathBuf,
+    /// `providers.state.json`.
+    pub state: PathBuf,
+}
+
+impl CacheFiles {
+    /// The cache files inside `dir`.
+    pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        CacheFiles {
+            catalog: dir.join(CATALOG_FILE),
+            state: dir.join(STATE_FILE),
+            dir,
+        }
+    }
+}
+
+/// What the state file records about the cached bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheState {
+    /// Lowercase hex SHA-256 of the `providers.json` this state describes.
+    pub sha256: String,
+    /// Validators the server sent with those bytes.
+    #[serde(flatten)]
+    pub validators: Validators,
+    /// Where the bytes came from.
+    pub source: String,
+    /// When they were written, in seconds since the Unix epoch.
+    pub fetched_at: u64,
+}
+
+/// The cache as found on disk.
+#[derive(Debug)]
+pub struct Cached {
+    /// The bytes of `providers.json`.
+    pub bytes: Vec<u8>,
+    /// Their SHA-256.
+    pub sha256: [u8; 32],
+    /// The state file, only when it describes exactly these bytes.
+    pub state: Option<CacheState>,
+    /// Modification time of `providers.json`.
+    pub modified: Option<SystemTime>,
+}
+
+impl Cached {
+    /// The validators to send for a conditional request: the ones the server
+    /// sent, or the Catwalk SHA form of the bytes when the state is unknown
+    /// (another program may have written the file).
+    pub fn validators(&self) -> Validators {
+        match &self.state {
+            Some(state) if !state.validators.is_empty() => state.validators.clone(),
+            _ => Validators {
+                etag: Some(catalog::catwalk_etag(&self.sha256)),
+                last_modified: None,
+            },
+        }
+    }
+
+    /// Seconds since the Unix epoch when these bytes were written.
+    pub fn written_at(&self) -> Option<u64> {
+        self.state.as_ref().map(|s| s.fetched_at).or_else(|| {
+            self.modified
+                .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+        })
+    }
+}
+
+/// Reads the cache; `Ok(None)` when there is no `providers.json`.
+pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
+    let bytes = match fs::read(&files.catalog) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let modified = fs::metadata(&files.catalog).and_then(|m| m.modified()).ok();
+    let sha256 = catalog::sha256(&bytes);
+    let state = read_state(&files.state).filter(|s| s.sha256 == hex(&sha256));
+    Ok(Some(Cached {
+        bytes,
+        sha256,
+        state,
+        modified,
+    }))
+}
+
+fn read_state(path: &Path) -> Option<CacheState> {
+    let bytes = fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A failure to write the cache, naming the step and the path.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {step} {}: {source}", path.display())]
+pub struct WriteError {
+    /// What was being done.
+    pub step: &'static str,
+    /// On which path.
+    pub path: PathBuf,
+    /// The system's reason.
+    pub source: io::Error,
+}
+
+impl WriteError {
+    fn at(step: &'static str, path: &Path) -> impl FnOnce(io::Error) -> WriteError + use<> {
+        let path = path.to_owned();
+        move |source| WriteError { step, path, source }
+    }
+}
+
+/// Replaces the cache with `bytes` and records `state` beside it.
+///
+/// Writers take a lock on the folder, so that they never remove each other's
+/// temporary files; leftovers of killed runs are removed under that lock.
+pub fn write(files: &CacheFiles, bytes: &[u8], state: &CacheState) -> Result<(), WriteError> {
+    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
+    let _lock = FolderLock::acquire(&files.dir)
+        .map_err(WriteError::at("lock the data folder", &files.dir))?;
+    remove_leftovers(&files.dir);
+    write_atomically(&files.catalog, bytes, true)?;
+    // The state file is bound to the catalog by its SHA-256, so a stale or
+    // missing one is harmless: it needs no fsync, and a failure to write it
+    // does not undo the update.
+    let state_json = serde_json::to_vec_pretty(state).unwrap_or_default();
+    let _ = write_atomically(&files.state, &state_json, false);
+    Ok(())
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
+/// synced when `durable`, renamed over `path`, and the folder synced. On any
+/// failure `path` is untouched and the temporary file is removed.
+pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), WriteError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("catalog");
+    // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIX.
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
+    // tempfile creates private files; a catalog is public data that other
+    // Crush builds and users' tools read.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut temp = builder
+        .tempfile_in(dir)
+        .map_err(WriteError::at("create a temporary file in", dir))?;
+    temp.write_all(bytes)
+        .map_err(WriteError::at("write", temp.path()))?;
+    if durable {
+        temp.as_file()
+            .sync_all()
+            .map_err(WriteError::at("flush to disk", temp.path()))?;
+    }
+    persist(temp, path)?;
+    if durable {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+#[cfg(not(windows))]
+fn persist(temp: tempfile::NamedTempFile, path: &Path) -> Result<(), WriteError> {
+    temp.persist(path)
+        .map(drop)
+        .map_err(|e| WriteError::at("replace", path)(e.error))
+}
+
+/// On Windows a rename over a file that another process holds open without
+/// sharing delete access is refused for a moment; retry briefly, as git and
+/// cargo do.
+#[cfg(windows)]
+fn persist(mut temp: tempfile::NamedTempFile, path: &Path) -> Result<(), WriteError> {
+    let mut delay = std::time::Duration::from_millis(10);
+    for _ in 0..8 {
+        match temp.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(e) if e.error.kind() == io::ErrorKind::PermissionDenied => {
+                temp = e.file;
+                std::thread::sleep(delay);
+                delay *= 2;
+            }
+            Err(e) => return Err(WriteError::at("replace", path)(e.error)),
+        }
+    }
+    temp.persist(path)
+        .map(drop)
+        .map_err(|e| WriteError::at("replace", path)(e.error))
+}
+
+/// Makes a rename durable. Best effort: some file systems refuse to sync a
+/// folder, and the data itself is already synced.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+fn remove_leftovers(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX) {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// An exclusive advisory lock held by one writer of the cache folder.
+struct FolderLock(#[allow(dead_code)] File);
+
+impl FolderLock {
+    /// Unix locks the folder itself, so no lock file is left behind.
+    #[cfg(unix)]
+    fn acquire(dir: &Path) -> io::Result<FolderLock> {
+        let file = File::open(dir)?;
+        file.lock()?;
+        Ok(FolderLock(file))
+    }
+
+    /// Windows cannot lock a folder handle; it locks a file beside the cache.
+    #[cfg(not(unix))]
+    fn acquire(dir: &Path) -> io::Result<FolderLock> {
+        let file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(".providers.lock"))?;
+        file.lock()?;
+        Ok(FolderLock(file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state_for(bytes: &[u8]) -> CacheState {
+        CacheState {
+            sha256: hex(&catalog::sha256(bytes)),
+            validators: Validators {
+                etag: Some("\"abc\"".into()),
+                last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
+            },
+            source: "test".into(),
+            fetched_at: 1,
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<_> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn write_then_read_round_trips_with_state() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path().join("crush"));
+        write(&files, b"[1]", &state_for(b"[1]")).unwrap();
+        let cached = read(&files).unwrap().unwrap();
+        assert_eq!(cached.bytes, b"[1]");
+        assert_eq!(cached.validators().etag.as_deref(), Some("\"abc\""));
+        assert_eq!(names(&files.dir), [CATALOG_FILE, STATE_FILE]);
+    }
+
+    #[test]
+    fn state_for_other_bytes_is_ignored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        write(&files, b"[1]", &state_for(b"[1]")).unwrap();
+        fs::write(&files.catalog, b"[2]").unwrap();
+        let cached = read(&files).unwrap().unwrap();
+        assert!(cached.state.is_none());
+        assert_eq!(
+            cached.validators().etag.unwrap(),
+            catalog::catwalk_etag(&catalog::sha256(b"[2]"))
+        );
+        fs::write(&files.state, b"{garbage").unwrap();
+        assert!(read(&files).unwrap().unwrap().state.is_none());
+    }
+
+    #[test]
+    fn missing_cache_reads_as_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert!(read(&CacheFiles::in_dir(tmp.path())).unwrap().is_none());
+    }
+
+    #[test]
+    fn leftovers_of_killed_runs_are_removed_on_next_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        fs::write(tmp.path().join(".providers.json.abc123.tmp"), b"half").unwrap();
+        fs::write(tmp.path().join("unrelated.tmp"), b"keep").unwrap();
+        write(&files, b"[1]", &state_for(b"[1]")).unwrap();
+        assert_eq!(
+            names(tmp.path()),
+            [CATALOG_FILE, STATE_FILE, "unrelated.tmp"]
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn failed_write_leaves_target_untouched_and_no_temp_file() {
+        use std::os::unix::fs::PermissionsExt;
+        if is_root() {
+            eprintln!("skipped: root ignores folder permissions");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("providers.json");
+        fs::write(&target, b"old").unwrap();
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o555)).unwrap();
+        let result = write_atomically(&target, b"new", true);
+        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(
+            result
+                .unwrap_err()
+                .to_string()
+                .starts_with("cannot create a temporary file in")
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"old");
+        assert_eq!(names(tmp.path()), ["providers.json"]);
+    }
+
+    #[cfg(unix)]
+    fn is_root() -> bool {
+        fs::metadata("/proc/self")
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+            .unwrap_or(false)
+    }
+}

@@ -1,0 +1,198 @@
+//! What a new catalog changes against the previous one: providers and models
+//! added and removed, and the changes that redirect users' credentials.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::Serialize;
+
+use crate::catalog::{Catalog, Provider, Text, printable};
+
+/// The differences between two catalogs.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct Changes {
+    /// Ids of providers only in the new catalog.
+    pub providers_added: Vec<String>,
+    /// Ids of providers only in the previous catalog.
+    pub providers_removed: Vec<String>,
+    /// Model changes of providers in both catalogs.
+    pub models: Vec<ModelChanges>,
+    /// Changes of where requests go or what they carry.
+    pub security: Vec<SecurityChange>,
+}
+
+impl Changes {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.providers_added.is_empty()
+            && self.providers_removed.is_empty()
+            && self.models.is_empty()
+            && self.security.is_empty()
+    }
+}
+
+/// Models added to and removed from one provider.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ModelChanges {
+    /// The provider id.
+    pub provider: String,
+    /// Model ids only in the new catalog.
+    pub added: Vec<String>,
+    /// Model ids only in the previous catalog.
+    pub removed: Vec<String>,
+}
+
+/// A change of a provider's `api_endpoint`, `api_key` reference or
+/// `default_headers`: a catalog that moves an endpoint sends users' API keys
+/// somewhere else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SecurityChange {
+    /// The provider id.
+    pub provider: String,
+    /// The field that changed.
+    pub field: &'static str,
+    /// Its previous value (absent fields as null).
+    pub before: Option<String>,
+    /// Its new value.
+    pub after: Option<String>,
+}
+
+impl SecurityChange {
+    /// One line for a human, with every value quoted and escaped.
+    pub fn describe(&self) -> String {
+        let show =
+            |v: &Option<String>| v.as_deref().map_or_else(|| "(none)".to_string(), printable);
+        let consequence = match self.field {
+            "api_endpoint" => "requests carrying your API key will go to the new address",
+            "api_key" => "a different credential will be sent",
+            _ => "different headers will be sent with your requests",
+        };
+        format!(
+            "provider {}: {} changed from {} to {}; {consequence}",
+            printable(&self.provider),
+            self.field,
+            show(&self.before),
+            show(&self.after)
+        )
+    }
+}
+
+/// Compares `previous` with `next`.
+pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
+    let old: HashMap<&str, &Provider<'_>> = previous
+        .providers
+        .iter()
+        .map(|p| (p.id.as_str(), p))
+        .collect();
+    let new_ids: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
+    let mut changes = Changes::default();
+    for provider in &next.providers {
+        let id = provider.id.as_str();
+        let Some(before) = old.get(id) else {
+            changes.providers_added.push(id.to_owned());
+            continue;
+        };
+        let before_models: HashSet<&str> = before.models().iter().map(|m| m.id.as_str()).collect();
+        let after_models: HashSet<&str> = provider.models().iter().map(|m| m.id.as_str()).collect();
+        let added: Vec<String> = provider
+            .models()
+            .iter()
+            .map(|m| m.id.as_str())
+            .filter(|m| !before_models.contains(m))
+            .map(str::to_owned)
+            .collect();
+        let removed: Vec<String> = before
+            .models()
+            .iter()
+            .map(|m| m.id.as_str())
+            .filter(|m| !after_models.contains(m))
+            .map(str::to_owned)
+            .collect();
+        if !added.is_empty() || !removed.is_empty() {
+            changes.models.push(ModelChanges {
+                provider: id.to_owned(),
+                added,
+                removed,
+            });
+        }
+        let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.as_str().to_owned());
+        let headers = |p: &Provider<'_>| {
+            p.default_headers
+                .as_ref()
+                .filter(|h| !h.is_empty())
+                .map(headers_text)
+        };
+        for (field, before, after) in [
+            (
+                "api_endpoint",
+                text(&before.api_endpoint),
+                text(&provider.api_endpoint),
+            ),
+            ("api_key", text(&before.api_key), text(&provider.api_key)),
+            ("default_headers", headers(before), headers(provider)),
+        ] {
+            if before != after {
+                changes.security.push(SecurityChange {
+                    provider: id.to_owned(),
+                    field,
+                    before,
+                    after,
+                });
+            }
+        }
+    }
+    changes.providers_removed = previous
+        .providers
+        .iter()
+        .map(|p| p.id.as_str())
+        .filter(|id| !new_ids.contains(id))
+        .map(str::to_owned)
+        .collect();
+    changes
+}
+
+fn headers_text(headers: &BTreeMap<Text<'_>, Text<'_>>) -> String {
+    headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::validate;
+
+    #[test]
+    fn reports_providers_models_and_security_changes() {
+        let old = br#"[{"id":"a","name":"A","api_endpoint":"https://a","api_key":"$A","models":[{"id":"m1"},{"id":"m2"}]},
+                       {"id":"gone","name":"G"}]"#;
+        let new = br#"[{"id":"a","name":"A","api_endpoint":"https://evil","api_key":"$A","default_headers":{"X":"1"},"models":[{"id":"m2"},{"id":"m3"}]},
+                       {"id":"fresh","name":"F"}]"#;
+        let changes = compare(&validate(old).unwrap(), &validate(new).unwrap());
+        assert_eq!(changes.providers_added, ["fresh"]);
+        assert_eq!(changes.providers_removed, ["gone"]);
+        assert_eq!(
+            changes.models,
+            [ModelChanges {
+                provider: "a".into(),
+                added: vec!["m3".into()],
+                removed: vec!["m1".into()]
+            }]
+        );
+        let fields: Vec<_> = changes.security.iter().map(|c| c.field).collect();
+        assert_eq!(fields, ["api_endpoint", "default_headers"]);
+        assert_eq!(
+            changes.security[0].describe(),
+            "provider \"a\": api_endpoint changed from \"https://a\" to \"https://evil\"; requests carrying your API key will go to the new address"
+        );
+        assert_eq!(changes.security[1].after.as_deref(), Some("X: 1"));
+    }
+
+    #[test]
+    fn identical_catalogs_have_no_changes() {
+        let json = br#"[{"id":"a","name":"A","models":[{"id":"m"}],"default_headers":{}}]"#;
+        let json2 = br#"[{"id":"a","name":"A","models":[{"id":"m"}]}]"#;
+        assert!(compare(&validate(json).unwrap(), &validate(json2).unwrap()).is_empty());
+    }
+}

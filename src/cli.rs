@@ -1,0 +1,254 @@
+//! The command line: argument definitions and what each command prints.
+//! Data goes to stdout, warnings and errors to stderr, so that
+//! `crush providers --json | jq` always works.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+use crate::cache::CacheFiles;
+use crate::error::Failure;
+use crate::paths::{self, process_env};
+use crate::source;
+use crate::update::{self, UpdateOptions, UpdateReport};
+
+const UPDATE_EXAMPLES: &str = "\
+Examples:
+  # Update providers remotely from Catwalk
+  crush update-providers
+
+  # Update providers from a custom Catwalk base URL
+  crush update-providers https://example.com/
+
+  # Update providers from a local file
+  crush update-providers /path/to/local-providers.json
+
+  # Reset providers to the embedded version
+  crush update-providers embedded
+
+  # Prepare a catalog for an air-gapped machine, pinned by its digest
+  crush update-providers https://catwalk.charm.land --output providers.json
+  crush update-providers providers.json --sha256 <HEX>";
+
+/// Keeps Crush's provider catalog up to date.
+#[derive(Debug, Parser)]
+#[command(name = "crush", version = VERSION.as_str(), about, long_about = None)]
+pub struct Cli {
+    /// Working directory for the project configuration walk.
+    #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Update the provider catalog from Catwalk, a URL, a file or the embedded snapshot
+    #[command(after_help = UPDATE_EXAMPLES)]
+    UpdateProviders(UpdateArgs),
+}
+
+/// Arguments of `update-providers`.
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// Where to read the catalog: omitted for Catwalk ($CATWALK_URL or https://catwalk.charm.land),
+    /// a Catwalk base URL, the URL of a catalog (.json or /v2/providers), a file, `-` for
+    /// standard input, or `embedded`
+    pub source: Option<String>,
+    /// Read and validate, report what would change, write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the validated catalog to FILE instead of the cache
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Refuse the catalog unless its raw bytes have this SHA-256 (64 hex digits)
+    #[arg(long, value_name = "HEX", value_parser = parse_sha256)]
+    pub sha256: Option<String>,
+    /// Give up on a download after this many seconds
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
+    pub timeout: Duration,
+    /// Print the report as one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Print only errors
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} (embedded catalog snapshot of {})",
+        env!("CARGO_PKG_VERSION"),
+        crate::embedded::snapshot_date()
+    )
+});
+
+fn parse_sha256(s: &str) -> Result<String, String> {
+    if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(s.to_ascii_lowercase())
+    } else {
+        Err("expected 64 hexadecimal digits (the output of `sha256sum`)".into())
+    }
+}
+
+/// Parses a positive number of seconds, fractions allowed.
+pub fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+/// Runs the command line and returns the process exit code: 0 success,
+/// 1 failure, 2 usage error.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Exit::Usage(message)) => {
+            eprintln!("error: {message}");
+            eprintln!("Run `crush --help` for usage.");
+            ExitCode::from(2)
+        }
+        Err(Exit::Failed(failure)) => {
+            eprintln!("error: {failure}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// How a command ended when it did not succeed.
+#[derive(Debug)]
+pub enum Exit {
+    /// Bad usage: exit code 2.
+    Usage(String),
+    /// A failure: exit code 1.
+    Failed(Failure),
+}
+
+impl From<Failure> for Exit {
+    fn from(f: Failure) -> Self {
+        Exit::Failed(f)
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Exit> {
+    match cli.command {
+        Command::UpdateProviders(args) => update_providers(args),
+    }
+}
+
+fn cache_files() -> Result<CacheFiles, Failure> {
+    paths::data_dir(&process_env)
+        .map(CacheFiles::in_dir)
+        .map_err(|e| Failure::new("data folder", e))
+}
+
+fn update_providers(args: UpdateArgs) -> Result<(), Exit> {
+    let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
+    let source = source::resolve(args.source.as_deref(), catwalk_url.as_deref())
+        .map_err(|e| Exit::Usage(e.to_string()))?;
+    let cache = cache_files()?;
+    let options = UpdateOptions {
+        dry_run: args.dry_run,
+        output: args.output,
+        sha256: args.sha256,
+        timeout: args.timeout,
+        progress: !args.quiet && !args.json,
+    };
+    let report = update::update_providers(&source, &cache, &options)?;
+    if args.json {
+        print_json(&report);
+    } else if !args.quiet {
+        for warning in &report.warnings {
+            eprintln!("warning: {warning}");
+        }
+        print_update_text(&report);
+    }
+    Ok(())
+}
+
+fn print_json(value: &impl serde::Serialize) {
+    let mut out = io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, value);
+    let _ = writeln!(out);
+}
+
+fn print_update_text(report: &UpdateReport) {
+    let mut out = io::stdout().lock();
+    let counts = format!("{} providers, {} models", report.providers, report.models);
+    let _ = if report.written {
+        writeln!(
+            out,
+            "Updated providers from {}: {counts}, written to {}",
+            report.source,
+            report.target.display()
+        )
+    } else {
+        writeln!(
+            out,
+            "Checked providers from {}: {counts} (dry run: {} not written)",
+            report.source,
+            report.target.display()
+        )
+    };
+    let Some(changes) = &report.changes else {
+        return;
+    };
+    if changes.is_empty() {
+        let _ = writeln!(out, "  no changes to providers or models");
+    }
+    if !changes.providers_added.is_empty() {
+        let n = count(changes.providers_added.len(), "provider");
+        let _ = writeln!(out, "  + {n}: {}", changes.providers_added.join(", "));
+    }
+    if !changes.providers_removed.is_empty() {
+        let n = count(changes.providers_removed.len(), "provider");
+        let _ = writeln!(out, "  - {n}: {}", changes.providers_removed.join(", "));
+    }
+    for m in &changes.models {
+        let mut parts = Vec::new();
+        if !m.added.is_empty() {
+            parts.push(format!(
+                "+{} ({})",
+                count(m.added.len(), "model"),
+                m.added.join(", ")
+            ));
+        }
+        if !m.removed.is_empty() {
+            parts.push(format!(
+                "-{} ({})",
+                count(m.removed.len(), "model"),
+                m.removed.join(", ")
+            ));
+        }
+        let _ = writeln!(out, "  ~ {}: {}", m.provider, parts.join(", "));
+    }
+}
+
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The clap command, for completions and documentation.
+pub fn command() -> clap::Command {
+    Cli::command()
+}

@@ -1,0 +1,108 @@
+//! The one-line failure every command reports: which source failed, why, and
+//! what to do next.
+
+use std::fmt;
+
+use crate::cache::WriteError;
+use crate::catalog::ValidationError;
+use crate::http::FetchError;
+use crate::paths::NoHome;
+use crate::source::ReadError;
+
+/// A failed command. Its `Display` is the one line shown to the user.
+#[derive(Debug)]
+pub struct Failure {
+    /// What was being read or written (a URL, a path, `embedded snapshot`).
+    pub source: String,
+    /// Why it failed.
+    pub cause: Cause,
+}
+
+/// Why a command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Cause {
+    /// Reading the source failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// The bytes are not a valid catalog.
+    #[error("not a valid catalog: {0}")]
+    Invalid(#[from] ValidationError),
+    /// `--sha256` did not match.
+    #[error("SHA-256 is {actual}, not the expected {expected}")]
+    Digest {
+        /// What `--sha256` asked for.
+        expected: String,
+        /// What the bytes hash to.
+        actual: String,
+    },
+    /// Writing the cache or the output file failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// No data folder could be derived.
+    #[error(transparent)]
+    NoHome(#[from] NoHome),
+    /// A configuration file could not be read.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl Failure {
+    /// A failure of `source`.
+    pub fn new(source: impl fmt::Display, cause: impl Into<Cause>) -> Failure {
+        Failure {
+            source: source.to_string(),
+            cause: cause.into(),
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn hint(&self) -> &'static str {
+        match &self.cause {
+            Cause::Read(ReadError::Fetch(fetch)) => match fetch {
+                FetchError::Timeout(_) => {
+                    "check the network and proxy (HTTPS_PROXY), raise --timeout, or use a local file or `embedded`"
+                }
+                FetchError::Connect(_) => {
+                    "check the network, the proxy (HTTPS_PROXY, NO_PROXY) and the trusted certificates (SSL_CERT_FILE); offline, use a local file or `embedded`"
+                }
+                FetchError::Status { status, .. } if status.is_client_error() => {
+                    "check the URL: a Catwalk base URL or the exact URL of a catalog .json"
+                }
+                FetchError::Status { .. } | FetchError::Transfer(_) => {
+                    "try again later, or use another source"
+                }
+                FetchError::Redirect(_) | FetchError::TooLarge(_) => {
+                    "check that the URL serves a provider catalog"
+                }
+                FetchError::UnexpectedNotModified => {
+                    "the server is misbehaving; use another source"
+                }
+            },
+            Cause::Read(ReadError::Io(_)) => "check the path and its permissions",
+            Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
+            Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
+            Cause::Digest { .. } => {
+                "the source is not the catalog you expected; check the source and the --sha256 value"
+            }
+            Cause::Write(_) => {
+                "check the folder's permissions and free space, or set XDG_DATA_HOME"
+            }
+            Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
+            Cause::Config(_) => "fix or remove that file",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cause = self.cause.to_string();
+        // The message must stay on one line whatever a server or file said.
+        let cause: String = cause
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        write!(f, "{}: {}; {}", self.source, cause, self.hint())
+    }
+}
+
+impl std::error::Error for Failure {}

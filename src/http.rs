@@ -1,0 +1,285 @@
+//! Fetching a catalog over HTTP: bounded in time and size, conditional when
+//! validators are known, and careful about redirects.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use reqwest::{StatusCode, Url, redirect};
+
+/// Largest body accepted, after decompression.
+pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Most redirects followed for one request.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// HTTP validators: what the server sent, and what is sent back to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Validators {
+    /// The `ETag` header, quotes included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etag: Option<String>,
+    /// The `Last-Modified` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+impl Validators {
+    /// Whether there is anything to send.
+    pub fn is_empty(&self) -> bool {
+        self.etag.is_none() && self.last_modified.is_none()
+    }
+}
+
+/// How to fetch.
+#[derive(Debug, Clone)]
+pub struct FetchOptions {
+    /// Bound on the whole exchange, from connecting to the last body byte.
+    pub timeout: Duration,
+    /// Bound on establishing the connection.
+    pub connect_timeout: Duration,
+    /// Validators to send for a conditional request.
+    pub conditional: Validators,
+    /// Show a progress bar on stderr (only drawn when it is a terminal).
+    pub progress: bool,
+    /// Largest body accepted.
+    pub max_body: usize,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        FetchOptions {
+            timeout: Duration::from_secs(60),
+            connect_timeout: Duration::from_secs(10),
+            conditional: Validators::default(),
+            progress: false,
+            max_body: MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// What the server answered.
+#[derive(Debug)]
+pub enum Fetched {
+    /// `304 Not Modified`: what the client has is current.
+    NotModified,
+    /// A 2xx answer with its body.
+    Body {
+        /// The body, decompressed.
+        bytes: Vec<u8>,
+        /// Validators the server sent with it.
+        validators: Validators,
+    },
+}
+
+/// Why a fetch failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The whole exchange took longer than allowed.
+    #[error("no complete answer within {0:?}")]
+    Timeout(Duration),
+    /// No connection could be made (refused, DNS, TLS, proxy).
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    /// A redirect was refused.
+    #[error("redirect refused: {0}")]
+    Redirect(String),
+    /// The server answered with an error status.
+    #[error("server answered {status}{}", body_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
+    Status {
+        /// The status.
+        status: StatusCode,
+        /// The first line of the body, sanitised.
+        body_line: Option<String>,
+    },
+    /// The body is larger than the cap.
+    #[error("the body is larger than the limit of {} MiB", .0 / (1024 * 1024))]
+    TooLarge(usize),
+    /// The server answered 304 to a request that carried no validator.
+    #[error("the server answered 304 Not Modified to a request that had no validator")]
+    UnexpectedNotModified,
+    /// The connection broke while reading the answer.
+    #[error("the transfer broke off: {0}")]
+    Transfer(String),
+}
+
+/// Fetches `url`. Blocks the calling thread; runs its own small runtime.
+pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| FetchError::Connect(format!("cannot start the network runtime: {e}")))?;
+    runtime.block_on(async {
+        match tokio::time::timeout(options.timeout, fetch_async(url, options)).await {
+            Ok(result) => result,
+            Err(_) => Err(FetchError::Timeout(options.timeout)),
+        }
+    })
+}
+
+fn client(options: &FetchOptions) -> Result<reqwest::Client, FetchError> {
+    let policy = redirect::Policy::custom(|attempt| {
+        let from_https = attempt
+            .previous()
+            .last()
+            .is_some_and(|u| u.scheme() == "https");
+        if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else if from_https && attempt.url().scheme() != "https" {
+            let to = attempt.url().to_string();
+            attempt.error(format!("from https to {to}, which would drop encryption"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(options.connect_timeout)
+        .redirect(policy)
+        .build()
+        .map_err(|e| FetchError::Connect(error_chain(&e)))
+}
+
+async fn fetch_async(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+    let conditional = !options.conditional.is_empty();
+    if let Some(etag) = options
+        .conditional
+        .etag
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        headers.insert(header::IF_NONE_MATCH, etag);
+    }
+    if let Some(date) = options
+        .conditional
+        .last_modified
+        .as_deref()
+        .and_then(|v| HeaderValue::from_str(v).ok())
+    {
+        headers.insert(header::IF_MODIFIED_SINCE, date);
+    }
+    let mut response = client(options)?
+        .get(url.clone())
+        .headers(headers)
+        .send()
+        .await
+        .map_err(classify)?;
+    let status = response.status();
+    if status == StatusCode::NOT_MODIFIED {
+        return if conditional {
+            Ok(Fetched::NotModified)
+        } else {
+            Err(FetchError::UnexpectedNotModified)
+        };
+    }
+    if !status.is_success() {
+        let body_line = first_line(&mut response).await;
+        return Err(FetchError::Status { status, body_line });
+    }
+    let validators = Validators {
+        etag: header_string(response.headers(), header::ETAG),
+        last_modified: header_string(response.headers(), header::LAST_MODIFIED),
+    };
+    // Content-Length describes the encoded body; only trust it as a hint
+    // when the body is not compressed.
+    let encoded = response.headers().contains_key(header::CONTENT_ENCODING);
+    let declared = response.content_length().filter(|_| !encoded);
+    if let Some(len) = declared
+        && len > options.max_body as u64
+    {
+        return Err(FetchError::TooLarge(options.max_body));
+    }
+    let progress = progress_bar(options.progress, declared);
+    let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
+    while let Some(chunk) = response.chunk().await.map_err(classify)? {
+        if bytes.len() + chunk.len() > options.max_body {
+            return Err(FetchError::TooLarge(options.max_body));
+        }
+        bytes.extend_from_slice(&chunk);
+        if let Some(bar) = &progress {
+            bar.set_position(bytes.len() as u64);
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    Ok(Fetched::Body { bytes, validators })
+}
+
+fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressBar> {
+    if !wanted || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let template = match (total.is_some(), plain) {
+        (true, false) => {
+            "{spinner:.green} {bytes}/{total_bytes} [{bar:30.cyan/blue}] {bytes_per_sec}"
+        }
+        (true, true) => "{spinner} {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec}",
+        (false, _) => "{spinner} {bytes} {bytes_per_sec}",
+    };
+    let bar = match total {
+        Some(n) => indicatif::ProgressBar::new(n),
+        None => indicatif::ProgressBar::no_length(),
+    };
+    let style = indicatif::ProgressStyle::with_template(template).ok()?;
+    bar.set_style(style.progress_chars("=> "));
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    Some(bar)
+}
+
+fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .filter(|v| !v.is_empty())
+}
+
+/// Reads at most a few KiB of an error body and keeps its first line, so the
+/// user sees the server's own words without a flood.
+async fn first_line(response: &mut reqwest::Response) -> Option<String> {
+    const LIMIT: usize = 4096;
+    let mut head = Vec::new();
+    while head.len() < LIMIT {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                head.extend_from_slice(&chunk[..chunk.len().min(LIMIT - head.len())])
+            }
+            _ => break,
+        }
+    }
+    let text = String::from_utf8_lossy(&head);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let clean: String = line.chars().filter(|c| !c.is_control()).take(200).collect();
+    Some(clean)
+}
+
+fn classify(e: reqwest::Error) -> FetchError {
+    let chain = error_chain(&e);
+    if e.is_redirect() {
+        FetchError::Redirect(chain)
+    } else if e.is_connect() || e.is_builder() {
+        FetchError::Connect(chain)
+    } else {
+        FetchError::Transfer(chain)
+    }
+}
+
+/// Joins an error's causes, skipping repeats. reqwest's own top-level message
+/// ("error sending request for url (…)") only repeats the URL the user
+/// already sees, so it is dropped when there is a cause below it.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current: Option<&dyn std::error::Error> = Some(e.source().unwrap_or(e));
+    while let Some(err) = current {
+        let text = err.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        current = err.source();
+    }
+    parts.join(": ")
+}

@@ -1,0 +1,17 @@
+//! Keeps the Crush coding assistant's provider catalog up to date.
+//!
+//! The modules follow the data's path: a [`source`] is read into bytes (over
+//! [`http`] when it is a URL), the bytes are validated into a [`catalog`],
+//! and the catalog is swapped into the [`cache`]. [`update`] runs that path
+//! for `update-providers`; [`changes`] says what it changed.
+
+pub mod cache;
+pub mod catalog;
+pub mod changes;
+pub mod cli;
+pub mod embedded;
+pub mod error;
+pub mod http;
+pub mod paths;
+pub mod source;
+pub mod update;

@@ -1,0 +1,296 @@
+//! Where a catalog comes from: the `SOURCE` argument of `update-providers`,
+//! resolved into one of a few kinds.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Read};
+use std::path::PathBuf;
+
+use reqwest::Url;
+
+use crate::embedded;
+use crate::http::{self, FetchError, FetchOptions, Fetched, Validators};
+
+/// The public Catwalk server.
+pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
+
+/// Path of the catalog on a Catwalk server, below its base URL.
+pub const CATALOG_PATH: &str = "v2/providers";
+
+/// A resolved catalog source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The exact URL of a catalog.
+    Url(Url),
+    /// The snapshot compiled into the binary.
+    Embedded,
+    /// Standard input.
+    Stdin,
+    /// A local file.
+    File(PathBuf),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Url(url) => write!(f, "{url}"),
+            Source::Embedded => f.write_str("embedded snapshot"),
+            Source::Stdin => f.write_str("standard input"),
+            Source::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// A `SOURCE` argument or `CATWALK_URL` that is not usable (a usage error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceError(String);
+
+/// Resolves the `SOURCE` argument. `catwalk_url` is the value of
+/// `CATWALK_URL`, used when the argument is omitted.
+pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
+    let Some(arg) = arg else {
+        let base = catwalk_url.unwrap_or(DEFAULT_CATWALK_URL);
+        if !is_http(base) {
+            return Err(SourceError(format!(
+                "CATWALK_URL={base:?} is not an http:// or https:// URL; set it to a Catwalk base URL such as {DEFAULT_CATWALK_URL}"
+            )));
+        }
+        return catalog_url(base).map(Source::Url);
+    };
+    match arg {
+        "" => Err(SourceError(
+            "SOURCE is empty; give a URL, a file, `-` for standard input or `embedded`".into(),
+        )),
+        "embedded" => Ok(Source::Embedded),
+        "-" => Ok(Source::Stdin),
+        _ if is_http(arg) => catalog_url(arg).map(Source::Url),
+        _ if starts_with_ignore_case(arg, "file:") => {
+            let url = Url::parse(arg)
+                .map_err(|e| SourceError(format!("{arg:?} is not a valid file:// URL: {e}")))?;
+            url.to_file_path().map(Source::File).map_err(|()| {
+                SourceError(format!(
+                    "{arg:?} does not name a local file; use file:///absolute/path"
+                ))
+            })
+        }
+        _ => Ok(Source::File(PathBuf::from(arg))),
+    }
+}
+
+/// The catalog URL for a URL given by the user: itself when it already names a
+/// catalog (`….json` or `…/v2/providers`), else `<base>/v2/providers` joined
+/// with exactly one slash.
+pub fn catalog_url(given: &str) -> Result<Url, SourceError> {
+    let mut url =
+        Url::parse(given).map_err(|e| SourceError(format!("{given:?} is not a valid URL: {e}")))?;
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(SourceError(format!("{given:?} has no host name")));
+    }
+    let path = url.path().trim_end_matches('/');
+    if path.ends_with(".json") || path.ends_with("/v2/providers") {
+        return Ok(url);
+    }
+    let joined = format!("{path}/{CATALOG_PATH}");
+    url.set_path(&joined);
+    Ok(url)
+}
+
+fn is_http(s: &str) -> bool {
+    starts_with_ignore_case(s, "http://") || starts_with_ignore_case(s, "https://")
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+}
+
+/// Whether a URL's host is this machine (traffic to it never leaves it).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => {
+            d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// Why a source could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The network fetch failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// A local file or standard input could not be read.
+    #[error("cannot read: {0}")]
+    Io(#[from] io::Error),
+    /// The input is larger than the cap.
+    #[error("the input is larger than the limit of {} MiB", .0 / (1024 * 1024))]
+    TooLarge(usize),
+}
+
+/// Bytes read from a source, with the HTTP validators that came with them.
+#[derive(Debug)]
+pub struct Loaded {
+    /// The raw catalog bytes.
+    pub bytes: Cow<'static, [u8]>,
+    /// Validators the server sent (empty for local sources).
+    pub validators: Validators,
+}
+
+impl Source {
+    /// Reads the source's bytes, never more than `options.max_body`.
+    pub fn load(&self, options: &FetchOptions) -> Result<Loaded, ReadError> {
+        let local = |bytes: Vec<u8>| Loaded {
+            bytes: Cow::Owned(bytes),
+            validators: Validators::default(),
+        };
+        match self {
+            Source::Embedded => Ok(Loaded {
+                bytes: Cow::Borrowed(embedded::catalog_bytes()),
+                validators: Validators::default(),
+            }),
+            Source::Stdin => read_capped(io::stdin().lock(), 0, options.max_body).map(local),
+            Source::File(path) => {
+                let file = std::fs::File::open(path)?;
+                let hint = file.metadata().map_or(0, |m| m.len());
+                if hint > options.max_body as u64 {
+                    return Err(ReadError::TooLarge(options.max_body));
+                }
+                read_capped(file, hint as usize, options.max_body).map(local)
+            }
+            Source::Url(url) => match http::fetch(url, options)? {
+                Fetched::Body { bytes, validators } => Ok(Loaded {
+                    bytes: Cow::Owned(bytes),
+                    validators,
+                }),
+                // Not reachable: an unconditional request never gets a 304
+                // past `fetch`, which refuses it.
+                Fetched::NotModified => Err(FetchError::UnexpectedNotModified.into()),
+            },
+        }
+    }
+}
+
+/// Reads at most `cap` bytes; more is an error. Device files and pipes have
+/// no trustworthy size, so the cap is enforced while reading.
+fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::with_capacity(size_hint.min(cap) + 1);
+    reader.take(cap as u64 + 1).read_to_end(&mut bytes)?;
+    if bytes.len() > cap {
+        return Err(ReadError::TooLarge(cap));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(arg: &str) -> String {
+        match resolve(Some(arg), None).unwrap() {
+            Source::Url(u) => u.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn omitted_uses_catwalk_url_or_default() {
+        assert_eq!(
+            resolve(None, None).unwrap(),
+            Source::Url(Url::parse("https://catwalk.charm.land/v2/providers").unwrap())
+        );
+        assert_eq!(
+            resolve(None, Some("http://127.0.0.1:9/base/"))
+                .unwrap()
+                .to_string(),
+            "http://127.0.0.1:9/base/v2/providers"
+        );
+        assert!(
+            resolve(None, Some("catwalk.local"))
+                .unwrap_err()
+                .0
+                .contains("CATWALK_URL")
+        );
+    }
+
+    #[test]
+    fn base_urls_are_joined_with_one_slash() {
+        assert_eq!(
+            url("https://example.com/"),
+            "https://example.com/v2/providers"
+        );
+        assert_eq!(
+            url("https://example.com"),
+            "https://example.com/v2/providers"
+        );
+        assert_eq!(
+            url("https://example.com/mirror//"),
+            "https://example.com/mirror/v2/providers"
+        );
+        assert_eq!(
+            url("https://example.com/m?x=1"),
+            "https://example.com/m/v2/providers?x=1"
+        );
+        assert_eq!(
+            url("HTTPS://Example.com/a"),
+            "https://example.com/a/v2/providers"
+        );
+    }
+
+    #[test]
+    fn catalog_urls_are_kept() {
+        assert_eq!(
+            url("https://example.com/v2/providers"),
+            "https://example.com/v2/providers"
+        );
+        assert_eq!(
+            url("https://example.com/v2/providers/"),
+            "https://example.com/v2/providers/"
+        );
+        assert_eq!(
+            url("http://example.com/c/providers.json"),
+            "http://example.com/c/providers.json"
+        );
+    }
+
+    #[test]
+    fn other_forms() {
+        assert_eq!(resolve(Some("embedded"), None).unwrap(), Source::Embedded);
+        assert_eq!(resolve(Some("-"), None).unwrap(), Source::Stdin);
+        assert_eq!(
+            resolve(Some("a/b.json"), None).unwrap(),
+            Source::File("a/b.json".into())
+        );
+        #[cfg(unix)]
+        assert_eq!(
+            resolve(Some("file:///tmp/x.json"), None).unwrap(),
+            Source::File("/tmp/x.json".into())
+        );
+        assert!(resolve(Some("file://host/x"), None).is_err());
+        assert!(resolve(Some(""), None).is_err());
+        assert!(resolve(Some("http://"), None).is_err());
+        assert!(resolve(Some("https://exa mple.com"), None).is_err());
+    }
+
+    #[test]
+    fn loopback_detection() {
+        for u in [
+            "http://127.0.0.1/",
+            "http://localhost:8080/",
+            "http://[::1]/",
+            "http://a.localhost/",
+        ] {
+            assert!(is_loopback(&Url::parse(u).unwrap()), "{u}");
+        }
+        for u in [
+            "http://10.0.0.1/",
+            "http://example.com/",
+            "http://127.0.0.1.example.com/",
+        ] {
+            assert!(!is_loopback(&Url::parse(u).unwrap()), "{u}");
+        }
+    }
+}

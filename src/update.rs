@@ -1,0 +1,169 @@
+//! `update-providers`: read a source, validate it, and swap it into the cache
+//! (or an output file), reporting what changed.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cache::{self, CacheFiles, CacheState};
+use crate::catalog::{self, hex};
+use crate::changes::{self, Changes};
+use crate::error::Cause;
+use crate::error::Failure;
+use crate::http::FetchOptions;
+use crate::source::{self, Source};
+
+/// Options of `update-providers`.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// Do everything but the write.
+    pub dry_run: bool,
+    /// Write here instead of the cache.
+    pub output: Option<PathBuf>,
+    /// Expected SHA-256 of the raw bytes, lowercase hex.
+    pub sha256: Option<String>,
+    /// Bound on the whole transfer.
+    pub timeout: Duration,
+    /// Show a download progress bar when stderr is a terminal.
+    pub progress: bool,
+}
+
+impl Default for UpdateOptions {
+    fn default() -> Self {
+        UpdateOptions {
+            dry_run: false,
+            output: None,
+            sha256: None,
+            timeout: Duration::from_secs(60),
+            progress: false,
+        }
+    }
+}
+
+/// What an update did.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpdateReport {
+    /// The source, as shown to the user.
+    pub source: String,
+    /// Number of providers in the new catalog.
+    pub providers: usize,
+    /// Number of models in the new catalog.
+    pub models: usize,
+    /// The file written, or that would have been written with `--dry-run`.
+    pub target: PathBuf,
+    /// Whether the file was written.
+    pub written: bool,
+    /// Lowercase hex SHA-256 of the catalog bytes.
+    pub sha256: String,
+    /// Changes against the previous file; `None` when there was none (or it
+    /// was not a valid catalog).
+    pub changes: Option<Changes>,
+    /// Problems worth telling that did not stop the update.
+    pub warnings: Vec<String>,
+}
+
+/// A warning for a catalog fetched over plain http from another machine:
+/// anyone on the path can change it, endpoints included.
+pub fn plain_http_warning(source: &Source) -> Option<String> {
+    match source {
+        Source::Url(url) if url.scheme() == "http" && !source::is_loopback(url) => Some(format!(
+            "{url} is plain http: the catalog travels unprotected and anyone on the path can change it; prefer https"
+        )),
+        _ => None,
+    }
+}
+
+/// Runs `update-providers`: `source` into `cache` (or `options.output`).
+/// On failure nothing was written.
+pub fn update_providers(
+    source: &Source,
+    cache: &CacheFiles,
+    options: &UpdateOptions,
+) -> Result<UpdateReport, Failure> {
+    let label = source.to_string();
+    let fail = |cause: Cause| Failure {
+        source: label.clone(),
+        cause,
+    };
+    let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
+    let fetch = FetchOptions {
+        timeout: options.timeout,
+        progress: options.progress,
+        ..FetchOptions::default()
+    };
+    let loaded = source.load(&fetch).map_err(|e| fail(e.into()))?;
+    let bytes: &[u8] = &loaded.bytes;
+    let digest = catalog::sha256(bytes);
+    let sha256 = hex(&digest);
+    if let Some(expected) = &options.sha256
+        && !expected.eq_ignore_ascii_case(&sha256)
+    {
+        return Err(fail(Cause::Digest {
+            expected: expected.to_ascii_lowercase(),
+            actual: sha256,
+        }));
+    }
+    let next = catalog::validate(bytes).map_err(|e| fail(e.into()))?;
+    warnings.extend(next.warnings.iter().cloned());
+
+    let target = options
+        .output
+        .clone()
+        .unwrap_or_else(|| cache.catalog.clone());
+    // A previous file that cannot be read or validated has nothing to
+    // compare with; it is replaced all the same.
+    let previous_bytes = std::fs::read(&target).ok();
+    let changes = previous_bytes
+        .as_deref()
+        .and_then(|b| catalog::validate(b).ok())
+        .map(|previous| changes::compare(&previous, &next));
+    for change in changes.iter().flat_map(|c| &c.security) {
+        warnings.push(change.describe());
+    }
+
+    if !options.dry_run {
+        let written = match &options.output {
+            Some(path) => cache::write_atomically(path, bytes, true),
+            None => cache::write(
+                cache,
+                bytes,
+                &CacheState {
+                    sha256: sha256.clone(),
+                    validators: loaded.validators.clone(),
+                    source: label.clone(),
+                    fetched_at: cache::now(),
+                },
+            ),
+        };
+        written.map_err(|e| fail(e.into()))?;
+    }
+    Ok(UpdateReport {
+        providers: next.providers.len(),
+        models: next.model_count(),
+        source: label.clone(),
+        target,
+        written: !options.dry_run,
+        sha256,
+        changes,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_http_warning_only_for_other_hosts() {
+        let url = |u: &str| Source::Url(u.parse().unwrap());
+        assert!(
+            plain_http_warning(&url("http://mirror.corp.example/v2/providers"))
+                .unwrap()
+                .contains("unprotected")
+        );
+        assert!(plain_http_warning(&url("http://127.0.0.1:8080/v2/providers")).is_none());
+        assert!(plain_http_warning(&url("https://mirror.corp.example/v2/providers")).is_none());
+        assert!(plain_http_warning(&Source::Embedded).is_none());
+    }
+}

@@ -1,0 +1,219 @@
+//! Helpers shared by the end-to-end tests: a temporary HOME, the real
+//! binary run with a clean environment, and small catalogs.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A temporary HOME, removed on drop. The binary never sees the real one.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The data folder the binary uses under this HOME.
+    pub fn data_dir(&self) -> PathBuf {
+        self.path().join(".local/share/crush")
+    }
+
+    pub fn cache_file(&self) -> PathBuf {
+        self.data_dir().join("providers.json")
+    }
+
+    pub fn state_file(&self) -> PathBuf {
+        self.data_dir().join("providers.state.json")
+    }
+
+    pub fn cache(&self) -> Option<Vec<u8>> {
+        fs::read(self.cache_file()).ok()
+    }
+
+    pub fn set_cache(&self, bytes: &[u8]) {
+        fs::create_dir_all(self.data_dir()).unwrap();
+        fs::write(self.cache_file(), bytes).unwrap();
+    }
+
+    /// Names in the data folder, sorted.
+    pub fn data_entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = match fs::read_dir(self.data_dir()) {
+            Ok(entries) => entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+    }
+
+    /// A command for the binary with only this HOME in its environment.
+    pub fn crush(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_crush"));
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", self.path())
+            .env("USERPROFILE", self.path())
+            .env("LOCALAPPDATA", self.path().join("AppData/Local"))
+            .current_dir(self.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.crush(args).output().unwrap())
+    }
+
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = self.crush(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        Run::from(cmd.output().unwrap())
+    }
+
+    pub fn run_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+        let mut child = self
+            .crush(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        Run::from(child.wait_with_output().unwrap())
+    }
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Run {
+    #[track_caller]
+    pub fn ok(&self) -> &Run {
+        assert_eq!(self.code, Some(0), "expected success: {self:#?}");
+        self
+    }
+
+    /// Asserts a failure with exit code 1 and one error line that contains
+    /// every one of `parts`.
+    #[track_caller]
+    pub fn fails_with(&self, parts: &[&str]) -> &Run {
+        assert_eq!(self.code, Some(1), "expected exit 1: {self:#?}");
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .collect();
+        assert_eq!(errors.len(), 1, "expected one error line: {self:#?}");
+        for part in parts {
+            assert!(
+                errors[0].contains(part),
+                "error line lacks {part:?}: {self:#?}"
+            );
+        }
+        self
+    }
+
+    #[track_caller]
+    pub fn usage_error(&self) -> &Run {
+        assert_eq!(self.code, Some(2), "expected exit 2: {self:#?}");
+        self
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
+    }
+}
+
+/// A small valid catalog with an unknown field and odd formatting, so that a
+/// re-serialising implementation would be caught.
+pub const CATALOG_A: &str = r#"[
+  {"name": "Alpha", "id": "alpha", "type": "openai-compat", "api_key": "$ALPHA_API_KEY",
+   "api_endpoint": "https://api.alpha.example/v1", "default_large_model_id": "a-large",
+   "default_small_model_id": "a-small", "future_field": {"nested": [1, 2.50, null]},
+   "models": [
+     {"id": "a-large", "name": "A Large", "cost_per_1m_in": 3, "cost_per_1m_out": 15.0,
+      "context_window": 200000, "default_max_tokens": 8192, "can_reason": true,
+      "reasoning_levels": ["low", "high"], "has_reasoning_efforts": true, "temperature": 1},
+     {"id": "a-small", "name": "A Small", "cost_per_1m_in": 0.25, "cost_per_1m_out": 1.25,
+      "context_window": 100000}
+   ]},
+  {"name": "Beta", "id": "beta", "type": "anthropic", "api_key": "$BETA_API_KEY",
+   "api_endpoint": "https://api.beta.example", "models": [{"id": "b1", "name": "B One"}]}
+]
+"#;
+
+/// CATALOG_A changed: beta's endpoint moved, a model added and one removed,
+/// gamma added.
+pub const CATALOG_B: &str = r#"[{"name":"Alpha","id":"alpha","type":"openai-compat","api_key":"$ALPHA_API_KEY","api_endpoint":"https://api.alpha.example/v1","default_large_model_id":"a-large","default_small_model_id":"a-small","models":[{"id":"a-large","name":"A Large"},{"id":"a-new","name":"A New"}]},
+{"name":"Beta","id":"beta","type":"anthropic","api_key":"$BETA_API_KEY","api_endpoint":"https://attacker.example","models":[{"id":"b1","name":"B One"}]},
+{"name":"Gamma","id":"gamma","type":"openai","api_key":"$GAMMA_API_KEY","models":[{"id":"g1","name":"G One"}]}]"#;
+
+/// Writes `content` to a file in a fresh temporary folder.
+pub fn temp_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    fs::write(&path, content).unwrap();
+    (dir, path)
+}
+
+/// The lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    crush_providers::catalog::hex(&crush_providers::catalog::sha256(bytes))
+}
+
+/// The Catwalk ETag of `bytes`.
+pub fn catwalk_etag(bytes: &[u8]) -> String {
+    crush_providers::catalog::catwalk_etag(&crush_providers::catalog::sha256(bytes))
+}
+
+/// A loopback server that answers every connection with `respond`, for
+/// misbehaviour wiremock cannot produce (truncated or endless bodies,
+/// dripping bytes). Returns its base URL; the thread ends with the process.
+pub fn raw_server(respond: fn(&mut std::net::TcpStream)) -> String {
+    use std::io::{BufRead, BufReader};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                // Read the request head before answering.
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                    line.clear();
+                }
+                respond(&mut stream);
+            });
+        }
+    });
+    format!("http://{addr}")
+}

@@ -1,0 +1,658 @@
+//! End-to-end tests of `crush update-providers`: the real binary, a
+//! temporary HOME, and loopback servers only.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use common::*;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+async fn serve(route: &str, body: &[u8]) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(route))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "application/json")
+                .insert_header("etag", "\"v1-etag\"")
+                .insert_header("last-modified", "Tue, 01 Sep 2026 10:00:00 GMT")
+                .set_body_bytes(body.to_vec()),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Asserts the cache holds `before` (or nothing) and no temporary file.
+#[track_caller]
+fn assert_untouched(home: &Home, before: Option<&[u8]>) {
+    assert_eq!(home.cache().as_deref(), before, "cache changed");
+    for name in home.data_entries() {
+        assert!(
+            !name.ends_with(".tmp"),
+            "temporary file left behind: {name}"
+        );
+    }
+}
+
+#[test]
+fn embedded_resets_the_cache_to_the_snapshot() {
+    let home = Home::new();
+    let run = home.run(&["update-providers", "embedded"]);
+    run.ok();
+    assert!(
+        run.stdout
+            .starts_with("Updated providers from embedded snapshot: "),
+        "{run:?}"
+    );
+    assert_eq!(
+        home.cache().unwrap(),
+        crush_providers::embedded::catalog_bytes()
+    );
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn default_source_is_catwalk_url_and_stores_validators() {
+    let server = serve("/v2/providers", CATALOG_A.as_bytes()).await;
+    let home = Home::new();
+    let run = home.run_env(&["update-providers"], &[("CATWALK_URL", &server.uri())]);
+    run.ok();
+    assert!(run.stdout.contains("2 providers, 3 models"), "{run:?}");
+    // Byte for byte: unknown fields, number spelling and white space survive.
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    let state: serde_json::Value =
+        serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
+    assert_eq!(state["etag"], "\"v1-etag\"");
+    assert_eq!(state["last_modified"], "Tue, 01 Sep 2026 10:00:00 GMT");
+    assert_eq!(state["sha256"], sha256_hex(CATALOG_A.as_bytes()));
+    assert_eq!(state["source"], format!("{}/v2/providers", server.uri()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn base_urls_are_joined_with_exactly_one_slash() {
+    let server = serve("/mirror/v2/providers", CATALOG_A.as_bytes()).await;
+    for arg in [
+        format!("{}/mirror/", server.uri()),
+        format!("{}/mirror", server.uri()),
+    ] {
+        let home = Home::new();
+        home.run(&["update-providers", &arg]).ok();
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{arg}");
+    }
+    let home = Home::new();
+    let base = format!("{}/mirror///", server.uri());
+    home.run_env(&["update-providers"], &[("CATWALK_URL", &base)])
+        .ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn catalog_urls_are_fetched_as_given() {
+    let server = serve("/files/catalog.json", CATALOG_A.as_bytes()).await;
+    Mock::given(path("/x/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(CATALOG_B))
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&[
+        "update-providers",
+        &format!("{}/files/catalog.json", server.uri()),
+    ])
+    .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    home.run(&[
+        "update-providers",
+        &format!("{}/x/v2/providers", server.uri()),
+    ])
+    .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+}
+
+#[test]
+fn local_file_file_url_and_stdin() {
+    let (_dir, file) = temp_file("catalog.json", CATALOG_A.as_bytes());
+    let home = Home::new();
+    home.run(&["update-providers", file.to_str().unwrap()]).ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+
+    let (_dir2, file_b) = temp_file("b.json", CATALOG_B.as_bytes());
+    let url = url::Url::from_file_path(&file_b).unwrap();
+    home.run(&["update-providers", url.as_str()]).ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes());
+    run.ok();
+    assert!(run.stdout.contains("from standard input"), "{run:?}");
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+#[test]
+fn every_validation_error_is_refused_and_leaves_the_cache() {
+    let cases: &[(&str, &[&str])] = &[
+        ("", &["not valid JSON"]),
+        ("{\"id\":\"a\"}", &["expected a JSON array of providers"]),
+        ("[]", &["empty list"]),
+        ("[1]", &["provider 0", "expected an object"]),
+        (
+            r#"[{"id":"a"}]"#,
+            &["provider 0 (\"a\")", "missing field `name`"],
+        ),
+        (r#"[{"name":"A"}]"#, &["missing field `id`"]),
+        (r#"[{"id":"","name":"A"}]"#, &["provider 0", "id is empty"]),
+        (
+            r#"[{"id":"a","name":"A"},{"id":"a","name":"B"}]"#,
+            &["provider 1 (\"a\")", "not unique"],
+        ),
+        (
+            r#"[{"id":"a","name":"A","models":[{"name":"x"}]}]"#,
+            &["models[0]", "missing field `id`"],
+        ),
+        (
+            r#"[{"id":"a","name":"A","models":[{"id":"m"},{"id":"m"}]}]"#,
+            &["models[1] (\"m\")", "not unique"],
+        ),
+        (
+            r#"[{"id":"a","name":"A","models":[{"id":"m","context_window":"big"}]}]"#,
+            &[
+                "provider 0 (\"a\")",
+                "models[0] (\"m\")",
+                "field context_window",
+                "expected an integer",
+            ],
+        ),
+        (
+            r#"[{"id":"a","name":"A","models":[{"id":"m","cost_per_1m_in":"3"}]}]"#,
+            &["field cost_per_1m_in", "expected a number"],
+        ),
+        (
+            r#"[{"id":"a","name":"A","api_endpoint":7}]"#,
+            &["field api_endpoint"],
+        ),
+        (
+            r#"[{"id":"a","name":"A","default_headers":[]}]"#,
+            &["field default_headers"],
+        ),
+        (
+            r#"[{"id":"a","name":"A","models":[{"id":"m","can_reason":"yes"}]}]"#,
+            &["field can_reason"],
+        ),
+        (
+            "<!DOCTYPE html><html><body>Sign in</body></html>",
+            &["HTML page"],
+        ),
+        ("[{\"id\":\"a\",\"name\":\"A\"}", &["not valid JSON"]),
+    ];
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let before = home.cache().unwrap();
+    for (json, parts) in cases {
+        let (_dir, file) = temp_file("bad.json", json.as_bytes());
+        let run = home.run(&["update-providers", file.to_str().unwrap()]);
+        let mut expected = vec![file.to_str().unwrap(), "not a valid catalog"];
+        expected.extend_from_slice(parts);
+        run.fails_with(&expected);
+        assert_untouched(&home, Some(&before));
+    }
+    let (_dir, file) = temp_file("latin1.json", b"[{\"id\":\"a\",\"name\":\"caf\xe9\"}]");
+    home.run(&["update-providers", file.to_str().unwrap()])
+        .fails_with(&["not UTF-8"]);
+    assert_untouched(&home, Some(&before));
+}
+
+#[test]
+fn unknown_default_model_is_a_warning_not_an_error() {
+    let home = Home::new();
+    let json =
+        r#"[{"id":"a","name":"A","default_large_model_id":"missing","models":[{"id":"m"}]}]"#;
+    let run = home.run_stdin(&["update-providers", "-"], json.as_bytes());
+    run.ok();
+    assert!(
+        run.stderr.contains(
+            "warning: provider 0 (\"a\"): default_large_model_id \"missing\" names no model"
+        ),
+        "{run:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http_error_statuses_quote_status_and_first_body_line() {
+    let server = MockServer::start().await;
+    Mock::given(path("/gone/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(404).set_body_string("\n  no such catalog here\nsecond line"),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(path("/broken/v2/providers"))
+        .respond_with(ResponseTemplate::new(503).set_body_string("upstream down"))
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let before = home.cache();
+    home.run(&["update-providers", &format!("{}/gone", server.uri())])
+        .fails_with(&[
+            "/gone/v2/providers",
+            "404 Not Found",
+            "no such catalog here",
+            "check the URL",
+        ]);
+    assert_untouched(&home, before.as_deref());
+    let run = home.run(&["update-providers", &format!("{}/broken", server.uri())]);
+    run.fails_with(&[
+        "503 Service Unavailable",
+        "upstream down",
+        "try again later",
+    ]);
+    assert!(!run.stderr.contains("second line"));
+    assert_untouched(&home, before.as_deref());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn html_instead_of_json_is_refused() {
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-type", "text/html")
+                .set_body_string("<html><head><title>Proxy login</title></head></html>"),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&["update-providers", &server.uri()])
+        .fails_with(&["HTML page"]);
+    assert_untouched(&home, None);
+}
+
+#[test]
+fn truncated_body_is_refused() {
+    let url = raw_server(|s| {
+        let _ =
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n[{\"id\":\"a\",\"name\":");
+    });
+    let home = Home::new();
+    home.run(&["update-providers", &url])
+        .fails_with(&["/v2/providers", "transfer broke off"]);
+    assert_untouched(&home, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn body_over_the_cap_is_refused() {
+    let server = MockServer::start().await;
+    let big = vec![b' '; 64 * 1024 * 1024 + 1];
+    Mock::given(path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(big))
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&["update-providers", &server.uri()])
+        .fails_with(&["larger than the limit of 64 MiB"]);
+    assert_untouched(&home, None);
+}
+
+#[test]
+fn endless_body_without_length_is_cut_at_the_cap() {
+    let url = raw_server(|s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[");
+        let chunk = vec![b' '; 1 << 20];
+        while s.write_all(&chunk).is_ok() {}
+    });
+    let home = Home::new();
+    home.run(&["update-providers", &url])
+        .fails_with(&["larger than the limit of 64 MiB"]);
+    assert_untouched(&home, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gzip_bomb_is_cut_at_the_cap() {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![b' '; 1 << 20];
+    for _ in 0..80 {
+        encoder.write_all(&zeros).unwrap();
+    }
+    let bomb = encoder.finish().unwrap();
+    assert!(
+        bomb.len() < 1 << 20,
+        "the bomb should be small: {}",
+        bomb.len()
+    );
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "gzip")
+                .set_body_bytes(bomb),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&["update-providers", &server.uri()])
+        .fails_with(&["larger than the limit of 64 MiB"]);
+    assert_untouched(&home, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn gzip_encoded_catalog_is_accepted() {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(CATALOG_A.as_bytes()).unwrap();
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .and(wiremock::matchers::header_regex("accept-encoding", "gzip"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("content-encoding", "gzip")
+                .set_body_bytes(encoder.finish().unwrap()),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&["update-providers", &server.uri()]).ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn redirects_are_followed_up_to_five_and_loops_refused() {
+    let server = MockServer::start().await;
+    for i in 0..5 {
+        Mock::given(path(format!("/hop{i}/v2/providers")))
+            .respond_with(
+                ResponseTemplate::new(302)
+                    .insert_header("location", format!("/hop{}/v2/providers", i + 1)),
+            )
+            .mount(&server)
+            .await;
+    }
+    Mock::given(path("/hop5/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(CATALOG_A))
+        .mount(&server)
+        .await;
+    Mock::given(path("/loop/v2/providers"))
+        .respond_with(ResponseTemplate::new(301).insert_header("location", "/loop/v2/providers"))
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.run(&["update-providers", &format!("{}/hop0", server.uri())])
+        .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    let before = home.cache();
+    home.run(&["update-providers", &format!("{}/loop", server.uri())])
+        .fails_with(&["redirect refused", "more than 5 redirects"]);
+    assert_untouched(&home, before.as_deref());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hang_is_bounded_by_timeout() {
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_string(CATALOG_A)
+                .set_delay(Duration::from_secs(30)),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    let start = Instant::now();
+    home.run(&["update-providers", &server.uri(), "--timeout", "0.5"])
+        .fails_with(&["no complete answer within 500ms", "raise --timeout"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_untouched(&home, None);
+}
+
+#[test]
+fn dripping_server_is_bounded_by_timeout() {
+    let url = raw_server(|s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+        for _ in 0..100 {
+            if s.write_all(b" ").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let home = Home::new();
+    let start = Instant::now();
+    home.run(&["update-providers", &url, "--timeout", "1"])
+        .fails_with(&["no complete answer within 1s"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn connection_refused_names_the_source_and_a_way_out() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let home = Home::new();
+    home.run(&["update-providers", &format!("http://127.0.0.1:{port}")])
+        .fails_with(&[
+            &format!("http://127.0.0.1:{port}/v2/providers"),
+            "cannot connect",
+            "embedded",
+        ]);
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let before = home.cache();
+    let run = home.run_stdin(
+        &["update-providers", "-", "--dry-run"],
+        CATALOG_A.as_bytes(),
+    );
+    run.ok();
+    assert!(run.stdout.contains("dry run"), "{run:?}");
+    assert!(run.stdout.contains("+ 2 providers: alpha, beta"), "{run:?}");
+    assert_untouched(&home, before.as_deref());
+}
+
+#[test]
+fn output_writes_elsewhere_and_leaves_the_cache() {
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let before = home.cache();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("mirror.json");
+    let out_str = out.to_str().unwrap();
+    let run = home.run_stdin(
+        &["update-providers", "-", "--output", out_str],
+        CATALOG_A.as_bytes(),
+    );
+    run.ok();
+    assert!(run.stdout.contains(out_str), "{run:?}");
+    assert_eq!(fs::read(&out).unwrap(), CATALOG_A.as_bytes());
+    assert_untouched(&home, before.as_deref());
+    let names: Vec<_> = fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["mirror.json"]);
+}
+
+#[test]
+fn sha256_pins_the_bytes() {
+    let (_dir, file) = temp_file("c.json", CATALOG_A.as_bytes());
+    let file = file.to_str().unwrap();
+    let home = Home::new();
+    let good = sha256_hex(CATALOG_A.as_bytes()).to_uppercase();
+    home.run(&["update-providers", file, "--sha256", &good])
+        .ok();
+    let before = home.cache();
+    let (_dir, other) = temp_file("d.json", CATALOG_B.as_bytes());
+    home.run(&[
+        "update-providers",
+        other.to_str().unwrap(),
+        "--sha256",
+        &good,
+    ])
+    .fails_with(&["SHA-256 is", &good.to_lowercase()]);
+    assert_untouched(&home, before.as_deref());
+    home.run(&["update-providers", file, "--sha256", "abc"])
+        .usage_error();
+}
+
+#[test]
+fn change_report_lists_changes_and_warns_about_moved_endpoints() {
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
+    run.ok();
+    assert!(run.stdout.contains("+ 1 provider: gamma"), "{run:?}");
+    assert!(
+        run.stdout
+            .contains("~ alpha: +1 model (a-new), -1 model (a-small)"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains(
+            "warning: provider \"beta\": api_endpoint changed from \"https://api.beta.example\" to \"https://attacker.example\""
+        ),
+        "{run:?}"
+    );
+
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let run = home.run_stdin(&["update-providers", "-", "--json"], CATALOG_B.as_bytes());
+    run.ok();
+    assert!(
+        run.stderr.is_empty(),
+        "--json keeps stderr for errors: {run:?}"
+    );
+    let report = run.json();
+    assert_eq!(report["providers"], 3);
+    assert_eq!(report["models"], 4);
+    assert_eq!(report["written"], true);
+    assert_eq!(
+        report["changes"]["providers_added"],
+        serde_json::json!(["gamma"])
+    );
+    assert_eq!(
+        report["changes"]["models"][0]["removed"],
+        serde_json::json!(["a-small"])
+    );
+    assert_eq!(report["changes"]["security"][0]["provider"], "beta");
+    assert_eq!(report["changes"]["security"][0]["field"], "api_endpoint");
+    assert_eq!(
+        report["changes"]["security"][0]["after"],
+        "https://attacker.example"
+    );
+    let warnings = report["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("api_endpoint changed")),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("\"a-small\" names no model")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn quiet_prints_nothing_on_success_and_the_error_on_failure() {
+    let home = Home::new();
+    let run = home.run(&["update-providers", "embedded", "--quiet"]);
+    run.ok();
+    assert!(run.stdout.is_empty() && run.stderr.is_empty(), "{run:?}");
+    home.run(&["update-providers", "/no/such/file.json", "-q"])
+        .fails_with(&["/no/such/file.json"]);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let home = Home::new();
+    home.run(&["update-providers", "--bogus"]).usage_error();
+    home.run(&["update-providers", "a", "b"]).usage_error();
+    home.run(&["update-providers", "https://"]).usage_error();
+    home.run(&["update-providers", "x", "--timeout", "0"])
+        .usage_error();
+    home.run(&["update-providers", "x", "--timeout", "soon"])
+        .usage_error();
+    home.run_env(&["update-providers"], &[("CATWALK_URL", "not a url")])
+        .usage_error();
+    home.run(&[]).usage_error();
+    assert_eq!(home.data_entries(), Vec::<String>::new());
+}
+
+#[test]
+fn leftovers_of_a_killed_run_are_cleaned_up() {
+    let home = Home::new();
+    fs::create_dir_all(home.data_dir()).unwrap();
+    fs::write(
+        home.data_dir().join(".providers.json.Xy12ab.tmp"),
+        b"[{\"half",
+    )
+    .unwrap();
+    home.run(&["update-providers", "embedded"]).ok();
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+}
+
+#[test]
+fn data_folder_that_cannot_be_created_is_a_clear_failure() {
+    let home = Home::new();
+    fs::create_dir_all(home.path().join(".local/share")).unwrap();
+    fs::write(
+        home.path().join(".local/share/crush"),
+        b"a file, not a folder",
+    )
+    .unwrap();
+    home.run(&["update-providers", "embedded"]).fails_with(&[
+        "cannot create the data folder",
+        ".local/share/crush",
+        "permissions",
+    ]);
+    assert_eq!(
+        fs::read(home.path().join(".local/share/crush")).unwrap(),
+        b"a file, not a folder"
+    );
+}
+
+#[test]
+fn a_failing_rename_leaves_the_cache_and_no_temp_file() {
+    // A folder where the cache file should be makes the final rename fail
+    // after the temporary file was written.
+    let home = Home::new();
+    fs::create_dir_all(home.cache_file().join("occupied")).unwrap();
+    home.run(&["update-providers", "embedded"])
+        .fails_with(&["cannot replace", "providers.json"]);
+    assert!(home.cache_file().join("occupied").is_dir());
+    assert_eq!(home.data_entries(), ["providers.json"]);
+}
+
+#[test]
+fn xdg_data_home_moves_the_cache() {
+    let home = Home::new();
+    let xdg = home.path().join("xdg");
+    home.run_env(
+        &["update-providers", "embedded"],
+        &[("XDG_DATA_HOME", xdg.to_str().unwrap())],
+    )
+    .ok();
+    assert!(xdg.join("crush/providers.json").is_file());
+    assert!(home.cache().is_none());
+}
