@@ -11,6 +11,7 @@ use std::time::Duration;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::cache::CacheFiles;
+use crate::commands;
 use crate::error::Failure;
 use crate::paths::{self, process_env};
 use crate::source;
@@ -46,12 +47,78 @@ pub struct Cli {
     pub command: Command,
 }
 
+const PROVIDERS_EXAMPLES: &str = "\
+Examples:
+  # List providers, refreshing the catalog as Crush does at start-up
+  crush providers
+
+  # The effective catalog as JSON
+  crush providers --json | jq '.[].id'
+
+  # Where the cache is, how old it is, and whether auto-update is on (no network)
+  crush providers --status";
+
+const MODELS_EXAMPLES: &str = "\
+Examples:
+  # Every model as provider/model
+  crush models
+
+  # Models whose provider or model id or name matches every term
+  crush models anthropic sonnet
+
+  # Context windows and prices as JSON
+  crush models --json gpt | jq '.[] | {id, context_window}'";
+
+const COMPLETION_EXAMPLES: &str = "\
+Examples:
+  crush completion bash > ~/.local/share/bash-completion/completions/crush
+  crush completion zsh > \"${fpath[1]}/_crush\"
+  crush completion fish > ~/.config/fish/completions/crush.fish
+  crush completion powershell >> $PROFILE";
+
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Update the provider catalog from Catwalk, a URL, a file or the embedded snapshot
     #[command(after_help = UPDATE_EXAMPLES)]
     UpdateProviders(UpdateArgs),
+    /// List providers, loading the catalog as Crush does at start-up
+    #[command(after_help = PROVIDERS_EXAMPLES)]
+    Providers(ProvidersArgs),
+    /// List models as provider/model, optionally filtered
+    #[command(after_help = MODELS_EXAMPLES)]
+    Models(ModelsArgs),
+    /// Print the config folder, the data folder and the cache file
+    #[command(after_help = "Example:\n  crush dirs")]
+    Dirs,
+    /// Print a shell completion script
+    #[command(after_help = COMPLETION_EXAMPLES)]
+    Completion {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Arguments of `providers`.
+#[derive(Debug, Args)]
+pub struct ProvidersArgs {
+    /// Print the effective catalog exactly, as a Catwalk JSON array (with --status: the status as JSON)
+    #[arg(long)]
+    pub json: bool,
+    /// Show the cache and the auto-update setting without any network access
+    #[arg(long)]
+    pub status: bool,
+}
+
+/// Arguments of `models`.
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// Show only models whose provider id or name, or model id or name, contains every TERM (case-insensitive)
+    #[arg(value_name = "TERM")]
+    pub terms: Vec<String>,
+    /// Print an array of JSON objects
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `update-providers`.
@@ -149,10 +216,48 @@ impl From<Failure> for Exit {
 fn run(cli: Cli) -> Result<(), Exit> {
     match cli.command {
         Command::UpdateProviders(args) => update_providers(args),
+        Command::Providers(args) => commands::providers(&working_dir(cli.cwd)?, &args),
+        Command::Models(args) => commands::models(&working_dir(cli.cwd)?, &args),
+        Command::Dirs => commands::dirs(),
+        Command::Completion { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "crush", &mut io::stdout());
+            Ok(())
+        }
     }
 }
 
-fn cache_files() -> Result<CacheFiles, Failure> {
+/// The folder the project walk starts from: `--cwd` or the current one.
+fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
+    let dir = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| {
+            Exit::Failed(Failure::new(
+                "working directory",
+                crate::error::Cause::Config(e.to_string()),
+            ))
+        })?,
+    };
+    dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))
+}
+
+/// Canonical form of a folder, without Windows' `\\?\` prefix, which
+/// would leak into every path the user is shown.
+fn dunce_canonical(dir: &std::path::Path) -> io::Result<PathBuf> {
+    let canonical = dir.canonicalize()?;
+    if !canonical.is_dir() {
+        return Err(io::Error::other("not a folder"));
+    }
+    #[cfg(windows)]
+    if let Some(rest) = canonical.to_str().and_then(|s| s.strip_prefix(r"\\?\")) {
+        if !rest.starts_with("UNC") {
+            return Ok(PathBuf::from(rest));
+        }
+    }
+    Ok(canonical)
+}
+
+/// The cache files under the data folder.
+pub fn cache_files() -> Result<CacheFiles, Failure> {
     paths::data_dir(&process_env)
         .map(CacheFiles::in_dir)
         .map_err(|e| Failure::new("data folder", e))
@@ -182,7 +287,8 @@ fn update_providers(args: UpdateArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-fn print_json(value: &impl serde::Serialize) {
+/// Prints `value` as pretty JSON on stdout.
+pub fn print_json(value: &impl serde::Serialize) {
     let mut out = io::stdout().lock();
     let _ = serde_json::to_writer_pretty(&mut out, value);
     let _ = writeln!(out);
@@ -240,7 +346,8 @@ fn print_update_text(report: &UpdateReport) {
     }
 }
 
-fn count(n: usize, noun: &str) -> String {
+/// `1 model`, `2 models`.
+pub fn count(n: usize, noun: &str) -> String {
     if n == 1 {
         format!("{n} {noun}")
     } else {

@@ -1,0 +1,720 @@
+//! End-to-end tests of the start-up path (`crush providers`, `crush models`)
+//! and of the settings that turn it off: the real binary, wiremock on
+//! loopback, and a temporary HOME.
+
+mod common;
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use common::*;
+use wiremock::matchers::{any, header, header_exists, header_regex, method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const ETAG: &str = "\"abc123\"";
+const LAST_MODIFIED: &str = "Tue, 01 Sep 2026 10:00:00 GMT";
+
+/// A server whose catalog is `body`, sent with an ETag and Last-Modified.
+async fn catalog_server(body: &str) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("etag", ETAG)
+                .insert_header("last-modified", LAST_MODIFIED)
+                .set_body_string(body),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Runs `crush ARGS` against `server` as the Catwalk base URL.
+fn run_against(home: &Home, server: &MockServer, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let uri = server.uri();
+    let mut all = vec![("CATWALK_URL", uri.as_str())];
+    all.extend_from_slice(env);
+    home.run_env(args, &all)
+}
+
+fn mtime(path: &std::path::Path) -> std::time::SystemTime {
+    fs::metadata(path).unwrap().modified().unwrap()
+}
+
+fn received(requests: &[Request], name: &str) -> Vec<String> {
+    requests
+        .iter()
+        .map(|r| {
+            r.headers
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fresh_fetch_then_304_with_the_stored_validators_writes_nothing() {
+    let home = Home::new();
+    let first = catalog_server(CATALOG_A).await;
+    let run = run_against(&home, &first, &["providers"], &[]);
+    run.ok();
+    assert!(run.stdout.starts_with("Providers: fresh from "), "{run:?}");
+    assert!(
+        run.stdout.contains("alpha  Alpha  openai-compat  2"),
+        "{run:?}"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .and(header("if-none-match", ETAG))
+        // wiremock's `header` splits values at commas, which dates contain.
+        .and(header_regex(
+            "if-modified-since",
+            "^Tue, 01 Sep 2026 10:00:00 GMT$",
+        ))
+        .respond_with(ResponseTemplate::new(304))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let (cache_time, state_time) = (mtime(&home.cache_file()), mtime(&home.state_file()));
+    let state_before = fs::read(home.state_file()).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    let run = run_against(&home, &server, &["providers"], &[]);
+    run.ok();
+    assert!(
+        run.stdout.contains("confirmed current by the server"),
+        "{run:?}"
+    );
+    assert!(run.stderr.is_empty(), "{run:?}");
+    server.verify().await;
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(fs::read(home.state_file()).unwrap(), state_before);
+    assert_eq!(
+        (mtime(&home.cache_file()), mtime(&home.state_file())),
+        (cache_time, state_time)
+    );
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cache_written_by_another_program_is_revalidated_with_the_catwalk_sha_form() {
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    // A state file for other bytes must be ignored.
+    fs::write(
+        home.state_file(),
+        br#"{"sha256":"00","etag":"\"stale\"","source":"x","fetched_at":1}"#,
+    )
+    .unwrap();
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .and(header(
+            "if-none-match",
+            catwalk_etag(CATALOG_A.as_bytes()).as_str(),
+        ))
+        .respond_with(ResponseTemplate::new(304))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let run = run_against(&home, &server, &["providers", "--json"], &[]);
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A, "--json prints the catalog exactly");
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(received(&requests, "if-modified-since"), [""]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_static_mirror_gets_its_own_validators_back() {
+    // nginx sends "<mtime hex>-<size hex>" and Last-Modified; it answers 304
+    // only to those.
+    let nginx_etag = "\"66d4bb40-2f1\"";
+    let server = MockServer::start().await;
+    Mock::given(path("/catalog/providers.json"))
+        .and(header("if-none-match", nginx_etag))
+        .respond_with(ResponseTemplate::new(304))
+        .mount(&server)
+        .await;
+    Mock::given(path("/catalog/providers.json"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("etag", nginx_etag)
+                .insert_header("last-modified", LAST_MODIFIED)
+                .set_body_string(CATALOG_B),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    let url = format!("{}/catalog/providers.json", server.uri());
+    home.run_env(&["providers"], &[("CATWALK_URL", &url)]).ok();
+    let run = home.run_env(&["providers"], &[("CATWALK_URL", &url)]);
+    run.ok();
+    assert!(run.stdout.contains("confirmed current"), "{run:?}");
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(received(&requests, "if-none-match"), ["", nginx_etag]);
+    assert_eq!(
+        received(&requests, "if-modified-since"),
+        ["", LAST_MODIFIED]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_catalog_is_swapped_in_with_its_validators() {
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let server = catalog_server(CATALOG_B).await;
+    let run = run_against(&home, &server, &["providers"], &[]);
+    run.ok();
+    assert!(run.stdout.contains("gamma"), "{run:?}");
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+    let state: serde_json::Value =
+        serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
+    assert_eq!(state["etag"], ETAG);
+    assert_eq!(state["sha256"], sha256_hex(CATALOG_B.as_bytes()));
+}
+
+/// Every refresh failure: one warning naming the cause with the hint, the
+/// cache untouched and used, or the embedded snapshot without a cache.
+#[tokio::test(flavor = "multi_thread")]
+async fn refresh_failures_fall_back_to_the_cache_then_embedded() {
+    let cases: Vec<(ResponseTemplate, &str)> = vec![
+        (
+            ResponseTemplate::new(500).set_body_string("boom"),
+            "server answered 500",
+        ),
+        (
+            ResponseTemplate::new(403).set_body_string("<html>login</html>"),
+            "server answered 403",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("<html>proxy login</html>"),
+            "HTML page",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("[]"),
+            "empty list",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("{\"not\":\"a list\"}"),
+            "expected a JSON array",
+        ),
+        (
+            ResponseTemplate::new(304),
+            "304 Not Modified to a request that had no validator",
+        ),
+    ];
+    for (response, cause) in cases {
+        let server = MockServer::start().await;
+        Mock::given(any())
+            .respond_with(response)
+            .mount(&server)
+            .await;
+        for with_cache in [true, false] {
+            let home = Home::new();
+            if with_cache {
+                home.set_cache(CATALOG_A.as_bytes());
+            }
+            let run = run_against(&home, &server, &["providers"], &[]);
+            run.ok();
+            let warnings: Vec<&str> = run.stderr.lines().collect();
+            if cause.starts_with("304") && with_cache {
+                // With a cache the request is conditional: a 304 is an answer.
+                assert!(warnings.is_empty(), "{run:?}");
+                continue;
+            }
+            assert_eq!(warnings.len(), 1, "{cause}: {run:?}");
+            assert!(
+                warnings[0].starts_with(
+                    "warning: could not refresh the provider catalog from http://127.0.0.1"
+                ),
+                "{run:?}"
+            );
+            assert!(warnings[0].contains(cause), "{cause}: {run:?}");
+            assert!(
+                warnings[0].contains("option provider-auto-update false"),
+                "{run:?}"
+            );
+            assert!(warnings[0].contains("crush update-providers"), "{run:?}");
+            if with_cache {
+                assert!(warnings[0].contains("using the cached catalog"), "{run:?}");
+                assert!(run.stdout.starts_with("Providers: cached"), "{run:?}");
+                assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+            } else {
+                assert!(
+                    warnings[0].contains("using the embedded catalog"),
+                    "{run:?}"
+                );
+                assert!(
+                    run.stdout.starts_with("Providers: embedded snapshot of "),
+                    "{run:?}"
+                );
+                assert!(home.cache().is_none());
+            }
+        }
+    }
+}
+
+#[test]
+fn refused_connection_falls_back_quickly() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let run = home.run_env(
+        &["providers", "--json"],
+        &[("CATWALK_URL", &format!("http://127.0.0.1:{port}"))],
+    );
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A);
+    assert!(run.stderr.contains("cannot connect"), "{run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hanging_server_is_bounded_by_crush_provider_timeout() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_string(CATALOG_B)
+                .set_delay(Duration::from_secs(30)),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let start = Instant::now();
+    let run = run_against(
+        &home,
+        &server,
+        &["providers", "--json"],
+        &[("CRUSH_PROVIDER_TIMEOUT", "0.5")],
+    );
+    run.ok();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(run.stdout, CATALOG_A);
+    assert!(
+        run.stderr.contains("no complete answer within 500ms"),
+        "{run:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_corrupt_cache_is_ignored_with_a_warning() {
+    let home = Home::new();
+    home.set_cache(b"[{\"id\": \"half");
+    let server = catalog_server(CATALOG_A).await;
+    let run = run_against(&home, &server, &["providers", "--json"], &[]);
+    run.ok();
+    assert!(
+        run.stderr.contains("the cached catalog") && run.stderr.contains("is not valid"),
+        "{run:?}"
+    );
+    assert_eq!(run.stdout, CATALOG_A);
+    let requests = server.received_requests().await.unwrap();
+    assert_eq!(
+        received(&requests, "if-none-match"),
+        [""],
+        "no validator for a corrupt cache"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+/// Turning updates off by any means: no request at all; the cache if valid
+/// (so a manual update still counts), else the embedded snapshot.
+#[tokio::test(flavor = "multi_thread")]
+async fn auto_update_off_never_touches_the_network() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(500))
+        .expect(0)
+        .mount(&server)
+        .await;
+    type Way<'a> = (&'a str, &'a str, Vec<(&'a str, &'a str)>);
+    let ways: Vec<Way> = vec![
+        ("crushrc", "option provider-auto-update false\n", vec![]),
+        (".crushrc", "option provider-auto-update no\n", vec![]),
+        (
+            "crush.json",
+            r#"{"options":{"disable_provider_auto_update":true}}"#,
+            vec![],
+        ),
+        (
+            ".config/crush/crushrc",
+            "option provider-auto-update 0\n",
+            vec![],
+        ),
+        (
+            "unused",
+            "",
+            vec![("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+        ),
+        (
+            "unused",
+            "",
+            vec![("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "TRUE")],
+        ),
+    ];
+    for (file, text, env) in ways {
+        let home = Home::new();
+        if !text.is_empty() {
+            let path = home.path().join(file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+        let run = run_against(&home, &server, &["providers"], &env);
+        run.ok();
+        assert!(
+            run.stdout.starts_with("Providers: embedded snapshot"),
+            "{file}: {run:?}"
+        );
+        assert!(run.stderr.is_empty(), "{run:?}");
+        home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes())
+            .ok();
+        let run = run_against(&home, &server, &["providers", "--json"], &env);
+        assert_eq!(
+            run.stdout, CATALOG_B,
+            "{file}: a manual update takes effect"
+        );
+        home.set_cache(b"garbage");
+        let run = run_against(&home, &server, &["models", "--json"], &env);
+        run.ok();
+        assert!(run.stderr.contains("is not valid"), "{run:?}");
+        assert!(
+            run.json().as_array().unwrap().len() > 10,
+            "embedded models: {run:?}"
+        );
+    }
+    server.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn environment_set_but_false_turns_updates_back_on() {
+    let server = catalog_server(CATALOG_A).await;
+    let home = Home::new();
+    fs::write(
+        home.path().join("crushrc"),
+        "option provider-auto-update false\n",
+    )
+    .unwrap();
+    let run = run_against(
+        &home,
+        &server,
+        &["providers"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "false")],
+    );
+    run.ok();
+    assert!(run.stdout.starts_with("Providers: fresh"), "{run:?}");
+    let run = run_against(
+        &home,
+        &server,
+        &["providers", "--status"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "maybe")],
+    );
+    run.ok();
+    assert!(
+        run.stderr
+            .contains("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=\"maybe\" is not a boolean"),
+        "{run:?}"
+    );
+    let rc = home.path().join("crushrc").canonicalize().unwrap();
+    assert!(
+        run.stdout.contains(&format!(
+            "provider-auto-update: off (option at {}:1)",
+            rc.display()
+        )),
+        "{run:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn status_reports_cache_and_setting_origin_without_network() {
+    let server = MockServer::start().await;
+    Mock::given(any())
+        .respond_with(ResponseTemplate::new(200))
+        .expect(0)
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    let proj = home.path().join("proj");
+    fs::create_dir_all(proj.join(".git")).unwrap();
+    fs::write(
+        proj.join("crushrc"),
+        "# air-gapped laptop\n\noption provider-auto-update false\n",
+    )
+    .unwrap();
+    let first = catalog_server(CATALOG_A).await;
+    run_against(&home, &first, &["update-providers"], &[]).ok();
+
+    let proj_str = proj.to_str().unwrap();
+    let run = run_against(
+        &home,
+        &server,
+        &["-c", proj_str, "providers", "--status"],
+        &[],
+    );
+    run.ok();
+    let rc = proj.canonicalize().unwrap().join("crushrc");
+    for expected in [
+        format!("cache:                {}", home.cache_file().display()),
+        format!("source:               {}/v2/providers", first.uri()),
+        format!("etag:                 {ETAG}"),
+        format!("last-modified:        {LAST_MODIFIED}"),
+        "catalog:              2 providers, 3 models".to_string(),
+        format!("provider-auto-update: off (option at {}:3)", rc.display()),
+        "default-providers:    on (default)".to_string(),
+    ] {
+        assert!(
+            run.stdout.contains(&expected),
+            "missing {expected:?}: {run:?}"
+        );
+    }
+    let status = run_against(
+        &home,
+        &server,
+        &["providers", "--status", "--json", "--cwd", proj_str],
+        &[],
+    )
+    .json();
+    assert_eq!(status["cache_state"], "valid");
+    assert_eq!(status["providers"], 2);
+    assert_eq!(status["models"], 3);
+    assert_eq!(status["etag"], ETAG);
+    assert_eq!(status["provider_auto_update"]["value"], false);
+    assert_eq!(
+        status["provider_auto_update"]["origin"],
+        format!("option at {}:3", rc.display())
+    );
+    assert!(status["age_seconds"].as_u64().unwrap() < 60);
+    server.verify().await;
+}
+
+#[test]
+fn cwd_flag_sets_the_project_walk() {
+    let home = Home::new();
+    let repo = home.path().join("repo");
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    fs::create_dir_all(repo.join("a/b")).unwrap();
+    fs::write(repo.join(".crushrc"), "option provider-auto-update false\n").unwrap();
+    let status = home
+        .run(&[
+            "providers",
+            "--status",
+            "--json",
+            "-c",
+            repo.join("a/b").to_str().unwrap(),
+        ])
+        .json();
+    assert_eq!(status["provider_auto_update"]["value"], false);
+    let status = home.run(&["providers", "--status", "--json"]).json();
+    assert_eq!(
+        status["provider_auto_update"]["value"], true,
+        "HOME is outside the repo"
+    );
+    home.run(&["providers", "-c", "/no/such/folder"])
+        .usage_error();
+}
+
+#[test]
+fn default_providers_off_means_an_empty_catalog() {
+    let home = Home::new();
+    fs::write(
+        home.path().join("crushrc"),
+        "option default-providers false\n",
+    )
+    .unwrap();
+    let run = home.run(&["providers"]);
+    run.ok();
+    let rc = home.path().canonicalize().unwrap().join("crushrc");
+    assert_eq!(
+        run.stdout,
+        format!(
+            "No providers: default-providers is off (option at {}:1).\n",
+            rc.display()
+        )
+    );
+    assert_eq!(home.run(&["providers", "--json"]).stdout, "[]");
+    assert_eq!(
+        home.run(&["models", "--json"]).json(),
+        serde_json::json!([])
+    );
+    assert!(
+        home.run(&["models"])
+            .stdout
+            .starts_with("No models: default-providers is off")
+    );
+}
+
+#[test]
+fn models_lists_filters_and_prints_json() {
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let off = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")];
+    let run = home.run_env(&["models"], &off);
+    run.ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[0].starts_with("MODEL"), "{run:?}");
+    assert!(
+        lines[1].starts_with("alpha/a-large  A Large  200K     $3/$15"),
+        "{run:?}"
+    );
+    assert_eq!(lines.len(), 4);
+    let run = home.run_env(&["models", "ALPHA", "small"], &off);
+    assert_eq!(run.stdout.lines().count(), 2, "{run:?}");
+    assert!(run.stdout.contains("alpha/a-small"));
+    let run = home.run_env(&["models", "beta"], &off);
+    assert!(run.stdout.contains("beta/b1  B One"), "{run:?}");
+    let json = home.run_env(&["models", "--json", "a-large"], &off).json();
+    assert_eq!(
+        json,
+        serde_json::json!([{
+            "provider": "alpha", "id": "a-large", "name": "A Large", "context_window": 200000,
+            "default_max_tokens": 8192, "cost_per_1m_in": 3.0, "cost_per_1m_out": 15.0,
+            "can_reason": true, "supports_attachments": null
+        }])
+    );
+    let run = home.run_env(&["models", "nothing-matches"], &off);
+    run.ok();
+    assert!(
+        run.stdout.is_empty() && run.stderr.contains("No model matches"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn config_errors_name_file_and_line_and_exit_1() {
+    let home = Home::new();
+    fs::write(
+        home.path().join("crushrc"),
+        "option default-providers true\noption provider-auto-update sometimes\n",
+    )
+    .unwrap();
+    let run = home.run(&["providers"]);
+    run.fails_with(&[
+        "crushrc",
+        "line 2",
+        "\"sometimes\" is not a boolean",
+        "fix or remove that file",
+    ]);
+    fs::write(
+        home.path().join("crushrc"),
+        "if true; then\n  option provider-auto-update false\nfi\n",
+    )
+    .unwrap();
+    let run = home.run(&["providers", "--status"]);
+    run.ok();
+    assert!(run.stderr.contains("crushrc:2: `option provider-auto-update false` skipped: inside an if block opened at line 1"), "{run:?}");
+    assert!(
+        run.stdout.contains("provider-auto-update: on (default)"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn dirs_prints_the_three_locations() {
+    let home = Home::new();
+    let run = home.run(&["dirs"]);
+    run.ok();
+    let h = home.path().display();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "config: {h}/.config/crush\ndata:   {h}/.local/share/crush\ncache:  {h}/.local/share/crush/providers.json\n"
+        )
+    );
+    let run = home.run_env(
+        &["dirs"],
+        &[
+            ("XDG_CONFIG_HOME", "/x/config"),
+            ("XDG_DATA_HOME", "/x/data"),
+        ],
+    );
+    assert!(
+        run.stdout
+            .contains("config: /x/config/crush\ndata:   /x/data/crush\n"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn version_help_and_completions() {
+    let home = Home::new();
+    let run = home.run(&["--version"]);
+    run.ok();
+    let date = crush_providers::embedded::snapshot_date();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "crush {} (embedded catalog snapshot of {date})\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    for command in ["update-providers", "providers", "models", "completion"] {
+        let run = home.run(&[command, "--help"]);
+        run.ok();
+        assert!(run.stdout.contains("Examples:"), "{command}: {run:?}");
+    }
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let run = home.run(&["completion", shell]);
+        run.ok();
+        assert!(run.stdout.contains("update-providers"), "{shell}: {run:?}");
+    }
+    home.run(&["completion", "tcsh"]).usage_error();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn warnings_go_to_stderr_so_json_stays_parseable() {
+    let server = MockServer::start().await;
+    Mock::given(header_exists("user-agent"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    let run = run_against(&home, &server, &["providers", "--json"], &[]);
+    run.ok();
+    assert!(run.stderr.contains("warning:"), "{run:?}");
+    let parsed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(parsed.as_array().unwrap().len() >= 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_starts_all_get_a_whole_catalog() {
+    let server = catalog_server(CATALOG_B).await;
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            let mut cmd = home.crush(&["providers", "--json"]);
+            cmd.env("CATWALK_URL", server.uri())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for child in children {
+        let run = Run::from(child.wait_with_output().unwrap());
+        run.ok();
+        assert!(
+            run.stdout == CATALOG_A || run.stdout == CATALOG_B,
+            "{run:?}"
+        );
+        assert!(run.stderr.is_empty(), "{run:?}");
+    }
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+}
