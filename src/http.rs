@@ -119,25 +119,48 @@ pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
 
 fn client(options: &FetchOptions) -> Result<reqwest::Client, FetchError> {
     let policy = redirect::Policy::custom(|attempt| {
-        let from_https = attempt
-            .previous()
-            .last()
-            .is_some_and(|u| u.scheme() == "https");
-        if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
-        } else if from_https && attempt.url().scheme() != "https" {
-            let to = attempt.url().to_string();
-            attempt.error(format!("from https to {to}, which would drop encryption"))
-        } else {
-            attempt.follow()
+        match redirect_verdict(attempt.previous(), attempt.url()) {
+            Ok(()) => attempt.follow(),
+            Err(why) => attempt.error(why),
         }
     });
-    reqwest::Client::builder()
+    let mut builder = reqwest::Client::builder();
+    // The platform verifier reads SSL_CERT_FILE on Linux only; elsewhere the
+    // bundle is added to the OS store, so a corporate CA works everywhere.
+    if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
+        let pem = std::fs::read(&path).map_err(|e| {
+            FetchError::Connect(format!(
+                "cannot read SSL_CERT_FILE {}: {e}",
+                path.to_string_lossy()
+            ))
+        })?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+            FetchError::Connect(format!(
+                "SSL_CERT_FILE {} is not a PEM bundle: {e}",
+                path.to_string_lossy()
+            ))
+        })?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(options.connect_timeout)
         .redirect(policy)
         .build()
         .map_err(|e| FetchError::Connect(error_chain(&e)))
+}
+
+/// Whether to follow a redirect to `next` after requesting `previous`
+/// (the original URL first): at most [`MAX_REDIRECTS`], and never from https
+/// to anything else.
+pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
+    if previous.len() > MAX_REDIRECTS {
+        Err(format!("more than {MAX_REDIRECTS} redirects"))
+    } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
+        Err(format!("from https to {next}, which would drop encryption"))
+    } else {
+        Ok(())
+    }
 }
 
 async fn fetch_async(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
@@ -282,4 +305,43 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         current = err.source();
     }
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urls(list: &[&str]) -> Vec<Url> {
+        list.iter().map(|u| u.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn redirects_never_leave_https_and_stop_after_five() {
+        let next = |u: &str| u.parse::<Url>().unwrap();
+        assert!(redirect_verdict(&urls(&["http://a/"]), &next("https://b/")).is_ok());
+        assert!(redirect_verdict(&urls(&["https://a/"]), &next("https://b/")).is_ok());
+        let err = redirect_verdict(&urls(&["https://a/"]), &next("http://b/")).unwrap_err();
+        assert_eq!(err, "from https to http://b/, which would drop encryption");
+        assert!(redirect_verdict(&urls(&["http://a/", "https://b/"]), &next("http://c/")).is_err());
+        let five = urls(&[
+            "http://a/0",
+            "http://a/1",
+            "http://a/2",
+            "http://a/3",
+            "http://a/4",
+        ]);
+        assert!(redirect_verdict(&five, &next("http://a/5")).is_ok());
+        let six = urls(&[
+            "http://a/0",
+            "http://a/1",
+            "http://a/2",
+            "http://a/3",
+            "http://a/4",
+            "http://a/5",
+        ]);
+        assert_eq!(
+            redirect_verdict(&six, &next("http://a/6")).unwrap_err(),
+            "more than 5 redirects"
+        );
+    }
 }
