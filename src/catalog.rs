@@ -186,7 +186,13 @@ pub struct ValidationError(pub String);
 
 /// Parses and validates a catalog.
 pub fn validate(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
-    let providers: Vec<Provider<'_>> = match serde_json::from_slice(bytes) {
+    // serde_json checks UTF-8 only in the strings it decodes; the ones it
+    // skips (unknown fields) would slip through. Checking it all up front is
+    // far cheaper than the parse.
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(describe_parse_error(bytes));
+    };
+    let providers: Vec<Provider<'_>> = match serde_json::from_str(text) {
         Ok(providers) => providers,
         Err(_) => return Err(describe_parse_error(bytes)),
     };
@@ -457,6 +463,23 @@ mod tests {
                 .0
                 .starts_with("not UTF-8")
         );
+    }
+
+    /// Found by fuzzing: bytes that are not UTF-8 inside an unknown field
+    /// were accepted, because serde_json does not decode skipped strings.
+    #[test]
+    fn refuses_invalid_utf8_in_unknown_fields() {
+        let json = b"[{\"id\":\"a\",\"name\":\"A\",\"future\":\"\xd2x\"}]";
+        assert!(validate(json).unwrap_err().0.starts_with("not UTF-8"));
+    }
+
+    /// Found by fuzzing: a lone surrogate escape is accepted where this
+    /// project only skips the string (as Go's encoding/json, which Crush
+    /// uses, accepts it), and refused where it reads it.
+    #[test]
+    fn lone_surrogates_only_matter_in_known_fields() {
+        assert!(validate(br#"[{"id":"a","name":"A","x":"\ud800","models":[{"id":"m","options":{"k":"\udfff"}}]}]"#).is_ok());
+        assert!(validate(br#"[{"id":"a\ud800","name":"A"}]"#).is_err());
     }
 
     #[test]

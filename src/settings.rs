@@ -150,18 +150,41 @@ pub fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
     vec![cwd.to_path_buf()]
 }
 
+impl Settings {
+    /// The built-in defaults: everything on.
+    pub fn defaults() -> Settings {
+        Settings {
+            auto_update: Setting::default_on(),
+            default_providers: Setting::default_on(),
+            warnings: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+/// The settings one crushrc alone gives (over the defaults).
+pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, ConfigError> {
+    let mut settings = Settings::defaults();
+    apply_crushrc(&mut settings, path, text)?;
+    Ok(settings)
+}
+
 /// Resolves the settings for a working directory.
 pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
-    let mut settings = Settings {
-        auto_update: Setting::default_on(),
-        default_providers: Setting::default_on(),
-        warnings: Vec::new(),
-        files: Vec::new(),
-    };
+    let mut settings = Settings::defaults();
     for (path, format) in config_files(cwd, env) {
         let text = match fs::read(&path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            // A file inside a folder that is a file (ENOTDIR) is as missing
+            // as one that does not exist.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                continue;
+            }
             // A folder where a file is expected, or an unreadable file, is
             // not a configuration: say so rather than guess.
             Err(e) => {

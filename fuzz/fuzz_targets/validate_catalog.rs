@@ -1,0 +1,47 @@
+//! Catalog validation must never panic, and whatever it accepts must hold
+//! the promises the rest of the program relies on.
+#![no_main]
+
+use std::collections::HashSet;
+
+use crush_providers::catalog::{self, MAX_ID_BYTES};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    match catalog::validate(data) {
+        Ok(catalog) => {
+            assert!(!catalog.providers.is_empty());
+            let mut ids = HashSet::new();
+            for provider in &catalog.providers {
+                let id = provider.id.as_str();
+                assert!(!id.is_empty() && id.len() <= MAX_ID_BYTES);
+                assert!(!id.chars().any(char::is_control));
+                assert!(ids.insert(id));
+                let mut models = HashSet::new();
+                for model in provider.models() {
+                    assert!(!model.id.as_str().is_empty());
+                    assert!(models.insert(model.id.as_str()));
+                }
+            }
+            // What is accepted is UTF-8 JSON that a generic parser reads
+            // too, but for lone surrogate escapes in fields this project
+            // skips (Go's encoding/json, which Crush uses, accepts them).
+            assert!(std::str::from_utf8(data).is_ok());
+            if let Err(e) = serde_json::from_slice::<serde_json::Value>(data) {
+                assert!(has_surrogate_escape(data), "{e}");
+            }
+        }
+        Err(e) => {
+            // Errors are shown on one line of a terminal.
+            assert!(!e.0.is_empty());
+            assert!(!e.0.contains('\n'), "multi-line error: {e}");
+        }
+    }
+});
+
+/// Whether `data` holds a `\uD800`–`\uDFFF` escape.
+fn has_surrogate_escape(data: &[u8]) -> bool {
+    data.windows(4).any(|w| {
+        w[0] == b'\\' && w[1] == b'u' && w[2].eq_ignore_ascii_case(&b'd') && matches!(w[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+    })
+}

@@ -1,0 +1,506 @@
+//! Fault tests: the cache survives kill -9 and racing processes, start-up
+//! survives a broken environment, and hostile servers are refused within the
+//! timeout and with bounded memory. Loopback only; bounded in time and count.
+
+mod common;
+
+use std::fs;
+use std::io::{Read, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A small xorshift generator: random enough for kill delays, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn new() -> Rng {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        eprintln!("rng seed {seed}");
+        Rng(seed | 1)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn kill_9_at_any_moment_leaves_one_whole_catalog() {
+    let home = Home::new();
+    let catalogs = [big_catalog("a", 20, 150), big_catalog("b", 25, 120)];
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<_> = catalogs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let path = dir.path().join(format!("{i}.json"));
+            fs::write(&path, c).unwrap();
+            path
+        })
+        .collect();
+    home.run(&["update-providers", files[0].to_str().unwrap()])
+        .ok();
+    let mut rng = Rng::new();
+    let mut killed_before_exit = 0;
+    for round in 0..60 {
+        let file = &files[round % 2];
+        let mut child = home
+            .crush(&["update-providers", file.to_str().unwrap(), "--quiet"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(40_000)));
+        if child.try_wait().unwrap().is_none() {
+            killed_before_exit += 1;
+        }
+        let _ = child.kill(); // SIGKILL
+        child.wait().unwrap();
+        let cache = String::from_utf8(home.cache().expect("the cache never disappears")).unwrap();
+        assert!(
+            cache == catalogs[0] || cache == catalogs[1],
+            "round {round}: the cache is not one of the two catalogs"
+        );
+    }
+    eprintln!("{killed_before_exit} of 60 runs were killed before they finished");
+    assert!(
+        killed_before_exit >= 10,
+        "the kills should land while the process runs"
+    );
+    home.run(&["update-providers", files[1].to_str().unwrap()])
+        .ok();
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+    assert_eq!(home.cache().unwrap(), catalogs[1].as_bytes());
+}
+
+#[test]
+fn racing_writers_and_readers_always_see_a_whole_catalog() {
+    let home = Home::new();
+    let catalogs = [big_catalog("a", 10, 100), big_catalog("b", 12, 90)];
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = catalogs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let path = dir.path().join(format!("{i}.json"));
+            fs::write(&path, c).unwrap();
+            path.to_str().unwrap().to_string()
+        })
+        .collect();
+    home.run(&["update-providers", &files[0]]).ok();
+    std::thread::scope(|scope| {
+        for writer in 0..3 {
+            let (home, files) = (&home, &files);
+            scope.spawn(move || {
+                for round in 0..12 {
+                    let run =
+                        home.run(&["update-providers", &files[(writer + round) % 2], "--quiet"]);
+                    assert_eq!(run.code, Some(0), "writer {writer} round {round}: {run:?}");
+                }
+            });
+        }
+        for reader in 0..3 {
+            let (home, catalogs) = (&home, &catalogs);
+            scope.spawn(move || {
+                for round in 0..20 {
+                    let run = home.run_env(
+                        &["providers", "--json"],
+                        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+                    );
+                    assert_eq!(run.code, Some(0), "reader {reader}: {run:?}");
+                    assert!(
+                        run.stderr.is_empty(),
+                        "reader {reader} round {round}: {}",
+                        run.stderr
+                    );
+                    assert!(
+                        run.stdout == catalogs[0] || run.stdout == catalogs[1],
+                        "reader {reader} round {round} saw a torn catalog"
+                    );
+                }
+            });
+        }
+    });
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+}
+
+#[test]
+fn start_up_with_an_unwritable_data_folder_still_gets_the_new_catalog() {
+    let server = raw_server(|s| {
+        let body = CATALOG_B.as_bytes();
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let _ = s.write_all(body);
+    });
+    let home = Home::new();
+    fs::create_dir_all(home.path().join(".local/share")).unwrap();
+    fs::write(home.path().join(".local/share/crush"), b"in the way").unwrap();
+    let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &server)]);
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_B);
+    assert!(
+        run.stderr.contains("could not save the refreshed catalog")
+            && run.stderr.contains("cannot create the data folder"),
+        "{run:?}"
+    );
+}
+
+/// Makes a folder unwritable even for root (`chattr +i`), or with
+/// permissions for other users; undone on drop. `None` when neither works.
+struct ReadOnly(std::path::PathBuf, bool);
+
+impl ReadOnly {
+    fn new(dir: &std::path::Path) -> Option<ReadOnly> {
+        let chattr = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(dir)
+            .status();
+        if chattr.is_ok_and(|s| s.success()) {
+            return Some(ReadOnly(dir.to_owned(), true));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o555)).ok()?;
+            if fs::write(dir.join(".probe"), b"").is_err() {
+                return Some(ReadOnly(dir.to_owned(), false));
+            }
+            let _ = fs::remove_file(dir.join(".probe"));
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).ok()?;
+        }
+        None
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = fs::set_permissions(&self.0, fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+#[test]
+fn read_only_cache_folder_is_a_clear_error_and_start_up_still_works() {
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let Some(_guard) = ReadOnly::new(&home.data_dir()) else {
+        eprintln!(
+            "skipped: cannot make a folder read-only here (no chattr, and root ignores permissions)"
+        );
+        return;
+    };
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
+    run.fails_with(&[
+        "standard input",
+        "cannot create a temporary file in",
+        "permissions",
+    ]);
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    let run = home.run_env(
+        &["providers", "--json"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A);
+}
+
+/// A real full disk: a 256 KiB tmpfs in a private mount namespace. The
+/// check runs inside it, since the tmpfs vanishes with the namespace.
+#[cfg(target_os = "linux")]
+#[test]
+fn full_disk_leaves_the_cache_and_no_temp_file() {
+    let home = Home::new();
+    let data = home.path().join("data");
+    fs::create_dir_all(&data).unwrap();
+    let (_dir, big) = temp_file("big.json", big_catalog("big", 20, 100).as_bytes());
+    let (_dir2, small) = temp_file("small.json", CATALOG_A.as_bytes());
+    let exe = env!("CARGO_BIN_EXE_crush");
+    let script = format!(
+        "mount -t tmpfs -o size=256k tmpfs '{data}' || exit 77
+         export XDG_DATA_HOME='{data}'
+         '{exe}' update-providers '{small}' -q || exit 78
+         '{exe}' update-providers '{big}'; echo \"exit=$?\"
+         cmp '{data}/crush/providers.json' '{small}' && echo untouched
+         ls -A '{data}/crush'",
+        data = data.display(),
+        small = small.display(),
+        big = big.display()
+    );
+    let output = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .env_clear()
+        .env("HOME", home.path())
+        .output();
+    let output = match output {
+        Ok(o) if o.status.code() != Some(77) && o.status.code() != Some(1) => o,
+        _ => {
+            eprintln!("skipped: no private mount namespace with a tmpfs here");
+            return;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stdout.contains("exit=1"), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("error: ") && stderr.contains("No space left on device"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("untouched"), "{stdout}");
+    let entries: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| *l != "untouched")
+        .skip(1)
+        .collect();
+    assert_eq!(
+        entries,
+        ["providers.json", "providers.state.json"],
+        "{stdout}"
+    );
+}
+
+/// The same promise without privileges: a file-size limit (SIGXFSZ ignored,
+/// so writes fail with EFBIG as on a full quota).
+#[cfg(unix)]
+#[test]
+fn file_size_limit_leaves_the_cache_and_no_temp_file() {
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let (_dir, big) = temp_file("big.json", big_catalog("big", 20, 100).as_bytes());
+    let exe = env!("CARGO_BIN_EXE_crush");
+    let output = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "trap '' XFSZ; ulimit -f 64; exec '{exe}' update-providers '{}'",
+                big.display()
+            ),
+        ])
+        .env_clear()
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let run = Run::from(output);
+    run.fails_with(&["cannot write", "File too large"]);
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.state.json"]
+    );
+}
+
+#[test]
+fn corrupt_or_foreign_state_files_are_ignored() {
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    for state in [
+        &b"{not json"[..],
+        b"",
+        br#"{"sha256":"deadbeef","etag":"\"x\"","source":"s","fetched_at":0}"#,
+        &[0xff; 64],
+    ] {
+        fs::write(home.state_file(), state).unwrap();
+        let run = home.run_env(&["providers", "--status", "--json"], &[]);
+        run.ok();
+        let status = run.json();
+        assert_eq!(
+            status["etag"],
+            catwalk_etag(CATALOG_A.as_bytes()),
+            "the SHA form replaces a state that does not match"
+        );
+        assert_eq!(status["source"], serde_json::Value::Null);
+        let run = home.run_env(
+            &["providers", "--json"],
+            &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+        );
+        assert_eq!(run.stdout, CATALOG_A);
+    }
+}
+
+#[test]
+fn garbage_cache_gives_a_warning_and_the_embedded_catalog() {
+    let home = Home::new();
+    for garbage in [
+        &b"\x00\x01\x02"[..],
+        b"[",
+        b"[]",
+        b"null",
+        b"{\"a\":1}",
+        &[0xff; 1000],
+    ] {
+        home.set_cache(garbage);
+        let run = home.run_env(
+            &["providers"],
+            &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+        );
+        run.ok();
+        assert!(
+            run.stdout.starts_with("Providers: embedded snapshot"),
+            "{run:?}"
+        );
+        assert!(run.stderr.contains("is not valid"), "{run:?}");
+        assert_eq!(
+            home.cache().unwrap(),
+            garbage,
+            "start-up does not rewrite a cache it cannot read"
+        );
+    }
+}
+
+#[test]
+fn ids_with_control_characters_or_over_256_bytes_are_refused() {
+    let home = Home::new();
+    let long = "x".repeat(257);
+    for json in [
+        r#"[{"id":"evil\u001b[2J","name":"A"}]"#.to_string(),
+        r#"[{"id":"a","name":"A","models":[{"id":"m\nx"}]}]"#.to_string(),
+        format!(r#"[{{"id":"{long}","name":"A"}}]"#),
+        format!(r#"[{{"id":"a","name":"A","models":[{{"id":"{long}"}}]}}]"#),
+    ] {
+        let run = home.run_stdin(&["update-providers", "-"], json.as_bytes());
+        run.fails_with(&["not a valid catalog"]);
+        assert!(
+            run.stderr.contains("control character")
+                || run.stderr.contains("over the limit of 256"),
+            "{run:?}"
+        );
+        assert!(
+            !run.stderr.contains('\u{1b}'),
+            "the error must not carry the escape through"
+        );
+    }
+    assert!(home.cache().is_none());
+}
+
+#[test]
+fn oversized_headers_are_refused() {
+    let url = raw_server(|s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\n");
+        let line = format!("X-Filler: {}\r\n", "a".repeat(8000));
+        for _ in 0..200 {
+            if s.write_all(line.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let home = Home::new();
+    let start = Instant::now();
+    let run = home.run(&["update-providers", &url, "--timeout", "5"]);
+    run.fails_with(&["/v2/providers"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "refused before the timeout"
+    );
+    assert!(home.cache().is_none());
+}
+
+/// Peak memory of one run of the binary, from `wait4` on that very process.
+#[cfg(target_os = "linux")]
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot do
+fn run_measuring_memory(home: &Home, args: &[&str]) -> (Run, u64) {
+    let mut child = home
+        .crush(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = err.read_to_string(&mut text);
+        text
+    });
+    let mut stdout = String::new();
+    let _ = out.read_to_string(&mut stdout);
+    let stderr = reader.join().unwrap();
+    let mut status = 0;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; status and usage are valid out-pointers.
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (
+        Run {
+            code,
+            stdout,
+            stderr,
+        },
+        usage.ru_maxrss as u64 * 1024,
+    )
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn hostile_bodies_are_cut_with_bounded_memory() {
+    const CAP: u64 = 64 * 1024 * 1024;
+    const SLACK: u64 = 40 * 1024 * 1024;
+    let endless = raw_server(|s| {
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[");
+        let chunk = vec![b' '; 1 << 20];
+        while s.write_all(&chunk).is_ok() {}
+    });
+    let bomb = raw_server(|s| {
+        // 1 GiB of spaces, gzip-compressed on the fly, sent chunked.
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let zeros = vec![b' '; 1 << 20];
+        let _ = s.write_all(
+            b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        for _ in 0..1024 {
+            encoder.write_all(&zeros).unwrap();
+            let part = std::mem::take(encoder.get_mut());
+            if !part.is_empty()
+                && s.write_all(format!("{:x}\r\n", part.len()).as_bytes())
+                    .is_err()
+            {
+                return;
+            }
+            if !part.is_empty() && (s.write_all(&part).is_err() || s.write_all(b"\r\n").is_err()) {
+                return;
+            }
+        }
+    });
+    for url in [endless, bomb] {
+        let home = Home::new();
+        let (run, peak) =
+            run_measuring_memory(&home, &["update-providers", &url, "--timeout", "30"]);
+        run.fails_with(&["larger than the limit of 64 MiB"]);
+        eprintln!("{url}: peak {} MiB", peak >> 20);
+        assert!(
+            peak <= CAP + SLACK,
+            "peak memory {} MiB is over the cap plus {} MiB",
+            peak >> 20,
+            SLACK >> 20
+        );
+        assert!(home.cache().is_none());
+    }
+}

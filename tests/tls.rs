@@ -1,0 +1,144 @@
+//! HTTPS against a loopback server with a certificate from a test CA:
+//! untrusted by default, trusted through SSL_CERT_FILE, and never
+//! redirected from https to http.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use common::*;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+
+struct TlsServer {
+    url: String,
+    ca_pem: String,
+}
+
+/// Serves `respond(path)` over TLS on loopback, with a leaf certificate for
+/// 127.0.0.1 signed by a fresh CA.
+fn tls_server(respond: fn(&str) -> Vec<u8>) -> TlsServer {
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let leaf_key = KeyPair::generate().unwrap();
+    let leaf = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+        .unwrap()
+        .signed_by(&leaf_key, &ca)
+        .unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![leaf.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(leaf_key.serialize_der().into()),
+        )
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut reader = BufReader::new(&mut tls);
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    return; // the client refused the certificate
+                }
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let path = request_line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("/")
+                    .to_string();
+                let _ = tls.write_all(&respond(&path));
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    TlsServer {
+        url,
+        ca_pem: ca.pem(),
+    }
+}
+
+fn ok_catalog(_path: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{CATALOG_A}",
+        CATALOG_A.len()
+    )
+    .into_bytes()
+}
+
+#[test]
+fn untrusted_certificate_is_refused_with_a_hint() {
+    let server = tls_server(ok_catalog);
+    let home = Home::new();
+    let (_dir, empty_bundle) = temp_file("other-ca.pem", b"");
+    // An empty bundle trusts nothing on every platform, so the machine's own
+    // trust store cannot make this pass.
+    let run = home.run_env(
+        &["update-providers", &server.url],
+        &[("SSL_CERT_FILE", empty_bundle.to_str().unwrap())],
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("SSL_CERT_FILE"), "{run:?}");
+    assert!(home.cache().is_none());
+}
+
+#[test]
+fn ssl_cert_file_trusts_a_private_ca() {
+    let server = tls_server(ok_catalog);
+    let home = Home::new();
+    let (_dir, bundle) = temp_file("corp-ca.pem", server.ca_pem.as_bytes());
+    home.run_env(
+        &["update-providers", &server.url],
+        &[("SSL_CERT_FILE", bundle.to_str().unwrap())],
+    )
+    .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+#[test]
+fn unreadable_ssl_cert_file_is_named() {
+    let server = tls_server(ok_catalog);
+    let home = Home::new();
+    home.run_env(
+        &["update-providers", &server.url],
+        &[("SSL_CERT_FILE", "/no/such/bundle.pem")],
+    )
+    .fails_with(&["cannot read SSL_CERT_FILE /no/such/bundle.pem"]);
+}
+
+#[test]
+fn https_to_http_redirect_is_refused() {
+    fn downgrade(_path: &str) -> Vec<u8> {
+        b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:9/v2/providers\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec()
+    }
+    let server = tls_server(downgrade);
+    let home = Home::new();
+    let (_dir, bundle) = temp_file("corp-ca.pem", server.ca_pem.as_bytes());
+    home.run_env(
+        &["update-providers", &server.url],
+        &[("SSL_CERT_FILE", bundle.to_str().unwrap())],
+    )
+    .fails_with(&[
+        "redirect refused",
+        "from https to http://127.0.0.1:9/v2/providers",
+        "drop encryption",
+    ]);
+    assert!(home.cache().is_none());
+}
