@@ -76,6 +76,28 @@ impl<'de> Deserialize<'de> for AnyObject {
     }
 }
 
+/// A JSON array of strings whose items are checked but not kept: no caller
+/// reads them, and one allocation per model is measurable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextList;
+
+impl<'de> Deserialize<'de> for TextList {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ListVisitor;
+        impl<'de> Visitor<'de> for ListVisitor {
+            type Value = TextList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of strings")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<Text<'de>>()?.is_some() {}
+                Ok(TextList)
+            }
+        }
+        deserializer.deserialize_seq(ListVisitor)
+    }
+}
+
 /// One provider of the catalog, with the fields this project reads.
 ///
 /// `null` is accepted wherever a field is optional, as Go's encoding/json
@@ -148,9 +170,9 @@ pub struct Model<'a> {
     /// Whether the model can reason.
     #[serde(default)]
     pub can_reason: Option<bool>,
-    /// Reasoning effort levels the model accepts.
-    #[serde(borrow, default)]
-    pub reasoning_levels: Option<Vec<Text<'a>>>,
+    /// Reasoning effort levels the model accepts (checked, not kept).
+    #[serde(default)]
+    pub reasoning_levels: Option<TextList>,
     /// Default reasoning effort.
     #[serde(borrow, default)]
     pub default_reasoning_effort: Option<Text<'a>>,

@@ -18,4 +18,5 @@ pub mod paths;
 pub mod settings;
 pub mod source;
 pub mod startup;
+pub mod synthetic;
 pub mod update;

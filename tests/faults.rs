@@ -10,6 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
+use crush_providers::synthetic;
 
 /// A small xorshift generator: random enough for kill delays, no dependency.
 struct Rng(u64);
@@ -36,7 +37,10 @@ impl Rng {
 #[test]
 fn kill_9_at_any_moment_leaves_one_whole_catalog() {
     let home = Home::new();
-    let catalogs = [big_catalog("a", 20, 150), big_catalog("b", 25, 120)];
+    let catalogs = [
+        synthetic::catalog(600_000, 1),
+        synthetic::catalog(500_000, 2),
+    ];
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<_> = catalogs
         .iter()
@@ -88,7 +92,10 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
 #[test]
 fn racing_writers_and_readers_always_see_a_whole_catalog() {
     let home = Home::new();
-    let catalogs = [big_catalog("a", 10, 100), big_catalog("b", 12, 90)];
+    let catalogs = [
+        synthetic::catalog(200_000, 3),
+        synthetic::catalog(250_000, 4),
+    ];
     let dir = tempfile::tempdir().unwrap();
     let files: Vec<String> = catalogs
         .iter()
@@ -240,7 +247,7 @@ fn full_disk_leaves_the_cache_and_no_temp_file() {
     let home = Home::new();
     let data = home.path().join("data");
     fs::create_dir_all(&data).unwrap();
-    let (_dir, big) = temp_file("big.json", big_catalog("big", 20, 100).as_bytes());
+    let (_dir, big) = temp_file("big.json", synthetic::catalog(400_000, 5).as_bytes());
     let (_dir2, small) = temp_file("small.json", CATALOG_A.as_bytes());
     let exe = env!("CARGO_BIN_EXE_crush");
     let script = format!(
@@ -294,7 +301,7 @@ fn file_size_limit_leaves_the_cache_and_no_temp_file() {
     let home = Home::new();
     home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
         .ok();
-    let (_dir, big) = temp_file("big.json", big_catalog("big", 20, 100).as_bytes());
+    let (_dir, big) = temp_file("big.json", synthetic::catalog(400_000, 5).as_bytes());
     let exe = env!("CARGO_BIN_EXE_crush");
     let output = std::process::Command::new("sh")
         .args([

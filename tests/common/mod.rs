@@ -217,30 +217,3 @@ pub fn raw_server(respond: fn(&mut std::net::TcpStream)) -> String {
     });
     format!("http://{addr}")
 }
-
-/// A valid catalog of `providers` providers with `models` models each,
-/// different for each `tag`, for tests that need size.
-pub fn big_catalog(tag: &str, providers: usize, models: usize) -> String {
-    let mut out = String::from("[\n");
-    for p in 0..providers {
-        if p > 0 {
-            out.push_str(",\n");
-        }
-        out.push_str(&format!(
-            r#"{{"id":"{tag}-p{p}","name":"Provider {p}","type":"openai-compat","api_key":"$KEY_{p}","api_endpoint":"https://p{p}.example/v1","x_unknown":{{"tag":"{tag}"}},"models":["#
-        ));
-        for m in 0..models {
-            if m > 0 {
-                out.push(',');
-            }
-            out.push_str(&format!(
-                r#"{{"id":"m{m}","name":"Model {m} of {tag}","cost_per_1m_in":{m}.5,"cost_per_1m_out":{m},"context_window":{},"can_reason":{},"reasoning_levels":["low","high"]}}"#,
-                1000 * (m + 1),
-                m % 2 == 0
-            ));
-        }
-        out.push_str("]}");
-    }
-    out.push_str("\n]\n");
-    out
-}

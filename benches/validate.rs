@@ -1,0 +1,31 @@
+//! In-process parse-and-validate throughput on synthetic catalogs of 0.7 MB
+//! and 50 MB (the shape of a real Catwalk catalog), reported in bytes/s:
+//!
+//!     cargo bench --bench validate
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use crush_providers::{catalog, synthetic};
+
+fn validate(c: &mut Criterion) {
+    let mut group = c.benchmark_group("validate");
+    for (label, size, samples) in [("0.7MB", 700_000, 100), ("50MB", 50_000_000, 10)] {
+        let text = synthetic::catalog(size, 1);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.sample_size(samples);
+        group.bench_function(label, |b| {
+            b.iter(|| {
+                catalog::validate(std::hint::black_box(text.as_bytes()))
+                    .unwrap()
+                    .providers
+                    .len()
+            })
+        });
+        group.bench_function(format!("{label} sha256"), |b| {
+            b.iter(|| catalog::sha256(std::hint::black_box(text.as_bytes())))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, validate);
+criterion_main!(benches);
