@@ -146,35 +146,85 @@ impl WriteError {
 }
 
 /// Replaces the cache with `bytes` and records `state` beside it.
-///
-/// Writers take a lock on the folder, so that they never remove each other's
-/// temporary files; leftovers of killed runs are removed under that lock.
 pub fn write(files: &CacheFiles, bytes: &[u8], state: &CacheState) -> Result<(), WriteError> {
-    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let _lock = FolderLock::acquire(&files.dir)
-        .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    remove_leftovers(&files.dir);
-    write_atomically(&files.catalog, bytes, true)?;
-    // The state file is bound to the catalog by its SHA-256, so a stale or
-    // missing one is harmless: it needs no fsync, and a failure to write it
-    // does not undo the update.
-    let state_json = serde_json::to_vec_pretty(state).unwrap_or_default();
-    let _ = write_atomically(&files.state, &state_json, false);
-    Ok(())
+    stage_cache(files, bytes)?.commit(state)
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// synced when `durable`, renamed over `path`, and the folder synced. On any
 /// failure `path` is untouched and the temporary file is removed.
 pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), WriteError> {
-    let dir = match path.parent() {
+    stage(path, bytes, durable)?.commit()
+}
+
+/// New contents written (and flushed, when durable) beside their target but
+/// not yet visible. Dropping it removes the temporary file.
+#[derive(Debug)]
+pub struct Staged {
+    temp: tempfile::NamedTempFile,
+    target: PathBuf,
+    durable: bool,
+}
+
+impl Staged {
+    /// Makes the new contents visible: one rename over the target.
+    pub fn commit(self) -> Result<(), WriteError> {
+        let dir = parent(&self.target).to_owned();
+        persist(self.temp, &self.target)?;
+        if self.durable {
+            sync_dir(&dir);
+        }
+        Ok(())
+    }
+}
+
+/// A new cache staged under the folder lock, which it holds until committed
+/// or dropped.
+#[derive(Debug)]
+pub struct StagedCache {
+    catalog: Staged,
+    state_path: PathBuf,
+    _lock: FolderLock,
+}
+
+impl StagedCache {
+    /// Renames the new catalog over the cache and records `state` beside it.
+    pub fn commit(self, state: &CacheState) -> Result<(), WriteError> {
+        self.catalog.commit()?;
+        // The state file is bound to the catalog by its SHA-256, so a stale or
+        // missing one is harmless: it needs no fsync, and a failure to write it
+        // does not undo the update.
+        let state_json = serde_json::to_vec_pretty(state).unwrap_or_default();
+        let _ = write_atomically(&self.state_path, &state_json, false);
+        Ok(())
+    }
+}
+
+/// Stages `bytes` as the new cache. Writers take a lock on the folder, so
+/// that they never remove each other's temporary files; leftovers of killed
+/// runs are removed under that lock.
+pub fn stage_cache(files: &CacheFiles, bytes: &[u8]) -> Result<StagedCache, WriteError> {
+    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
+    let lock = FolderLock::acquire(&files.dir).map_err(WriteError::at("lock the data folder", &files.dir))?;
+    remove_leftovers(&files.dir);
+    Ok(StagedCache {
+        catalog: stage(&files.catalog, bytes, true)?,
+        state_path: files.state.clone(),
+        _lock: lock,
+    })
+}
+
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("catalog");
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `path`, synced when `durable`.
+pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
+    let dir = parent(path);
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("catalog");
     // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIX.
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
@@ -193,11 +243,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), 
             .sync_all()
             .map_err(WriteError::at("flush to disk", temp.path()))?;
     }
-    persist(temp, path)?;
-    if durable {
-        sync_dir(dir);
-    }
-    Ok(())
+    Ok(Staged {
+        temp,
+        target: path.to_owned(),
+        durable,
+    })
 }
 
 #[cfg(not(windows))]
@@ -253,7 +303,9 @@ fn remove_leftovers(dir: &Path) {
     }
 }
 
-/// An exclusive advisory lock held by one writer of the cache folder.
+/// An exclusive advisory lock held by one writer of the cache folder,
+/// released when dropped.
+#[derive(Debug)]
 struct FolderLock(#[allow(dead_code)] File);
 
 impl FolderLock {

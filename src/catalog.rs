@@ -98,6 +98,17 @@ impl<'de> Deserialize<'de> for TextList {
     }
 }
 
+/// A value whose type is checked but that is not kept, for known fields no
+/// caller reads: every byte of a model costs memory on a 50 MB catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checked<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Checked<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        T::deserialize(deserializer).map(|_| Checked(std::marker::PhantomData))
+    }
+}
+
 /// One provider of the catalog, with the fields this project reads.
 ///
 /// `null` is accepted wherever a field is optional, as Go's encoding/json
@@ -155,12 +166,12 @@ pub struct Model<'a> {
     /// USD per million output tokens.
     #[serde(default)]
     pub cost_per_1m_out: Option<f64>,
-    /// USD per million cached input tokens.
+    /// USD per million cached input tokens (checked, not kept).
     #[serde(default)]
-    pub cost_per_1m_in_cached: Option<f64>,
-    /// USD per million cached output tokens.
+    pub cost_per_1m_in_cached: Option<Checked<f64>>,
+    /// USD per million cached output tokens (checked, not kept).
     #[serde(default)]
-    pub cost_per_1m_out_cached: Option<f64>,
+    pub cost_per_1m_out_cached: Option<Checked<f64>>,
     /// Context window in tokens.
     #[serde(default)]
     pub context_window: Option<i64>,
@@ -173,15 +184,21 @@ pub struct Model<'a> {
     /// Reasoning effort levels the model accepts (checked, not kept).
     #[serde(default)]
     pub reasoning_levels: Option<TextList>,
-    /// Default reasoning effort.
-    #[serde(borrow, default)]
-    pub default_reasoning_effort: Option<Text<'a>>,
+    /// Default reasoning effort (checked, not kept).
+    #[serde(default)]
+    pub default_reasoning_effort: Option<Checked<Text<'a>>>,
     /// Whether the model accepts attachments.
     #[serde(default)]
     pub supports_attachments: Option<bool>,
     /// Sampling options; only its type is checked.
     #[serde(default)]
     pub options: Option<AnyObject>,
+}
+
+#[cfg(test)]
+mod size {
+    // The per-model cost of a parsed catalog; grows only on purpose.
+    const _: () = assert!(std::mem::size_of::<super::Model<'static>>() <= 136);
 }
 
 /// A validated catalog, borrowing from the bytes it was read from.

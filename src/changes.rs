@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Provider, Text, printable};
+use crate::catalog::{Catalog, Text, printable};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
@@ -76,13 +76,46 @@ impl SecurityChange {
     }
 }
 
-/// Compares `previous` with `next`.
-pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
-    let old: HashMap<&str, &Provider<'_>> = previous
-        .providers
-        .iter()
-        .map(|p| (p.id.as_str(), p))
-        .collect();
+/// What comparing needs of the previous catalog, owned, so that its bytes
+/// can be dropped before the next catalog is read.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Summary {
+    providers: Vec<ProviderSummary>,
+}
+
+/// Only the fields comparing reads; everything else is skipped unparsed,
+/// which makes reading a summary several times cheaper than validating.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct ProviderSummary {
+    id: String,
+    #[serde(default)]
+    models: Option<Vec<ModelSummary>>,
+    #[serde(default)]
+    api_endpoint: Option<String>,
+    #[serde(default)]
+    api_key: Option<String>,
+    #[serde(default)]
+    default_headers: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+struct ModelSummary {
+    id: String,
+}
+
+impl Summary {
+    /// Reads the summary of a catalog file; `None` when there is no file or
+    /// it does not hold a catalog, as then there is nothing to compare with.
+    pub fn read(path: &std::path::Path) -> Option<Summary> {
+        let bytes = std::fs::read(path).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+}
+
+/// Compares the `previous` catalog with the `next` one.
+pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
+    let old: HashMap<&str, &ProviderSummary> = previous.providers.iter().map(|p| (p.id.as_str(), p)).collect();
     let new_ids: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
     let mut changes = Changes::default();
     for provider in &next.providers {
@@ -91,7 +124,8 @@ pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
             changes.providers_added.push(id.to_owned());
             continue;
         };
-        let before_models: HashSet<&str> = before.models().iter().map(|m| m.id.as_str()).collect();
+        let before_model_list = before.models.as_deref().unwrap_or_default();
+        let before_models: HashSet<&str> = before_model_list.iter().map(|m| m.id.as_str()).collect();
         let after_models: HashSet<&str> = provider.models().iter().map(|m| m.id.as_str()).collect();
         let added: Vec<String> = provider
             .models()
@@ -100,8 +134,7 @@ pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
             .filter(|m| !before_models.contains(m))
             .map(str::to_owned)
             .collect();
-        let removed: Vec<String> = before
-            .models()
+        let removed: Vec<String> = before_model_list
             .iter()
             .map(|m| m.id.as_str())
             .filter(|m| !after_models.contains(m))
@@ -115,20 +148,20 @@ pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
             });
         }
         let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.as_str().to_owned());
-        let headers = |p: &Provider<'_>| {
-            p.default_headers
-                .as_ref()
-                .filter(|h| !h.is_empty())
-                .map(headers_text)
-        };
+        let new_headers = provider
+            .default_headers
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| headers_text(h.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        let old_headers = before
+            .default_headers
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| headers_text(h.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
         for (field, before, after) in [
-            (
-                "api_endpoint",
-                text(&before.api_endpoint),
-                text(&provider.api_endpoint),
-            ),
-            ("api_key", text(&before.api_key), text(&provider.api_key)),
-            ("default_headers", headers(before), headers(provider)),
+            ("api_endpoint", before.api_endpoint.clone(), text(&provider.api_endpoint)),
+            ("api_key", before.api_key.clone(), text(&provider.api_key)),
+            ("default_headers", old_headers, new_headers),
         ] {
             if before != after {
                 changes.security.push(SecurityChange {
@@ -150,12 +183,9 @@ pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
     changes
 }
 
-fn headers_text(headers: &BTreeMap<Text<'_>, Text<'_>>) -> String {
-    headers
-        .iter()
-        .map(|(k, v)| format!("{k}: {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Headers in one line, sorted by name (both sides come from sorted maps).
+fn headers_text<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>) -> String {
+    headers.map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -169,7 +199,7 @@ mod tests {
                        {"id":"gone","name":"G"}]"#;
         let new = br#"[{"id":"a","name":"A","api_endpoint":"https://evil","api_key":"$A","default_headers":{"X":"1"},"models":[{"id":"m2"},{"id":"m3"}]},
                        {"id":"fresh","name":"F"}]"#;
-        let changes = compare(&validate(old).unwrap(), &validate(new).unwrap());
+        let changes = compare(&serde_json::from_slice(old).unwrap(), &validate(new).unwrap());
         assert_eq!(changes.providers_added, ["fresh"]);
         assert_eq!(changes.providers_removed, ["gone"]);
         assert_eq!(
@@ -193,6 +223,6 @@ mod tests {
     fn identical_catalogs_have_no_changes() {
         let json = br#"[{"id":"a","name":"A","models":[{"id":"m"}],"default_headers":{}}]"#;
         let json2 = br#"[{"id":"a","name":"A","models":[{"id":"m"}]}]"#;
-        assert!(compare(&validate(json).unwrap(), &validate(json2).unwrap()).is_empty());
+        assert!(compare(&serde_json::from_slice(json).unwrap(), &validate(json2).unwrap()).is_empty());
     }
 }

@@ -110,35 +110,59 @@ pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
         .build()
         .map_err(|e| FetchError::Connect(format!("cannot start the network runtime: {e}")))?;
     runtime.block_on(async {
-        match tokio::time::timeout(options.timeout, fetch_async(url, options)).await {
+        let attempt = async {
+            // Loading the system's trust store costs more than a whole
+            // loopback exchange, so a plain-http fetch starts without TLS and
+            // starts over with it only if a redirect leads to https.
+            match fetch_async(url, options, url.scheme() == "https").await {
+                Ok(None) => fetch_async(url, options, true)
+                    .await?
+                    .ok_or_else(|| FetchError::Redirect("a redirect needs TLS twice".into())),
+                Ok(Some(fetched)) => Ok(fetched),
+                Err(e) => Err(e),
+            }
+        };
+        match tokio::time::timeout(options.timeout, attempt).await {
             Ok(result) => result,
             Err(_) => Err(FetchError::Timeout(options.timeout)),
         }
     })
 }
 
-fn client(options: &FetchOptions) -> Result<reqwest::Client, FetchError> {
-    let policy = redirect::Policy::custom(|attempt| {
+/// Marks a redirect to https met by a client built without TLS roots.
+#[derive(Debug)]
+struct NeedsTls;
+
+impl std::fmt::Display for NeedsTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a redirect leads to https")
+    }
+}
+
+impl std::error::Error for NeedsTls {}
+
+fn client(options: &FetchOptions, tls: bool) -> Result<reqwest::Client, FetchError> {
+    let policy = redirect::Policy::custom(move |attempt| {
+        if !tls && attempt.url().scheme() == "https" {
+            return attempt.error(NeedsTls);
+        }
         match redirect_verdict(attempt.previous(), attempt.url()) {
             Ok(()) => attempt.follow(),
             Err(why) => attempt.error(why),
         }
     });
     let mut builder = reqwest::Client::builder();
-    // The platform verifier reads SSL_CERT_FILE on Linux only; elsewhere the
-    // bundle is added to the OS store, so a corporate CA works everywhere.
-    if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
+    if !tls {
+        builder = builder.tls_certs_only([]);
+    } else if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
+        // The platform verifier reads SSL_CERT_FILE on Linux only; elsewhere
+        // the bundle is added to the OS store, so a corporate CA works
+        // everywhere.
         let pem = std::fs::read(&path).map_err(|e| {
-            FetchError::Connect(format!(
-                "cannot read SSL_CERT_FILE {}: {e}",
-                path.to_string_lossy()
-            ))
+            FetchError::Connect(format!("cannot read SSL_CERT_FILE {}: {e}", path.to_string_lossy()))
         })?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-            FetchError::Connect(format!(
-                "SSL_CERT_FILE {} is not a PEM bundle: {e}",
-                path.to_string_lossy()
-            ))
+            FetchError::Connect(format!("SSL_CERT_FILE {} is not a PEM bundle: {e}", path.to_string_lossy()))
         })?;
         builder = builder.tls_certs_merge(certs);
     }
@@ -163,7 +187,9 @@ pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
     }
 }
 
-async fn fetch_async(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+/// One attempt; `Ok(None)` when a client built without TLS (`tls` false)
+/// met a redirect to https and the fetch must start over with TLS.
+async fn fetch_async(url: &Url, options: &FetchOptions, tls: bool) -> Result<Option<Fetched>, FetchError> {
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let conditional = !options.conditional.is_empty();
@@ -183,16 +209,20 @@ async fn fetch_async(url: &Url, options: &FetchOptions) -> Result<Fetched, Fetch
     {
         headers.insert(header::IF_MODIFIED_SINCE, date);
     }
-    let mut response = client(options)?
+    let response = client(options, tls)?
         .get(url.clone())
         .headers(headers)
         .send()
-        .await
-        .map_err(classify)?;
+        .await;
+    let mut response = match response {
+        Ok(response) => response,
+        Err(e) if needs_tls(&e) => return Ok(None),
+        Err(e) => return Err(classify(e)),
+    };
     let status = response.status();
     if status == StatusCode::NOT_MODIFIED {
         return if conditional {
-            Ok(Fetched::NotModified)
+            Ok(Some(Fetched::NotModified))
         } else {
             Err(FetchError::UnexpectedNotModified)
         };
@@ -228,7 +258,7 @@ async fn fetch_async(url: &Url, options: &FetchOptions) -> Result<Fetched, Fetch
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    Ok(Fetched::Body { bytes, validators })
+    Ok(Some(Fetched::Body { bytes, validators }))
 }
 
 fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressBar> {
@@ -278,6 +308,17 @@ async fn first_line(response: &mut reqwest::Response) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     let clean: String = line.chars().filter(|c| !c.is_control()).take(200).collect();
     Some(clean)
+}
+
+fn needs_tls(e: &reqwest::Error) -> bool {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    while let Some(err) = source {
+        if err.is::<NeedsTls>() {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 fn classify(e: reqwest::Error) -> FetchError {

@@ -63,6 +63,16 @@ pub struct UpdateReport {
     pub warnings: Vec<String>,
 }
 
+/// Previous files up to this size are summarised while the new catalog is
+/// validated (two catalogs in memory at once); larger ones before it is read.
+const CONCURRENT_SUMMARY_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
+/// A staged write: the output file, or the cache with its lock.
+enum Staging {
+    File(cache::Staged),
+    Cache(cache::StagedCache),
+}
+
 /// A warning for a catalog fetched over plain http from another machine:
 /// anyone on the path can change it, endpoints included.
 pub fn plain_http_warning(source: &Source) -> Option<String> {
@@ -87,6 +97,16 @@ pub fn update_providers(
         cause,
     };
     let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
+    let target = options.output.clone().unwrap_or_else(|| cache.catalog.clone());
+    // A large previous file is summarised first, so that its bytes are gone
+    // before the new ones arrive and peak memory stays near one catalog; a
+    // small one is summarised on another core while the new one is checked.
+    // One that does not hold a catalog has nothing to compare with; it is
+    // replaced all the same.
+    let previous_len = std::fs::metadata(&target).map_or(0, |m| m.len());
+    let summarise_first = previous_len > CONCURRENT_SUMMARY_MAX_BYTES;
+    let early_previous = summarise_first.then(|| changes::Summary::read(&target)).flatten();
+
     let fetch = FetchOptions {
         timeout: options.timeout,
         progress: options.progress,
@@ -94,8 +114,31 @@ pub fn update_providers(
     };
     let loaded = source.load(&fetch).map_err(|e| fail(e.into()))?;
     let bytes: &[u8] = &loaded.bytes;
-    let digest = catalog::sha256(bytes);
-    let sha256 = hex(&digest);
+
+    // Writing and flushing the new file is I/O, validating it is CPU: both
+    // run at once, and the new file only becomes visible (one rename) once
+    // it has passed. A refused catalog drops its staged file unseen.
+    let (sha256, validated, staged) = std::thread::scope(|scope| {
+        let staging = (!options.dry_run).then(|| {
+            scope.spawn(|| match &options.output {
+                Some(path) => cache::stage(path, bytes, true).map(Staging::File),
+                None => cache::stage_cache(cache, bytes).map(Staging::Cache),
+            })
+        });
+        let digest = scope.spawn(|| hex(&catalog::sha256(bytes)));
+        let late_previous = (!summarise_first).then(|| scope.spawn(|| changes::Summary::read(&target)));
+        let validated = catalog::validate(bytes).map(|next| {
+            let previous = match late_previous {
+                Some(summary) => summary.join().expect("summarising does not panic"),
+                None => early_previous,
+            };
+            let changes = previous.as_ref().map(|previous| changes::compare(previous, &next));
+            (next.providers.len(), next.model_count(), next.warnings, changes)
+        });
+        let sha256 = digest.join().expect("hashing does not panic");
+        let staged = staging.map(|s| s.join().expect("staging does not panic"));
+        (sha256, validated, staged)
+    });
     if let Some(expected) = &options.sha256
         && !expected.eq_ignore_ascii_case(&sha256)
     {
@@ -104,43 +147,26 @@ pub fn update_providers(
             actual: sha256,
         }));
     }
-    let next = catalog::validate(bytes).map_err(|e| fail(e.into()))?;
-    warnings.extend(next.warnings.iter().cloned());
-
-    let target = options
-        .output
-        .clone()
-        .unwrap_or_else(|| cache.catalog.clone());
-    // A previous file that cannot be read or validated has nothing to
-    // compare with; it is replaced all the same.
-    let previous_bytes = std::fs::read(&target).ok();
-    let changes = previous_bytes
-        .as_deref()
-        .and_then(|b| catalog::validate(b).ok())
-        .map(|previous| changes::compare(&previous, &next));
+    let (providers, models, catalog_warnings, changes) = validated.map_err(|e| fail(e.into()))?;
+    warnings.extend(catalog_warnings);
     for change in changes.iter().flat_map(|c| &c.security) {
         warnings.push(change.describe());
     }
-
-    if !options.dry_run {
-        let written = match &options.output {
-            Some(path) => cache::write_atomically(path, bytes, true),
-            None => cache::write(
-                cache,
-                bytes,
-                &CacheState {
-                    sha256: sha256.clone(),
-                    validators: loaded.validators.clone(),
-                    source: label.clone(),
-                    fetched_at: cache::now(),
-                },
-            ),
-        };
-        written.map_err(|e| fail(e.into()))?;
+    match staged.transpose().map_err(|e| fail(e.into()))? {
+        None => {}
+        Some(Staging::File(staged)) => staged.commit().map_err(|e| fail(e.into()))?,
+        Some(Staging::Cache(staged)) => staged
+            .commit(&CacheState {
+                sha256: sha256.clone(),
+                validators: loaded.validators.clone(),
+                source: label.clone(),
+                fetched_at: cache::now(),
+            })
+            .map_err(|e| fail(e.into()))?,
     }
     Ok(UpdateReport {
-        providers: next.providers.len(),
-        models: next.model_count(),
+        providers,
+        models,
         source: label.clone(),
         target,
         written: !options.dry_run,

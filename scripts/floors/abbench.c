@@ -3,7 +3,10 @@
  * median and minimum of each, the ratio of medians A/B, and the peak
  * resident memory of each measured process itself (wait4).
  *
- *   abbench ROUNDS WARMUP -- A [ARGS...] -- B [ARGS...]
+ *   abbench ROUNDS WARMUP -- A [ARGS...] -- B [ARGS...] [-- A2 [ARGS...]]
+ *
+ * With A2, A's runs alternate between A and A2 (e.g. two different catalogs,
+ * so that every update really changes the cache).
  *
  * Output goes to /dev/null; a failing run aborts the benchmark. */
 #include <fcntl.h>
@@ -51,14 +54,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     int rounds = atoi(argv[1]), warmup = atoi(argv[2]);
-    char **a = argv + 4, **b = NULL;
+    char **a = argv + 4, **b = NULL, **a2 = NULL;
     for (int i = 4; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0) { argv[i] = NULL; b = argv + i + 1; break; }
+        if (strcmp(argv[i], "--") == 0) {
+            argv[i] = NULL;
+            if (!b) b = argv + i + 1; else { a2 = argv + i + 1; break; }
+        }
+    if (!a2) a2 = a;
     if (!b || !*b || rounds < 1) { fprintf(stderr, "abbench: need A and B\n"); return 2; }
     long rss_a = 0, rss_b = 0, ignore = 0;
-    for (int i = 0; i < warmup; i++) { run(a, &ignore); run(b, &ignore); }
+    for (int i = 0; i < warmup; i++) { run(i % 2 ? a2 : a, &ignore); run(b, &ignore); }
     double *ta = malloc(rounds * sizeof *ta), *tb = malloc(rounds * sizeof *tb);
-    for (int i = 0; i < rounds; i++) { ta[i] = run(a, &rss_a); tb[i] = run(b, &rss_b); }
+    for (int i = 0; i < rounds; i++) { ta[i] = run(i % 2 ? a2 : a, &rss_a); tb[i] = run(b, &rss_b); }
     qsort(ta, rounds, sizeof *ta, cmp);
     qsort(tb, rounds, sizeof *tb, cmp);
     double ma = ta[rounds / 2], mb = tb[rounds / 2];
