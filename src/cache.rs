@@ -205,7 +205,8 @@ impl StagedCache {
 /// runs are removed under that lock.
 pub fn stage_cache(files: &CacheFiles, bytes: &[u8]) -> Result<StagedCache, WriteError> {
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let lock = FolderLock::acquire(&files.dir).map_err(WriteError::at("lock the data folder", &files.dir))?;
+    let lock = FolderLock::acquire(&files.dir)
+        .map_err(WriteError::at("lock the data folder", &files.dir))?;
     remove_leftovers(&files.dir);
     Ok(StagedCache {
         catalog: stage(&files.catalog, bytes, true)?,
@@ -224,7 +225,10 @@ fn parent(path: &Path) -> &Path {
 /// Writes `bytes` to a temporary file beside `path`, synced when `durable`.
 pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
     let dir = parent(path);
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("catalog");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("catalog");
     // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIX.
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();

@@ -298,11 +298,17 @@ fn check_id(id: &str) -> Result<(), String> {
             "is {} bytes long, over the limit of {MAX_ID_BYTES}",
             id.len()
         ))
-    } else if id.chars().any(char::is_control) {
+    } else if has_control(id) {
         Err(format!("{} contains a control character", printable(id)))
     } else {
         Ok(())
     }
+}
+
+fn has_control(s: &str) -> bool {
+    // The byte test settles the usual all-printable-ASCII id without
+    // decoding characters.
+    !s.bytes().all(|b| (0x20..0x7f).contains(&b)) && s.chars().any(char::is_control)
 }
 
 /// Quotes a string from the catalog for a one-line message: escapes control

@@ -115,7 +115,11 @@ impl Summary {
 
 /// Compares the `previous` catalog with the `next` one.
 pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
-    let old: HashMap<&str, &ProviderSummary> = previous.providers.iter().map(|p| (p.id.as_str(), p)).collect();
+    let old: HashMap<&str, &ProviderSummary> = previous
+        .providers
+        .iter()
+        .map(|p| (p.id.as_str(), p))
+        .collect();
     let new_ids: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
     let mut changes = Changes::default();
     for provider in &next.providers {
@@ -125,7 +129,8 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
             continue;
         };
         let before_model_list = before.models.as_deref().unwrap_or_default();
-        let before_models: HashSet<&str> = before_model_list.iter().map(|m| m.id.as_str()).collect();
+        let before_models: HashSet<&str> =
+            before_model_list.iter().map(|m| m.id.as_str()).collect();
         let after_models: HashSet<&str> = provider.models().iter().map(|m| m.id.as_str()).collect();
         let added: Vec<String> = provider
             .models()
@@ -159,7 +164,11 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
             .filter(|h| !h.is_empty())
             .map(|h| headers_text(h.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
         for (field, before, after) in [
-            ("api_endpoint", before.api_endpoint.clone(), text(&provider.api_endpoint)),
+            (
+                "api_endpoint",
+                before.api_endpoint.clone(),
+                text(&provider.api_endpoint),
+            ),
             ("api_key", before.api_key.clone(), text(&provider.api_key)),
             ("default_headers", old_headers, new_headers),
         ] {
@@ -185,7 +194,10 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
 
 /// Headers in one line, sorted by name (both sides come from sorted maps).
 fn headers_text<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    headers.map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
+    headers
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -199,7 +211,10 @@ mod tests {
                        {"id":"gone","name":"G"}]"#;
         let new = br#"[{"id":"a","name":"A","api_endpoint":"https://evil","api_key":"$A","default_headers":{"X":"1"},"models":[{"id":"m2"},{"id":"m3"}]},
                        {"id":"fresh","name":"F"}]"#;
-        let changes = compare(&serde_json::from_slice(old).unwrap(), &validate(new).unwrap());
+        let changes = compare(
+            &serde_json::from_slice(old).unwrap(),
+            &validate(new).unwrap(),
+        );
         assert_eq!(changes.providers_added, ["fresh"]);
         assert_eq!(changes.providers_removed, ["gone"]);
         assert_eq!(
@@ -223,6 +238,12 @@ mod tests {
     fn identical_catalogs_have_no_changes() {
         let json = br#"[{"id":"a","name":"A","models":[{"id":"m"}],"default_headers":{}}]"#;
         let json2 = br#"[{"id":"a","name":"A","models":[{"id":"m"}]}]"#;
-        assert!(compare(&serde_json::from_slice(json).unwrap(), &validate(json2).unwrap()).is_empty());
+        assert!(
+            compare(
+                &serde_json::from_slice(json).unwrap(),
+                &validate(json2).unwrap()
+            )
+            .is_empty()
+        );
     }
 }

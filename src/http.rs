@@ -159,10 +159,16 @@ fn client(options: &FetchOptions, tls: bool) -> Result<reqwest::Client, FetchErr
         // the bundle is added to the OS store, so a corporate CA works
         // everywhere.
         let pem = std::fs::read(&path).map_err(|e| {
-            FetchError::Connect(format!("cannot read SSL_CERT_FILE {}: {e}", path.to_string_lossy()))
+            FetchError::Connect(format!(
+                "cannot read SSL_CERT_FILE {}: {e}",
+                path.to_string_lossy()
+            ))
         })?;
         let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-            FetchError::Connect(format!("SSL_CERT_FILE {} is not a PEM bundle: {e}", path.to_string_lossy()))
+            FetchError::Connect(format!(
+                "SSL_CERT_FILE {} is not a PEM bundle: {e}",
+                path.to_string_lossy()
+            ))
         })?;
         builder = builder.tls_certs_merge(certs);
     }
@@ -189,7 +195,11 @@ pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
 
 /// One attempt; `Ok(None)` when a client built without TLS (`tls` false)
 /// met a redirect to https and the fetch must start over with TLS.
-async fn fetch_async(url: &Url, options: &FetchOptions, tls: bool) -> Result<Option<Fetched>, FetchError> {
+async fn fetch_async(
+    url: &Url,
+    options: &FetchOptions,
+    tls: bool,
+) -> Result<Option<Fetched>, FetchError> {
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let conditional = !options.conditional.is_empty();

@@ -97,7 +97,10 @@ pub fn update_providers(
         cause,
     };
     let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
-    let target = options.output.clone().unwrap_or_else(|| cache.catalog.clone());
+    let target = options
+        .output
+        .clone()
+        .unwrap_or_else(|| cache.catalog.clone());
     // A large previous file is summarised first, so that its bytes are gone
     // before the new ones arrive and peak memory stays near one catalog; a
     // small one is summarised on another core while the new one is checked.
@@ -105,7 +108,9 @@ pub fn update_providers(
     // replaced all the same.
     let previous_len = std::fs::metadata(&target).map_or(0, |m| m.len());
     let summarise_first = previous_len > CONCURRENT_SUMMARY_MAX_BYTES;
-    let early_previous = summarise_first.then(|| changes::Summary::read(&target)).flatten();
+    let early_previous = summarise_first
+        .then(|| changes::Summary::read(&target))
+        .flatten();
 
     let fetch = FetchOptions {
         timeout: options.timeout,
@@ -126,14 +131,22 @@ pub fn update_providers(
             })
         });
         let digest = scope.spawn(|| hex(&catalog::sha256(bytes)));
-        let late_previous = (!summarise_first).then(|| scope.spawn(|| changes::Summary::read(&target)));
+        let late_previous =
+            (!summarise_first).then(|| scope.spawn(|| changes::Summary::read(&target)));
         let validated = catalog::validate(bytes).map(|next| {
             let previous = match late_previous {
                 Some(summary) => summary.join().expect("summarising does not panic"),
                 None => early_previous,
             };
-            let changes = previous.as_ref().map(|previous| changes::compare(previous, &next));
-            (next.providers.len(), next.model_count(), next.warnings, changes)
+            let changes = previous
+                .as_ref()
+                .map(|previous| changes::compare(previous, &next));
+            (
+                next.providers.len(),
+                next.model_count(),
+                next.warnings,
+                changes,
+            )
         });
         let sha256 = digest.join().expect("hashing does not panic");
         let staged = staging.map(|s| s.join().expect("staging does not panic"));

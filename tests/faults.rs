@@ -33,16 +33,10 @@ impl Rng {
     }
 }
 
-#[cfg(unix)]
-#[test]
-fn kill_9_at_any_moment_leaves_one_whole_catalog() {
-    let home = Home::new();
-    let catalogs = [
-        synthetic::catalog(600_000, 1),
-        synthetic::catalog(500_000, 2),
-    ];
+/// Writes each catalog to `<i>.json` in a fresh temporary folder.
+fn write_catalogs(catalogs: &[String]) -> (tempfile::TempDir, Vec<std::path::PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
-    let files: Vec<_> = catalogs
+    let files = catalogs
         .iter()
         .enumerate()
         .map(|(i, c)| {
@@ -51,6 +45,18 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
             path
         })
         .collect();
+    (dir, files)
+}
+
+#[cfg(unix)]
+#[test]
+fn kill_9_at_any_moment_leaves_one_whole_catalog() {
+    let home = Home::new();
+    let catalogs = [
+        synthetic::catalog(600_000, 1),
+        synthetic::catalog(500_000, 2),
+    ];
+    let (_dir, files) = write_catalogs(&catalogs);
     home.run(&["update-providers", files[0].to_str().unwrap()])
         .ok();
     let mut rng = Rng::new();
@@ -96,24 +102,16 @@ fn racing_writers_and_readers_always_see_a_whole_catalog() {
         synthetic::catalog(200_000, 3),
         synthetic::catalog(250_000, 4),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let files: Vec<String> = catalogs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let path = dir.path().join(format!("{i}.json"));
-            fs::write(&path, c).unwrap();
-            path.to_str().unwrap().to_string()
-        })
-        .collect();
-    home.run(&["update-providers", &files[0]]).ok();
+    let (_dir, files) = write_catalogs(&catalogs);
+    let files: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    home.run(&["update-providers", files[0]]).ok();
     std::thread::scope(|scope| {
         for writer in 0..3 {
             let (home, files) = (&home, &files);
             scope.spawn(move || {
                 for round in 0..12 {
                     let run =
-                        home.run(&["update-providers", &files[(writer + round) % 2], "--quiet"]);
+                        home.run(&["update-providers", files[(writer + round) % 2], "--quiet"]);
                     assert_eq!(run.code, Some(0), "writer {writer} round {round}: {run:?}");
                 }
             });

@@ -150,11 +150,18 @@ async fn http_to_https_redirect_is_followed_with_tls() {
     let tls = tls_server(ok_catalog);
     let plain = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::path("/v2/providers"))
-        .respond_with(wiremock::ResponseTemplate::new(301).insert_header("location", format!("{}/v2/providers", tls.url)))
+        .respond_with(
+            wiremock::ResponseTemplate::new(301)
+                .insert_header("location", format!("{}/v2/providers", tls.url)),
+        )
         .mount(&plain)
         .await;
     let home = Home::new();
     let (_dir, bundle) = temp_file("corp-ca.pem", tls.ca_pem.as_bytes());
-    home.run_env(&["update-providers", &plain.uri()], &[("SSL_CERT_FILE", bundle.to_str().unwrap())]).ok();
+    home.run_env(
+        &["update-providers", &plain.uri()],
+        &[("SSL_CERT_FILE", bundle.to_str().unwrap())],
+    )
+    .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
