@@ -279,15 +279,10 @@ fn refused_connection_falls_back_quickly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hanging_server_is_bounded_by_crush_provider_timeout() {
-    let server = MockServer::start().await;
-    Mock::given(any())
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_string(CATALOG_B)
-                .set_delay(Duration::from_secs(30)),
-        )
-        .mount(&server)
-        .await;
+    let template = ResponseTemplate::new(200)
+        .set_body_string(CATALOG_B)
+        .set_delay(Duration::from_secs(30));
+    let server = serve_at("/v2/providers", template).await;
     let home = Home::new();
     home.set_cache(CATALOG_A.as_bytes());
     let start = Instant::now();

@@ -8,23 +8,16 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use common::*;
-use wiremock::matchers::{method, path};
+use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 async fn serve(route: &str, body: &[u8]) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(route))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "application/json")
-                .insert_header("etag", "\"v1-etag\"")
-                .insert_header("last-modified", "Tue, 01 Sep 2026 10:00:00 GMT")
-                .set_body_bytes(body.to_vec()),
-        )
-        .mount(&server)
-        .await;
-    server
+    let template = ResponseTemplate::new(200)
+        .insert_header("content-type", "application/json")
+        .insert_header("etag", "\"v1-etag\"")
+        .insert_header("last-modified", "Tue, 01 Sep 2026 10:00:00 GMT")
+        .set_body_bytes(body.to_vec());
+    serve_at(route, template).await
 }
 
 /// Asserts the cache holds `before` (or nothing) and no temporary file.
@@ -257,15 +250,13 @@ async fn http_error_statuses_quote_status_and_first_body_line() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn html_instead_of_json_is_refused() {
-    let server = MockServer::start().await;
-    Mock::given(path("/v2/providers"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-type", "text/html")
-                .set_body_string("<html><head><title>Proxy login</title></head></html>"),
-        )
-        .mount(&server)
-        .await;
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200)
+            .insert_header("content-type", "text/html")
+            .set_body_string("<html><head><title>Proxy login</title></head></html>"),
+    )
+    .await;
     let home = Home::new();
     home.run(&["update-providers", &server.uri()])
         .fails_with(&["HTML page"]);
@@ -324,15 +315,13 @@ async fn gzip_bomb_is_cut_at_the_cap() {
         "the bomb should be small: {}",
         bomb.len()
     );
-    let server = MockServer::start().await;
-    Mock::given(path("/v2/providers"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("content-encoding", "gzip")
-                .set_body_bytes(bomb),
-        )
-        .mount(&server)
-        .await;
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200)
+            .insert_header("content-encoding", "gzip")
+            .set_body_bytes(bomb),
+    )
+    .await;
     let home = Home::new();
     home.run(&["update-providers", &server.uri()])
         .fails_with(&["larger than the limit of 64 MiB"]);
@@ -390,15 +379,13 @@ async fn redirects_are_followed_up_to_five_and_loops_refused() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn hang_is_bounded_by_timeout() {
-    let server = MockServer::start().await;
-    Mock::given(path("/v2/providers"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_string(CATALOG_A)
-                .set_delay(Duration::from_secs(30)),
-        )
-        .mount(&server)
-        .await;
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200)
+            .set_body_string(CATALOG_A)
+            .set_delay(Duration::from_secs(30)),
+    )
+    .await;
     let home = Home::new();
     let start = Instant::now();
     home.run(&["update-providers", &server.uri(), "--timeout", "0.5"])

@@ -217,3 +217,14 @@ pub fn raw_server(respond: fn(&mut std::net::TcpStream)) -> String {
     });
     format!("http://{addr}")
 }
+
+/// A loopback server answering GET `route` with `template`.
+pub async fn serve_at(route: &str, template: wiremock::ResponseTemplate) -> wiremock::MockServer {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .and(wiremock::matchers::path(route))
+        .respond_with(template)
+        .mount(&server)
+        .await;
+    server
+}
