@@ -2,6 +2,7 @@
 //! added and removed, and the changes that redirect users' credentials.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
 
 use serde::{Deserialize, Serialize};
 
@@ -104,12 +105,150 @@ struct ModelSummary {
     id: String,
 }
 
+/// Previous catalogs up to this size are read whole; larger ones in chunks.
+const WHOLE_FILE_MAX_BYTES: u64 = 8 * 1024 * 1024;
+
 impl Summary {
     /// Reads the summary of a catalog file; `None` when there is no file or
     /// it does not hold a catalog, as then there is nothing to compare with.
+    ///
+    /// Memory stays bounded whatever the file's size: it is read in chunks
+    /// and each provider is parsed on its own as soon as it is complete, so
+    /// the previous catalog can be summarised while the new one is checked.
     pub fn read(path: &std::path::Path) -> Option<Summary> {
-        let bytes = std::fs::read(path).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let file = std::fs::File::open(path).ok()?;
+        // Small files are cheaper to parse whole than to stream.
+        if file.metadata().ok()?.len() <= WHOLE_FILE_MAX_BYTES {
+            let mut bytes = Vec::new();
+            let mut file = file;
+            file.read_to_end(&mut bytes).ok()?;
+            return serde_json::from_slice(&bytes).ok();
+        }
+        Summary::read_from(file, 1 << 20)
+    }
+
+    fn read_from(mut reader: impl Read, chunk: usize) -> Option<Summary> {
+        let mut splitter = Splitter::default();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut providers = Vec::new();
+        loop {
+            let filled = buf.len();
+            buf.resize(filled + chunk, 0);
+            let n = loop {
+                match reader.read(&mut buf[filled..]) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    other => break other.ok()?,
+                }
+            };
+            buf.truncate(filled + n);
+            let consumed = splitter.feed(&buf, |element| {
+                providers.push(serde_json::from_slice(element).ok()?);
+                Some(())
+            })?;
+            buf.drain(..consumed);
+            splitter.shift(consumed);
+            if n == 0 {
+                return splitter.done.then_some(Summary { providers });
+            }
+        }
+    }
+}
+
+/// Finds the top-level elements of a JSON array in a stream of bytes,
+/// tracking strings and nesting. It only splits; each element is then parsed
+/// (and so checked) by serde_json, and anything unexpected between elements
+/// ends the summary.
+#[derive(Debug, Default)]
+struct Splitter {
+    /// Position up to which `buf` has been scanned.
+    scanned: usize,
+    /// Start of the element being read, when inside one.
+    start: Option<usize>,
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+    /// What may come next between elements.
+    expect: Between,
+    done: bool,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Between {
+    /// Before the opening `[`.
+    #[default]
+    Open,
+    /// After `[`: an element or `]`.
+    FirstElement,
+    /// After `,`: an element.
+    Element,
+    /// After an element: `,` or `]`.
+    CommaOrClose,
+}
+
+impl Splitter {
+    /// Scans `buf` from where it stopped, hands each complete element to
+    /// `element`, and returns how many leading bytes are no longer needed.
+    /// `None` when the bytes are not an array of objects.
+    fn feed(&mut self, buf: &[u8], mut element: impl FnMut(&[u8]) -> Option<()>) -> Option<usize> {
+        let mut i = self.scanned;
+        while i < buf.len() {
+            let b = buf[i];
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                } else {
+                    // Most of a catalog is inside strings: jump to the next
+                    // quote or backslash.
+                    i = memchr::memchr2(b'"', b'\\', &buf[i..]).map_or(buf.len(), |at| i + at);
+                    continue;
+                }
+            } else if self.done {
+                if !b.is_ascii_whitespace() {
+                    return None;
+                }
+            } else if self.depth == 0 {
+                match (b, self.expect) {
+                    _ if b.is_ascii_whitespace() => {}
+                    (b'[', Between::Open) => self.expect = Between::FirstElement,
+                    (b'{', Between::FirstElement | Between::Element) => {
+                        self.start = Some(i);
+                        self.depth = 1;
+                    }
+                    (b',', Between::CommaOrClose) => self.expect = Between::Element,
+                    (b']', Between::FirstElement | Between::CommaOrClose) => self.done = true,
+                    _ => return None,
+                }
+            } else {
+                match b {
+                    b'"' => self.in_string = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth -= 1;
+                        if self.depth == 0 {
+                            let start = self.start.take()?;
+                            element(&buf[start..=i])?;
+                            self.expect = Between::CommaOrClose;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        self.scanned = i;
+        Some(self.start.unwrap_or(i))
+    }
+
+    /// Moves positions back after `consumed` leading bytes were dropped.
+    fn shift(&mut self, consumed: usize) {
+        self.scanned -= consumed;
+        if let Some(start) = &mut self.start {
+            *start -= consumed;
+        }
     }
 }
 
@@ -232,6 +371,56 @@ mod tests {
             "provider \"a\": api_endpoint changed from \"https://a\" to \"https://evil\"; requests carrying your API key will go to the new address"
         );
         assert_eq!(changes.security[1].after.as_deref(), Some("X: 1"));
+    }
+
+    /// The chunked reader gives what parsing the whole file gives, whatever
+    /// the chunk size, strings with brackets and escapes included.
+    #[test]
+    fn chunked_summary_equals_whole_parse() {
+        let tricky = br#" [ {"id":"a]\"}{","name":"[{","models":[{"id":"m\\"},{"id":"}"}],
+            "api_endpoint":"https://x/{}","default_headers":{"K":"v]"}} ,
+            {"id":"b","name":"B","x":[[{}],{"y":"\u005d"}]} ]
+"#;
+        let synthetic = crate::synthetic::catalog(200_000, 3);
+        for text in [&tricky[..], synthetic.as_bytes()] {
+            let whole: Summary = serde_json::from_slice(text).unwrap();
+            for chunk in [1, 2, 3, 7, 64, 4096, 1 << 20] {
+                assert_eq!(
+                    Summary::read_from(text, chunk).as_ref(),
+                    Some(&whole),
+                    "chunk {chunk}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_summary_refuses_what_is_not_an_array_of_objects() {
+        for text in [
+            &b""[..],
+            b"{}",
+            b"[1]",
+            b"[{\"id\":\"a\"}",
+            b"[{\"id\":\"a\"}] x",
+            b"x[]",
+            b"[{\"id\":1}]",
+            b"[{\"id\":\"a\"} {\"id\":\"b\"}]",
+            b"[,{\"id\":\"a\"}]",
+            b"[{\"id\":\"a\"},]",
+            b"[{\"id\":\"a\"}]]",
+            b"[]{}",
+        ] {
+            assert_eq!(
+                Summary::read_from(text, 3),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert_eq!(
+            Summary::read_from(&b" [ ] "[..], 2),
+            Some(Summary::default())
+        );
     }
 
     #[test]

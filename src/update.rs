@@ -63,10 +63,6 @@ pub struct UpdateReport {
     pub warnings: Vec<String>,
 }
 
-/// Previous files up to this size are summarised while the new catalog is
-/// validated (two catalogs in memory at once); larger ones before it is read.
-const CONCURRENT_SUMMARY_MAX_BYTES: u64 = 8 * 1024 * 1024;
-
 /// A staged write: the output file, or the cache with its lock.
 enum Staging {
     File(cache::Staged),
@@ -101,17 +97,6 @@ pub fn update_providers(
         .output
         .clone()
         .unwrap_or_else(|| cache.catalog.clone());
-    // A large previous file is summarised first, so that its bytes are gone
-    // before the new ones arrive and peak memory stays near one catalog; a
-    // small one is summarised on another core while the new one is checked.
-    // One that does not hold a catalog has nothing to compare with; it is
-    // replaced all the same.
-    let previous_len = std::fs::metadata(&target).map_or(0, |m| m.len());
-    let summarise_first = previous_len > CONCURRENT_SUMMARY_MAX_BYTES;
-    let early_previous = summarise_first
-        .then(|| changes::Summary::read(&target))
-        .flatten();
-
     let fetch = FetchOptions {
         timeout: options.timeout,
         progress: options.progress,
@@ -131,13 +116,12 @@ pub fn update_providers(
             })
         });
         let digest = scope.spawn(|| hex(&catalog::sha256(bytes)));
-        let late_previous =
-            (!summarise_first).then(|| scope.spawn(|| changes::Summary::read(&target)));
+        // The previous file is summarised on another core, in bounded
+        // memory. One that does not hold a catalog has nothing to compare
+        // with; it is replaced all the same.
+        let previous = scope.spawn(|| changes::Summary::read(&target));
         let validated = catalog::validate(bytes).map(|next| {
-            let previous = match late_previous {
-                Some(summary) => summary.join().expect("summarising does not panic"),
-                None => early_previous,
-            };
+            let previous = previous.join().expect("summarising does not panic");
             let changes = previous
                 .as_ref()
                 .map(|previous| changes::compare(previous, &next));
