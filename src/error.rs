@@ -84,9 +84,8 @@ impl Failure {
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }
-            Cause::Write(_) => {
-                "check the folder's permissions and free space, or set XDG_DATA_HOME"
-            }
+            // The path is in the message; it may be the cache or --output.
+            Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
             Cause::Config(_) => "fix or remove that file",
         }
