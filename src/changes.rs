@@ -127,7 +127,10 @@ impl Summary {
         Summary::read_from(file, 1 << 20)
     }
 
-    fn read_from(mut reader: impl Read, chunk: usize) -> Option<Summary> {
+    /// Reads a summary from `reader` in chunks of `chunk` bytes (at least
+    /// one), parsing each provider as soon as it is complete.
+    pub fn read_from(mut reader: impl Read, chunk: usize) -> Option<Summary> {
+        let chunk = chunk.max(1);
         let mut splitter = Splitter::default();
         let mut buf: Vec<u8> = Vec::new();
         let mut providers = Vec::new();
