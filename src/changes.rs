@@ -188,6 +188,12 @@ enum Between {
     CommaOrClose,
 }
 
+/// JSON's white space: narrower than `u8::is_ascii_whitespace`, which also
+/// takes form feed.
+fn is_json_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 impl Splitter {
     /// Scans `buf` from where it stopped, hands each complete element to
     /// `element`, and returns how many leading bytes are no longer needed.
@@ -210,12 +216,12 @@ impl Splitter {
                     continue;
                 }
             } else if self.done {
-                if !b.is_ascii_whitespace() {
+                if !is_json_space(b) {
                     return None;
                 }
             } else if self.depth == 0 {
                 match (b, self.expect) {
-                    _ if b.is_ascii_whitespace() => {}
+                    _ if is_json_space(b) => {}
                     (b'[', Between::Open) => self.expect = Between::FirstElement,
                     (b'{', Between::FirstElement | Between::Element) => {
                         self.start = Some(i);
