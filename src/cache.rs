@@ -6,7 +6,7 @@
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -145,9 +145,15 @@ impl WriteError {
     }
 }
 
-/// Replaces the cache with `bytes` and records `state` beside it.
-pub fn write(files: &CacheFiles, bytes: &[u8], state: &CacheState) -> Result<(), WriteError> {
-    stage_cache(files, bytes)?.commit(state)
+/// Replaces the cache with `bytes` and records `state` beside it, waiting at
+/// most `wait` for another writer to finish.
+pub fn write(
+    files: &CacheFiles,
+    bytes: &[u8],
+    state: &CacheState,
+    wait: Duration,
+) -> Result<(), WriteError> {
+    stage_cache(files, bytes, wait)?.commit(state)
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
@@ -202,10 +208,15 @@ impl StagedCache {
 
 /// Stages `bytes` as the new cache. Writers take a lock on the folder, so
 /// that they never remove each other's temporary files; leftovers of killed
-/// runs are removed under that lock.
-pub fn stage_cache(files: &CacheFiles, bytes: &[u8]) -> Result<StagedCache, WriteError> {
+/// runs are removed under that lock. A writer waits at most `wait` for the
+/// lock: a stopped process holding it must not hang everyone else.
+pub fn stage_cache(
+    files: &CacheFiles,
+    bytes: &[u8],
+    wait: Duration,
+) -> Result<StagedCache, WriteError> {
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let lock = FolderLock::acquire(&files.dir)
+    let lock = FolderLock::acquire(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
     remove_leftovers(&files.dir);
     Ok(StagedCache {
@@ -313,30 +324,78 @@ fn remove_leftovers(dir: &Path) {
 struct FolderLock(#[allow(dead_code)] File);
 
 impl FolderLock {
+    fn acquire(dir: &Path, wait: Duration) -> io::Result<FolderLock> {
+        let file = Self::open(dir)?;
+        let start = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(FolderLock(file)),
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() >= wait => {
+                    return Err(io::Error::other(format!(
+                        "another process has been writing it for over {} s",
+                        wait.as_secs_f64()
+                    )));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+            }
+        }
+    }
+
     /// Unix locks the folder itself, so no lock file is left behind.
     #[cfg(unix)]
-    fn acquire(dir: &Path) -> io::Result<FolderLock> {
-        let file = File::open(dir)?;
-        file.lock()?;
-        Ok(FolderLock(file))
+    fn open(dir: &Path) -> io::Result<File> {
+        File::open(dir)
     }
 
     /// Windows cannot lock a folder handle; it locks a file beside the cache.
     #[cfg(not(unix))]
-    fn acquire(dir: &Path) -> io::Result<FolderLock> {
-        let file = fs::OpenOptions::new()
+    fn open(dir: &Path) -> io::Result<File> {
+        fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(dir.join(".providers.lock"))?;
-        file.lock()?;
-        Ok(FolderLock(file))
+            .open(dir.join(".providers.lock"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const WAIT: Duration = Duration::from_secs(5);
+
+    #[cfg(unix)]
+    #[test]
+    fn a_held_lock_is_waited_for_then_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        let holder = File::open(tmp.path()).unwrap();
+        holder.lock().unwrap();
+        let start = std::time::Instant::now();
+        let err = write(
+            &files,
+            b"[1]",
+            &state_for(b"[1]"),
+            Duration::from_millis(200),
+        )
+        .unwrap_err();
+        assert!(start.elapsed() >= Duration::from_millis(200));
+        assert!(
+            err.to_string().starts_with("cannot lock the data folder"),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .contains("another process has been writing it for over 0.2 s"),
+            "{err}"
+        );
+        assert!(read(&files).unwrap().is_none());
+        drop(holder);
+        write(&files, b"[1]", &state_for(b"[1]"), WAIT).unwrap();
+    }
 
     fn state_for(bytes: &[u8]) -> CacheState {
         CacheState {
@@ -363,7 +422,7 @@ mod tests {
     fn write_then_read_round_trips_with_state() {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path().join("crush"));
-        write(&files, b"[1]", &state_for(b"[1]")).unwrap();
+        write(&files, b"[1]", &state_for(b"[1]"), WAIT).unwrap();
         let cached = read(&files).unwrap().unwrap();
         assert_eq!(cached.bytes, b"[1]");
         assert_eq!(cached.validators().etag.as_deref(), Some("\"abc\""));
@@ -374,7 +433,7 @@ mod tests {
     fn state_for_other_bytes_is_ignored() {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path());
-        write(&files, b"[1]", &state_for(b"[1]")).unwrap();
+        write(&files, b"[1]", &state_for(b"[1]"), WAIT).unwrap();
         fs::write(&files.catalog, b"[2]").unwrap();
         let cached = read(&files).unwrap().unwrap();
         assert!(cached.state.is_none());
@@ -398,7 +457,7 @@ mod tests {
         let files = CacheFiles::in_dir(tmp.path());
         fs::write(tmp.path().join(".providers.json.abc123.tmp"), b"half").unwrap();
         fs::write(tmp.path().join("unrelated.tmp"), b"keep").unwrap();
-        write(&files, b"[1]", &state_for(b"[1]")).unwrap();
+        write(&files, b"[1]", &state_for(b"[1]"), WAIT).unwrap();
         assert_eq!(
             names(tmp.path()),
             [CATALOG_FILE, STATE_FILE, "unrelated.tmp"]

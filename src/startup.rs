@@ -17,6 +17,9 @@ use crate::source;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bound on establishing the connection at start-up.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long start-up waits for another writer of the cache; past it the
+/// fresh catalog is used without being saved.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// Environment variable that changes [`DEFAULT_TIMEOUT`] (seconds).
 pub const TIMEOUT_ENV: &str = "CRUSH_PROVIDER_TIMEOUT";
 
@@ -173,7 +176,7 @@ fn fresh(
             false,
         )
     } else {
-        cache::write(files, &bytes, &state)
+        cache::write(files, &bytes, &state, LOCK_WAIT)
     };
     if let Err(e) = result {
         warnings.push(format!(

@@ -63,6 +63,9 @@ pub struct UpdateReport {
     pub warnings: Vec<String>,
 }
 
+/// How long an update waits for another writer of the cache to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
 /// A staged write: the output file, or the cache with its lock.
 enum Staging {
     File(cache::Staged),
@@ -112,7 +115,7 @@ pub fn update_providers(
         let staging = (!options.dry_run).then(|| {
             scope.spawn(|| match &options.output {
                 Some(path) => cache::stage(path, bytes, true).map(Staging::File),
-                None => cache::stage_cache(cache, bytes).map(Staging::Cache),
+                None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
             })
         });
         let digest = scope.spawn(|| hex(&catalog::sha256(bytes)));

@@ -509,3 +509,40 @@ fn hostile_bodies_are_cut_with_bounded_memory() {
         assert!(home.cache().is_none());
     }
 }
+
+/// A writer stopped while holding the cache lock (say, a suspended
+/// `update-providers`) must not hang start-up: it waits briefly, then uses
+/// the fresh catalog without saving it.
+#[cfg(unix)]
+#[test]
+fn a_held_cache_lock_does_not_hang_start_up() {
+    let server = raw_server(|s| {
+        let body = CATALOG_B.as_bytes();
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        let _ = s.write_all(body);
+    });
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let holder = fs::File::open(home.data_dir()).unwrap();
+    holder.lock().unwrap();
+    let start = Instant::now();
+    let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &server)]);
+    run.ok();
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(run.stdout, CATALOG_B);
+    assert!(
+        run.stderr.contains("could not save the refreshed catalog")
+            && run.stderr.contains("cannot lock the data folder"),
+        "{run:?}"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    drop(holder);
+}
