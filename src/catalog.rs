@@ -527,6 +527,18 @@ mod tests {
         assert!(validate(br#"[{"id":"a\ud800","name":"A"}]"#).is_err());
     }
 
+    /// Found by fuzzing: a number beyond f64 (`1e400`) is accepted where
+    /// this project skips it, as Go's encoding/json skips unknown fields
+    /// without converting them, and refused where it reads it.
+    #[test]
+    fn huge_numbers_only_matter_in_known_fields() {
+        assert!(validate(br#"[{"id":"a","name":"A","x":488e432000}]"#).is_ok());
+        let err =
+            validate(br#"[{"id":"a","name":"A","models":[{"id":"m","cost_per_1m_in":1e400}]}]"#)
+                .unwrap_err();
+        assert!(err.0.contains("number out of range"), "{err}");
+    }
+
     #[test]
     fn names_provider_and_missing_field() {
         assert_eq!(

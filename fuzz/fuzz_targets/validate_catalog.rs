@@ -27,8 +27,9 @@ fuzz_target!(|data: &[u8]| {
             // too, but for lone surrogate escapes in fields this project
             // skips (Go's encoding/json, which Crush uses, accepts them).
             assert!(std::str::from_utf8(data).is_ok());
+            // The same holds for a number beyond f64 in a skipped field.
             if let Err(e) = serde_json::from_slice::<serde_json::Value>(data) {
-                assert!(has_surrogate_escape(data), "{e}");
+                assert!(has_surrogate_escape(data) || e.to_string().starts_with("number out of range"), "{e}");
             }
         }
         Err(e) => {
