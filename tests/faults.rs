@@ -144,17 +144,20 @@ fn racing_writers_and_readers_always_see_a_whole_catalog() {
     );
 }
 
+/// A plain 200 with CATALOG_B, for `raw_server`.
+fn answer_catalog_b(s: &mut std::net::TcpStream) {
+    let body = CATALOG_B.as_bytes();
+    let _ = write!(
+        s,
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = s.write_all(body);
+}
+
 #[test]
 fn start_up_with_an_unwritable_data_folder_still_gets_the_new_catalog() {
-    let server = raw_server(|s| {
-        let body = CATALOG_B.as_bytes();
-        let _ = write!(
-            s,
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        let _ = s.write_all(body);
-    });
+    let server = raw_server(answer_catalog_b);
     let home = Home::new();
     fs::create_dir_all(home.path().join(".local/share")).unwrap();
     fs::write(home.path().join(".local/share/crush"), b"in the way").unwrap();
@@ -516,15 +519,7 @@ fn hostile_bodies_are_cut_with_bounded_memory() {
 #[cfg(unix)]
 #[test]
 fn a_held_cache_lock_does_not_hang_start_up() {
-    let server = raw_server(|s| {
-        let body = CATALOG_B.as_bytes();
-        let _ = write!(
-            s,
-            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        let _ = s.write_all(body);
-    });
+    let server = raw_server(answer_catalog_b);
     let home = Home::new();
     home.set_cache(CATALOG_A.as_bytes());
     let holder = fs::File::open(home.data_dir()).unwrap();
