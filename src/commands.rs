@@ -65,36 +65,75 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     if args.status {
         return status(&settings, args.json);
     }
-    let loaded = startup_catalog(&settings)?;
-    let mut out = io::stdout().lock();
     if args.json {
-        let _ = out.write_all(&loaded.bytes);
+        let loaded = startup_catalog(&settings)?;
+        let _ = io::stdout().lock().write_all(&loaded.bytes);
         return Ok(());
     }
-    if loaded.provenance == Provenance::Disabled {
-        let _ = writeln!(
-            out,
-            "No providers: default-providers is {}.",
-            settings.default_providers
-        );
-        return Ok(());
-    }
-    let catalog = parse(&loaded)?;
-    let _ = writeln!(out, "{}", header(&loaded));
-    let rows: Vec<[String; 4]> = catalog
-        .providers
-        .iter()
-        .map(|p| {
-            [
-                p.id.to_string(),
-                p.name.to_string(),
-                p.kind.as_ref().map(|k| k.to_string()).unwrap_or_default(),
-                p.models().len().to_string(),
-            ]
+    with_catalog(&settings, |loaded, catalog| {
+        let mut out = io::stdout().lock();
+        if loaded.provenance == Provenance::Disabled {
+            let _ = writeln!(
+                out,
+                "No providers: default-providers is {}.",
+                settings.default_providers
+            );
+            return;
+        }
+        let _ = writeln!(out, "{}", header(loaded));
+        let rows: Vec<[String; 4]> = catalog
+            .providers
+            .iter()
+            .map(|p| {
+                [
+                    p.id.to_string(),
+                    p.name.to_string(),
+                    p.kind.as_ref().map(|k| k.to_string()).unwrap_or_default(),
+                    p.models().len().to_string(),
+                ]
+            })
+            .collect();
+        print_table(&mut out, ["ID", "NAME", "TYPE", "MODELS"], &rows);
+    })
+}
+
+/// Runs the start-up policy and hands `list` the catalog, parsed (empty when
+/// `default-providers` is off). The cached file is parsed on another core
+/// while start-up hashes it and asks the server; when start-up settles on
+/// that same file, the usual case, no second parse is needed.
+fn with_catalog<R>(
+    settings: &Settings,
+    list: impl FnOnce(&StartupCatalog, &Catalog<'_>) -> R,
+) -> Result<R, Exit> {
+    let guess = settings
+        .default_providers
+        .value
+        .then(|| {
+            cache_files()
+                .ok()
+                .and_then(|f| std::fs::read(f.catalog).ok())
         })
-        .collect();
-    print_table(&mut out, ["ID", "NAME", "TYPE", "MODELS"], &rows);
-    Ok(())
+        .flatten();
+    std::thread::scope(|scope| {
+        let speculative = guess
+            .as_deref()
+            .map(|bytes| scope.spawn(move || catalog::validate(bytes).ok()));
+        let loaded = startup_catalog(settings)?;
+        let speculative = speculative.and_then(|parse| parse.join().ok().flatten());
+        if loaded.provenance == Provenance::Disabled {
+            let empty = Catalog {
+                providers: Vec::new(),
+                warnings: Vec::new(),
+            };
+            return Ok(list(&loaded, &empty));
+        }
+        match speculative {
+            Some(catalog) if guess.as_deref() == Some(&*loaded.bytes) => {
+                Ok(list(&loaded, &catalog))
+            }
+            _ => Ok(list(&loaded, &parse(&loaded)?)),
+        }
+    })
 }
 
 fn header(loaded: &StartupCatalog) -> String {
@@ -176,19 +215,23 @@ struct ModelRow<'a> {
 /// `crush models`.
 pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
-    let loaded = startup_catalog(&settings)?;
-    if loaded.provenance == Provenance::Disabled {
-        if args.json {
-            println!("[]");
-        } else {
-            println!(
-                "No models: default-providers is {}.",
-                settings.default_providers
-            );
+    with_catalog(&settings, |loaded, catalog| {
+        if loaded.provenance == Provenance::Disabled {
+            if args.json {
+                println!("[]");
+            } else {
+                println!(
+                    "No models: default-providers is {}.",
+                    settings.default_providers
+                );
+            }
+            return;
         }
-        return Ok(());
-    }
-    let catalog = parse(&loaded)?;
+        print_models(args, catalog);
+    })
+}
+
+fn print_models(args: &ModelsArgs, catalog: &Catalog<'_>) {
     let terms: Vec<String> = args.terms.iter().map(|t| t.to_lowercase()).collect();
     let mut rows = Vec::new();
     for provider in &catalog.providers {
@@ -221,12 +264,12 @@ pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     }
     if args.json {
         print_json(&rows);
-        return Ok(());
+        return;
     }
     let mut out = io::stdout().lock();
     if rows.is_empty() {
         eprintln!("No model matches {}.", args.terms.join(" "));
-        return Ok(());
+        return;
     }
     let table: Vec<[String; 4]> = rows
         .iter()
@@ -247,7 +290,6 @@ pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
         ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"],
         &table,
     );
-    Ok(())
 }
 
 fn tokens(n: i64) -> String {
