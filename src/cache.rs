@@ -197,13 +197,17 @@ impl StagedCache {
     /// Renames the new catalog over the cache and records `state` beside it.
     pub fn commit(self, state: &CacheState) -> Result<(), WriteError> {
         self.catalog.commit()?;
-        // The state file is bound to the catalog by its SHA-256, so a stale or
-        // missing one is harmless: it needs no fsync, and a failure to write it
-        // does not undo the update.
-        let state_json = serde_json::to_vec_pretty(state).unwrap_or_default();
-        let _ = write_atomically(&self.state_path, &state_json, false);
+        // A failure to record the state does not undo the update.
+        let _ = write_state(&self.state_path, state);
         Ok(())
     }
+}
+
+/// Writes the state file. It is bound to the catalog by its SHA-256, so a
+/// stale or missing one is harmless: it needs no fsync.
+pub fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
+    let json = serde_json::to_vec_pretty(state).unwrap_or_default();
+    write_atomically(path, &json, false)
 }
 
 /// Stages `bytes` as the new cache. Writers take a lock on the folder, so

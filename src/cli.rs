@@ -138,7 +138,7 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "HEX", value_parser = parse_sha256)]
     pub sha256: Option<String>,
     /// Give up on a download after this many seconds
-    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = crate::http::parse_seconds)]
     pub timeout: Duration,
     /// Print the report as one JSON object
     #[arg(long)]
@@ -161,16 +161,6 @@ fn parse_sha256(s: &str) -> Result<String, String> {
         Ok(s.to_ascii_lowercase())
     } else {
         Err("expected 64 hexadecimal digits (the output of `sha256sum`)".into())
-    }
-}
-
-/// Parses a positive number of seconds, fractions allowed.
-pub fn parse_seconds(s: &str) -> Result<Duration, String> {
-    match s.trim().parse::<f64>() {
-        Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
-            Ok(Duration::from_secs_f64(secs))
-        }
-        _ => Err(format!("{s:?} is not a positive number of seconds")),
     }
 }
 

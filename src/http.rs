@@ -103,6 +103,17 @@ pub enum FetchError {
     Transfer(String),
 }
 
+/// Parses a positive number of seconds, fractions allowed, as `--timeout`
+/// and `CRUSH_PROVIDER_TIMEOUT` take it.
+pub fn parse_seconds(s: &str) -> Result<Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
 /// Fetches `url`. Blocks the calling thread; runs its own small runtime.
 pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
     let runtime = tokio::runtime::Builder::new_current_thread()

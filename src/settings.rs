@@ -264,9 +264,17 @@ fn apply_json(settings: &mut Settings, path: &Path, text: &str) -> Result<(), Co
     let Some(options) = options.as_object() else {
         return Err(error(None, "\"options\" must be an object".into()));
     };
-    for (key, target) in [
-        ("disable_provider_auto_update", &mut settings.auto_update),
-        ("disable_default_providers", &mut settings.default_providers),
+    for (key, origin_key, target) in [
+        (
+            "disable_provider_auto_update",
+            "options.disable_provider_auto_update",
+            &mut settings.auto_update,
+        ),
+        (
+            "disable_default_providers",
+            "options.disable_default_providers",
+            &mut settings.default_providers,
+        ),
     ] {
         match options.get(key) {
             None | Some(serde_json::Value::Null) => {}
@@ -275,11 +283,7 @@ fn apply_json(settings: &mut Settings, path: &Path, text: &str) -> Result<(), Co
                     value: !disable,
                     origin: Origin::Json {
                         path: path.to_owned(),
-                        key: if key == "disable_provider_auto_update" {
-                            "options.disable_provider_auto_update"
-                        } else {
-                            "options.disable_default_providers"
-                        },
+                        key: origin_key,
                     },
                 }
             }

@@ -170,11 +170,7 @@ fn fresh(
     // A server that ignores validators may send the same bytes again: then
     // only the state (its new validators) is worth writing.
     let result = if cached.is_some_and(|c| c.sha256 == digest) {
-        cache::write_atomically(
-            &files.state,
-            &serde_json::to_vec_pretty(&state).unwrap_or_default(),
-            false,
-        )
+        cache::write_state(&files.state, &state)
     } else {
         cache::write(files, &bytes, &state, LOCK_WAIT)
     };
@@ -236,11 +232,9 @@ pub fn options_from_env(
     };
     let timeout = match timeout {
         None => DEFAULT_TIMEOUT,
-        Some(text) => match text.trim().parse::<f64>() {
-            Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
-                Duration::from_secs_f64(secs)
-            }
-            _ => {
+        Some(text) => match http::parse_seconds(text) {
+            Ok(timeout) => timeout,
+            Err(_) => {
                 warnings.push(format!(
                     "{TIMEOUT_ENV}={text:?} is not a positive number of seconds; using {}",
                     DEFAULT_TIMEOUT.as_secs()
