@@ -301,16 +301,8 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
             });
         }
         let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.as_str().to_owned());
-        let new_headers = provider
-            .default_headers
-            .as_ref()
-            .filter(|h| !h.is_empty())
-            .map(|h| headers_text(h.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
-        let old_headers = before
-            .default_headers
-            .as_ref()
-            .filter(|h| !h.is_empty())
-            .map(|h| headers_text(h.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        let new_headers = headers_text(provider.default_headers.as_ref());
+        let old_headers = headers_text(before.default_headers.as_ref());
         for (field, before, after) in [
             (
                 "api_endpoint",
@@ -341,11 +333,15 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
 }
 
 /// Headers in one line, sorted by name (both sides come from sorted maps).
-fn headers_text<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>) -> String {
-    headers
-        .map(|(k, v)| format!("{k}: {v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+fn headers_text<K: AsRef<str>, V: AsRef<str>>(headers: Option<&BTreeMap<K, V>>) -> Option<String> {
+    let headers = headers.filter(|h| !h.is_empty())?;
+    Some(
+        headers
+            .iter()
+            .map(|(k, v)| format!("{}: {}", k.as_ref(), v.as_ref()))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 #[cfg(test)]
