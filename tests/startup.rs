@@ -261,17 +261,10 @@ async fn refresh_failures_fall_back_to_the_cache_then_embedded() {
 
 #[test]
 fn refused_connection_falls_back_quickly() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let url = closed_port_url();
     let home = Home::new();
     home.set_cache(CATALOG_A.as_bytes());
-    let run = home.run_env(
-        &["providers", "--json"],
-        &[("CATWALK_URL", &format!("http://127.0.0.1:{port}"))],
-    );
+    let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
     run.ok();
     assert_eq!(run.stdout, CATALOG_A);
     assert!(run.stderr.contains("cannot connect"), "{run:?}");

@@ -422,18 +422,13 @@ fn dripping_server_is_bounded_by_timeout() {
 
 #[test]
 fn connection_refused_names_the_source_and_a_way_out() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let url = closed_port_url();
     let home = Home::new();
-    home.run(&["update-providers", &format!("http://127.0.0.1:{port}")])
-        .fails_with(&[
-            &format!("http://127.0.0.1:{port}/v2/providers"),
-            "cannot connect",
-            "embedded",
-        ]);
+    home.run(&["update-providers", &url]).fails_with(&[
+        &format!("{url}/v2/providers"),
+        "cannot connect",
+        "embedded",
+    ]);
 }
 
 #[test]

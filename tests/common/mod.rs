@@ -228,3 +228,10 @@ pub async fn serve_at(route: &str, template: wiremock::ResponseTemplate) -> wire
         .await;
     server
 }
+
+/// The base URL of a loopback port that nothing listens on: the port was
+/// bound and released, so a connection is refused at once.
+pub fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", listener.local_addr().unwrap())
+}
