@@ -344,8 +344,3 @@ pub fn count(n: usize, noun: &str) -> String {
         format!("{n} {noun}s")
     }
 }
-
-/// The clap command, for completions and documentation.
-pub fn command() -> clap::Command {
-    Cli::command()
-}
