@@ -203,9 +203,23 @@ impl StagedCache {
     }
 }
 
-/// Writes the state file. It is bound to the catalog by its SHA-256, so a
-/// stale or missing one is harmless: it needs no fsync.
-pub fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
+/// Rewrites only the state file (the catalog is unchanged), under the
+/// folder lock like every writer: another writer's clean-up of leftovers
+/// would otherwise remove this temporary file before its rename.
+pub fn record_state(
+    files: &CacheFiles,
+    state: &CacheState,
+    wait: Duration,
+) -> Result<(), WriteError> {
+    let _lock = FolderLock::acquire(&files.dir, wait)
+        .map_err(WriteError::at("lock the data folder", &files.dir))?;
+    write_state(&files.state, state)
+}
+
+/// Writes the state file; the caller holds the folder lock. It is bound to
+/// the catalog by its SHA-256, so a stale or missing one is harmless: it
+/// needs no fsync.
+fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
     let json = serde_json::to_vec_pretty(state).unwrap_or_default();
     write_atomically(path, &json, false)
 }

@@ -170,7 +170,7 @@ fn fresh(
     // A server that ignores validators may send the same bytes again: then
     // only the state (its new validators) is worth writing.
     let result = if cached.is_some_and(|c| c.sha256 == digest) {
-        cache::write_state(&files.state, &state)
+        cache::record_state(files, &state, LOCK_WAIT)
     } else {
         cache::write(files, &bytes, &state, LOCK_WAIT)
     };
