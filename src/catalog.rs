@@ -27,6 +27,12 @@ impl Text<'_> {
     }
 }
 
+impl serde::Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
 impl AsRef<str> for Text<'_> {
     fn as_ref(&self) -> &str {
         &self.0

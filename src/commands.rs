@@ -7,13 +7,14 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cache::{self, Cached};
-use crate::catalog::{self, Catalog};
+use crate::catalog::{self, Catalog, ValidationError};
 use crate::cli::{Exit, ModelsArgs, ProvidersArgs, cache_files, count, print_json};
 use crate::embedded;
 use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
 use crate::settings::{self, Setting, Settings};
 use crate::startup::{self, Provenance, StartupCatalog, StartupOptions};
+use crate::summary::Summary;
 
 fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
     let settings = settings::resolve(cwd, &process_env).map_err(|e| {
@@ -53,87 +54,68 @@ fn startup_catalog(settings: &Settings) -> Result<StartupCatalog, Exit> {
     Ok(loaded)
 }
 
-/// Validates the start-up catalog for listing. It is valid by construction;
-/// a failure here would be a bug, reported as such rather than a panic.
-fn parse(loaded: &StartupCatalog) -> Result<Catalog<'_>, Exit> {
-    catalog::validate(&loaded.bytes).map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))
-}
-
 /// `crush providers`.
 pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
     if args.status {
         return status(&settings, args.json);
     }
+    let loaded = startup_catalog(&settings)?;
+    let mut out = io::stdout().lock();
     if args.json {
-        let loaded = startup_catalog(&settings)?;
-        let _ = io::stdout().lock().write_all(&loaded.bytes);
+        let _ = out.write_all(&loaded.bytes);
         return Ok(());
     }
-    with_catalog(&settings, |loaded, catalog| {
-        let mut out = io::stdout().lock();
-        if loaded.provenance == Provenance::Disabled {
-            let _ = writeln!(
-                out,
-                "No providers: default-providers is {}.",
-                settings.default_providers
-            );
-            return;
-        }
-        let _ = writeln!(out, "{}", header(loaded));
-        let rows: Vec<[String; 4]> = catalog
-            .providers
-            .iter()
-            .map(|p| {
-                [
-                    p.id.to_string(),
-                    p.name.to_string(),
-                    p.kind.as_ref().map(|k| k.to_string()).unwrap_or_default(),
-                    p.models().len().to_string(),
-                ]
-            })
-            .collect();
-        print_table(&mut out, ["ID", "NAME", "TYPE", "MODELS"], &rows);
-    })
+    if loaded.provenance == Provenance::Disabled {
+        let _ = writeln!(
+            out,
+            "No providers: default-providers is {}.",
+            settings.default_providers
+        );
+        return Ok(());
+    }
+    let summary = summarise(&loaded)?;
+    let _ = writeln!(out, "{}", header(&loaded));
+    let rows: Vec<[String; 4]> = summary
+        .providers
+        .iter()
+        .map(|p| {
+            [
+                printable_cell(&p.id),
+                printable_cell(p.name.as_deref().unwrap_or_default()),
+                printable_cell(p.kind.as_deref().unwrap_or_default()),
+                p.models().len().to_string(),
+            ]
+        })
+        .collect();
+    print_table(&mut out, ["ID", "NAME", "TYPE", "MODELS"], &rows);
+    Ok(())
 }
 
-/// Runs the start-up policy and hands `list` the catalog, parsed (empty when
-/// `default-providers` is off). The cached file is parsed on another core
-/// while start-up hashes it and asks the server; when start-up settles on
-/// that same file, the usual case, no second parse is needed.
-fn with_catalog<R>(
-    settings: &Settings,
-    list: impl FnOnce(&StartupCatalog, &Catalog<'_>) -> R,
-) -> Result<R, Exit> {
-    let guess = settings
-        .default_providers
-        .value
-        .then(|| {
-            cache_files()
-                .ok()
-                .and_then(|f| std::fs::read(f.catalog).ok())
+/// What listing providers needs of the start-up catalog: the cache's index
+/// when it describes these bytes, which spares parsing them on every start;
+/// otherwise a summary of the bytes themselves.
+fn summarise(loaded: &StartupCatalog) -> Result<Summary, Exit> {
+    let indexed = loaded.sha256.and_then(|sha256| {
+        let files = cache_files().ok()?;
+        Summary::from_index(&files.index, &catalog::hex(&sha256))
+    });
+    indexed
+        .or_else(|| Summary::parse(&loaded.bytes))
+        .ok_or_else(|| {
+            let bug = ValidationError("valid, yet it cannot be summarised (a bug)".into());
+            Exit::Failed(Failure::new("start-up catalog", bug))
         })
-        .flatten();
-    std::thread::scope(|scope| {
-        let speculative = guess
-            .as_deref()
-            .map(|bytes| scope.spawn(move || catalog::validate(bytes).ok()));
-        let loaded = startup_catalog(settings)?;
-        let speculative = speculative.and_then(|parse| parse.join().ok().flatten());
-        if loaded.provenance == Provenance::Disabled {
-            let empty = Catalog {
-                providers: Vec::new(),
-                warnings: Vec::new(),
-            };
-            return Ok(list(&loaded, &empty));
-        }
-        match speculative {
-            Some(catalog) if guess.as_deref() == Some(&*loaded.bytes) => {
-                Ok(list(&loaded, &catalog))
-            }
-            _ => Ok(list(&loaded, &parse(&loaded)?)),
-        }
-    })
+}
+
+/// A cell as is when it is plain text; quoted and escaped when it holds
+/// control characters, which a hand-edited index could carry.
+fn printable_cell(text: &str) -> String {
+    if text.chars().any(char::is_control) {
+        catalog::printable(text)
+    } else {
+        text.to_owned()
+    }
 }
 
 fn header(loaded: &StartupCatalog) -> String {
@@ -215,20 +197,24 @@ struct ModelRow<'a> {
 /// `crush models`.
 pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
-    with_catalog(&settings, |loaded, catalog| {
-        if loaded.provenance == Provenance::Disabled {
-            if args.json {
-                println!("[]");
-            } else {
-                println!(
-                    "No models: default-providers is {}.",
-                    settings.default_providers
-                );
-            }
-            return;
+    let loaded = startup_catalog(&settings)?;
+    if loaded.provenance == Provenance::Disabled {
+        if args.json {
+            println!("[]");
+        } else {
+            println!(
+                "No models: default-providers is {}.",
+                settings.default_providers
+            );
         }
-        print_models(args, catalog);
-    })
+        return Ok(());
+    }
+    // Valid by construction; a failure here would be a bug, reported as
+    // such rather than a panic.
+    let catalog = catalog::validate(&loaded.bytes)
+        .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
+    print_models(args, &catalog);
+    Ok(())
 }
 
 fn print_models(args: &ModelsArgs, catalog: &Catalog<'_>) {

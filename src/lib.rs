@@ -3,7 +3,8 @@
 //! The modules follow the data's path: a [`source`] is read into bytes (over
 //! [`http`] when it is a URL), the bytes are validated into a [`catalog`],
 //! and the catalog is swapped into the [`cache`]. [`update`] runs that path
-//! for `update-providers`; [`changes`] says what it changed.
+//! for `update-providers`; [`changes`] says what it changed, from a
+//! [`summary`] of the previous catalog.
 
 pub mod cache;
 pub mod catalog;
@@ -18,5 +19,6 @@ pub mod paths;
 pub mod settings;
 pub mod source;
 pub mod startup;
+pub mod summary;
 pub mod synthetic;
 pub mod update;

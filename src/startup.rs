@@ -12,6 +12,7 @@ use crate::catalog::{self, hex};
 use crate::embedded;
 use crate::http::{self, FetchOptions, Fetched, Validators};
 use crate::source;
+use crate::summary;
 
 /// Default bound on the whole start-up refresh.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,6 +58,8 @@ pub enum Provenance {
 pub struct StartupCatalog {
     /// The catalog's bytes (always a valid catalog, or `[]` when disabled).
     pub bytes: Cow<'static, [u8]>,
+    /// Their SHA-256, when they are (or were just written to) the cache.
+    pub sha256: Option<[u8; 32]>,
     /// Where they came from.
     pub provenance: Provenance,
     /// Seconds since the Unix epoch when the bytes were fetched or written,
@@ -78,6 +81,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
+            sha256: None,
             provenance: Provenance::Disabled,
             fetched_at: None,
             source: None,
@@ -106,7 +110,19 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             "the server answered 304 Not Modified without a cache to confirm".to_string()
         }
         Ok(Fetched::Body { bytes, validators }) => match catalog::validate(&bytes) {
-            Ok(_) => return fresh(files, options, bytes, validators, cached, warnings),
+            Ok(catalog) => {
+                let digest = catalog::sha256(&bytes);
+                let index = summary::index_json(&catalog, &hex(&digest));
+                drop(catalog);
+                return fresh(
+                    files,
+                    options,
+                    (bytes, digest, index),
+                    validators,
+                    cached,
+                    warnings,
+                );
+            }
             Err(e) => format!("not a valid catalog: {e}"),
         },
         Err(e) => e.to_string(),
@@ -152,27 +168,35 @@ fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Ca
     }
 }
 
+/// A validated catalog: its bytes, their SHA-256 and its index.
+type Checked = (Vec<u8>, [u8; 32], Vec<u8>);
+
 fn fresh(
     files: &CacheFiles,
     options: &StartupOptions,
-    bytes: Vec<u8>,
+    (bytes, digest, index): Checked,
     validators: Validators,
     cached: Option<Cached>,
     mut warnings: Vec<String>,
 ) -> StartupCatalog {
-    let digest = catalog::sha256(&bytes);
     let state = CacheState {
         sha256: hex(&digest),
+        file: None,
         validators,
         source: options.url.to_string(),
         fetched_at: cache::now(),
     };
     // A server that ignores validators may send the same bytes again: then
     // only the state (its new validators) is worth writing.
-    let result = if cached.is_some_and(|c| c.sha256 == digest) {
-        cache::record_state(files, &state, LOCK_WAIT)
-    } else {
-        cache::write(files, &bytes, &state, LOCK_WAIT)
+    let result = match cached {
+        Some(cached) if cached.sha256 == digest => {
+            let state = CacheState {
+                file: cached.identity,
+                ..state.clone()
+            };
+            cache::record_state(files, &state, LOCK_WAIT)
+        }
+        _ => cache::write(files, &bytes, &state, &index, LOCK_WAIT),
     };
     if let Err(e) = result {
         warnings.push(format!(
@@ -181,6 +205,7 @@ fn fresh(
     }
     StartupCatalog {
         bytes: Cow::Owned(bytes),
+        sha256: Some(digest),
         provenance: Provenance::Fresh,
         fetched_at: Some(state.fetched_at),
         source: Some(state.source),
@@ -192,6 +217,7 @@ fn from_cache(cached: Cached, provenance: Provenance, warnings: Vec<String>) -> 
     StartupCatalog {
         fetched_at: cached.written_at(),
         source: cached.state.as_ref().map(|s| s.source.clone()),
+        sha256: Some(cached.sha256),
         bytes: Cow::Owned(cached.bytes),
         provenance,
         warnings,
@@ -203,6 +229,7 @@ fn fallback(cached: Option<Cached>, warnings: Vec<String>) -> StartupCatalog {
         Some(cached) => from_cache(cached, Provenance::Cached, warnings),
         None => StartupCatalog {
             bytes: Cow::Borrowed(embedded::catalog_bytes()),
+            sha256: None,
             provenance: Provenance::Embedded,
             fetched_at: None,
             source: None,

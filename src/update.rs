@@ -13,6 +13,7 @@ use crate::error::Cause;
 use crate::error::Failure;
 use crate::http::FetchOptions;
 use crate::source::{self, Source};
+use crate::summary::{self, Summary};
 
 /// Options of `update-providers`.
 #[derive(Debug, Clone)]
@@ -65,6 +66,16 @@ pub struct UpdateReport {
 
 /// How long an update waits for another writer of the cache to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// What validating the new catalog tells.
+struct Validated {
+    providers: usize,
+    models: usize,
+    /// The index to store beside the cache (not for `--output`).
+    index: Option<Vec<u8>>,
+    warnings: Vec<String>,
+    changes: Option<Changes>,
+}
 
 /// A staged write: the output file, or the cache with its lock.
 enum Staging {
@@ -120,22 +131,30 @@ pub fn update_providers(
         });
         let digest = scope.spawn(|| hex(&catalog::sha256(bytes)));
         // The previous file is summarised on another core, in bounded
-        // memory. One that does not hold a catalog has nothing to compare
-        // with; it is replaced all the same.
-        let previous = scope.spawn(|| changes::Summary::read(&target));
-        let validated = catalog::validate(bytes).map(|next| {
+        // memory (from its index when it has one). One that does not hold a
+        // catalog has nothing to compare with; it is replaced all the same.
+        let previous = scope.spawn(|| match &options.output {
+            Some(path) => Summary::read(path),
+            None => Summary::of_cache(cache),
+        });
+        let validated = catalog::validate(bytes);
+        let sha256 = digest.join().expect("hashing does not panic");
+        let validated = validated.map(|next| {
             let previous = previous.join().expect("summarising does not panic");
             let changes = previous
                 .as_ref()
                 .map(|previous| changes::compare(previous, &next));
-            (
-                next.providers.len(),
-                next.model_count(),
-                next.warnings,
+            Validated {
+                providers: next.providers.len(),
+                models: next.model_count(),
+                index: options
+                    .output
+                    .is_none()
+                    .then(|| summary::index_json(&next, &sha256)),
+                warnings: next.warnings,
                 changes,
-            )
+            }
         });
-        let sha256 = digest.join().expect("hashing does not panic");
         let staged = staging.map(|s| s.join().expect("staging does not panic"));
         (sha256, validated, staged)
     });
@@ -147,7 +166,13 @@ pub fn update_providers(
             actual: sha256,
         }));
     }
-    let (providers, models, catalog_warnings, changes) = validated.map_err(|e| fail(e.into()))?;
+    let Validated {
+        providers,
+        models,
+        index,
+        warnings: catalog_warnings,
+        changes,
+    } = validated.map_err(|e| fail(e.into()))?;
     warnings.extend(catalog_warnings);
     for change in changes.iter().flat_map(|c| &c.security) {
         warnings.push(change.describe());
@@ -156,12 +181,16 @@ pub fn update_providers(
         None => {}
         Some(Staging::File(staged)) => staged.commit().map_err(|e| fail(e.into()))?,
         Some(Staging::Cache(staged)) => staged
-            .commit(&CacheState {
-                sha256: sha256.clone(),
-                validators: loaded.validators.clone(),
-                source: label.clone(),
-                fetched_at: cache::now(),
-            })
+            .commit(
+                &CacheState {
+                    sha256: sha256.clone(),
+                    file: None,
+                    validators: loaded.validators.clone(),
+                    source: label.clone(),
+                    fetched_at: cache::now(),
+                },
+                index.as_deref().unwrap_or_default(),
+            )
             .map_err(|e| fail(e.into()))?,
     }
     Ok(UpdateReport {

@@ -48,6 +48,36 @@ fn write_catalogs(catalogs: &[String]) -> (tempfile::TempDir, Vec<std::path::Pat
     (dir, files)
 }
 
+/// `crush providers` (without refreshing) as (id, model count) rows.
+fn listed(home: &Home) -> Vec<(String, usize)> {
+    let run = home.run_env(
+        &["providers"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    run.ok();
+    run.stdout
+        .lines()
+        .skip(2)
+        .map(|line| {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            (cells[0].to_owned(), cells[cells.len() - 1].parse().unwrap())
+        })
+        .collect()
+}
+
+fn expected_listing(catalog: &str) -> Vec<(String, usize)> {
+    let value: serde_json::Value = serde_json::from_str(catalog).unwrap();
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let models = p["models"].as_array().map_or(0, Vec::len);
+            (p["id"].as_str().unwrap().to_owned(), models)
+        })
+        .collect()
+}
+
 #[cfg(unix)]
 #[test]
 fn kill_9_at_any_moment_leaves_one_whole_catalog() {
@@ -80,6 +110,13 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
             cache == catalogs[0] || cache == catalogs[1],
             "round {round}: the cache is not one of the two catalogs"
         );
+        // The state and index may be from either run: listing must still
+        // describe the catalog that is there.
+        assert_eq!(
+            listed(&home),
+            expected_listing(&cache),
+            "round {round}: the listing does not match the cache"
+        );
     }
     eprintln!("{killed_before_exit} of 60 runs were killed before they finished");
     assert!(
@@ -90,7 +127,11 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
         .ok();
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
     assert_eq!(home.cache().unwrap(), catalogs[1].as_bytes());
 }
@@ -140,7 +181,11 @@ fn racing_writers_and_readers_always_see_a_whole_catalog() {
     });
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
 }
 
@@ -289,7 +334,11 @@ fn full_disk_leaves_the_cache_and_no_temp_file() {
         .collect();
     assert_eq!(
         entries,
-        ["providers.json", "providers.state.json"],
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ],
         "{stdout}"
     );
 }
@@ -321,7 +370,11 @@ fn file_size_limit_leaves_the_cache_and_no_temp_file() {
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
 }
 

@@ -98,7 +98,11 @@ async fn fresh_fetch_then_304_with_the_stored_validators_writes_nothing() {
     );
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
 }
 
@@ -703,6 +707,10 @@ async fn concurrent_starts_all_get_a_whole_catalog() {
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
 }

@@ -48,7 +48,11 @@ fn embedded_resets_the_cache_to_the_snapshot() {
     );
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
 }
 
@@ -590,7 +594,11 @@ fn leftovers_of_a_killed_run_are_cleaned_up() {
     home.run(&["update-providers", "embedded"]).ok();
     assert_eq!(
         home.data_entries(),
-        ["providers.json", "providers.state.json"]
+        [
+            "providers.index.json",
+            "providers.json",
+            "providers.state.json"
+        ]
     );
 }
 
@@ -637,4 +645,67 @@ fn xdg_data_home_moves_the_cache() {
     .ok();
     assert!(xdg.join("crush/providers.json").is_file());
     assert!(home.cache().is_none());
+}
+
+/// The index beside the cache stands in for it, when comparing and when
+/// listing, only while the state file vouches that both describe the bytes
+/// in `providers.json`. A doctored index (a provider that is in no catalog)
+/// shows whether it was used.
+#[cfg(unix)]
+#[test]
+fn the_index_stands_in_for_the_cache_only_while_it_describes_it() {
+    let home = Home::new();
+    let index_path = home.data_dir().join("providers.index.json");
+    let doctor = || {
+        let mut index: serde_json::Value =
+            serde_json::from_slice(&fs::read(&index_path).unwrap()).unwrap();
+        index["providers"][0]["name"] = "Doctored".into();
+        index["providers"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"id": "ghost", "name": "Ghost\u{1b}[31m", "models": []}));
+        fs::write(&index_path, serde_json::to_vec(&index).unwrap()).unwrap();
+    };
+    let off = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")];
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let index: serde_json::Value = serde_json::from_slice(&fs::read(&index_path).unwrap()).unwrap();
+    let state: serde_json::Value =
+        serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
+    assert_eq!(index["sha256"], state["sha256"]);
+    assert_eq!(index["providers"][0]["id"], "alpha");
+    assert_eq!(index["providers"][0]["models"][0]["id"], "a-large");
+
+    doctor();
+    let listed = home.run_env(&["providers"], &off);
+    listed.ok();
+    assert!(listed.stdout.contains("Doctored"), "{listed:?}");
+    // Printed escaped, never raw to the terminal.
+    assert!(listed.stdout.contains("\"Ghost\\u{1b}[31m\""), "{listed:?}");
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
+    run.ok();
+    assert!(run.stdout.contains("- 1 provider: ghost"), "{run:?}");
+
+    // Another catalog written in place by another program: the index no
+    // longer describes the cache, and the catalog itself is read.
+    doctor();
+    home.set_cache(CATALOG_A.as_bytes());
+    let listed = home.run_env(&["providers"], &off);
+    listed.ok();
+    assert!(!listed.stdout.contains("Doctored"), "{listed:?}");
+    assert!(listed.stdout.contains("Alpha"), "{listed:?}");
+    assert!(!listed.stdout.contains("Ghost"), "{listed:?}");
+    assert!(!listed.stdout.contains("gamma"), "{listed:?}");
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
+    run.ok();
+    assert!(!run.stdout.contains("ghost"), "{run:?}");
+    assert!(run.stdout.contains("+ 1 provider: gamma"), "{run:?}");
+
+    // A garbage index is ignored.
+    fs::write(&index_path, b"{garbage").unwrap();
+    let listed = home.run_env(&["providers"], &off);
+    listed.ok();
+    assert!(listed.stdout.contains("Gamma"), "{listed:?}");
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes());
+    assert!(run.ok().stdout.contains("- 1 provider: gamma"), "{run:?}");
 }
