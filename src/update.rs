@@ -141,16 +141,23 @@ pub fn update_providers(
         let sha256 = digest.join().expect("hashing does not panic");
         let validated = validated.map(|next| {
             let previous = previous.join().expect("summarising does not panic");
-            let changes = previous
-                .as_ref()
-                .map(|previous| changes::compare(previous, &next));
+            // By now hashing and usually staging are done: the index is
+            // written out on one core while the comparison runs on another.
+            let (changes, index) = std::thread::scope(|inner| {
+                let index = options
+                    .output
+                    .is_none()
+                    .then(|| inner.spawn(|| summary::index_json(&next, &sha256)));
+                let changes = previous
+                    .as_ref()
+                    .map(|previous| changes::compare(previous, &next));
+                let index = index.map(|i| i.join().expect("indexing does not panic"));
+                (changes, index)
+            });
             Validated {
                 providers: next.providers.len(),
                 models: next.model_count(),
-                index: options
-                    .output
-                    .is_none()
-                    .then(|| summary::index_json(&next, &sha256)),
+                index,
                 warnings: next.warnings,
                 changes,
             }
