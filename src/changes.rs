@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, Text, printable};
-use crate::summary::{ProviderSummary, Summary};
+use crate::catalog::{Catalog, Model, Text, printable};
+use crate::summary::{ModelSummary, ProviderSummary, Summary};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
@@ -92,29 +92,18 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
             changes.providers_added.push(id.to_owned());
             continue;
         };
-        let before_model_list = before.models.as_deref().unwrap_or_default();
-        let before_models: HashSet<&str> =
-            before_model_list.iter().map(|m| m.id.as_str()).collect();
-        let after_models: HashSet<&str> = provider.models().iter().map(|m| m.id.as_str()).collect();
-        let added: Vec<String> = provider
-            .models()
-            .iter()
-            .map(|m| m.id.as_str())
-            .filter(|m| !before_models.contains(m))
-            .map(str::to_owned)
-            .collect();
-        let removed: Vec<String> = before_model_list
-            .iter()
-            .map(|m| m.id.as_str())
-            .filter(|m| !after_models.contains(m))
-            .map(str::to_owned)
-            .collect();
-        if !added.is_empty() || !removed.is_empty() {
-            changes.models.push(ModelChanges {
-                provider: id.to_owned(),
-                added,
-                removed,
-            });
+        let before_model_list = before.models();
+        // Most providers keep their model list from one catalog to the
+        // next: then there are no sets to build.
+        let unchanged = before_model_list.len() == provider.models().len()
+            && before_model_list
+                .iter()
+                .zip(provider.models())
+                .all(|(b, a)| b.id == a.id.as_str());
+        if !unchanged {
+            changes
+                .models
+                .extend(model_changes(id, before_model_list, provider.models()));
         }
         let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.as_str().to_owned());
         let new_headers = headers_text(provider.default_headers.as_ref());
@@ -146,6 +135,29 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
         .map(str::to_owned)
         .collect();
     changes
+}
+
+/// The models added to and removed from provider `id`, if any.
+fn model_changes(id: &str, before: &[ModelSummary], after: &[Model<'_>]) -> Option<ModelChanges> {
+    let before_models: HashSet<&str> = before.iter().map(|m| m.id.as_str()).collect();
+    let after_models: HashSet<&str> = after.iter().map(|m| m.id.as_str()).collect();
+    let added: Vec<String> = after
+        .iter()
+        .map(|m| m.id.as_str())
+        .filter(|m| !before_models.contains(m))
+        .map(str::to_owned)
+        .collect();
+    let removed: Vec<String> = before
+        .iter()
+        .map(|m| m.id.as_str())
+        .filter(|m| !after_models.contains(m))
+        .map(str::to_owned)
+        .collect();
+    (!added.is_empty() || !removed.is_empty()).then(|| ModelChanges {
+        provider: id.to_owned(),
+        added,
+        removed,
+    })
 }
 
 /// Headers in one line, sorted by name (both sides come from sorted maps).
@@ -192,6 +204,18 @@ mod tests {
             "provider \"a\": api_endpoint changed from \"https://a\" to \"https://evil\"; requests carrying your API key will go to the new address"
         );
         assert_eq!(changes.security[1].after.as_deref(), Some("X: 1"));
+    }
+
+    #[test]
+    fn reordered_or_renamed_models_are_not_changes_of_the_model_list() {
+        let old = br#"[{"id":"a","name":"A","models":[{"id":"m1"},{"id":"m2"}]}]"#;
+        let new = br#"[{"id":"a","name":"A","models":[{"id":"m2","name":"x"},{"id":"m1"}]}]"#;
+        let changes = compare(&Summary::parse(old).unwrap(), &validate(new).unwrap());
+        assert!(changes.is_empty(), "{changes:?}");
+        let new = br#"[{"id":"a","name":"A","models":[{"id":"m2"},{"id":"m3"}]}]"#;
+        let changes = compare(&Summary::parse(old).unwrap(), &validate(new).unwrap());
+        assert_eq!(changes.models[0].added, ["m3"]);
+        assert_eq!(changes.models[0].removed, ["m1"]);
     }
 
     #[test]

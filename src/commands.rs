@@ -14,7 +14,7 @@ use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
 use crate::settings::{self, Setting, Settings};
 use crate::startup::{self, Provenance, StartupCatalog, StartupOptions};
-use crate::summary::Summary;
+use crate::summary::Listed;
 
 fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
     let settings = settings::resolve(cwd, &process_env).map_err(|e| {
@@ -74,17 +74,16 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
         );
         return Ok(());
     }
-    let summary = summarise(&loaded)?;
+    let listed = list(&loaded)?;
     let _ = writeln!(out, "{}", header(&loaded));
-    let rows: Vec<[String; 4]> = summary
-        .providers
+    let rows: Vec<[String; 4]> = listed
         .iter()
         .map(|p| {
             [
                 printable_cell(&p.id),
                 printable_cell(p.name.as_deref().unwrap_or_default()),
                 printable_cell(p.kind.as_deref().unwrap_or_default()),
-                p.models().len().to_string(),
+                p.models.to_string(),
             ]
         })
         .collect();
@@ -92,18 +91,18 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-/// What listing providers needs of the start-up catalog: the cache's index
-/// when it describes these bytes, which spares parsing them on every start;
-/// otherwise a summary of the bytes themselves.
-fn summarise(loaded: &StartupCatalog) -> Result<Summary, Exit> {
+/// The providers of the start-up catalog for listing: from the cache's
+/// index when it describes these bytes, which spares parsing them on every
+/// start; otherwise from the bytes themselves.
+fn list(loaded: &StartupCatalog) -> Result<Vec<Listed>, Exit> {
     let indexed = loaded.sha256.and_then(|sha256| {
         let files = cache_files().ok()?;
-        Summary::from_index(&files.index, &catalog::hex(&sha256))
+        Listed::from_index(&files.index, &catalog::hex(&sha256))
     });
     indexed
-        .or_else(|| Summary::parse(&loaded.bytes))
+        .or_else(|| Listed::parse(&loaded.bytes))
         .ok_or_else(|| {
-            let bug = ValidationError("valid, yet it cannot be summarised (a bug)".into());
+            let bug = ValidationError("valid, yet it cannot be listed (a bug)".into());
             Exit::Failed(Failure::new("start-up catalog", bug))
         })
 }

@@ -302,7 +302,10 @@ mod tests {
     #[test]
     fn large_reads_keep_every_byte_and_the_cap() {
         let data: Vec<u8> = (0..9_000_000u32).map(|i| (i % 251) as u8).collect();
-        assert_eq!(read_capped(&data[..], data.len(), data.len()).unwrap(), data);
+        assert_eq!(
+            read_capped(&data[..], data.len(), data.len()).unwrap(),
+            data
+        );
         assert_eq!(read_capped(&data[..], 0, data.len()).unwrap(), data);
         assert!(matches!(
             read_capped(&data[..], data.len(), data.len() - 1),

@@ -68,9 +68,68 @@ pub struct ModelSummary {
 
 /// The index file: a catalog's summary and the SHA-256 of that catalog.
 #[derive(Deserialize)]
-struct Index {
+struct Index<T> {
     sha256: String,
-    providers: Summary,
+    providers: T,
+}
+
+/// The providers of the index file at `path`, read as `T`, when it
+/// describes the catalog whose SHA-256 is `sha256` (hex).
+fn read_index<T: serde::de::DeserializeOwned>(path: &Path, sha256: &str) -> Option<T> {
+    let bytes = std::fs::read(path).ok()?;
+    let index: Index<T> = serde_json::from_slice(&bytes).ok()?;
+    (index.sha256 == sha256).then_some(index.providers)
+}
+
+/// One row of `crush providers`: its models are counted, not kept.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Listed {
+    /// `id`.
+    pub id: String,
+    /// `name`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `type`.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// How many models it has.
+    #[serde(default, deserialize_with = "count")]
+    pub models: usize,
+}
+
+impl Listed {
+    /// The rows of the index file at `path` when it describes the catalog
+    /// whose SHA-256 is `sha256` (hex); `None` otherwise.
+    pub fn from_index(path: &Path, sha256: &str) -> Option<Vec<Listed>> {
+        read_index(path, sha256)
+    }
+
+    /// The rows of a catalog held in memory.
+    pub fn parse(bytes: &[u8]) -> Option<Vec<Listed>> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// The length of an array, or 0 for `null`, without keeping its elements.
+fn count<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<usize, E> {
+            Ok(0)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    deserializer.deserialize_any(Count)
 }
 
 /// What the index file holds, serialised straight from a validated catalog.
@@ -130,9 +189,7 @@ impl Summary {
     /// catalog whose SHA-256 is `sha256` (hex); `None` otherwise, and then
     /// the caller reads the catalog itself.
     pub fn from_index(path: &Path, sha256: &str) -> Option<Summary> {
-        let bytes = std::fs::read(path).ok()?;
-        let index: Index = serde_json::from_slice(&bytes).ok()?;
-        (index.sha256 == sha256).then_some(index.providers)
+        read_index(path, sha256)
     }
 
     /// The summary of the cached catalog: from its index when the state file
@@ -360,5 +417,45 @@ mod tests {
             Summary::read_from(&b" [ ] "[..], 2),
             Some(Summary::default())
         );
+    }
+
+    #[test]
+    fn listing_counts_models_and_agrees_with_the_summary() {
+        let text =
+            br#"[{"id":"a","name":"A","type":"openai","models":[{"id":"m1","x":[1]},{"id":"m2"}]},
+            {"id":"b","name":"B","models":null},{"id":"c","name":"C"}]"#;
+        let listed = Listed::parse(text).unwrap();
+        let summary = Summary::parse(text).unwrap();
+        assert_eq!(listed.len(), summary.providers.len());
+        for (row, provider) in listed.iter().zip(&summary.providers) {
+            assert_eq!(row.id, provider.id);
+            assert_eq!(row.name, provider.name);
+            assert_eq!(row.kind, provider.kind);
+            assert_eq!(row.models, provider.models().len());
+        }
+        assert_eq!(listed[0].models, 2);
+        assert_eq!(listed[0].kind.as_deref(), Some("openai"));
+        assert_eq!(Listed::parse(br#"[{"id":"a","models":3}]"#), None);
+    }
+
+    /// An index is read back as the summary of the catalog it was made from,
+    /// and only for that catalog's SHA-256.
+    #[test]
+    fn index_round_trips_and_is_bound_to_its_sha256() {
+        let text = crate::synthetic::catalog(100_000, 5);
+        let catalog = crate::catalog::validate(text.as_bytes()).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("index.json");
+        std::fs::write(&path, index_json(&catalog, "abc")).unwrap();
+        assert_eq!(
+            Summary::from_index(&path, "abc"),
+            Summary::parse(text.as_bytes())
+        );
+        assert_eq!(
+            Listed::from_index(&path, "abc"),
+            Listed::parse(text.as_bytes())
+        );
+        assert_eq!(Summary::from_index(&path, "abd"), None);
+        assert_eq!(Listed::from_index(&path, "abd"), None);
     }
 }
