@@ -129,18 +129,25 @@ pub fn update_providers(
                 None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
             })
         });
-        let digest = scope.spawn(|| hex(&catalog::sha256(bytes)));
-        // The previous file is summarised on another core, in bounded
-        // memory (from its index when it has one). One that does not hold a
-        // catalog has nothing to compare with; it is replaced all the same.
-        let previous = scope.spawn(|| match &options.output {
-            Some(path) => Summary::read(path),
-            None => Summary::of_cache(cache),
+        // Hashing, then summarising the previous file, take about as long as
+        // validating: one more thread for both, so that on two cores the
+        // validation is not starved. The previous file is summarised in
+        // bounded memory (from its index when it has one); one that does not
+        // hold a catalog has nothing to compare with, and is replaced all
+        // the same.
+        let digest_then_previous = scope.spawn(|| {
+            let sha256 = hex(&catalog::sha256(bytes));
+            let previous = match &options.output {
+                Some(path) => Summary::read(path),
+                None => Summary::of_cache(cache),
+            };
+            (sha256, previous)
         });
         let validated = catalog::validate(bytes);
-        let sha256 = digest.join().expect("hashing does not panic");
+        let (sha256, previous) = digest_then_previous
+            .join()
+            .expect("hashing and summarising do not panic");
         let validated = validated.map(|next| {
-            let previous = previous.join().expect("summarising does not panic");
             // By now hashing and usually staging are done: the index is
             // written out on one core while the comparison runs on another.
             let (changes, index) = std::thread::scope(|inner| {
