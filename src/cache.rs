@@ -152,6 +152,12 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
 /// nanosecond. Rewriting the file changes its times, replacing it changes
 /// its inode, and the change time cannot be set back by any tool. Unix only;
 /// elsewhere there is none, and the cache is hashed on every read.
+///
+/// The one blind spot is the file system's clock tick: a rewrite in place,
+/// to the same size, within the tick in which the identity was recorded.
+/// Linux 6.13 and later (ext4, xfs, btrfs, tmpfs) give such a change a
+/// distinct change time once the old one has been read, which recording it
+/// does.
 pub fn identity(meta: &fs::Metadata) -> Option<String> {
     #[cfg(unix)]
     {

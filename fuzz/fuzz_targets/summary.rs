@@ -1,9 +1,10 @@
 //! The chunked reader of the previous catalog must never panic, must give
 //! the same summary whatever the chunk size, and must never give a summary
-//! that a whole-file parse would not give.
+//! that a whole-file parse would not give. The listing rows of `crush
+//! providers` must agree with the summary wherever the summary is accepted.
 #![no_main]
 
-use crush_providers::summary::Summary;
+use crush_providers::summary::{Listed, Summary};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -13,7 +14,17 @@ fuzz_target!(|data: &[u8]| {
     let chunked = Summary::read_from(data, usize::from(chunk % 17) + 1);
     assert_eq!(chunked, Summary::read_from(data, 1 << 16));
     if let Some(summary) = chunked {
-        let whole: Summary = serde_json::from_slice(data).expect("chunked accepted what a whole parse refuses");
+        let whole = Summary::parse(data).expect("chunked accepted what a whole parse refuses");
         assert_eq!(summary, whole);
+    }
+    if let Some(summary) = Summary::parse(data) {
+        let listed = Listed::parse(data).expect("listing refused what the summary accepts");
+        assert_eq!(listed.len(), summary.providers.len());
+        for (row, provider) in listed.iter().zip(&summary.providers) {
+            assert_eq!(row.id, provider.id);
+            assert_eq!(row.name, provider.name);
+            assert_eq!(row.kind, provider.kind);
+            assert_eq!(row.models, provider.models().len());
+        }
     }
 });
