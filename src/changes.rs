@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, Model, Text, printable};
-use crate::summary::{ModelSummary, ProviderSummary, Summary};
+use crate::catalog::{Catalog, Text, printable};
+use crate::summary::{ProviderSummary, Summary};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
@@ -92,18 +92,20 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
             changes.providers_added.push(id.to_owned());
             continue;
         };
-        let before_model_list = before.models();
+        let before_ids: Vec<&str> = before.models().iter().map(|m| m.id.as_str()).collect();
+        let after_ids: Vec<&str> = provider.models().iter().map(|m| m.id.as_str()).collect();
         // Most providers keep their model list from one catalog to the
         // next: then there are no sets to build.
-        let unchanged = before_model_list.len() == provider.models().len()
-            && before_model_list
-                .iter()
-                .zip(provider.models())
-                .all(|(b, a)| b.id == a.id.as_str());
-        if !unchanged {
-            changes
-                .models
-                .extend(model_changes(id, before_model_list, provider.models()));
+        if before_ids != after_ids {
+            let added = not_in(&after_ids, &before_ids);
+            let removed = not_in(&before_ids, &after_ids);
+            if !added.is_empty() || !removed.is_empty() {
+                changes.models.push(ModelChanges {
+                    provider: id.to_owned(),
+                    added,
+                    removed,
+                });
+            }
         }
         let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.as_str().to_owned());
         let new_headers = headers_text(provider.default_headers.as_ref());
@@ -137,27 +139,13 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
     changes
 }
 
-/// The models added to and removed from provider `id`, if any.
-fn model_changes(id: &str, before: &[ModelSummary], after: &[Model<'_>]) -> Option<ModelChanges> {
-    let before_models: HashSet<&str> = before.iter().map(|m| m.id.as_str()).collect();
-    let after_models: HashSet<&str> = after.iter().map(|m| m.id.as_str()).collect();
-    let added: Vec<String> = after
-        .iter()
-        .map(|m| m.id.as_str())
-        .filter(|m| !before_models.contains(m))
-        .map(str::to_owned)
-        .collect();
-    let removed: Vec<String> = before
-        .iter()
-        .map(|m| m.id.as_str())
-        .filter(|m| !after_models.contains(m))
-        .map(str::to_owned)
-        .collect();
-    (!added.is_empty() || !removed.is_empty()).then(|| ModelChanges {
-        provider: id.to_owned(),
-        added,
-        removed,
-    })
+/// The ids of `ids` that `other` lacks, in their order.
+fn not_in(ids: &[&str], other: &[&str]) -> Vec<String> {
+    let other: HashSet<&str> = other.iter().copied().collect();
+    ids.iter()
+        .filter(|id| !other.contains(*id))
+        .map(|id| id.to_string())
+        .collect()
 }
 
 /// Headers in one line, sorted by name (both sides come from sorted maps).

@@ -97,6 +97,17 @@ pub struct Listed {
     pub models: usize,
 }
 
+impl From<&ProviderSummary> for Listed {
+    fn from(p: &ProviderSummary) -> Listed {
+        Listed {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            kind: p.kind.clone(),
+            models: p.models().len(),
+        }
+    }
+}
+
 impl Listed {
     /// The rows of the index file at `path` when it describes the catalog
     /// whose SHA-256 is `sha256` (hex); `None` otherwise.
@@ -426,14 +437,10 @@ mod tests {
             {"id":"b","name":"B","models":null},{"id":"c","name":"C"}]"#;
         let listed = Listed::parse(text).unwrap();
         let summary = Summary::parse(text).unwrap();
-        assert_eq!(listed.len(), summary.providers.len());
-        for (row, provider) in listed.iter().zip(&summary.providers) {
-            assert_eq!(row.id, provider.id);
-            assert_eq!(row.name, provider.name);
-            assert_eq!(row.kind, provider.kind);
-            assert_eq!(row.models, provider.models().len());
-        }
+        let rows: Vec<Listed> = summary.providers.iter().map(Listed::from).collect();
+        assert_eq!(listed, rows);
         assert_eq!(listed[0].models, 2);
+        assert_eq!(listed[1].models, 0);
         assert_eq!(listed[0].kind.as_deref(), Some("openai"));
         assert_eq!(Listed::parse(br#"[{"id":"a","models":3}]"#), None);
     }
