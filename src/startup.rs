@@ -169,12 +169,12 @@ fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Ca
 }
 
 /// A validated catalog: its bytes, their SHA-256 and its index.
-type Checked = (Vec<u8>, [u8; 32], Vec<u8>);
+type Accepted = (Vec<u8>, [u8; 32], Vec<u8>);
 
 fn fresh(
     files: &CacheFiles,
     options: &StartupOptions,
-    (bytes, digest, index): Checked,
+    (bytes, digest, index): Accepted,
     validators: Validators,
     cached: Option<Cached>,
     mut warnings: Vec<String>,

@@ -71,7 +71,8 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 struct Validated {
     providers: usize,
     models: usize,
-    /// The index to store beside the cache (not for `--output`).
+    /// The index to store beside the cache (not for `--output` or
+    /// `--dry-run`).
     index: Option<Vec<u8>>,
     warnings: Vec<String>,
     changes: Option<Changes>,
@@ -151,9 +152,7 @@ pub fn update_providers(
             // By now hashing and usually staging are done: the index is
             // written out on one core while the comparison runs on another.
             let (changes, index) = std::thread::scope(|inner| {
-                let index = options
-                    .output
-                    .is_none()
+                let index = (options.output.is_none() && !options.dry_run)
                     .then(|| inner.spawn(|| summary::index_json(&next, &sha256)));
                 let changes = previous
                     .as_ref()
