@@ -125,14 +125,7 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
     );
     home.run(&["update-providers", files[1].to_str().unwrap()])
         .ok();
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
     assert_eq!(home.cache().unwrap(), catalogs[1].as_bytes());
 }
 
@@ -179,14 +172,7 @@ fn racing_writers_and_readers_always_see_a_whole_catalog() {
             });
         }
     });
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
 /// A plain 200 with CATALOG_B, for `raw_server`.
@@ -332,15 +318,7 @@ fn full_disk_leaves_the_cache_and_no_temp_file() {
         .skip_while(|l| *l != "untouched")
         .skip(1)
         .collect();
-    assert_eq!(
-        entries,
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ],
-        "{stdout}"
-    );
+    assert_eq!(entries, CACHE_FILES, "{stdout}");
 }
 
 /// The same promise without privileges: a file-size limit (SIGXFSZ ignored,
@@ -368,14 +346,7 @@ fn file_size_limit_leaves_the_cache_and_no_temp_file() {
     let run = Run::from(output);
     run.fails_with(&["cannot write", "File too large"]);
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
 #[test]

@@ -96,14 +96,7 @@ async fn fresh_fetch_then_304_with_the_stored_validators_writes_nothing() {
         (mtime(&home.cache_file()), mtime(&home.state_file())),
         (cache_time, state_time)
     );
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -705,12 +698,5 @@ async fn concurrent_starts_all_get_a_whole_catalog() {
         assert!(run.stderr.is_empty(), "{run:?}");
     }
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
 }

@@ -46,14 +46,7 @@ fn embedded_resets_the_cache_to_the_snapshot() {
         home.cache().unwrap(),
         crush_providers::embedded::catalog_bytes()
     );
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -592,14 +585,7 @@ fn leftovers_of_a_killed_run_are_cleaned_up() {
     )
     .unwrap();
     home.run(&["update-providers", "embedded"]).ok();
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.index.json",
-            "providers.json",
-            "providers.state.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
 #[test]

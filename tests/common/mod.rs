@@ -7,6 +7,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+/// What a successful write leaves in the data folder, sorted: the cache,
+/// its index and its state, and nothing else.
+pub const CACHE_FILES: [&str; 3] = [
+    "providers.index.json",
+    "providers.json",
+    "providers.state.json",
+];
+
 /// A temporary HOME, removed on drop. The binary never sees the real one.
 pub struct Home {
     pub dir: tempfile::TempDir,
@@ -45,7 +53,7 @@ impl Home {
         fs::write(self.cache_file(), bytes).unwrap();
     }
 
-    /// Names in the data folder, sorted.
+    /// Names in the data folder, sorted (see [`CACHE_FILES`]).
     pub fn data_entries(&self) -> Vec<String> {
         let mut names: Vec<String> = match fs::read_dir(self.data_dir()) {
             Ok(entries) => entries
