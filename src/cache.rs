@@ -69,6 +69,15 @@ pub struct CacheState {
     pub fetched_at: u64,
 }
 
+impl CacheState {
+    /// Whether this state vouches for a `providers.json` whose current
+    /// [`identity`] is `identity`, so that its recorded SHA-256 can be taken
+    /// without hashing. Never without an identity.
+    pub fn vouches_for(&self, identity: &Option<String>) -> bool {
+        identity.is_some() && self.file == *identity
+    }
+}
+
 /// The cache as found on disk.
 #[derive(Debug)]
 pub struct Cached {
@@ -129,7 +138,7 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
     let state = read_state(&files.state);
     let recorded = state
         .as_ref()
-        .filter(|s| identity.is_some() && s.file == identity)
+        .filter(|s| s.vouches_for(&identity))
         .and_then(|s| unhex32(&s.sha256));
     let (sha256, state) = match recorded {
         Some(sha256) => (sha256, state),

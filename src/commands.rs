@@ -110,7 +110,7 @@ fn list(loaded: &StartupCatalog) -> Result<Vec<Listed>, Exit> {
 /// A cell as is when it is plain text; quoted and escaped when it holds
 /// control characters, which a hand-edited index could carry.
 fn printable_cell(text: &str) -> String {
-    if text.chars().any(char::is_control) {
+    if catalog::has_control(text) {
         catalog::printable(text)
     } else {
         text.to_owned()

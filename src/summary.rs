@@ -213,10 +213,10 @@ impl Summary {
     fn indexed(files: &CacheFiles) -> Option<Summary> {
         let state = cache::read_state(&files.state)?;
         let current = cache::identity(&std::fs::metadata(&files.catalog).ok()?);
-        if current.is_none() || current != state.file {
-            return None;
-        }
-        Summary::from_index(&files.index, &state.sha256)
+        state
+            .vouches_for(&current)
+            .then(|| Summary::from_index(&files.index, &state.sha256))
+            .flatten()
     }
 
     /// The summary of a catalog held in memory.
