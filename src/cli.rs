@@ -277,15 +277,22 @@ fn update_providers(args: UpdateArgs) -> Result<(), Exit> {
     Ok(())
 }
 
+/// Standard output, buffered, so that a table or a JSON document goes out in
+/// a few writes rather than one per line. Flushed when dropped; like every
+/// write to stdout here, a failure (a closed pipe) is ignored.
+pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::new(io::stdout().lock())
+}
+
 /// Prints `value` as pretty JSON on stdout.
 pub fn print_json(value: &impl serde::Serialize) {
-    let mut out = io::stdout().lock();
+    let mut out = stdout();
     let _ = serde_json::to_writer_pretty(&mut out, value);
     let _ = writeln!(out);
 }
 
 fn print_update_text(report: &UpdateReport) {
-    let mut out = io::stdout().lock();
+    let mut out = stdout();
     let counts = format!("{} providers, {} models", report.providers, report.models);
     let _ = if report.written {
         writeln!(

@@ -1,14 +1,14 @@
 //! The read-side commands: `providers`, `models` and `dirs`. They load the
 //! catalog through the start-up policy, exactly as Crush does when it starts.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::cache::{self, Cached};
 use crate::catalog::{self, Catalog, ValidationError};
-use crate::cli::{Exit, ModelsArgs, ProvidersArgs, cache_files, count, print_json};
+use crate::cli::{Exit, ModelsArgs, ProvidersArgs, cache_files, count, print_json, stdout};
 use crate::embedded;
 use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
@@ -47,11 +47,26 @@ fn startup_catalog(settings: &Settings) -> Result<StartupCatalog, Exit> {
         url,
         timeout,
     };
-    let loaded = startup::load(&files, &options);
-    for warning in warnings.iter().chain(&loaded.warnings) {
+    let mut loaded = startup::load(&files, &options);
+    for warning in warnings {
         eprintln!("warning: {warning}");
     }
+    print_warnings(&mut loaded);
     Ok(loaded)
+}
+
+fn print_warnings(loaded: &mut StartupCatalog) {
+    for warning in loaded.warnings.drain(..) {
+        eprintln!("warning: {warning}");
+    }
+}
+
+/// The start-up catalog's bytes, printing the warning that reading them may
+/// add (see [`StartupCatalog::bytes`]).
+fn catalog_bytes(loaded: &mut StartupCatalog) -> &[u8] {
+    loaded.bytes();
+    print_warnings(loaded);
+    loaded.bytes()
 }
 
 /// `crush providers`.
@@ -60,10 +75,10 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     if args.status {
         return status(&settings, args.json);
     }
-    let loaded = startup_catalog(&settings)?;
-    let mut out = io::stdout().lock();
+    let mut loaded = startup_catalog(&settings)?;
+    let mut out = stdout();
     if args.json {
-        let _ = out.write_all(&loaded.bytes);
+        let _ = out.write_all(catalog_bytes(&mut loaded));
         return Ok(());
     }
     if loaded.provenance == Provenance::Disabled {
@@ -74,7 +89,7 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
         );
         return Ok(());
     }
-    let listed = list(&loaded)?;
+    let listed = list(&mut loaded)?;
     let _ = writeln!(out, "{}", header(&loaded));
     let rows: Vec<[String; 4]> = listed
         .iter()
@@ -94,13 +109,13 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
 /// The providers of the start-up catalog for listing: from the cache's
 /// index when it describes these bytes, which spares parsing them on every
 /// start; otherwise from the bytes themselves.
-fn list(loaded: &StartupCatalog) -> Result<Vec<Listed>, Exit> {
+fn list(loaded: &mut StartupCatalog) -> Result<Vec<Listed>, Exit> {
     let indexed = loaded.sha256.and_then(|sha256| {
         let files = cache_files().ok()?;
         Listed::from_index(&files.index, &catalog::hex(&sha256))
     });
     indexed
-        .or_else(|| Listed::parse(&loaded.bytes))
+        .or_else(|| Listed::parse(catalog_bytes(loaded)))
         .ok_or_else(|| {
             let bug = ValidationError("valid, yet it cannot be listed (a bug)".into());
             Exit::Failed(Failure::new("start-up catalog", bug))
@@ -196,7 +211,7 @@ struct ModelRow<'a> {
 /// `crush models`.
 pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
-    let loaded = startup_catalog(&settings)?;
+    let mut loaded = startup_catalog(&settings)?;
     if loaded.provenance == Provenance::Disabled {
         if args.json {
             println!("[]");
@@ -210,7 +225,7 @@ pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     }
     // Valid by construction; a failure here would be a bug, reported as
     // such rather than a panic.
-    let catalog = catalog::validate(&loaded.bytes)
+    let catalog = catalog::validate(catalog_bytes(&mut loaded))
         .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
     print_models(args, &catalog);
     Ok(())
@@ -251,7 +266,7 @@ fn print_models(args: &ModelsArgs, catalog: &Catalog<'_>) {
         print_json(&rows);
         return;
     }
-    let mut out = io::stdout().lock();
+    let mut out = stdout();
     if rows.is_empty() {
         eprintln!("No model matches {}.", args.terms.join(" "));
         return;
@@ -322,7 +337,7 @@ impl From<&Setting> for SettingJson {
 
 fn status(settings: &Settings, json: bool) -> Result<(), Exit> {
     let files = cache_files()?;
-    let cached = cache::read(&files);
+    let mut cached = cache::read(&files);
     let mut status = Status {
         cache: files.catalog.display().to_string(),
         cache_state: "missing",
@@ -339,7 +354,7 @@ fn status(settings: &Settings, json: bool) -> Result<(), Exit> {
         provider_auto_update: (&settings.auto_update).into(),
         default_providers: (&settings.default_providers).into(),
     };
-    match &cached {
+    match &mut cached {
         Err(e) => {
             status.cache_state = "unreadable";
             status.problem = Some(e.to_string());
@@ -351,7 +366,7 @@ fn status(settings: &Settings, json: bool) -> Result<(), Exit> {
         print_json(&status);
         return Ok(());
     }
-    let mut out = io::stdout().lock();
+    let mut out = stdout();
     let mut row = |key: &str, value: String| {
         let _ = writeln!(out, "{:<21} {value}", format!("{key}:"));
     };
@@ -392,16 +407,20 @@ fn status(settings: &Settings, json: bool) -> Result<(), Exit> {
     Ok(())
 }
 
-fn describe_cache(cached: &Cached, status: &mut Status) {
+fn describe_cache(cached: &mut Cached, status: &mut Status) {
     status.sha256 = Some(catalog::hex(&cached.sha256));
-    match catalog::validate(&cached.bytes) {
-        Ok(catalog) => {
+    match cached.bytes().map(catalog::validate) {
+        Ok(Ok(catalog)) => {
             status.cache_state = "valid";
             status.providers = Some(catalog.providers.len());
             status.models = Some(catalog.model_count());
         }
-        Err(e) => {
+        Ok(Err(e)) => {
             status.cache_state = "invalid";
+            status.problem = Some(e.to_string());
+        }
+        Err(e) => {
+            status.cache_state = "unreadable";
             status.problem = Some(e.to_string());
         }
     }
@@ -421,7 +440,7 @@ pub fn dirs() -> Result<(), Exit> {
     let config = paths::config_dir(&process_env).map_err(|e| Failure::new("config folder", e))?;
     let data = paths::data_dir(&process_env).map_err(|e| Failure::new("data folder", e))?;
     let files = cache::CacheFiles::in_dir(&data);
-    let mut out = io::stdout().lock();
+    let mut out = stdout();
     let _ = writeln!(out, "config: {}", config.display());
     let _ = writeln!(out, "data:   {}", data.display());
     let _ = writeln!(out, "cache:  {}", files.catalog.display());

@@ -15,11 +15,10 @@ pub fn catalog_bytes() -> &'static [u8] {
 
 /// The day the snapshot was taken (`embedded/snapshot-date`), e.g. `2026-11-30`.
 pub fn snapshot_date() -> &'static str {
-    EMBEDDED
-        .get_file("snapshot-date")
-        .and_then(|f| f.contents_utf8())
-        .map(str::trim)
-        .unwrap_or("unknown")
+    // A constant rather than a lookup in `EMBEDDED`: every run prints it in
+    // `--version`, whose text clap builds at start.
+    const DATE: &str = include_str!("../embedded/snapshot-date").trim_ascii();
+    DATE
 }
 
 #[cfg(test)]

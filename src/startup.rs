@@ -3,6 +3,7 @@
 //! back to the cache and then to the embedded snapshot, and never fails.
 
 use std::borrow::Cow;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
@@ -56,8 +57,11 @@ pub enum Provenance {
 /// The catalog Crush starts with.
 #[derive(Debug)]
 pub struct StartupCatalog {
-    /// The catalog's bytes (always a valid catalog, or `[]` when disabled).
-    pub bytes: Cow<'static, [u8]>,
+    /// The catalog's bytes, once at hand; see [`StartupCatalog::bytes`].
+    bytes: Cow<'static, [u8]>,
+    /// The cache these bytes are to be read from, while they have not been
+    /// needed, and its path.
+    unread: Option<(Cached, PathBuf)>,
     /// Their SHA-256, when they are (or were just written to) the cache.
     pub sha256: Option<[u8; 32]>,
     /// Where they came from.
@@ -71,6 +75,31 @@ pub struct StartupCatalog {
     pub warnings: Vec<String>,
 }
 
+impl StartupCatalog {
+    /// The catalog's bytes: always a valid catalog, or `[]` when disabled.
+    ///
+    /// Cached bytes that the state file vouched for are read on first use,
+    /// as listing providers from the cache's index needs none. Should that
+    /// read fail (a disk error, or another program rewrote the file in place
+    /// since), the embedded snapshot stands in and a warning says so.
+    pub fn bytes(&mut self) -> &[u8] {
+        if let Some((cached, path)) = self.unread.take() {
+            match cached.into_bytes() {
+                Ok(bytes) => self.bytes = Cow::Owned(bytes),
+                Err(e) => {
+                    let mut warnings = std::mem::take(&mut self.warnings);
+                    warnings.push(format!(
+                        "cannot read the cached catalog {}: {e}; using the embedded catalog",
+                        path.display()
+                    ));
+                    *self = embedded(warnings);
+                }
+            }
+        }
+        &self.bytes
+    }
+}
+
 /// The hint appended to every start-up refresh warning.
 pub const REFRESH_HINT: &str = "to stop refreshing at start-up set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; to update by hand run `crush update-providers`";
 
@@ -81,6 +110,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
+            unread: None,
             sha256: None,
             provenance: Provenance::Disabled,
             fetched_at: None,
@@ -90,7 +120,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     }
     let cached = read_valid_cache(files, &mut warnings);
     if !options.auto_update {
-        return fallback(cached, warnings);
+        return fallback(cached, warnings, files);
     }
     let conditional = cached.as_ref().map(Cached::validators).unwrap_or_default();
     let fetch = FetchOptions {
@@ -105,7 +135,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             // `fetch` only accepts a 304 to a conditional request, which is
             // only sent when there is a cache.
             if let Some(cached) = cached {
-                return from_cache(cached, Provenance::Revalidated, warnings);
+                return from_cache(cached, Provenance::Revalidated, warnings, files);
             }
             "the server answered 304 Not Modified without a cache to confirm".to_string()
         }
@@ -136,14 +166,14 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             "embedded catalog"
         }
     ));
-    fallback(cached, warnings)
+    fallback(cached, warnings, files)
 }
 
 /// The cache, when it holds a valid catalog. A state file that matches the
 /// bytes proves they were validated when written, which spares parsing them
 /// on every start.
 fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Cached> {
-    let cached = match cache::read(files) {
+    let mut cached = match cache::read(files) {
         Ok(cached) => cached?,
         Err(e) => {
             warnings.push(format!(
@@ -156,11 +186,18 @@ fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Ca
     if cached.state.is_some() {
         return Some(cached);
     }
-    match catalog::validate(&cached.bytes) {
-        Ok(_) => Some(cached),
-        Err(e) => {
+    // Without a state the bytes were read (and hashed) already.
+    let problem = match cached.bytes() {
+        Ok(bytes) => catalog::validate(bytes)
+            .err()
+            .map(|e| format!("is not valid ({e})")),
+        Err(e) => Some(format!("cannot be read: {e}")),
+    };
+    match problem {
+        None => Some(cached),
+        Some(problem) => {
             warnings.push(format!(
-                "the cached catalog {} is not valid ({e}); ignoring it",
+                "the cached catalog {} {problem}; ignoring it",
                 files.catalog.display()
             ));
             None
@@ -205,6 +242,7 @@ fn fresh(
     }
     StartupCatalog {
         bytes: Cow::Owned(bytes),
+        unread: None,
         sha256: Some(digest),
         provenance: Provenance::Fresh,
         fetched_at: Some(state.fetched_at),
@@ -213,28 +251,39 @@ fn fresh(
     }
 }
 
-fn from_cache(cached: Cached, provenance: Provenance, warnings: Vec<String>) -> StartupCatalog {
+fn from_cache(
+    cached: Cached,
+    provenance: Provenance,
+    warnings: Vec<String>,
+    files: &CacheFiles,
+) -> StartupCatalog {
     StartupCatalog {
         fetched_at: cached.written_at(),
         source: cached.state.as_ref().map(|s| s.source.clone()),
         sha256: Some(cached.sha256),
-        bytes: Cow::Owned(cached.bytes),
+        bytes: Cow::Borrowed(b""),
+        unread: Some((cached, files.catalog.clone())),
         provenance,
         warnings,
     }
 }
 
-fn fallback(cached: Option<Cached>, warnings: Vec<String>) -> StartupCatalog {
+fn fallback(cached: Option<Cached>, warnings: Vec<String>, files: &CacheFiles) -> StartupCatalog {
     match cached {
-        Some(cached) => from_cache(cached, Provenance::Cached, warnings),
-        None => StartupCatalog {
-            bytes: Cow::Borrowed(embedded::catalog_bytes()),
-            sha256: None,
-            provenance: Provenance::Embedded,
-            fetched_at: None,
-            source: None,
-            warnings,
-        },
+        Some(cached) => from_cache(cached, Provenance::Cached, warnings, files),
+        None => embedded(warnings),
+    }
+}
+
+fn embedded(warnings: Vec<String>) -> StartupCatalog {
+    StartupCatalog {
+        bytes: Cow::Borrowed(embedded::catalog_bytes()),
+        unread: None,
+        sha256: None,
+        provenance: Provenance::Embedded,
+        fetched_at: None,
+        source: None,
+        warnings,
     }
 }
 
@@ -294,6 +343,47 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 
+    /// The cache's bytes are read when first asked for; should the file be
+    /// rewritten in place by then, the embedded snapshot stands in, with a
+    /// warning, rather than other bytes under the vouched SHA-256.
+    #[cfg(unix)]
+    #[test]
+    fn cached_bytes_rewritten_before_use_give_way_to_the_embedded_snapshot() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        let catalog = br#"[{"id":"a","name":"A","models":[]}]"#;
+        let state = CacheState {
+            sha256: hex(&catalog::sha256(catalog)),
+            file: None,
+            validators: Validators::default(),
+            source: "test".into(),
+            fetched_at: 1,
+        };
+        cache::write(&files, catalog, &state, b"", LOCK_WAIT).unwrap();
+        let options = StartupOptions {
+            auto_update: false,
+            default_providers: true,
+            url: "http://127.0.0.1:1/v2/providers".parse().unwrap(),
+            timeout: DEFAULT_TIMEOUT,
+        };
+        let mut loaded = load(&files, &options);
+        assert_eq!(loaded.provenance, Provenance::Cached);
+        assert_eq!(loaded.bytes(), catalog);
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+
+        let mut loaded = load(&files, &options);
+        std::fs::write(&files.catalog, b"[]").unwrap();
+        assert_eq!(loaded.bytes(), embedded::catalog_bytes());
+        assert_eq!(loaded.provenance, Provenance::Embedded);
+        assert_eq!(loaded.sha256, None);
+        assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
+        assert!(
+            loaded.warnings[0].contains("rewritten in place"),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
     #[test]
     fn disabled_default_providers_is_empty_without_network() {
         let tmp = tempfile::tempdir().unwrap();
@@ -303,9 +393,9 @@ mod tests {
             url: "http://127.0.0.1:1/v2/providers".parse().unwrap(),
             timeout: DEFAULT_TIMEOUT,
         };
-        let catalog = load(&CacheFiles::in_dir(tmp.path()), &options);
+        let mut catalog = load(&CacheFiles::in_dir(tmp.path()), &options);
         assert_eq!(catalog.provenance, Provenance::Disabled);
-        assert_eq!(&*catalog.bytes, b"[]");
+        assert_eq!(catalog.bytes(), b"[]");
         assert!(catalog.warnings.is_empty());
     }
 }

@@ -5,9 +5,11 @@
 //! the next catalog with it does not parse the whole catalog again.
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, CacheFiles};
@@ -66,19 +68,55 @@ pub struct ModelSummary {
     pub id: String,
 }
 
-/// The index file: a catalog's summary and the SHA-256 of that catalog.
+/// The index file is two JSON values on two lines: first its head, the
+/// SHA-256 of the catalog it describes and one row per provider for
+/// listing; then the catalog's summary. Listing reads the head alone, a few
+/// hundred bytes per provider, instead of every model id.
 #[derive(Deserialize)]
-struct Index<T> {
+struct Head<R> {
     sha256: String,
-    providers: T,
+    listing: R,
 }
 
-/// The providers of the index file at `path`, read as `T`, when it
+/// A row of the head as read: a listing row whose models are a number.
+#[derive(Deserialize)]
+struct HeadRow {
+    id: String,
+    name: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    models: usize,
+}
+
+/// The listing rows in the head of the index file at `path`, when it
 /// describes the catalog whose SHA-256 is `sha256` (hex).
-fn read_index<T: serde::de::DeserializeOwned>(path: &Path, sha256: &str) -> Option<T> {
+fn read_head(path: &Path, sha256: &str) -> Option<Vec<Listed>> {
+    let mut line = Vec::new();
+    BufReader::new(File::open(path).ok()?)
+        .read_until(b'\n', &mut line)
+        .ok()?;
+    let head: Head<Vec<HeadRow>> = serde_json::from_slice(&line).ok()?;
+    let rows = head.listing.into_iter().map(|row| Listed {
+        id: row.id,
+        name: row.name,
+        kind: row.kind,
+        models: row.models,
+    });
+    (head.sha256 == sha256).then(|| rows.collect())
+}
+
+/// The summary in the index file at `path`, when it describes the catalog
+/// whose SHA-256 is `sha256` (hex).
+fn read_summary(path: &Path, sha256: &str) -> Option<Summary> {
     let bytes = std::fs::read(path).ok()?;
-    let index: Index<T> = serde_json::from_slice(&bytes).ok()?;
-    (index.sha256 == sha256).then_some(index.providers)
+    let mut values = serde_json::Deserializer::from_slice(&bytes);
+    let head = Head::<IgnoredAny>::deserialize(&mut values).ok()?;
+    if head.sha256 != sha256 {
+        return None;
+    }
+    let summary = Summary::deserialize(&mut values).ok()?;
+    values.end().ok()?;
+    Some(summary)
 }
 
 /// One row of `crush providers`: its models are counted, not kept.
@@ -112,7 +150,7 @@ impl Listed {
     /// The rows of the index file at `path` when it describes the catalog
     /// whose SHA-256 is `sha256` (hex); `None` otherwise.
     pub fn from_index(path: &Path, sha256: &str) -> Option<Vec<Listed>> {
-        read_index(path, sha256)
+        read_head(path, sha256)
     }
 
     /// The rows of a catalog held in memory.
@@ -143,13 +181,24 @@ fn count<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<usize, D::
     deserializer.deserialize_any(Count)
 }
 
-/// What the index file holds, serialised straight from a validated catalog.
+/// The head of the index file, serialised straight from a validated
+/// catalog; see [`Head`].
 #[derive(Serialize)]
-struct IndexOut<'c, 'a> {
+struct HeadOut<'c> {
     sha256: &'c str,
-    providers: Vec<ProviderOut<'c, 'a>>,
+    listing: Vec<RowOut<'c>>,
 }
 
+#[derive(Serialize)]
+struct RowOut<'c> {
+    id: &'c str,
+    name: &'c str,
+    #[serde(rename = "type")]
+    kind: Option<&'c str>,
+    models: usize,
+}
+
+/// A provider of the summary in the index file.
 #[derive(Serialize)]
 struct ProviderOut<'c, 'a> {
     id: &'c str,
@@ -170,29 +219,45 @@ struct ModelOut<'c> {
     id: &'c str,
 }
 
-/// The index of `catalog`, whose bytes have the SHA-256 `sha256` (hex).
+/// The index of `catalog`, whose bytes have the SHA-256 `sha256` (hex): its
+/// head and its summary, one line each.
 pub fn index_json(catalog: &Catalog<'_>, sha256: &str) -> Vec<u8> {
-    let index = IndexOut {
+    let head = HeadOut {
         sha256,
-        providers: catalog
+        listing: catalog
             .providers
             .iter()
-            .map(|p| ProviderOut {
+            .map(|p| RowOut {
                 id: p.id.as_str(),
                 name: p.name.as_str(),
                 kind: p.kind.as_ref().map(Text::as_str),
-                api_endpoint: p.api_endpoint.as_ref().map(Text::as_str),
-                api_key: p.api_key.as_ref().map(Text::as_str),
-                default_headers: p.default_headers.as_ref(),
-                models: p
-                    .models()
-                    .iter()
-                    .map(|m| ModelOut { id: m.id.as_str() })
-                    .collect(),
+                models: p.models().len(),
             })
             .collect(),
     };
-    serde_json::to_vec(&index).unwrap_or_default()
+    let providers: Vec<ProviderOut> = catalog
+        .providers
+        .iter()
+        .map(|p| ProviderOut {
+            id: p.id.as_str(),
+            name: p.name.as_str(),
+            kind: p.kind.as_ref().map(Text::as_str),
+            api_endpoint: p.api_endpoint.as_ref().map(Text::as_str),
+            api_key: p.api_key.as_ref().map(Text::as_str),
+            default_headers: p.default_headers.as_ref(),
+            models: p
+                .models()
+                .iter()
+                .map(|m| ModelOut { id: m.id.as_str() })
+                .collect(),
+        })
+        .collect();
+    let mut out = serde_json::to_vec(&head).unwrap_or_default();
+    out.push(b'\n');
+    // Serialising borrowed strings into memory cannot fail.
+    let _ = serde_json::to_writer(&mut out, &providers);
+    out.push(b'\n');
+    out
 }
 
 impl Summary {
@@ -200,7 +265,7 @@ impl Summary {
     /// catalog whose SHA-256 is `sha256` (hex); `None` otherwise, and then
     /// the caller reads the catalog itself.
     pub fn from_index(path: &Path, sha256: &str) -> Option<Summary> {
-        read_index(path, sha256)
+        read_summary(path, sha256)
     }
 
     /// The summary of the cached catalog: from its index when the state file

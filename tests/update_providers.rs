@@ -642,25 +642,37 @@ fn xdg_data_home_moves_the_cache() {
 fn the_index_stands_in_for_the_cache_only_while_it_describes_it() {
     let home = Home::new();
     let index_path = home.data_dir().join("providers.index.json");
+    // Two lines: the head (the SHA-256 and the listing rows), then the
+    // summary that comparing reads.
+    let read_index = || -> (serde_json::Value, serde_json::Value) {
+        let text = fs::read_to_string(&index_path).unwrap();
+        let mut lines = text.lines().map(|l| serde_json::from_str(l).unwrap());
+        (lines.next().unwrap(), lines.next().unwrap())
+    };
     let doctor = || {
-        let mut index: serde_json::Value =
-            serde_json::from_slice(&fs::read(&index_path).unwrap()).unwrap();
-        index["providers"][0]["name"] = "Doctored".into();
-        index["providers"]
-            .as_array_mut()
-            .unwrap()
-            .push(serde_json::json!({"id": "ghost", "name": "Ghost\u{1b}[31m", "models": []}));
-        fs::write(&index_path, serde_json::to_vec(&index).unwrap()).unwrap();
+        let (mut head, mut summary) = read_index();
+        head["listing"][0]["name"] = "Doctored".into();
+        let ghost = serde_json::json!({"id": "ghost", "name": "Ghost\u{1b}[31m", "models": 0});
+        head["listing"].as_array_mut().unwrap().push(ghost);
+        let ghost = serde_json::json!({"id": "ghost", "name": "Ghost", "models": []});
+        summary.as_array_mut().unwrap().push(ghost);
+        fs::write(&index_path, format!("{head}\n{summary}\n")).unwrap();
     };
     let off = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")];
     home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
         .ok();
-    let index: serde_json::Value = serde_json::from_slice(&fs::read(&index_path).unwrap()).unwrap();
+    let (head, summary) = read_index();
     let state: serde_json::Value =
         serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
-    assert_eq!(index["sha256"], state["sha256"]);
-    assert_eq!(index["providers"][0]["id"], "alpha");
-    assert_eq!(index["providers"][0]["models"][0]["id"], "a-large");
+    assert_eq!(head["sha256"], state["sha256"]);
+    assert_eq!(head["listing"][0]["id"], "alpha");
+    assert_eq!(head["listing"][0]["name"], "Alpha");
+    assert_eq!(summary[0]["id"], "alpha");
+    assert_eq!(summary[0]["models"][0]["id"], "a-large");
+    assert_eq!(
+        head["listing"][0]["models"],
+        summary[0]["models"].as_array().unwrap().len()
+    );
 
     doctor();
     let listed = home.run_env(&["providers"], &off);
