@@ -84,6 +84,16 @@ enum Staging {
     Cache(cache::StagedCache),
 }
 
+impl Staging {
+    fn sync(mut self) -> Result<Staging, cache::WriteError> {
+        match &mut self {
+            Staging::File(staged) => staged.sync()?,
+            Staging::Cache(staged) => staged.sync()?,
+        }
+        Ok(self)
+    }
+}
+
 /// A warning for a catalog fetched over plain http from another machine:
 /// anyone on the path can change it, endpoints included.
 pub fn plain_http_warning(source: &Source) -> Option<String> {
@@ -120,37 +130,36 @@ pub fn update_providers(
     let loaded = source.load(&fetch).map_err(|e| fail(e.into()))?;
     let bytes: &[u8] = &loaded.bytes;
 
-    // Writing and flushing the new file is I/O, validating it is CPU: both
-    // run at once, and the new file only becomes visible (one rename) once
-    // it has passed. A refused catalog drops its staged file unseen.
+    // Validating is the longest piece of CPU work; everything else runs
+    // beside it on one other thread, so that on two cores nothing competes
+    // with it: writing the new file (whose write-back then goes on in the
+    // device), hashing it, summarising the previous file, and last waiting
+    // for the flush. The new file only becomes visible (one rename) once it
+    // has passed; a refused catalog drops its staged file unseen.
     let (sha256, validated, staged) = std::thread::scope(|scope| {
-        let staging = (!options.dry_run).then(|| {
-            scope.spawn(|| match &options.output {
+        let (hashed, hash) = std::sync::mpsc::sync_channel(1);
+        let helper = scope.spawn(move || {
+            let staged = (!options.dry_run).then(|| match &options.output {
                 Some(path) => cache::stage(path, bytes, true).map(Staging::File),
                 None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
-            })
-        });
-        // Hashing, then summarising the previous file, take about as long as
-        // validating: one more thread for both, so that on two cores the
-        // validation is not starved. The previous file is summarised in
-        // bounded memory (from its index when it has one); one that does not
-        // hold a catalog has nothing to compare with, and is replaced all
-        // the same.
-        let digest_then_previous = scope.spawn(|| {
+            });
+            // The previous file is summarised in bounded memory (from its
+            // index when it has one); one that does not hold a catalog has
+            // nothing to compare with, and is replaced all the same.
             let sha256 = hex(&catalog::sha256(bytes));
             let previous = match &options.output {
                 Some(path) => Summary::read(path),
                 None => Summary::of_cache(cache),
             };
-            (sha256, previous)
+            // The receiver only goes away if validation panicked.
+            let _ = hashed.send((sha256, previous));
+            staged.map(|staged| staged.and_then(Staging::sync))
         });
         let validated = catalog::validate(bytes);
-        let (sha256, previous) = digest_then_previous
-            .join()
-            .expect("hashing and summarising do not panic");
+        let (sha256, previous) = hash.recv().expect("hashing and summarising do not panic");
         let validated = validated.map(|next| {
-            // By now hashing and usually staging are done: the index is
-            // written out on one core while the comparison runs on another.
+            // The helper is now waiting for the disk: the index is written
+            // out on one core while the comparison runs on the other.
             let (changes, index) = std::thread::scope(|inner| {
                 let index = (options.output.is_none() && !options.dry_run)
                     .then(|| inner.spawn(|| summary::index_json(&next, &sha256)));
@@ -168,7 +177,7 @@ pub fn update_providers(
                 changes,
             }
         });
-        let staged = staging.map(|s| s.join().expect("staging does not panic"));
+        let staged = helper.join().expect("staging does not panic");
         (sha256, validated, staged)
     });
     if let Some(expected) = &options.sha256
