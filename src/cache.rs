@@ -195,7 +195,8 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
 }
 
 fn read_whole(file: &mut File) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
+    let len = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = crate::buffer::with_room_for(len);
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
 }

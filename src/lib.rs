@@ -6,6 +6,7 @@
 //! for `update-providers`; [`changes`] says what it changed, from a
 //! [`summary`] of the previous catalog.
 
+pub mod buffer;
 pub mod cache;
 pub mod catalog;
 pub mod changes;

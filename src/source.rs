@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use reqwest::Url;
 
+use crate::buffer;
 use crate::embedded;
 use crate::http::{self, FetchError, FetchOptions, Fetched, Validators};
 
@@ -177,34 +178,12 @@ impl Source {
 /// Reads at most `cap` bytes; more is an error. Device files and pipes have
 /// no trustworthy size, so the cap is enforced while reading.
 fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = Vec::with_capacity(size_hint.min(cap) + 1);
-    advise_huge_pages(&mut bytes);
+    let mut bytes = buffer::with_room_for(size_hint.min(cap));
     reader.take(cap as u64 + 1).read_to_end(&mut bytes)?;
     if bytes.len() > cap {
         return Err(ReadError::TooLarge(cap));
     }
     Ok(bytes)
-}
-
-/// Asks the kernel to back a large buffer with huge pages: filling 50 MB of
-/// fresh memory otherwise takes 12,800 page faults, which cost more than the
-/// copy itself. Advice only; nothing changes when it is not taken.
-fn advise_huge_pages(buf: &mut Vec<u8>) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = buf.as_mut_ptr() as usize;
-        let end = start + buf.capacity();
-        let first = start.next_multiple_of(HUGE);
-        if end > first + HUGE {
-            let len = (end - first) / HUGE * HUGE;
-            // SAFETY: the range lies inside memory this Vec owns, and
-            // MADV_HUGEPAGE neither moves nor frees it.
-            unsafe { libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buf;
 }
 
 #[cfg(test)]
@@ -297,7 +276,7 @@ mod tests {
         assert!(resolve(Some("https://exa mple.com"), None).is_err());
     }
 
-    /// Large reads are advised onto huge pages; the bytes and the cap are
+    /// Large reads are prepared (see `buffer`); the bytes and the cap are
     /// what they would be without.
     #[test]
     fn large_reads_keep_every_byte_and_the_cap() {

@@ -296,11 +296,11 @@ impl Summary {
     /// and each provider is parsed on its own as soon as it is complete, so
     /// the previous catalog can be summarised while the new one is checked.
     pub fn read(path: &Path) -> Option<Summary> {
-        let file = std::fs::File::open(path).ok()?;
+        let mut file = std::fs::File::open(path).ok()?;
+        let len = file.metadata().ok()?.len();
         // Small files are cheaper to parse whole than to stream.
-        if file.metadata().ok()?.len() <= WHOLE_FILE_MAX_BYTES {
-            let mut bytes = Vec::new();
-            let mut file = file;
+        if len <= WHOLE_FILE_MAX_BYTES {
+            let mut bytes = crate::buffer::with_room_for(len as usize);
             file.read_to_end(&mut bytes).ok()?;
             return Summary::parse(&bytes);
         }
