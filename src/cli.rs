@@ -4,7 +4,6 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -166,24 +165,24 @@ fn parse_sha256(s: &str) -> Result<String, String> {
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
-pub fn main() -> ExitCode {
+pub fn main() -> u8 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return if e.use_stderr() { 2 } else { 0 };
         }
     };
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(Exit::Usage(message)) => {
             eprintln!("error: {message}");
             eprintln!("Run `crush --help` for usage.");
-            ExitCode::from(2)
+            2
         }
         Err(Exit::Failed(failure)) => {
             eprintln!("error: {failure}");
-            ExitCode::from(1)
+            1
         }
     }
 }

@@ -565,3 +565,42 @@ fn a_held_cache_lock_does_not_hang_start_up() {
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     drop(holder);
 }
+
+/// What the Rust runtime would do before `main`, the binary does itself
+/// (src/main.rs): a reader that goes away is not the death of the process,
+/// and an update run with its standard streams closed still writes exactly
+/// its bytes.
+#[cfg(unix)]
+#[test]
+fn closed_pipes_and_closed_standard_streams_are_survived() {
+    use std::os::unix::process::CommandExt;
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    // `crush providers --json | true`: the reader is gone before the write.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = home
+        .crush(&["providers", "--json"])
+        .env("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")
+        .stdout(writer)
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "killed by SIGPIPE? {status:?}");
+
+    let (_dir, source) = temp_file("b.json", CATALOG_B.as_bytes());
+    let mut update = home.crush(&["update-providers", source.to_str().unwrap()]);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        update.pre_exec(|| {
+            for fd in 0..3 {
+                libc::close(fd);
+            }
+            Ok(())
+        })
+    };
+    let status = update.status().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+}
