@@ -222,19 +222,6 @@ struct ModelOut<'c> {
 /// The index of `catalog`, whose bytes have the SHA-256 `sha256` (hex): its
 /// head and its summary, one line each.
 pub fn index_json(catalog: &Catalog<'_>, sha256: &str) -> Vec<u8> {
-    let head = HeadOut {
-        sha256,
-        listing: catalog
-            .providers
-            .iter()
-            .map(|p| RowOut {
-                id: p.id.as_str(),
-                name: p.name.as_str(),
-                kind: p.kind.as_ref().map(Text::as_str),
-                models: p.models().len(),
-            })
-            .collect(),
-    };
     let providers: Vec<ProviderOut> = catalog
         .providers
         .iter()
@@ -252,6 +239,18 @@ pub fn index_json(catalog: &Catalog<'_>, sha256: &str) -> Vec<u8> {
                 .collect(),
         })
         .collect();
+    let head = HeadOut {
+        sha256,
+        listing: providers
+            .iter()
+            .map(|p| RowOut {
+                id: p.id,
+                name: p.name,
+                kind: p.kind,
+                models: p.models.len(),
+            })
+            .collect(),
+    };
     let mut out = serde_json::to_vec(&head).unwrap_or_default();
     out.push(b'\n');
     // Serialising borrowed strings into memory cannot fail.
@@ -529,5 +528,26 @@ mod tests {
         );
         assert_eq!(Summary::from_index(&path, "abd"), None);
         assert_eq!(Listed::from_index(&path, "abd"), None);
+
+        // Listing reads the head line alone; the summary needs both lines,
+        // whole, and nothing after them.
+        let index = index_json(&catalog, "abc");
+        let head_end = index.iter().position(|&b| b == b'\n').unwrap() + 1;
+        for (tail, summary_survives) in [
+            (&b""[..], false),
+            (&b"[{\"id\":"[..], false),
+            (&index[head_end..], true),
+            (&b"[]\n[]\n"[..], false),
+        ] {
+            std::fs::write(&path, [&index[..head_end], tail].concat()).unwrap();
+            assert_eq!(
+                Listed::from_index(&path, "abc"),
+                Listed::parse(text.as_bytes())
+            );
+            assert_eq!(
+                Summary::from_index(&path, "abc").is_some(),
+                summary_survives
+            );
+        }
     }
 }
