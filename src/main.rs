@@ -5,6 +5,10 @@
 //! the main thread's stack guard, costs about 0.09 ms, close to a tenth of a
 //! start-up with a fresh cache, for a stack-overflow message this program
 //! does not need. What of that start-up it does need is done here.
+//!
+//! It also defines `pow`, the one function it used from `libm.so` (for the
+//! progress bar's rate estimate): the dynamic linker then has one library
+//! less to load at every start, about 0.05 ms.
 
 #![cfg_attr(all(target_os = "linux", target_env = "gnu"), no_main)]
 
@@ -34,4 +38,12 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn main() -> std::process::ExitCode {
     crush_providers::cli::main().into()
+}
+
+/// See the module's documentation; the libm crate is the Rust port of
+/// musl's libm.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[unsafe(no_mangle)]
+extern "C" fn pow(x: f64, y: f64) -> f64 {
+    libm::pow(x, y)
 }

@@ -700,3 +700,18 @@ async fn concurrent_starts_all_get_a_whole_catalog() {
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
     assert_eq!(home.data_entries(), CACHE_FILES);
 }
+
+/// The binary loads no libm.so (src/main.rs defines the one function it
+/// used): one shared library less to map and relocate at every start.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_binary_loads_no_libm() {
+    // glibc's dynamic linker lists the libraries it would load, and stops.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_crush"))
+        .env("LD_TRACE_LOADED_OBJECTS", "1")
+        .output()
+        .unwrap();
+    let loaded = String::from_utf8_lossy(&out.stdout);
+    assert!(loaded.contains("libc.so"), "{loaded}");
+    assert!(!loaded.contains("libm.so"), "{loaded}");
+}
