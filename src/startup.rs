@@ -142,16 +142,15 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         Ok(Fetched::Body { bytes, validators }) => match catalog::validate(&bytes) {
             Ok(catalog) => {
                 let digest = catalog::sha256(&bytes);
-                let index = summary::index_json(&catalog, &hex(&digest));
+                // A server that ignores validators may send the same bytes
+                // again: then only the state (its new validators) is worth
+                // writing, and no index is needed.
+                let save = match cached {
+                    Some(cached) if cached.sha256 == digest => Save::State(cached.identity),
+                    _ => Save::All(summary::index_json(&catalog, &hex(&digest))),
+                };
                 drop(catalog);
-                return fresh(
-                    files,
-                    options,
-                    (bytes, digest, index),
-                    validators,
-                    cached,
-                    warnings,
-                );
+                return fresh(files, options, bytes, digest, save, validators, warnings);
             }
             Err(e) => format!("not a valid catalog: {e}"),
         },
@@ -205,15 +204,22 @@ fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Ca
     }
 }
 
-/// A validated catalog: its bytes, their SHA-256 and its index.
-type Accepted = (Vec<u8>, [u8; 32], Vec<u8>);
+/// What a fresh catalog needs written.
+enum Save {
+    /// Only the state: the cache already holds these bytes, with this
+    /// identity.
+    State(Option<String>),
+    /// The bytes, with this index.
+    All(Vec<u8>),
+}
 
 fn fresh(
     files: &CacheFiles,
     options: &StartupOptions,
-    (bytes, digest, index): Accepted,
+    bytes: Vec<u8>,
+    digest: [u8; 32],
+    save: Save,
     validators: Validators,
-    cached: Option<Cached>,
     mut warnings: Vec<String>,
 ) -> StartupCatalog {
     let state = CacheState {
@@ -223,17 +229,15 @@ fn fresh(
         source: options.url.to_string(),
         fetched_at: cache::now(),
     };
-    // A server that ignores validators may send the same bytes again: then
-    // only the state (its new validators) is worth writing.
-    let result = match cached {
-        Some(cached) if cached.sha256 == digest => {
+    let result = match save {
+        Save::State(identity) => {
             let state = CacheState {
-                file: cached.identity,
+                file: identity,
                 ..state.clone()
             };
             cache::record_state(files, &state, LOCK_WAIT)
         }
-        _ => cache::write(files, &bytes, &state, &index, LOCK_WAIT),
+        Save::All(index) => cache::write(files, &bytes, &state, &index, LOCK_WAIT),
     };
     if let Err(e) = result {
         warnings.push(format!(

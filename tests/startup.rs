@@ -175,6 +175,46 @@ async fn a_new_catalog_is_swapped_in_with_its_validators() {
     assert_eq!(state["sha256"], sha256_hex(CATALOG_B.as_bytes()));
 }
 
+/// A server that ignores validators sends the cached bytes again: only the
+/// state is rewritten (with the new ETag and the cache's identity, so the
+/// next start still trusts it without hashing); the cache and its index
+/// stay as they were.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_bytes_again_only_rewrite_the_state() {
+    let home = Home::new();
+    let first = catalog_server(CATALOG_A).await;
+    run_against(&home, &first, &["providers"], &[]).ok();
+    let index = home.data_dir().join("providers.index.json");
+    let (cache_before, index_before) = (mtime(&home.cache_file()), mtime(&index));
+    let index_bytes = fs::read(&index).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+
+    let again = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("etag", "\"again\"")
+                .set_body_string(CATALOG_A),
+        )
+        .mount(&again)
+        .await;
+    let run = run_against(&home, &again, &["providers"], &[]);
+    run.ok();
+    assert!(run.stdout.contains("Providers: fresh"), "{run:?}");
+    assert_eq!(mtime(&home.cache_file()), cache_before);
+    assert_eq!(mtime(&index), index_before);
+    assert_eq!(fs::read(&index).unwrap(), index_bytes);
+    let state: serde_json::Value =
+        serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
+    assert_eq!(state["etag"], "\"again\"");
+    assert_eq!(state["sha256"], sha256_hex(CATALOG_A.as_bytes()));
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(home.cache_file()).unwrap();
+    let ino = format!(":{}:", meta.ino());
+    assert!(state["file"].as_str().unwrap().contains(&ino), "{state}");
+}
+
 /// Every refresh failure: one warning naming the cause with the hint, the
 /// cache untouched and used, or the embedded snapshot without a cache.
 #[tokio::test(flavor = "multi_thread")]
