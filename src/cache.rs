@@ -126,7 +126,8 @@ impl Cached {
     /// under this SHA-256.
     pub fn bytes(&mut self) -> io::Result<&[u8]> {
         if let Some(file) = &mut self.unread {
-            let bytes = read_whole(file)?;
+            let len = file.metadata()?.len();
+            let bytes = read_whole(file, len)?;
             let now = file.metadata().ok().as_ref().and_then(identity);
             if now != self.identity && catalog::sha256(&bytes) != self.sha256 {
                 return Err(io::Error::new(
@@ -179,7 +180,7 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
             identity: current,
         }));
     }
-    let bytes = read_whole(&mut file)?;
+    let bytes = read_whole(&mut file, meta.len())?;
     // Taken after reading: a write that changed what was read has changed
     // the identity by then.
     let meta = file.metadata().ok();
@@ -194,9 +195,10 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
     }))
 }
 
-fn read_whole(file: &mut File) -> io::Result<Vec<u8>> {
-    let len = file.metadata().map_or(0, |m| m.len() as usize);
-    let mut bytes = crate::buffer::with_room_for(len);
+/// Reads `file` to its end; `len` is its size as last seen, to size the
+/// buffer.
+fn read_whole(file: &mut File, len: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = crate::buffer::with_room_for(len as usize);
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
 }

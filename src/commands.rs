@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::cache::{self, Cached};
+use crate::cache::{self, CacheFiles, Cached};
 use crate::catalog::{self, Catalog, ValidationError};
 use crate::cli::{Exit, ModelsArgs, ProvidersArgs, cache_files, count, print_json, stdout};
 use crate::embedded;
@@ -31,9 +31,9 @@ fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
     Ok(settings)
 }
 
-/// Runs the start-up policy with the given settings, printing its warnings.
-fn startup_catalog(settings: &Settings) -> Result<StartupCatalog, Exit> {
-    let files = cache_files()?;
+/// Runs the start-up policy with the given settings on the cache `files`,
+/// printing its warnings.
+fn startup_catalog(settings: &Settings, files: &CacheFiles) -> StartupCatalog {
     let env_text = |name| process_env(name).map(|v| v.to_string_lossy().into_owned());
     let mut warnings = Vec::new();
     let (url, timeout) = startup::options_from_env(
@@ -47,12 +47,12 @@ fn startup_catalog(settings: &Settings) -> Result<StartupCatalog, Exit> {
         url,
         timeout,
     };
-    let mut loaded = startup::load(&files, &options);
+    let mut loaded = startup::load(files, &options);
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
     print_warnings(&mut loaded);
-    Ok(loaded)
+    loaded
 }
 
 fn print_warnings(loaded: &mut StartupCatalog) {
@@ -72,10 +72,11 @@ fn catalog_bytes(loaded: &mut StartupCatalog) -> &[u8] {
 /// `crush providers`.
 pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
+    let files = cache_files()?;
     if args.status {
-        return status(&settings, args.json);
+        return status(&settings, &files, args.json);
     }
-    let mut loaded = startup_catalog(&settings)?;
+    let mut loaded = startup_catalog(&settings, &files);
     let mut out = stdout();
     if args.json {
         let _ = out.write_all(catalog_bytes(&mut loaded));
@@ -89,7 +90,7 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
         );
         return Ok(());
     }
-    let listed = list(&mut loaded)?;
+    let listed = list(&mut loaded, &files)?;
     let _ = writeln!(out, "{}", header(&loaded));
     let rows: Vec<[String; 4]> = listed
         .iter()
@@ -109,11 +110,10 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
 /// The providers of the start-up catalog for listing: from the cache's
 /// index when it describes these bytes, which spares parsing them on every
 /// start; otherwise from the bytes themselves.
-fn list(loaded: &mut StartupCatalog) -> Result<Vec<Listed>, Exit> {
-    let indexed = loaded.sha256.and_then(|sha256| {
-        let files = cache_files().ok()?;
-        Listed::from_index(&files.index, &catalog::hex(&sha256))
-    });
+fn list(loaded: &mut StartupCatalog, files: &CacheFiles) -> Result<Vec<Listed>, Exit> {
+    let indexed = loaded
+        .sha256
+        .and_then(|sha256| Listed::from_index(&files.index, &catalog::hex(&sha256)));
     indexed
         .or_else(|| Listed::parse(catalog_bytes(loaded)))
         .ok_or_else(|| {
@@ -211,7 +211,7 @@ struct ModelRow<'a> {
 /// `crush models`.
 pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
-    let mut loaded = startup_catalog(&settings)?;
+    let mut loaded = startup_catalog(&settings, &cache_files()?);
     if loaded.provenance == Provenance::Disabled {
         if args.json {
             println!("[]");
@@ -335,9 +335,8 @@ impl From<&Setting> for SettingJson {
     }
 }
 
-fn status(settings: &Settings, json: bool) -> Result<(), Exit> {
-    let files = cache_files()?;
-    let mut cached = cache::read(&files);
+fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
+    let mut cached = cache::read(files);
     let mut status = Status {
         cache: files.catalog.display().to_string(),
         cache_state: "missing",
