@@ -16,6 +16,15 @@ pub fn with_room_for(len: usize) -> Vec<u8> {
     buf
 }
 
+/// Reads `file` to its end into a buffer sized for `len` bytes, its size as
+/// last seen.
+pub fn read_file(file: &mut std::fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = with_room_for(len as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Advice only: nothing changes but the cost when the kernel does not take
 /// it (other systems, or Linux before 5.14 for populating).
 fn prepare(buf: &mut Vec<u8>) {
@@ -64,6 +73,18 @@ mod tests {
             // Prepared memory is ordinary memory.
             buf.resize(len + 1, 7);
             assert!(buf.iter().all(|&b| b == 7));
+        }
+    }
+
+    /// The size is only a hint: a file that grew since is read whole.
+    #[test]
+    fn files_are_read_to_their_end_whatever_the_size_hint() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut file = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut file, &data).unwrap();
+        for hint in [0, 1000, data.len() as u64, 1 << 20] {
+            std::io::Seek::rewind(&mut file).unwrap();
+            assert_eq!(read_file(&mut file, hint).unwrap(), data, "hint {hint}");
         }
     }
 }

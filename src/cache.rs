@@ -5,7 +5,7 @@
 //! failure leaves the old one as it was.
 
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -127,7 +127,7 @@ impl Cached {
     pub fn bytes(&mut self) -> io::Result<&[u8]> {
         if let Some(file) = &mut self.unread {
             let len = file.metadata()?.len();
-            let bytes = read_whole(file, len)?;
+            let bytes = crate::buffer::read_file(file, len)?;
             let now = file.metadata().ok().as_ref().and_then(identity);
             if now != self.identity && catalog::sha256(&bytes) != self.sha256 {
                 return Err(io::Error::new(
@@ -180,7 +180,7 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
             identity: current,
         }));
     }
-    let bytes = read_whole(&mut file, meta.len())?;
+    let bytes = crate::buffer::read_file(&mut file, meta.len())?;
     // Taken after reading: a write that changed what was read has changed
     // the identity by then.
     let meta = file.metadata().ok();
@@ -193,14 +193,6 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
         modified: meta.as_ref().and_then(|m| m.modified().ok()),
         identity: meta.as_ref().and_then(identity),
     }))
-}
-
-/// Reads `file` to its end; `len` is its size as last seen, to size the
-/// buffer.
-fn read_whole(file: &mut File, len: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = crate::buffer::with_room_for(len as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// What tells one version of a file from another without reading it: its

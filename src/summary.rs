@@ -299,9 +299,7 @@ impl Summary {
         let len = file.metadata().ok()?.len();
         // Small files are cheaper to parse whole than to stream.
         if len <= WHOLE_FILE_MAX_BYTES {
-            let mut bytes = crate::buffer::with_room_for(len as usize);
-            file.read_to_end(&mut bytes).ok()?;
-            return Summary::parse(&bytes);
+            return Summary::parse(&crate::buffer::read_file(&mut file, len).ok()?);
         }
         Summary::read_from(file, 1 << 20)
     }
