@@ -11,7 +11,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::cache::CacheFiles;
 use crate::commands;
-use crate::error::Failure;
+use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
 use crate::source;
 use crate::update::{self, UpdateOptions, UpdateReport};
@@ -166,25 +166,36 @@ fn parse_sha256(s: &str) -> Result<String, String> {
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
 pub fn main() -> u8 {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let result = match Cli::try_parse() {
+        Ok(cli) => run(cli),
         Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+            let printed = e.print();
+            if e.use_stderr() {
+                return 2;
+            }
+            // `--help` or `--version`, printed on standard output.
+            finish(io::sink(), printed)
         }
     };
-    match run(cli) {
+    match result {
         Ok(()) => 0,
         Err(Exit::Usage(message)) => {
-            eprintln!("error: {message}");
-            eprintln!("Run `crush --help` for usage.");
+            say(format_args!(
+                "error: {message}\nRun `crush --help` for usage."
+            ));
             2
         }
         Err(Exit::Failed(failure)) => {
-            eprintln!("error: {failure}");
+            say(format_args!("error: {failure}"));
             1
         }
     }
+}
+
+/// Writes one line to standard error. Unlike `eprintln!`, which panics,
+/// a failure there is ignored: there is nowhere left to report it.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 /// How a command ended when it did not succeed.
@@ -209,8 +220,12 @@ fn run(cli: Cli) -> Result<(), Exit> {
         Command::Models(args) => commands::models(&working_dir(cli.cwd)?, &args),
         Command::Dirs => commands::dirs(),
         Command::Completion { shell } => {
-            clap_complete::generate(shell, &mut Cli::command(), "crush", &mut io::stdout());
-            Ok(())
+            // Generated whole first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "crush", &mut script);
+            let mut out = stdout();
+            let written = out.write_all(&script);
+            finish(out, written)
         }
     }
 }
@@ -222,7 +237,7 @@ fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
         None => std::env::current_dir().map_err(|e| {
             Exit::Failed(Failure::new(
                 "working directory",
-                crate::error::Cause::Config(e.to_string()),
+                Cause::Config(e.to_string()),
             ))
         })?,
     };
@@ -265,62 +280,75 @@ fn update_providers(args: UpdateArgs) -> Result<(), Exit> {
         progress: !args.quiet && !args.json,
     };
     let report = update::update_providers(&source, &cache, &options)?;
-    if args.json {
-        print_json(&report);
-    } else if !args.quiet {
+    let mut out = stdout();
+    let written = if args.json {
+        write_json(&mut out, &report)
+    } else if args.quiet {
+        Ok(())
+    } else {
         for warning in &report.warnings {
-            eprintln!("warning: {warning}");
+            say(format_args!("warning: {warning}"));
         }
-        print_update_text(&report);
-    }
-    Ok(())
+        write_update_text(&mut out, &report)
+    };
+    finish(out, written)
 }
 
 /// Standard output, buffered, so that a table or a JSON document goes out in
-/// a few writes rather than one per line. Flushed when dropped; like every
-/// write to stdout here, a failure (a closed pipe) is ignored.
+/// a few writes rather than one per line. Hand it to [`finish`] when done.
 pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::new(io::stdout().lock())
 }
 
-/// Prints `value` as pretty JSON on stdout.
-pub fn print_json(value: &impl serde::Serialize) {
-    let mut out = stdout();
-    let _ = serde_json::to_writer_pretty(&mut out, value);
-    let _ = writeln!(out);
+/// Ends a command's output: flushes `out` and turns a failed write (a full
+/// disk) into the command's failure. A reader that went away is not one:
+/// `crush models | head -1` is a success, as with any filter.
+pub fn finish(mut out: impl Write, written: io::Result<()>) -> Result<(), Exit> {
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Exit::Failed(Failure::new(
+            "standard output",
+            Cause::Output(e),
+        ))),
+        _ => Ok(()),
+    }
 }
 
-fn print_update_text(report: &UpdateReport) {
-    let mut out = stdout();
+/// Writes `value` as pretty JSON and a newline.
+pub fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
+}
+
+fn write_update_text(out: &mut impl Write, report: &UpdateReport) -> io::Result<()> {
     let counts = format!("{} providers, {} models", report.providers, report.models);
-    let _ = if report.written {
+    if report.written {
         writeln!(
             out,
             "Updated providers from {}: {counts}, written to {}",
             report.source,
             report.target.display()
-        )
+        )?;
     } else {
         writeln!(
             out,
             "Checked providers from {}: {counts} (dry run: {} not written)",
             report.source,
             report.target.display()
-        )
-    };
+        )?;
+    }
     let Some(changes) = &report.changes else {
-        return;
+        return Ok(());
     };
     if changes.is_empty() {
-        let _ = writeln!(out, "  no changes to providers or models");
+        writeln!(out, "  no changes to providers or models")?;
     }
     if !changes.providers_added.is_empty() {
         let n = count(changes.providers_added.len(), "provider");
-        let _ = writeln!(out, "  + {n}: {}", changes.providers_added.join(", "));
+        writeln!(out, "  + {n}: {}", changes.providers_added.join(", "))?;
     }
     if !changes.providers_removed.is_empty() {
         let n = count(changes.providers_removed.len(), "provider");
-        let _ = writeln!(out, "  - {n}: {}", changes.providers_removed.join(", "));
+        writeln!(out, "  - {n}: {}", changes.providers_removed.join(", "))?;
     }
     for m in &changes.models {
         let mut parts = Vec::new();
@@ -338,8 +366,9 @@ fn print_update_text(report: &UpdateReport) {
                 m.removed.join(", ")
             ));
         }
-        let _ = writeln!(out, "  ~ {}: {}", m.provider, parts.join(", "));
+        writeln!(out, "  ~ {}: {}", m.provider, parts.join(", "))?;
     }
+    Ok(())
 }
 
 /// `1 model`, `2 models`.

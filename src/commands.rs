@@ -1,14 +1,16 @@
 //! The read-side commands: `providers`, `models` and `dirs`. They load the
 //! catalog through the start-up policy, exactly as Crush does when it starts.
 
-use std::io::Write;
+use std::io::{self, Write};
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::cache::{self, CacheFiles, Cached};
 use crate::catalog::{self, Catalog, ValidationError};
-use crate::cli::{Exit, ModelsArgs, ProvidersArgs, cache_files, count, print_json, stdout};
+use crate::cli::{
+    Exit, ModelsArgs, ProvidersArgs, cache_files, count, finish, say, stdout, write_json,
+};
 use crate::embedded;
 use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
@@ -26,7 +28,7 @@ fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
         ))
     })?;
     for warning in &settings.warnings {
-        eprintln!("warning: {warning}");
+        say(format_args!("warning: {warning}"));
     }
     Ok(settings)
 }
@@ -49,7 +51,7 @@ fn startup_catalog(settings: &Settings, files: &CacheFiles) -> StartupCatalog {
     };
     let mut loaded = startup::load(files, &options);
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        say(format_args!("warning: {warning}"));
     }
     print_warnings(&mut loaded);
     loaded
@@ -57,7 +59,7 @@ fn startup_catalog(settings: &Settings, files: &CacheFiles) -> StartupCatalog {
 
 fn print_warnings(loaded: &mut StartupCatalog) {
     for warning in loaded.warnings.drain(..) {
-        eprintln!("warning: {warning}");
+        say(format_args!("warning: {warning}"));
     }
 }
 
@@ -78,20 +80,27 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     }
     let mut loaded = startup_catalog(&settings, &files);
     let mut out = stdout();
-    if args.json {
-        let _ = out.write_all(catalog_bytes(&mut loaded));
-        return Ok(());
-    }
-    if loaded.provenance == Provenance::Disabled {
-        let _ = writeln!(
+    let written = if args.json {
+        out.write_all(catalog_bytes(&mut loaded))
+    } else if loaded.provenance == Provenance::Disabled {
+        writeln!(
             out,
             "No providers: default-providers is {}.",
             settings.default_providers
-        );
-        return Ok(());
-    }
-    let listed = list(&mut loaded, &files)?;
-    let _ = writeln!(out, "{}", header(&loaded));
+        )
+    } else {
+        let listed = list(&mut loaded, &files)?;
+        write_providers(&mut out, &loaded, &listed)
+    };
+    finish(out, written)
+}
+
+fn write_providers(
+    out: &mut impl Write,
+    loaded: &StartupCatalog,
+    listed: &[Listed],
+) -> io::Result<()> {
+    writeln!(out, "{}", header(loaded))?;
     let rows: Vec<[String; 4]> = listed
         .iter()
         .map(|p| {
@@ -103,8 +112,7 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
             ]
         })
         .collect();
-    print_table(&mut out, ["ID", "NAME", "TYPE", "MODELS"], &rows);
-    Ok(())
+    write_table(out, ["ID", "NAME", "TYPE", "MODELS"], &rows)
 }
 
 /// The providers of the start-up catalog for listing: from the cache's
@@ -170,7 +178,11 @@ pub fn ago(seconds: u64) -> String {
     format!("{} ago", count(n as usize, unit))
 }
 
-fn print_table<const N: usize>(out: &mut impl Write, head: [&str; N], rows: &[[String; N]]) {
+fn write_table<const N: usize>(
+    out: &mut impl Write,
+    head: [&str; N],
+    rows: &[[String; N]],
+) -> io::Result<()> {
     let mut widths = head.map(str::len);
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -188,10 +200,11 @@ fn print_table<const N: usize>(out: &mut impl Write, head: [&str; N], rows: &[[S
         }
         text.trim_end().to_string()
     };
-    let _ = writeln!(out, "{}", line(head.to_vec()));
+    writeln!(out, "{}", line(head.to_vec()))?;
     for row in rows {
-        let _ = writeln!(out, "{}", line(row.iter().map(String::as_str).collect()));
+        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
     }
+    Ok(())
 }
 
 /// One model in `models --json`.
@@ -212,26 +225,26 @@ struct ModelRow<'a> {
 pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
     let mut loaded = startup_catalog(&settings, &cache_files()?);
-    if loaded.provenance == Provenance::Disabled {
-        if args.json {
-            println!("[]");
-        } else {
-            println!(
-                "No models: default-providers is {}.",
-                settings.default_providers
-            );
-        }
-        return Ok(());
-    }
-    // Valid by construction; a failure here would be a bug, reported as
-    // such rather than a panic.
-    let catalog = catalog::validate(catalog_bytes(&mut loaded))
-        .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
-    print_models(args, &catalog);
-    Ok(())
+    let mut out = stdout();
+    let written = if loaded.provenance != Provenance::Disabled {
+        // Valid by construction; a failure here would be a bug, reported as
+        // such rather than a panic.
+        let catalog = catalog::validate(catalog_bytes(&mut loaded))
+            .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
+        write_models(&mut out, args, &catalog)
+    } else if args.json {
+        writeln!(out, "[]")
+    } else {
+        writeln!(
+            out,
+            "No models: default-providers is {}.",
+            settings.default_providers
+        )
+    };
+    finish(out, written)
 }
 
-fn print_models(args: &ModelsArgs, catalog: &Catalog<'_>) {
+fn write_models(out: &mut impl Write, args: &ModelsArgs, catalog: &Catalog<'_>) -> io::Result<()> {
     let terms: Vec<String> = args.terms.iter().map(|t| t.to_lowercase()).collect();
     let mut rows = Vec::new();
     for provider in &catalog.providers {
@@ -263,13 +276,11 @@ fn print_models(args: &ModelsArgs, catalog: &Catalog<'_>) {
         }
     }
     if args.json {
-        print_json(&rows);
-        return;
+        return write_json(out, &rows);
     }
-    let mut out = stdout();
     if rows.is_empty() {
-        eprintln!("No model matches {}.", args.terms.join(" "));
-        return;
+        say(format_args!("No model matches {}.", args.terms.join(" ")));
+        return Ok(());
     }
     let table: Vec<[String; 4]> = rows
         .iter()
@@ -285,11 +296,7 @@ fn print_models(args: &ModelsArgs, catalog: &Catalog<'_>) {
             ]
         })
         .collect();
-    print_table(
-        &mut out,
-        ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"],
-        &table,
-    );
+    write_table(out, ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"], &table)
 }
 
 fn tokens(n: i64) -> String {
@@ -361,14 +368,17 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         Ok(None) => {}
         Ok(Some(cached)) => describe_cache(cached, &mut status),
     }
-    if json {
-        print_json(&status);
-        return Ok(());
-    }
     let mut out = stdout();
-    let mut row = |key: &str, value: String| {
-        let _ = writeln!(out, "{:<21} {value}", format!("{key}:"));
+    let written = if json {
+        write_json(&mut out, &status)
+    } else {
+        write_status(&mut out, &status, settings)
     };
+    finish(out, written)
+}
+
+fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
+    let mut row = |key: &str, value: String| writeln!(out, "{:<21} {value}", format!("{key}:"));
     let state = match (status.cache_state, &status.problem) {
         ("valid", _) => String::new(),
         ("missing", _) => format!(
@@ -378,12 +388,12 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         (_, Some(problem)) => format!(" ({}: {problem})", status.cache_state),
         (other, None) => format!(" ({other})"),
     };
-    row("cache", format!("{}{state}", status.cache));
+    row("cache", format!("{}{state}", status.cache))?;
     if let Some(source) = &status.source {
-        row("source", source.clone());
+        row("source", source.clone())?;
     }
     if let (Some(at), Some(age)) = (&status.fetched_at, status.age_seconds) {
-        row("fetched", format!("{at} ({})", ago(age)));
+        row("fetched", format!("{at} ({})", ago(age)))?;
     }
     for (key, value) in [
         ("etag", &status.etag),
@@ -391,19 +401,18 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         ("sha256", &status.sha256),
     ] {
         if let Some(value) = value {
-            row(key, value.clone());
+            row(key, value.clone())?;
         }
     }
     if let (Some(p), Some(m)) = (status.providers, status.models) {
         row(
             "catalog",
             format!("{}, {}", count(p, "provider"), count(m, "model")),
-        );
+        )?;
     }
-    row("embedded snapshot", status.embedded_snapshot.to_string());
-    row("provider-auto-update", settings.auto_update.to_string());
-    row("default-providers", settings.default_providers.to_string());
-    Ok(())
+    row("embedded snapshot", status.embedded_snapshot.to_string())?;
+    row("provider-auto-update", settings.auto_update.to_string())?;
+    row("default-providers", settings.default_providers.to_string())
 }
 
 fn describe_cache(cached: &mut Cached, status: &mut Status) {
@@ -440,10 +449,14 @@ pub fn dirs() -> Result<(), Exit> {
     let data = paths::data_dir(&process_env).map_err(|e| Failure::new("data folder", e))?;
     let files = cache::CacheFiles::in_dir(&data);
     let mut out = stdout();
-    let _ = writeln!(out, "config: {}", config.display());
-    let _ = writeln!(out, "data:   {}", data.display());
-    let _ = writeln!(out, "cache:  {}", files.catalog.display());
-    Ok(())
+    let written = writeln!(
+        out,
+        "config: {}\ndata:   {}\ncache:  {}",
+        config.display(),
+        data.display(),
+        files.catalog.display()
+    );
+    finish(out, written)
 }
 
 #[cfg(test)]
@@ -469,11 +482,12 @@ mod tests {
     #[test]
     fn tables_align_columns() {
         let mut out = Vec::new();
-        print_table(
+        write_table(
             &mut out,
             ["A", "BB"],
             &[["long".into(), "x".into()], ["s".into(), "".into()]],
-        );
+        )
+        .unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "A     BB\nlong  x\ns\n");
     }
 }

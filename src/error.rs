@@ -44,6 +44,9 @@ pub enum Cause {
     /// A configuration file could not be read.
     #[error("{0}")]
     Config(String),
+    /// The command's output could not be written.
+    #[error("cannot write: {0}")]
+    Output(std::io::Error),
 }
 
 impl Failure {
@@ -88,6 +91,7 @@ impl Failure {
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
             Cause::Config(_) => "fix or remove that file",
+            Cause::Output(_) => "free space where the output goes, or send it elsewhere",
         }
     }
 }

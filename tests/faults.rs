@@ -604,3 +604,62 @@ fn closed_pipes_and_closed_standard_streams_are_survived() {
     assert_eq!(status.code(), Some(0), "{status:?}");
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
 }
+
+/// Every command that prints: with standard output on a full disk it fails
+/// (exit 1, one line naming standard output); with the reader gone it
+/// succeeds, as a filter would; with standard error on a full disk it keeps
+/// its exit code. None of it is a panic (exit 101): `println!`,
+/// `eprintln!` and the completion generator each panic on a failed write.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_output_is_reported_and_never_a_panic() {
+    let home = Home::new();
+    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let printing: [&[&str]; 12] = [
+        &["providers"],
+        &["providers", "--json"],
+        &["providers", "--status"],
+        &["providers", "--status", "--json"],
+        &["models"],
+        &["models", "--json"],
+        &["dirs"],
+        &["completion", "bash"],
+        &["update-providers", "embedded"],
+        &["update-providers", "embedded", "--json"],
+        &["--help"],
+        &["--version"],
+    ];
+    let full = || fs::File::options().write(true).open("/dev/full").unwrap();
+    let run = |args: &[&str], out: Stdio, err: Stdio| {
+        let mut cmd = home.crush(args);
+        cmd.env("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1");
+        Run::from(cmd.stdout(out).stderr(err).output().unwrap())
+    };
+    for args in printing {
+        let gone = || {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            Stdio::from(writer)
+        };
+        let run_gone = run(args, gone(), Stdio::piped());
+        assert_eq!(run_gone.code, Some(0), "{args:?} {run_gone:?}");
+        run(args, full().into(), Stdio::piped())
+            .fails_with(&["standard output: cannot write", "No space left"]);
+    }
+    let run_err = run(&["models", "--json"], Stdio::piped(), full().into());
+    assert_eq!(run_err.code, Some(0), "{:?}", run_err.stderr);
+    assert!(!run_err.json().as_array().unwrap().is_empty());
+    let failed = run(
+        &["update-providers", "/nonexistent"],
+        Stdio::null(),
+        full().into(),
+    );
+    assert_eq!(failed.code, Some(1));
+    run(
+        &["--cwd", "/nonexistent", "models"],
+        Stdio::null(),
+        full().into(),
+    )
+    .usage_error();
+}
