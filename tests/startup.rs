@@ -742,10 +742,11 @@ async fn concurrent_starts_all_get_a_whole_catalog() {
 }
 
 /// The binary loads no libm.so (src/main.rs defines the one function it
-/// used): one shared library less to map and relocate at every start.
+/// used), nor libgcc_s.so where build.rs links GCC's unwinder in: each
+/// shared library less is one less to map and relocate at every start.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
-fn the_binary_loads_no_libm() {
+fn the_binary_loads_no_libm_nor_libgcc_s() {
     // glibc's dynamic linker lists the libraries it would load, and stops.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_crush"))
         .env("LD_TRACE_LOADED_OBJECTS", "1")
@@ -754,4 +755,9 @@ fn the_binary_loads_no_libm() {
     let loaded = String::from_utf8_lossy(&out.stdout);
     assert!(loaded.contains("libc.so"), "{loaded}");
     assert!(!loaded.contains("libm.so"), "{loaded}");
+    assert_eq!(
+        loaded.contains("libgcc_s.so"),
+        !cfg!(static_unwinder),
+        "{loaded}"
+    );
 }
