@@ -174,7 +174,7 @@ pub fn main() -> u8 {
                 return 2;
             }
             // `--help` or `--version`, printed on standard output.
-            finish(io::sink(), printed)
+            output_result(printed)
         }
     };
     match result {
@@ -223,9 +223,7 @@ fn run(cli: Cli) -> Result<(), Exit> {
             // Generated whole first: clap_complete panics on a failed write.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "crush", &mut script);
-            let mut out = stdout();
-            let written = out.write_all(&script);
-            finish(out, written)
+            print(|out| out.write_all(&script))
         }
     }
 }
@@ -280,31 +278,35 @@ fn update_providers(args: UpdateArgs) -> Result<(), Exit> {
         progress: !args.quiet && !args.json,
     };
     let report = update::update_providers(&source, &cache, &options)?;
-    let mut out = stdout();
-    let written = if args.json {
-        write_json(&mut out, &report)
-    } else if args.quiet {
-        Ok(())
-    } else {
-        for warning in &report.warnings {
-            say(format_args!("warning: {warning}"));
+    print(|out| {
+        if args.json {
+            write_json(out, &report)
+        } else if args.quiet {
+            Ok(())
+        } else {
+            for warning in &report.warnings {
+                say(format_args!("warning: {warning}"));
+            }
+            write_update_text(out, &report)
         }
-        write_update_text(&mut out, &report)
-    };
-    finish(out, written)
+    })
 }
 
-/// Standard output, buffered, so that a table or a JSON document goes out in
-/// a few writes rather than one per line. Hand it to [`finish`] when done.
-pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
-    io::BufWriter::new(io::stdout().lock())
+/// Runs `write` on standard output, buffered (a table or a JSON document
+/// goes out in a few writes rather than one per line), then flushes it. A
+/// failed write (a full disk) is the command's failure.
+pub fn print(
+    write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
+) -> Result<(), Exit> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    output_result(write(&mut out).and_then(|()| out.flush()))
 }
 
-/// Ends a command's output: flushes `out` and turns a failed write (a full
-/// disk) into the command's failure. A reader that went away is not one:
-/// `crush models | head -1` is a success, as with any filter.
-pub fn finish(mut out: impl Write, written: io::Result<()>) -> Result<(), Exit> {
-    match written.and_then(|()| out.flush()) {
+/// The command's result, given how writing its output went. A reader that
+/// went away is no failure: `crush models | head -1` is a success, as with
+/// any filter.
+fn output_result(written: io::Result<()>) -> Result<(), Exit> {
+    match written {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Exit::Failed(Failure::new(
             "standard output",
             Cause::Output(e),

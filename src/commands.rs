@@ -8,9 +8,7 @@ use serde::Serialize;
 
 use crate::cache::{self, CacheFiles, Cached};
 use crate::catalog::{self, Catalog, ValidationError};
-use crate::cli::{
-    Exit, ModelsArgs, ProvidersArgs, cache_files, count, finish, say, stdout, write_json,
-};
+use crate::cli::{Exit, ModelsArgs, ProvidersArgs, cache_files, count, print, say, write_json};
 use crate::embedded;
 use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
@@ -79,20 +77,20 @@ pub fn providers(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
         return status(&settings, &files, args.json);
     }
     let mut loaded = startup_catalog(&settings, &files);
-    let mut out = stdout();
-    let written = if args.json {
-        out.write_all(catalog_bytes(&mut loaded))
-    } else if loaded.provenance == Provenance::Disabled {
-        writeln!(
-            out,
-            "No providers: default-providers is {}.",
-            settings.default_providers
-        )
-    } else {
-        let listed = list(&mut loaded, &files)?;
-        write_providers(&mut out, &loaded, &listed)
-    };
-    finish(out, written)
+    if args.json {
+        return print(|out| out.write_all(catalog_bytes(&mut loaded)));
+    }
+    if loaded.provenance == Provenance::Disabled {
+        return print(|out| {
+            writeln!(
+                out,
+                "No providers: default-providers is {}.",
+                settings.default_providers
+            )
+        });
+    }
+    let listed = list(&mut loaded, &files)?;
+    print(|out| write_providers(out, &loaded, &listed))
 }
 
 fn write_providers(
@@ -225,23 +223,24 @@ struct ModelRow<'a> {
 pub fn models(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
     let mut loaded = startup_catalog(&settings, &cache_files()?);
-    let mut out = stdout();
-    let written = if loaded.provenance != Provenance::Disabled {
-        // Valid by construction; a failure here would be a bug, reported as
-        // such rather than a panic.
-        let catalog = catalog::validate(catalog_bytes(&mut loaded))
-            .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
-        write_models(&mut out, args, &catalog)
-    } else if args.json {
-        writeln!(out, "[]")
-    } else {
-        writeln!(
-            out,
-            "No models: default-providers is {}.",
-            settings.default_providers
-        )
-    };
-    finish(out, written)
+    if loaded.provenance == Provenance::Disabled {
+        return print(|out| {
+            if args.json {
+                writeln!(out, "[]")
+            } else {
+                writeln!(
+                    out,
+                    "No models: default-providers is {}.",
+                    settings.default_providers
+                )
+            }
+        });
+    }
+    // Valid by construction; a failure here would be a bug, reported as
+    // such rather than a panic.
+    let catalog = catalog::validate(catalog_bytes(&mut loaded))
+        .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
+    print(|out| write_models(out, args, &catalog))
 }
 
 fn write_models(out: &mut impl Write, args: &ModelsArgs, catalog: &Catalog<'_>) -> io::Result<()> {
@@ -368,13 +367,13 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         Ok(None) => {}
         Ok(Some(cached)) => describe_cache(cached, &mut status),
     }
-    let mut out = stdout();
-    let written = if json {
-        write_json(&mut out, &status)
-    } else {
-        write_status(&mut out, &status, settings)
-    };
-    finish(out, written)
+    print(|out| {
+        if json {
+            write_json(out, &status)
+        } else {
+            write_status(out, &status, settings)
+        }
+    })
 }
 
 fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
@@ -448,15 +447,15 @@ pub fn dirs() -> Result<(), Exit> {
     let config = paths::config_dir(&process_env).map_err(|e| Failure::new("config folder", e))?;
     let data = paths::data_dir(&process_env).map_err(|e| Failure::new("data folder", e))?;
     let files = cache::CacheFiles::in_dir(&data);
-    let mut out = stdout();
-    let written = writeln!(
-        out,
-        "config: {}\ndata:   {}\ncache:  {}",
-        config.display(),
-        data.display(),
-        files.catalog.display()
-    );
-    finish(out, written)
+    print(|out| {
+        writeln!(
+            out,
+            "config: {}\ndata:   {}\ncache:  {}",
+            config.display(),
+            data.display(),
+            files.catalog.display()
+        )
+    })
 }
 
 #[cfg(test)]
