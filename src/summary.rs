@@ -88,37 +88,6 @@ struct HeadRow {
     models: usize,
 }
 
-/// The listing rows in the head of the index file at `path`, when it
-/// describes the catalog whose SHA-256 is `sha256` (hex).
-fn read_head(path: &Path, sha256: &str) -> Option<Vec<Listed>> {
-    let mut line = Vec::new();
-    BufReader::new(File::open(path).ok()?)
-        .read_until(b'\n', &mut line)
-        .ok()?;
-    let head: Head<Vec<HeadRow>> = serde_json::from_slice(&line).ok()?;
-    let rows = head.listing.into_iter().map(|row| Listed {
-        id: row.id,
-        name: row.name,
-        kind: row.kind,
-        models: row.models,
-    });
-    (head.sha256 == sha256).then(|| rows.collect())
-}
-
-/// The summary in the index file at `path`, when it describes the catalog
-/// whose SHA-256 is `sha256` (hex).
-fn read_summary(path: &Path, sha256: &str) -> Option<Summary> {
-    let bytes = std::fs::read(path).ok()?;
-    let mut values = serde_json::Deserializer::from_slice(&bytes);
-    let head = Head::<IgnoredAny>::deserialize(&mut values).ok()?;
-    if head.sha256 != sha256 {
-        return None;
-    }
-    let summary = Summary::deserialize(&mut values).ok()?;
-    values.end().ok()?;
-    Some(summary)
-}
-
 /// One row of `crush providers`: its models are counted, not kept.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Listed {
@@ -147,10 +116,22 @@ impl From<&ProviderSummary> for Listed {
 }
 
 impl Listed {
-    /// The rows of the index file at `path` when it describes the catalog
-    /// whose SHA-256 is `sha256` (hex); `None` otherwise.
+    /// The rows of the index file at `path`, read from its head line alone,
+    /// when it describes the catalog whose SHA-256 is `sha256` (hex); `None`
+    /// otherwise.
     pub fn from_index(path: &Path, sha256: &str) -> Option<Vec<Listed>> {
-        read_head(path, sha256)
+        let mut line = Vec::new();
+        BufReader::new(File::open(path).ok()?)
+            .read_until(b'\n', &mut line)
+            .ok()?;
+        let head: Head<Vec<HeadRow>> = serde_json::from_slice(&line).ok()?;
+        let rows = head.listing.into_iter().map(|row| Listed {
+            id: row.id,
+            name: row.name,
+            kind: row.kind,
+            models: row.models,
+        });
+        (head.sha256 == sha256).then(|| rows.collect())
     }
 
     /// The rows of a catalog held in memory.
@@ -264,7 +245,15 @@ impl Summary {
     /// catalog whose SHA-256 is `sha256` (hex); `None` otherwise, and then
     /// the caller reads the catalog itself.
     pub fn from_index(path: &Path, sha256: &str) -> Option<Summary> {
-        read_summary(path, sha256)
+        let bytes = std::fs::read(path).ok()?;
+        let mut values = serde_json::Deserializer::from_slice(&bytes);
+        let head = Head::<IgnoredAny>::deserialize(&mut values).ok()?;
+        if head.sha256 != sha256 {
+            return None;
+        }
+        let summary = Summary::deserialize(&mut values).ok()?;
+        values.end().ok()?;
+        Some(summary)
     }
 
     /// The summary of the cached catalog: from its index when the state file
