@@ -1,9 +1,13 @@
-//! In-process parse-and-validate throughput on synthetic catalogs of 0.7 MB
-//! and 50 MB (the shape of a real Catwalk catalog), reported in bytes/s:
+//! In-process throughput of the CPU work of an update, on synthetic
+//! catalogs of 0.7 MB and 50 MB (the shape of a real Catwalk catalog),
+//! reported in bytes/s: parsing and validating the new catalog, hashing it,
+//! and summarising the previous one (streamed in chunks, as `update` reads
+//! it):
 //!
 //!     cargo bench --bench validate
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use crush_providers::summary::Summary;
 use crush_providers::{catalog, synthetic};
 
 fn validate(c: &mut Criterion) {
@@ -22,6 +26,14 @@ fn validate(c: &mut Criterion) {
         });
         group.bench_function(format!("{label} sha256"), |b| {
             b.iter(|| catalog::sha256(std::hint::black_box(text.as_bytes())))
+        });
+        group.bench_function(format!("{label} summary"), |b| {
+            b.iter(|| {
+                Summary::read_from(std::hint::black_box(text.as_bytes()), 1 << 20)
+                    .unwrap()
+                    .providers
+                    .len()
+            })
         });
     }
     group.finish();

@@ -11,7 +11,6 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-use sha2::{Digest, Sha256};
 
 /// Longest id accepted for a provider or a model, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -121,6 +120,50 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Checked<T> {
     }
 }
 
+/// A JSON array of objects. serde's derived structs also accept an array
+/// of their fields in order (`["anthropic", "Anthropic"]` as a provider),
+/// which Go's encoding/json, that Crush reads catalogs with, refuses: such
+/// a catalog would be cached and then break Crush.
+#[derive(Debug)]
+pub struct Objects<T>(pub Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Objects<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object<T>(T);
+        impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct ObjectVisitor<T>(std::marker::PhantomData<T>);
+                impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+                    type Value = T;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("an object")
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                        T::deserialize(de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                let visitor = ObjectVisitor(std::marker::PhantomData);
+                deserializer.deserialize_map(visitor).map(Object)
+            }
+        }
+        struct ArrayVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ArrayVisitor<T> {
+            type Value = Objects<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of objects")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(Object(item)) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Objects(items))
+            }
+        }
+        deserializer.deserialize_seq(ArrayVisitor(std::marker::PhantomData))
+    }
+}
+
 /// One provider of the catalog, with the fields this project reads.
 ///
 /// `null` is accepted wherever a field is optional, as Go's encoding/json
@@ -150,7 +193,7 @@ pub struct Provider<'a> {
     pub default_small_model_id: Option<Text<'a>>,
     /// The provider's models.
     #[serde(borrow, default)]
-    pub models: Option<Vec<Model<'a>>>,
+    pub models: Option<Objects<Model<'a>>>,
     /// Extra HTTP headers sent to the provider.
     #[serde(borrow, default)]
     pub default_headers: Option<BTreeMap<Text<'a>, Text<'a>>>,
@@ -159,7 +202,7 @@ pub struct Provider<'a> {
 impl<'a> Provider<'a> {
     /// The provider's models (none when the field is absent or null).
     pub fn models(&self) -> &[Model<'a>] {
-        self.models.as_deref().unwrap_or_default()
+        self.models.as_ref().map_or(&[], |models| &models.0)
     }
 }
 
@@ -244,7 +287,7 @@ pub fn validate(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
         return Err(describe_parse_error(bytes));
     };
     let providers: Vec<Provider<'_>> = match serde_json::from_str(text) {
-        Ok(providers) => providers,
+        Ok(Objects(providers)) => providers,
         Err(_) => return Err(describe_parse_error(bytes)),
     };
     if providers.is_empty() {
@@ -365,7 +408,7 @@ fn describe_parse_error(bytes: &[u8]) -> ValidationError {
         ));
     };
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let err = match serde_path_to_error::deserialize::<_, Vec<Provider<'_>>>(&mut de) {
+    let err = match serde_path_to_error::deserialize::<_, Objects<Provider<'_>>>(&mut de) {
         Ok(_) => return ValidationError("the catalog could not be read".into()),
         Err(err) => err,
     };
@@ -451,9 +494,15 @@ fn looks_like_html(bytes: &[u8]) -> bool {
     head.first() == Some(&b'<') || head.to_ascii_lowercase().windows(5).any(|w| w == b"<html")
 }
 
-/// SHA-256 of `bytes`.
+/// SHA-256 of `bytes`: the project's one hash function. aws-lc's (the
+/// cryptography rustls already links) rather than the `sha2` crate's: as
+/// fast on a CPU with SHA extensions, a third faster on one without, where
+/// `sha2` falls back to portable code (docs/BENCHMARKS.md).
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
 }
 
 /// Lowercase hex of `bytes`.
@@ -552,6 +601,20 @@ mod tests {
         assert!(err.0.contains("number out of range"), "{err}");
     }
 
+    /// serde would take an array of a provider's fields in order; Go's
+    /// encoding/json, which Crush reads the cache with, would not.
+    #[test]
+    fn providers_and_models_must_be_objects() {
+        assert_eq!(
+            err(r#"[["a","A"]]"#),
+            "provider 0: expected an object, found an array"
+        );
+        assert_eq!(
+            err(r#"[{"id":"a","name":"A","models":[{"id":"m"},["m2"]]}]"#),
+            "provider 0 (\"a\"): models[1] (no id): invalid type: array, expected an object"
+        );
+    }
+
     #[test]
     fn names_provider_and_missing_field() {
         assert_eq!(
@@ -621,6 +684,15 @@ mod tests {
             vec![
                 "provider 0 (\"a\"): default_large_model_id \"nope\" names no model of this provider"
             ]
+        );
+    }
+
+    #[test]
+    fn sha256_is_sha256() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
     }
 

@@ -13,12 +13,13 @@ pub fn catalog_bytes() -> &'static [u8] {
         .unwrap_or_default()
 }
 
-/// The day the snapshot was taken (`embedded/snapshot-date`), e.g. `2026-11-30`.
-pub fn snapshot_date() -> &'static str {
-    // A constant rather than a lookup in `EMBEDDED`: every run prints it in
+/// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
+/// in `embedded/origin`: e.g. `Catwalk v0.52.6, released 2026-08-21`.
+pub fn origin() -> &'static str {
+    // A constant rather than a lookup in `EMBEDDED`: every run shows it in
     // `--version`, whose text clap builds at start.
-    const DATE: &str = include_str!("../embedded/snapshot-date").trim_ascii();
-    DATE
+    const ORIGIN: &str = include_str!("../embedded/origin").trim_ascii();
+    ORIGIN
 }
 
 #[cfg(test)]
@@ -26,14 +27,24 @@ mod tests {
     use super::*;
     use crate::catalog;
 
+    /// The snapshot is the real public catalog: every provider and model a
+    /// connected machine would get, each default model present, and keys
+    /// only as environment references (or none: Bedrock and Vertex use the
+    /// cloud's own credentials).
     #[test]
-    fn snapshot_is_a_valid_catalog_of_at_least_ten_providers() {
+    fn snapshot_is_the_real_catalog() {
         let catalog = catalog::validate(catalog_bytes()).expect("embedded snapshot must validate");
         assert!(
-            catalog.providers.len() >= 10,
+            catalog.providers.len() >= 40,
             "{} providers",
             catalog.providers.len()
         );
+        assert!(
+            catalog.model_count() >= 1500,
+            "{} models",
+            catalog.model_count()
+        );
+        // A default model id that names no model is a validation warning.
         assert!(catalog.warnings.is_empty(), "{:?}", catalog.warnings);
         for provider in &catalog.providers {
             assert!(
@@ -41,7 +52,17 @@ mod tests {
                 "{} has no models",
                 provider.id
             );
-            let key = provider.api_key.as_ref().map(|k| k.as_str()).unwrap_or("$");
+            for default in [
+                &provider.default_large_model_id,
+                &provider.default_small_model_id,
+            ] {
+                assert!(
+                    default.as_ref().is_some_and(|id| !id.as_str().is_empty()),
+                    "{} lacks a default model",
+                    provider.id
+                );
+            }
+            let key = provider.api_key.as_ref().map(|k| k.as_str()).unwrap_or("");
             assert!(
                 key.is_empty() || key.starts_with('$'),
                 "{}: api_key must be an env reference",
@@ -51,9 +72,11 @@ mod tests {
     }
 
     #[test]
-    fn snapshot_date_is_iso_day() {
-        let date = snapshot_date();
-        assert_eq!(date.len(), 10, "{date}");
-        assert!(date.chars().all(|c| c.is_ascii_digit() || c == '-'));
+    fn origin_names_a_release_and_a_day() {
+        let origin = origin();
+        assert!(!origin.is_empty() && !origin.contains('\n'), "{origin:?}");
+        let day = origin.rsplit(' ').next().unwrap();
+        assert_eq!(day.len(), 10, "{origin:?} should end with YYYY-MM-DD");
+        assert!(day.chars().all(|c| c.is_ascii_digit() || c == '-'));
     }
 }

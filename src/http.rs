@@ -7,29 +7,13 @@ use std::time::Duration;
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url, redirect};
 
+use crate::validators::Validators;
+
 /// Largest body accepted, after decompression.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 5;
-
-/// HTTP validators: what the server sent, and what is sent back to it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Validators {
-    /// The `ETag` header, quotes included.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub etag: Option<String>,
-    /// The `Last-Modified` header.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_modified: Option<String>,
-}
-
-impl Validators {
-    /// Whether there is anything to send.
-    pub fn is_empty(&self) -> bool {
-        self.etag.is_none() && self.last_modified.is_none()
-    }
-}
 
 /// How to fetch.
 #[derive(Debug, Clone)]

@@ -6,7 +6,6 @@
 //! for `update-providers`; [`changes`] says what it changed, from a
 //! [`summary`] of the previous catalog.
 
-pub mod buffer;
 pub mod cache;
 pub mod catalog;
 pub mod changes;
@@ -23,18 +22,4 @@ pub mod startup;
 pub mod summary;
 pub mod synthetic;
 pub mod update;
-
-#[cfg(test)]
-mod tests {
-    /// The binary turns a panic into exit 101 by catching it (src/main.rs),
-    /// which takes an unwinder that works in this build: `libgcc_s.so`, or
-    /// the `libgcc_eh.a` that build.rs links in. Tests link the same one.
-    #[test]
-    fn panics_unwind_and_are_caught_with_the_linked_unwinder() {
-        // resume_unwind skips the panic hook: nothing is printed.
-        let caught = std::panic::catch_unwind(|| std::panic::resume_unwind(Box::new(7u8)));
-        assert_eq!(caught.unwrap_err().downcast_ref::<u8>(), Some(&7));
-        let trace = std::backtrace::Backtrace::force_capture();
-        assert_eq!(trace.status(), std::backtrace::BacktraceStatus::Captured);
-    }
-}
+pub mod validators;

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use reqwest::Url;
 
-use crate::buffer;
 use crate::embedded;
-use crate::http::{self, FetchError, FetchOptions, Fetched, Validators};
+use crate::http::{self, FetchError, FetchOptions, Fetched};
+use crate::validators::Validators;
 
 /// The public Catwalk server.
 pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
@@ -178,7 +178,9 @@ impl Source {
 /// Reads at most `cap` bytes; more is an error. Device files and pipes have
 /// no trustworthy size, so the cap is enforced while reading.
 fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8>, ReadError> {
-    let mut bytes = buffer::with_room_for(size_hint.min(cap));
+    // Room for one byte more than expected: reading to the end then finds
+    // out that there is no more without growing the buffer.
+    let mut bytes = Vec::with_capacity(size_hint.min(cap) + 1);
     reader.take(cap as u64 + 1).read_to_end(&mut bytes)?;
     if bytes.len() > cap {
         return Err(ReadError::TooLarge(cap));
@@ -276,10 +278,10 @@ mod tests {
         assert!(resolve(Some("https://exa mple.com"), None).is_err());
     }
 
-    /// Large reads are prepared (see `buffer`); the bytes and the cap are
-    /// what they would be without.
+    /// The size is only a hint: a source larger than it is read whole, and
+    /// one larger than the cap is refused.
     #[test]
-    fn large_reads_keep_every_byte_and_the_cap() {
+    fn reads_keep_every_byte_and_the_cap() {
         let data: Vec<u8> = (0..9_000_000u32).map(|i| (i % 251) as u8).collect();
         assert_eq!(
             read_capped(&data[..], data.len(), data.len()).unwrap(),

@@ -3,7 +3,6 @@
 //! back to the cache and then to the embedded snapshot, and never fails.
 
 use std::borrow::Cow;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
@@ -11,9 +10,9 @@ use reqwest::Url;
 use crate::cache::{self, CacheFiles, CacheState, Cached};
 use crate::catalog::{self, hex};
 use crate::embedded;
-use crate::http::{self, FetchOptions, Fetched, Validators};
+use crate::http::{self, FetchOptions, Fetched};
 use crate::source;
-use crate::summary;
+use crate::validators::Validators;
 
 /// Default bound on the whole start-up refresh.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -57,11 +56,8 @@ pub enum Provenance {
 /// The catalog Crush starts with.
 #[derive(Debug)]
 pub struct StartupCatalog {
-    /// The catalog's bytes, once at hand; see [`StartupCatalog::bytes`].
-    bytes: Cow<'static, [u8]>,
-    /// The cache these bytes are to be read from, while they have not been
-    /// needed, and its path.
-    unread: Option<(Cached, PathBuf)>,
+    /// The catalog's bytes: always a valid catalog, or `[]` when disabled.
+    pub bytes: Cow<'static, [u8]>,
     /// Their SHA-256, when they are (or were just written to) the cache.
     pub sha256: Option<[u8; 32]>,
     /// Where they came from.
@@ -75,31 +71,6 @@ pub struct StartupCatalog {
     pub warnings: Vec<String>,
 }
 
-impl StartupCatalog {
-    /// The catalog's bytes: always a valid catalog, or `[]` when disabled.
-    ///
-    /// Cached bytes that the state file vouched for are read on first use,
-    /// as listing providers from the cache's index needs none. Should that
-    /// read fail (a disk error, or another program rewrote the file in place
-    /// since), the embedded snapshot stands in and a warning says so.
-    pub fn bytes(&mut self) -> &[u8] {
-        if let Some((cached, path)) = self.unread.take() {
-            match cached.into_bytes() {
-                Ok(bytes) => self.bytes = Cow::Owned(bytes),
-                Err(e) => {
-                    let mut warnings = std::mem::take(&mut self.warnings);
-                    warnings.push(format!(
-                        "cannot read the cached catalog {}: {e}; using the embedded catalog",
-                        path.display()
-                    ));
-                    *self = embedded(warnings);
-                }
-            }
-        }
-        &self.bytes
-    }
-}
-
 /// The hint appended to every start-up refresh warning.
 pub const REFRESH_HINT: &str = "to stop refreshing at start-up set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; to update by hand run `crush update-providers`";
 
@@ -110,7 +81,6 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
-            unread: None,
             sha256: None,
             provenance: Provenance::Disabled,
             fetched_at: None,
@@ -120,7 +90,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     }
     let cached = read_valid_cache(files, &mut warnings);
     if !options.auto_update {
-        return fallback(cached, warnings, files);
+        return fallback(cached, warnings);
     }
     let conditional = cached.as_ref().map(Cached::validators).unwrap_or_default();
     let fetch = FetchOptions {
@@ -135,21 +105,20 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             // `fetch` only accepts a 304 to a conditional request, which is
             // only sent when there is a cache.
             if let Some(cached) = cached {
-                return from_cache(cached, Provenance::Revalidated, warnings, files);
+                return from_cache(cached, Provenance::Revalidated, warnings);
             }
             "the server answered 304 Not Modified without a cache to confirm".to_string()
         }
         Ok(Fetched::Body { bytes, validators }) => match catalog::validate(&bytes) {
-            Ok(catalog) => {
+            Ok(_) => {
                 let digest = catalog::sha256(&bytes);
                 // A server that ignores validators may send the same bytes
                 // again: then only the state (its new validators) is worth
-                // writing, and no index is needed.
+                // writing.
                 let save = match cached {
                     Some(cached) if cached.sha256 == digest => Save::State(cached.identity),
-                    _ => Save::All(summary::index_json(&catalog, &hex(&digest))),
+                    _ => Save::All,
                 };
-                drop(catalog);
                 return fresh(files, options, bytes, digest, save, validators, warnings);
             }
             Err(e) => format!("not a valid catalog: {e}"),
@@ -165,14 +134,14 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             "embedded catalog"
         }
     ));
-    fallback(cached, warnings, files)
+    fallback(cached, warnings)
 }
 
 /// The cache, when it holds a valid catalog. A state file that matches the
 /// bytes proves they were validated when written, which spares parsing them
 /// on every start.
 fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Cached> {
-    let mut cached = match cache::read(files) {
+    let cached = match cache::read(files) {
         Ok(cached) => cached?,
         Err(e) => {
             warnings.push(format!(
@@ -185,18 +154,11 @@ fn read_valid_cache(files: &CacheFiles, warnings: &mut Vec<String>) -> Option<Ca
     if cached.state.is_some() {
         return Some(cached);
     }
-    // Without a state the bytes were read (and hashed) already.
-    let problem = match cached.bytes() {
-        Ok(bytes) => catalog::validate(bytes)
-            .err()
-            .map(|e| format!("is not valid ({e})")),
-        Err(e) => Some(format!("cannot be read: {e}")),
-    };
-    match problem {
-        None => Some(cached),
-        Some(problem) => {
+    match catalog::validate(&cached.bytes) {
+        Ok(_) => Some(cached),
+        Err(e) => {
             warnings.push(format!(
-                "the cached catalog {} {problem}; ignoring it",
+                "the cached catalog {} is not valid ({e}); ignoring it",
                 files.catalog.display()
             ));
             None
@@ -209,8 +171,8 @@ enum Save {
     /// Only the state: the cache already holds these bytes, with this
     /// identity.
     State(Option<String>),
-    /// The bytes, with this index.
-    All(Vec<u8>),
+    /// The bytes.
+    All,
 }
 
 fn fresh(
@@ -237,7 +199,7 @@ fn fresh(
             };
             cache::record_state(files, &state, LOCK_WAIT)
         }
-        Save::All(index) => cache::write(files, &bytes, &state, &index, LOCK_WAIT),
+        Save::All => cache::write(files, &bytes, &state, LOCK_WAIT),
     };
     if let Err(e) = result {
         warnings.push(format!(
@@ -246,7 +208,6 @@ fn fresh(
     }
     StartupCatalog {
         bytes: Cow::Owned(bytes),
-        unread: None,
         sha256: Some(digest),
         provenance: Provenance::Fresh,
         fetched_at: Some(state.fetched_at),
@@ -255,26 +216,20 @@ fn fresh(
     }
 }
 
-fn from_cache(
-    cached: Cached,
-    provenance: Provenance,
-    warnings: Vec<String>,
-    files: &CacheFiles,
-) -> StartupCatalog {
+fn from_cache(cached: Cached, provenance: Provenance, warnings: Vec<String>) -> StartupCatalog {
     StartupCatalog {
         fetched_at: cached.written_at(),
         source: cached.state.as_ref().map(|s| s.source.clone()),
         sha256: Some(cached.sha256),
-        bytes: Cow::Borrowed(b""),
-        unread: Some((cached, files.catalog.clone())),
+        bytes: Cow::Owned(cached.bytes),
         provenance,
         warnings,
     }
 }
 
-fn fallback(cached: Option<Cached>, warnings: Vec<String>, files: &CacheFiles) -> StartupCatalog {
+fn fallback(cached: Option<Cached>, warnings: Vec<String>) -> StartupCatalog {
     match cached {
-        Some(cached) => from_cache(cached, Provenance::Cached, warnings, files),
+        Some(cached) => from_cache(cached, Provenance::Cached, warnings),
         None => embedded(warnings),
     }
 }
@@ -282,7 +237,6 @@ fn fallback(cached: Option<Cached>, warnings: Vec<String>, files: &CacheFiles) -
 fn embedded(warnings: Vec<String>) -> StartupCatalog {
     StartupCatalog {
         bytes: Cow::Borrowed(embedded::catalog_bytes()),
-        unread: None,
         sha256: None,
         provenance: Provenance::Embedded,
         fetched_at: None,
@@ -347,47 +301,6 @@ mod tests {
         assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 
-    /// The cache's bytes are read when first asked for; should the file be
-    /// rewritten in place by then, the embedded snapshot stands in, with a
-    /// warning, rather than other bytes under the vouched SHA-256.
-    #[cfg(unix)]
-    #[test]
-    fn cached_bytes_rewritten_before_use_give_way_to_the_embedded_snapshot() {
-        let tmp = tempfile::tempdir().unwrap();
-        let files = CacheFiles::in_dir(tmp.path());
-        let catalog = br#"[{"id":"a","name":"A","models":[]}]"#;
-        let state = CacheState {
-            sha256: hex(&catalog::sha256(catalog)),
-            file: None,
-            validators: Validators::default(),
-            source: "test".into(),
-            fetched_at: 1,
-        };
-        cache::write(&files, catalog, &state, b"", LOCK_WAIT).unwrap();
-        let options = StartupOptions {
-            auto_update: false,
-            default_providers: true,
-            url: "http://127.0.0.1:1/v2/providers".parse().unwrap(),
-            timeout: DEFAULT_TIMEOUT,
-        };
-        let mut loaded = load(&files, &options);
-        assert_eq!(loaded.provenance, Provenance::Cached);
-        assert_eq!(loaded.bytes(), catalog);
-        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
-
-        let mut loaded = load(&files, &options);
-        std::fs::write(&files.catalog, b"[]").unwrap();
-        assert_eq!(loaded.bytes(), embedded::catalog_bytes());
-        assert_eq!(loaded.provenance, Provenance::Embedded);
-        assert_eq!(loaded.sha256, None);
-        assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-        assert!(
-            loaded.warnings[0].contains("rewritten in place"),
-            "{:?}",
-            loaded.warnings
-        );
-    }
-
     #[test]
     fn disabled_default_providers_is_empty_without_network() {
         let tmp = tempfile::tempdir().unwrap();
@@ -397,9 +310,9 @@ mod tests {
             url: "http://127.0.0.1:1/v2/providers".parse().unwrap(),
             timeout: DEFAULT_TIMEOUT,
         };
-        let mut catalog = load(&CacheFiles::in_dir(tmp.path()), &options);
+        let catalog = load(&CacheFiles::in_dir(tmp.path()), &options);
         assert_eq!(catalog.provenance, Provenance::Disabled);
-        assert_eq!(catalog.bytes(), b"[]");
+        assert_eq!(&catalog.bytes[..], b"[]");
         assert!(catalog.warnings.is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //! (or an output file), reporting what changed.
 
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -12,8 +13,8 @@ use crate::changes::{self, Changes};
 use crate::error::Cause;
 use crate::error::Failure;
 use crate::http::FetchOptions;
-use crate::source::{self, Source};
-use crate::summary::{self, Summary};
+use crate::source::{self, Loaded, Source};
+use crate::summary::Summary;
 
 /// Options of `update-providers`.
 #[derive(Debug, Clone)]
@@ -71,9 +72,6 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 struct Validated {
     providers: usize,
     models: usize,
-    /// The index to store beside the cache (not for `--output` or
-    /// `--dry-run`).
-    index: Option<Vec<u8>>,
     warnings: Vec<String>,
     changes: Option<Changes>,
 }
@@ -82,16 +80,6 @@ struct Validated {
 enum Staging {
     File(cache::Staged),
     Cache(cache::StagedCache),
-}
-
-impl Staging {
-    fn sync(mut self) -> Result<Staging, cache::WriteError> {
-        match &mut self {
-            Staging::File(staged) => staged.sync()?,
-            Staging::Cache(staged) => staged.sync()?,
-        }
-        Ok(self)
-    }
 }
 
 /// A warning for a catalog fetched over plain http from another machine:
@@ -127,59 +115,49 @@ pub fn update_providers(
         progress: options.progress,
         ..FetchOptions::default()
     };
-    let loaded = source.load(&fetch).map_err(|e| fail(e.into()))?;
-    let bytes: &[u8] = &loaded.bytes;
-
-    // Validating is the longest piece of CPU work; everything else runs
-    // beside it on one other thread, so that on two cores nothing competes
-    // with it: writing the new file (whose write-back then goes on in the
-    // device), hashing it, summarising the previous file, and last waiting
-    // for the flush. The new file only becomes visible (one rename) once it
-    // has passed; a refused catalog drops its staged file unseen.
-    let (sha256, validated, staged) = std::thread::scope(|scope| {
-        let (hashed, hash) = std::sync::mpsc::sync_channel(1);
+    // The CPU work is split over two threads, so that on two cores neither
+    // waits long for the other. The helper starts first, as waking a second
+    // core can take a while: it summarises the previous file (nothing else
+    // needs it), then hashes the new bytes unless this thread got there
+    // first. This thread reads the source, writes it beside the target
+    // (its write-back then goes on in the device), and validates it. The new
+    // file only becomes visible (one rename) once it has passed; a refused
+    // catalog drops its staged file unseen.
+    let digest = OnceLock::new();
+    let (loaded, validated, staged) = std::thread::scope(|scope| {
+        let (send_bytes, bytes_sent) = std::sync::mpsc::sync_channel::<Arc<Loaded>>(1);
+        let digest = &digest;
         let helper = scope.spawn(move || {
-            let staged = (!options.dry_run).then(|| match &options.output {
-                Some(path) => cache::stage(path, bytes, true).map(Staging::File),
-                None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
-            });
-            // The previous file is summarised in bounded memory (from its
-            // index when it has one); one that does not hold a catalog has
-            // nothing to compare with, and is replaced all the same.
-            let sha256 = hex(&catalog::sha256(bytes));
-            let previous = match &options.output {
-                Some(path) => Summary::read(path),
-                None => Summary::of_cache(cache),
-            };
-            // The receiver only goes away if validation panicked.
-            let _ = hashed.send((sha256, previous));
-            staged.map(|staged| staged.and_then(Staging::sync))
+            // One that does not hold a catalog has nothing to compare with,
+            // and is replaced all the same.
+            let previous = Summary::read(options.output.as_ref().unwrap_or(&cache.catalog));
+            if let Ok(loaded) = bytes_sent.recv() {
+                digest.get_or_init(|| catalog::sha256(&loaded.bytes));
+            }
+            previous
         });
-        let validated = catalog::validate(bytes);
-        let (sha256, previous) = hash.recv().expect("hashing and summarising do not panic");
-        let validated = validated.map(|next| {
-            // The helper is now waiting for the disk: the index is written
-            // out on one core while the comparison runs on the other.
-            let (changes, index) = std::thread::scope(|inner| {
-                let index = (options.output.is_none() && !options.dry_run)
-                    .then(|| inner.spawn(|| summary::index_json(&next, &sha256)));
-                let changes = previous
-                    .as_ref()
-                    .map(|previous| changes::compare(previous, &next));
-                let index = index.map(|i| i.join().expect("indexing does not panic"));
-                (changes, index)
-            });
+        let loaded = Arc::new(source.load(&fetch).map_err(|e| fail(e.into()))?);
+        let _ = send_bytes.send(Arc::clone(&loaded));
+        let bytes: &[u8] = &loaded.bytes;
+        let staged = (!options.dry_run).then(|| match &options.output {
+            Some(path) => cache::stage(path, bytes, true).map(Staging::File),
+            None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
+        });
+        let validated = catalog::validate(bytes).map(|next| {
+            digest.get_or_init(|| catalog::sha256(bytes));
+            let previous = helper.join().expect("summarising does not panic");
             Validated {
                 providers: next.providers.len(),
                 models: next.model_count(),
-                index,
+                changes: previous
+                    .as_ref()
+                    .map(|previous| changes::compare(previous, &next)),
                 warnings: next.warnings,
-                changes,
             }
         });
-        let staged = helper.join().expect("staging does not panic");
-        (sha256, validated, staged)
-    });
+        Ok((loaded, validated, staged))
+    })?;
+    let sha256 = hex(digest.get_or_init(|| catalog::sha256(&loaded.bytes)));
     if let Some(expected) = &options.sha256
         && !expected.eq_ignore_ascii_case(&sha256)
     {
@@ -191,7 +169,6 @@ pub fn update_providers(
     let Validated {
         providers,
         models,
-        index,
         warnings: catalog_warnings,
         changes,
     } = validated.map_err(|e| fail(e.into()))?;
@@ -203,16 +180,13 @@ pub fn update_providers(
         None => {}
         Some(Staging::File(staged)) => staged.commit().map_err(|e| fail(e.into()))?,
         Some(Staging::Cache(staged)) => staged
-            .commit(
-                &CacheState {
-                    sha256: sha256.clone(),
-                    file: None,
-                    validators: loaded.validators.clone(),
-                    source: label.clone(),
-                    fetched_at: cache::now(),
-                },
-                index.as_deref().unwrap_or_default(),
-            )
+            .commit(&CacheState {
+                sha256: sha256.clone(),
+                file: None,
+                validators: loaded.validators.clone(),
+                source: label.clone(),
+                fetched_at: cache::now(),
+            })
             .map_err(|e| fail(e.into()))?,
     }
     Ok(UpdateReport {

@@ -110,7 +110,7 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
             cache == catalogs[0] || cache == catalogs[1],
             "round {round}: the cache is not one of the two catalogs"
         );
-        // The state and index may be from either run: listing must still
+        // The state may be from either run: listing must still
         // describe the catalog that is there.
         assert_eq!(
             listed(&home),

@@ -177,17 +177,14 @@ async fn a_new_catalog_is_swapped_in_with_its_validators() {
 
 /// A server that ignores validators sends the cached bytes again: only the
 /// state is rewritten (with the new ETag and the cache's identity, so the
-/// next start still trusts it without hashing); the cache and its index
-/// stay as they were.
+/// next start still trusts it without hashing); the cache stays as it was.
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn the_same_bytes_again_only_rewrite_the_state() {
     let home = Home::new();
     let first = catalog_server(CATALOG_A).await;
     run_against(&home, &first, &["providers"], &[]).ok();
-    let index = home.data_dir().join("providers.index.json");
-    let (cache_before, index_before) = (mtime(&home.cache_file()), mtime(&index));
-    let index_bytes = fs::read(&index).unwrap();
+    let cache_before = mtime(&home.cache_file());
     std::thread::sleep(Duration::from_millis(20));
 
     let again = MockServer::start().await;
@@ -203,8 +200,6 @@ async fn the_same_bytes_again_only_rewrite_the_state() {
     run.ok();
     assert!(run.stdout.contains("Providers: fresh"), "{run:?}");
     assert_eq!(mtime(&home.cache_file()), cache_before);
-    assert_eq!(mtime(&index), index_before);
-    assert_eq!(fs::read(&index).unwrap(), index_bytes);
     let state: serde_json::Value =
         serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
     assert_eq!(state["etag"], "\"again\"");
@@ -287,7 +282,8 @@ async fn refresh_failures_fall_back_to_the_cache_then_embedded() {
                     "{run:?}"
                 );
                 assert!(
-                    run.stdout.starts_with("Providers: embedded snapshot of "),
+                    run.stdout
+                        .starts_with("Providers: embedded snapshot (Catwalk v0.52.6, "),
                     "{run:?}"
                 );
                 assert!(home.cache().is_none());
@@ -678,11 +674,10 @@ fn version_help_and_completions() {
     let home = Home::new();
     let run = home.run(&["--version"]);
     run.ok();
-    let date = crush_providers::embedded::snapshot_date();
     assert_eq!(
         run.stdout,
         format!(
-            "crush {} (embedded catalog snapshot of {date})\n",
+            "crush {} (embedded snapshot: Catwalk v0.52.6, released 2026-08-21)\n",
             env!("CARGO_PKG_VERSION")
         )
     );
@@ -739,25 +734,4 @@ async fn concurrent_starts_all_get_a_whole_catalog() {
     }
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
     assert_eq!(home.data_entries(), CACHE_FILES);
-}
-
-/// The binary loads no libm.so (src/main.rs defines the one function it
-/// used), nor libgcc_s.so where build.rs links GCC's unwinder in: each
-/// shared library less is one less to map and relocate at every start.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[test]
-fn the_binary_loads_no_libm_nor_libgcc_s() {
-    // glibc's dynamic linker lists the libraries it would load, and stops.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_crush"))
-        .env("LD_TRACE_LOADED_OBJECTS", "1")
-        .output()
-        .unwrap();
-    let loaded = String::from_utf8_lossy(&out.stdout);
-    assert!(loaded.contains("libc.so"), "{loaded}");
-    assert!(!loaded.contains("libm.so"), "{loaded}");
-    assert_eq!(
-        loaded.contains("libgcc_s.so"),
-        !cfg!(static_unwinder),
-        "{loaded}"
-    );
 }

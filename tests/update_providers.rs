@@ -130,6 +130,7 @@ fn every_validation_error_is_refused_and_leaves_the_cache() {
         ("{\"id\":\"a\"}", &["expected a JSON array of providers"]),
         ("[]", &["empty list"]),
         ("[1]", &["provider 0", "expected an object"]),
+        (r#"[["a","A"]]"#, &["provider 0", "expected an object, found an array"]),
         (
             r#"[{"id":"a"}]"#,
             &["provider 0 (\"a\")", "missing field `name`"],
@@ -633,77 +634,48 @@ fn xdg_data_home_moves_the_cache() {
     assert!(home.cache().is_none());
 }
 
-/// The index beside the cache stands in for it, when comparing and when
-/// listing, only while the state file vouches that both describe the bytes
-/// in `providers.json`. A doctored index (a provider that is in no catalog)
-/// shows whether it was used.
-#[cfg(unix)]
+/// The text report fits a screen whatever the catalogs: at most 60 lines of
+/// at most 120 columns, counting what it leaves out; `--verbose` and
+/// `--json` list every id.
 #[test]
-fn the_index_stands_in_for_the_cache_only_while_it_describes_it() {
+fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
+    use crush_providers::synthetic;
     let home = Home::new();
-    let index_path = home.data_dir().join("providers.index.json");
-    // Two lines: the head (the SHA-256 and the listing rows), then the
-    // summary that comparing reads.
-    let read_index = || -> (serde_json::Value, serde_json::Value) {
-        let text = fs::read_to_string(&index_path).unwrap();
-        let mut lines = text.lines().map(|l| serde_json::from_str(l).unwrap());
-        (lines.next().unwrap(), lines.next().unwrap())
-    };
-    let doctor = || {
-        let (mut head, mut summary) = read_index();
-        head["listing"][0]["name"] = "Doctored".into();
-        let ghost = serde_json::json!({"id": "ghost", "name": "Ghost\u{1b}[31m", "models": 0});
-        head["listing"].as_array_mut().unwrap().push(ghost);
-        let ghost = serde_json::json!({"id": "ghost", "name": "Ghost", "models": []});
-        summary.as_array_mut().unwrap().push(ghost);
-        fs::write(&index_path, format!("{head}\n{summary}\n")).unwrap();
-    };
-    let off = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")];
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
-    let (head, summary) = read_index();
-    let state: serde_json::Value =
-        serde_json::from_slice(&fs::read(home.state_file()).unwrap()).unwrap();
-    assert_eq!(head["sha256"], state["sha256"]);
-    assert_eq!(head["listing"][0]["id"], "alpha");
-    assert_eq!(head["listing"][0]["name"], "Alpha");
-    assert_eq!(summary[0]["id"], "alpha");
-    assert_eq!(summary[0]["models"][0]["id"], "a-large");
-    assert_eq!(
-        head["listing"][0]["models"],
-        summary[0]["models"].as_array().unwrap().len()
+    // About 70 providers each; the same provider ids with other models.
+    let (_dir, a) = temp_file("a.json", synthetic::catalog(5_000_000, 1).as_bytes());
+    let (_dir2, b) = temp_file("b.json", synthetic::catalog(5_000_000, 2).as_bytes());
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    home.run(&["update-providers", a]).ok();
+    let run = home.run(&["update-providers", b, "--dry-run"]);
+    run.ok();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines.len() <= 60, "{} lines", lines.len());
+    for line in &lines {
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .ends_with("more providers with model changes; --verbose lists them all"),
+        "{run:?}"
     );
+    assert!(run.stdout.contains("… and "), "{run:?}");
 
-    doctor();
-    let listed = home.run_env(&["providers"], &off);
-    listed.ok();
-    assert!(listed.stdout.contains("Doctored"), "{listed:?}");
-    // Printed escaped, never raw to the terminal.
-    assert!(listed.stdout.contains("\"Ghost\\u{1b}[31m\""), "{listed:?}");
-    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
-    run.ok();
-    assert!(run.stdout.contains("- 1 provider: ghost"), "{run:?}");
-
-    // Another catalog written in place by another program: the index no
-    // longer describes the cache, and the catalog itself is read.
-    doctor();
-    home.set_cache(CATALOG_A.as_bytes());
-    let listed = home.run_env(&["providers"], &off);
-    listed.ok();
-    assert!(!listed.stdout.contains("Doctored"), "{listed:?}");
-    assert!(listed.stdout.contains("Alpha"), "{listed:?}");
-    assert!(!listed.stdout.contains("Ghost"), "{listed:?}");
-    assert!(!listed.stdout.contains("gamma"), "{listed:?}");
-    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
-    run.ok();
-    assert!(!run.stdout.contains("ghost"), "{run:?}");
-    assert!(run.stdout.contains("+ 1 provider: gamma"), "{run:?}");
-
-    // A garbage index is ignored.
-    fs::write(&index_path, b"{garbage").unwrap();
-    let listed = home.run_env(&["providers"], &off);
-    listed.ok();
-    assert!(listed.stdout.contains("Gamma"), "{listed:?}");
-    let run = home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes());
-    assert!(run.ok().stdout.contains("- 1 provider: gamma"), "{run:?}");
+    let verbose = home.run(&["update-providers", b, "--dry-run", "--verbose"]);
+    verbose.ok();
+    let report = home
+        .run(&["update-providers", b, "--dry-run", "--json"])
+        .json();
+    let changed = report["changes"]["models"].as_array().unwrap();
+    assert!(changed.len() > 60, "{} providers changed", changed.len());
+    let model_lines = verbose.stdout.lines().filter(|l| l.starts_with("  ~ "));
+    assert_eq!(model_lines.count(), changed.len());
+    for provider in changed {
+        for id in provider["added"].as_array().unwrap() {
+            let id = id.as_str().unwrap();
+            assert!(verbose.stdout.contains(id), "--verbose lacks {id}");
+        }
+    }
+    home.run(&["update-providers", b, "-q", "-v"]).usage_error();
 }

@@ -28,8 +28,18 @@ fuzz_target!(|data: &[u8]| {
             // skips (Go's encoding/json, which Crush uses, accepts them).
             assert!(std::str::from_utf8(data).is_ok());
             // The same holds for a number beyond f64 in a skipped field.
-            if let Err(e) = serde_json::from_slice::<serde_json::Value>(data) {
-                assert!(has_surrogate_escape(data) || e.to_string().starts_with("number out of range"), "{e}");
+            match serde_json::from_slice::<serde_json::Value>(data) {
+                Err(e) => assert!(has_surrogate_escape(data) || e.to_string().starts_with("number out of range"), "{e}"),
+                // Providers and models are objects, as Go's encoding/json
+                // (which Crush reads the cache with) requires.
+                Ok(value) => {
+                    for provider in value.as_array().expect("an array") {
+                        assert!(provider.is_object(), "{provider}");
+                        for model in provider["models"].as_array().into_iter().flatten() {
+                            assert!(model.is_object(), "{model}");
+                        }
+                    }
+                }
             }
         }
         Err(e) => {

@@ -7,13 +7,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// What a successful write leaves in the data folder, sorted: the cache,
-/// its index and its state, and nothing else.
-pub const CACHE_FILES: [&str; 3] = [
-    "providers.index.json",
-    "providers.json",
-    "providers.state.json",
-];
+/// What a successful write leaves in the data folder, sorted: the cache
+/// and its state, and nothing else.
+pub const CACHE_FILES: [&str; 2] = ["providers.json", "providers.state.json"];
 
 /// A temporary HOME, removed on drop. The binary never sees the real one.
 pub struct Home {

@@ -1,0 +1,281 @@
+//! What each command does and prints, one file per command. Data goes to
+//! stdout, warnings and errors to stderr, so that `crush providers --json |
+//! jq` always works. The exit code is decided in one place, [`main`]: 0 for
+//! success, 1 for a failure, 2 for bad usage.
+
+mod models;
+mod providers;
+mod update_providers;
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{CommandFactory, Parser};
+
+use crate::cache::CacheFiles;
+use crate::cli::{Cli, Command};
+use crate::error::{Cause, Failure};
+use crate::paths::{self, process_env};
+use crate::settings::{self, Settings};
+use crate::startup::{self, StartupCatalog, StartupOptions};
+
+/// Runs the command line and returns the process exit code: 0 success,
+/// 1 failure, 2 usage error.
+pub fn main() -> u8 {
+    let result = match Cli::try_parse() {
+        Ok(cli) => run(cli),
+        Err(e) => {
+            let printed = e.print();
+            if e.use_stderr() {
+                return 2;
+            }
+            // `--help` or `--version`, printed on standard output.
+            output_result(printed)
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(Exit::Usage(message)) => {
+            say(format_args!(
+                "error: {message}\nRun `crush --help` for usage."
+            ));
+            2
+        }
+        Err(Exit::Failed(failure)) => {
+            say(format_args!("error: {failure}"));
+            1
+        }
+    }
+}
+
+/// How a command ended when it did not succeed.
+#[derive(Debug)]
+pub enum Exit {
+    /// Bad usage: exit code 2.
+    Usage(String),
+    /// A failure: exit code 1.
+    Failed(Failure),
+}
+
+impl From<Failure> for Exit {
+    fn from(f: Failure) -> Self {
+        Exit::Failed(f)
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Exit> {
+    match cli.command {
+        Command::UpdateProviders(args) => update_providers::run(args),
+        Command::Providers(args) => providers::run(&working_dir(cli.cwd)?, &args),
+        Command::Models(args) => models::run(&working_dir(cli.cwd)?, &args),
+        Command::Dirs => dirs(),
+        Command::Completion { shell } => {
+            // Generated whole first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "crush", &mut script);
+            print(|out| out.write_all(&script))
+        }
+    }
+}
+
+/// Writes one line to standard error. Unlike `eprintln!`, which panics,
+/// a failure there is ignored: there is nowhere left to report it.
+pub fn say(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
+}
+
+/// Runs `write` on standard output, buffered (a table or a JSON document
+/// goes out in a few writes rather than one per line), then flushes it. A
+/// failed write (a full disk) is the command's failure.
+fn print(
+    write: impl FnOnce(&mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>,
+) -> Result<(), Exit> {
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    output_result(write(&mut out).and_then(|()| out.flush()))
+}
+
+/// The command's result, given how writing its output went. A reader that
+/// went away is no failure: `crush models | head -1` is a success, as with
+/// any filter.
+fn output_result(written: io::Result<()>) -> Result<(), Exit> {
+    match written {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Exit::Failed(Failure::new(
+            "standard output",
+            Cause::Output(e),
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline.
+fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    writeln!(out)
+}
+
+/// `1 model`, `2 models`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("{n} {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `3 hours ago`.
+fn ago(seconds: u64) -> String {
+    let (n, unit) = match seconds {
+        0..60 => return "just now".into(),
+        60..3600 => (seconds / 60, "minute"),
+        3600..86400 => (seconds / 3600, "hour"),
+        _ => (seconds / 86400, "day"),
+    };
+    format!("{} ago", count(n as usize, unit))
+}
+
+/// Writes rows under a head, each column as wide as its widest cell.
+fn write_table<const N: usize>(
+    out: &mut impl Write,
+    head: [&str; N],
+    rows: &[[String; N]],
+) -> io::Result<()> {
+    let mut widths = head.map(str::len);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut text = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i + 1 == N {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+            }
+        }
+        text.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(head.to_vec()))?;
+    for row in rows {
+        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
+    }
+    Ok(())
+}
+
+/// The folder the project walk starts from: `--cwd` or the current one.
+fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
+    let dir = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| {
+            Exit::Failed(Failure::new(
+                "working directory",
+                Cause::Config(e.to_string()),
+            ))
+        })?,
+    };
+    dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))
+}
+
+/// Canonical form of a folder, without Windows' `\\?\` prefix, which
+/// would leak into every path the user is shown.
+fn dunce_canonical(dir: &Path) -> io::Result<PathBuf> {
+    let canonical = dir.canonicalize()?;
+    if !canonical.is_dir() {
+        return Err(io::Error::other("not a folder"));
+    }
+    #[cfg(windows)]
+    if let Some(rest) = canonical.to_str().and_then(|s| s.strip_prefix(r"\\?\")) {
+        if !rest.starts_with("UNC") {
+            return Ok(PathBuf::from(rest));
+        }
+    }
+    Ok(canonical)
+}
+
+/// The cache files under the data folder.
+fn cache_files() -> Result<CacheFiles, Failure> {
+    paths::data_dir(&process_env)
+        .map(CacheFiles::in_dir)
+        .map_err(|e| Failure::new("data folder", e))
+}
+
+/// The settings for `cwd`, their warnings printed.
+fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
+    let settings = settings::resolve(cwd, &process_env).map_err(|e| {
+        let source = e.path.display().to_string();
+        let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+        Exit::Failed(Failure::new(
+            source,
+            Cause::Config(format!("{place}{}", e.message)),
+        ))
+    })?;
+    for warning in &settings.warnings {
+        say(format_args!("warning: {warning}"));
+    }
+    Ok(settings)
+}
+
+/// Runs the start-up policy with the given settings on the cache `files`,
+/// exactly as Crush does when it starts, printing its warnings.
+fn startup_catalog(settings: &Settings, files: &CacheFiles) -> StartupCatalog {
+    let env_text = |name| process_env(name).map(|v| v.to_string_lossy().into_owned());
+    let mut warnings = Vec::new();
+    let (url, timeout) = startup::options_from_env(
+        env_text("CATWALK_URL").as_deref(),
+        env_text(startup::TIMEOUT_ENV).as_deref(),
+        &mut warnings,
+    );
+    let options = StartupOptions {
+        auto_update: settings.auto_update.value,
+        default_providers: settings.default_providers.value,
+        url,
+        timeout,
+    };
+    let loaded = startup::load(files, &options);
+    for warning in warnings.iter().chain(&loaded.warnings) {
+        say(format_args!("warning: {warning}"));
+    }
+    loaded
+}
+
+/// `crush dirs`.
+fn dirs() -> Result<(), Exit> {
+    let config = paths::config_dir(&process_env).map_err(|e| Failure::new("config folder", e))?;
+    let data = paths::data_dir(&process_env).map_err(|e| Failure::new("data folder", e))?;
+    let files = CacheFiles::in_dir(&data);
+    print(|out| {
+        writeln!(
+            out,
+            "config: {}\ndata:   {}\ncache:  {}",
+            config.display(),
+            data.display(),
+            files.catalog.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(ago(5), "just now");
+        assert_eq!(ago(60), "1 minute ago");
+        assert_eq!(ago(7200), "2 hours ago");
+        assert_eq!(ago(86400 * 3 + 5), "3 days ago");
+    }
+
+    #[test]
+    fn tables_align_columns() {
+        let mut out = Vec::new();
+        write_table(
+            &mut out,
+            ["A", "BB"],
+            &[["long".into(), "x".into()], ["s".into(), "".into()]],
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "A     BB\nlong  x\ns\n");
+    }
+}

@@ -1,0 +1,230 @@
+//! `crush providers`: the start-up catalog's providers, or with `--status`
+//! what the cache and the settings are, without any network access.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::{
+    Exit, ago, cache_files, count, load_settings, print, startup_catalog, write_json, write_table,
+};
+use crate::cache::{self, CacheFiles, Cached};
+use crate::catalog::{self, Catalog};
+use crate::cli::ProvidersArgs;
+use crate::embedded;
+use crate::error::Failure;
+use crate::settings::{Setting, Settings};
+use crate::startup::{Provenance, StartupCatalog};
+
+/// `crush providers`.
+pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
+    let settings = load_settings(cwd)?;
+    let files = cache_files()?;
+    if args.status {
+        return status(&settings, &files, args.json);
+    }
+    let loaded = startup_catalog(&settings, &files);
+    if args.json {
+        return print(|out| out.write_all(&loaded.bytes));
+    }
+    if loaded.provenance == Provenance::Disabled {
+        return print(|out| {
+            writeln!(
+                out,
+                "No providers: default-providers is {}.",
+                settings.default_providers
+            )
+        });
+    }
+    // Valid by construction; a failure here would be a bug, reported as
+    // such rather than a panic.
+    let catalog = catalog::validate(&loaded.bytes)
+        .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
+    print(|out| write_providers(out, &loaded, &catalog))
+}
+
+fn write_providers(
+    out: &mut impl Write,
+    loaded: &StartupCatalog,
+    catalog: &Catalog<'_>,
+) -> io::Result<()> {
+    writeln!(out, "{}", header(loaded))?;
+    let text = |t: Option<&catalog::Text<'_>>| printable_cell(t.map_or("", |t| t.as_str()));
+    let rows: Vec<[String; 4]> = catalog
+        .providers
+        .iter()
+        .map(|p| {
+            [
+                text(Some(&p.id)),
+                text(Some(&p.name)),
+                text(p.kind.as_ref()),
+                p.models().len().to_string(),
+            ]
+        })
+        .collect();
+    write_table(out, ["ID", "NAME", "TYPE", "MODELS"], &rows)
+}
+
+/// A cell as is when it is plain text; quoted and escaped when it holds
+/// control characters, which a catalog's names may carry.
+fn printable_cell(text: &str) -> String {
+    if catalog::has_control(text) {
+        catalog::printable(text)
+    } else {
+        text.to_owned()
+    }
+}
+
+fn header(loaded: &StartupCatalog) -> String {
+    let age = loaded
+        .fetched_at
+        .map(|t| ago(cache::now().saturating_sub(t)));
+    let from = loaded
+        .source
+        .as_deref()
+        .map(|s| format!(" from {s}"))
+        .unwrap_or_default();
+    match loaded.provenance {
+        Provenance::Fresh => format!("Providers: fresh{from}, fetched just now"),
+        Provenance::Revalidated => format!(
+            "Providers: cached{from}, confirmed current by the server (fetched {})",
+            age.unwrap_or_else(|| "at an unknown time".into())
+        ),
+        Provenance::Cached => format!(
+            "Providers: cached{from}, {}",
+            age.map_or_else(|| "of unknown age".to_string(), |a| format!("fetched {a}"))
+        ),
+        Provenance::Embedded => format!("Providers: embedded snapshot ({})", embedded::origin()),
+        Provenance::Disabled => "No providers".into(),
+    }
+}
+
+/// `providers --status` as JSON.
+#[derive(Debug, Serialize)]
+struct Status {
+    cache: String,
+    cache_state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+    source: Option<String>,
+    fetched_at: Option<String>,
+    age_seconds: Option<u64>,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    sha256: Option<String>,
+    providers: Option<usize>,
+    models: Option<usize>,
+    embedded_snapshot: &'static str,
+    provider_auto_update: SettingJson,
+    default_providers: SettingJson,
+}
+
+#[derive(Debug, Serialize)]
+struct SettingJson {
+    value: bool,
+    origin: String,
+}
+
+impl From<&Setting> for SettingJson {
+    fn from(s: &Setting) -> Self {
+        SettingJson {
+            value: s.value,
+            origin: s.origin.to_string(),
+        }
+    }
+}
+
+fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
+    let cached = cache::read(files);
+    let mut status = Status {
+        cache: files.catalog.display().to_string(),
+        cache_state: "missing",
+        problem: None,
+        source: None,
+        fetched_at: None,
+        age_seconds: None,
+        etag: None,
+        last_modified: None,
+        sha256: None,
+        providers: None,
+        models: None,
+        embedded_snapshot: embedded::origin(),
+        provider_auto_update: (&settings.auto_update).into(),
+        default_providers: (&settings.default_providers).into(),
+    };
+    match &cached {
+        Err(e) => {
+            status.cache_state = "unreadable";
+            status.problem = Some(e.to_string());
+        }
+        Ok(None) => {}
+        Ok(Some(cached)) => describe_cache(cached, &mut status),
+    }
+    print(|out| {
+        if json {
+            write_json(out, &status)
+        } else {
+            write_status(out, &status, settings)
+        }
+    })
+}
+
+fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
+    let mut row = |key: &str, value: String| writeln!(out, "{:<21} {value}", format!("{key}:"));
+    let state = match (status.cache_state, &status.problem) {
+        ("valid", _) => String::new(),
+        ("missing", _) => " (none: the embedded snapshot is used)".to_string(),
+        (_, Some(problem)) => format!(" ({}: {problem})", status.cache_state),
+        (other, None) => format!(" ({other})"),
+    };
+    row("cache", format!("{}{state}", status.cache))?;
+    if let Some(source) = &status.source {
+        row("source", source.clone())?;
+    }
+    if let (Some(at), Some(age)) = (&status.fetched_at, status.age_seconds) {
+        row("fetched", format!("{at} ({})", ago(age)))?;
+    }
+    for (key, value) in [
+        ("etag", &status.etag),
+        ("last-modified", &status.last_modified),
+        ("sha256", &status.sha256),
+    ] {
+        if let Some(value) = value {
+            row(key, value.clone())?;
+        }
+    }
+    if let (Some(p), Some(m)) = (status.providers, status.models) {
+        row(
+            "catalog",
+            format!("{}, {}", count(p, "provider"), count(m, "model")),
+        )?;
+    }
+    row("embedded snapshot", status.embedded_snapshot.to_string())?;
+    row("provider-auto-update", settings.auto_update.to_string())?;
+    row("default-providers", settings.default_providers.to_string())
+}
+
+fn describe_cache(cached: &Cached, status: &mut Status) {
+    status.sha256 = Some(catalog::hex(&cached.sha256));
+    match catalog::validate(&cached.bytes) {
+        Ok(catalog) => {
+            status.cache_state = "valid";
+            status.providers = Some(catalog.providers.len());
+            status.models = Some(catalog.model_count());
+        }
+        Err(e) => {
+            status.cache_state = "invalid";
+            status.problem = Some(e.to_string());
+        }
+    }
+    if let Some(at) = cached.written_at() {
+        let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(at);
+        status.fetched_at = Some(humantime::format_rfc3339_seconds(time).to_string());
+        status.age_seconds = Some(cache::now().saturating_sub(at));
+    }
+    let validators = cached.validators();
+    status.source = cached.state.as_ref().map(|s| s.source.clone());
+    status.etag = validators.etag;
+    status.last_modified = validators.last_modified;
+}
