@@ -1,6 +1,6 @@
 //! The on-disk cache: `providers.json` (a plain catalog any Crush build can
 //! read) and, beside it, a small state file bound to those bytes by their
-//! SHA-256. Replacing the cache is atomic and durable: a reader sees the old
+//! SHA-256 (see [`crate::state`]). Replacing the cache is atomic and durable: a reader sees the old
 //! file or the new one, never a mix; the new file is flushed to disk before
 //! it is renamed into place and the folder after, so that a power cut after
 //! a reported success cannot bring the old catalog back; and a failure
@@ -11,9 +11,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
 use crate::catalog::{self, hex};
+use crate::state::{self, CacheState};
 use crate::validators::Validators;
 
 /// File name of the cached catalog.
@@ -45,33 +44,6 @@ impl CacheFiles {
             state: dir.join(STATE_FILE),
             dir,
         }
-    }
-}
-
-/// What the state file records about the cached bytes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CacheState {
-    /// Lowercase hex SHA-256 of the `providers.json` this state describes.
-    pub sha256: String,
-    /// The [`identity`] of that `providers.json` when it was written: while
-    /// the file keeps it, its SHA-256 need not be computed again.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    /// Validators the server sent with those bytes.
-    #[serde(flatten)]
-    pub validators: Validators,
-    /// Where the bytes came from.
-    pub source: String,
-    /// When they were written, in seconds since the Unix epoch.
-    pub fetched_at: u64,
-}
-
-impl CacheState {
-    /// Whether this state vouches for a `providers.json` whose current
-    /// [`identity`] is `identity`, so that its recorded SHA-256 can be taken
-    /// without hashing. Never without an identity.
-    pub fn vouches_for(&self, identity: &Option<String>) -> bool {
-        identity.is_some() && self.file == *identity
     }
 }
 
@@ -133,7 +105,7 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
     // the identity by then.
     let meta = file.metadata()?;
     let identity = identity(&meta);
-    let state = read_state(&files.state);
+    let state = state::read(&files.state);
     let recorded = state
         .as_ref()
         .filter(|s| s.vouches_for(&identity))
@@ -146,6 +118,26 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
         modified: meta.modified().ok(),
         identity,
     }))
+}
+
+/// The cache, when it holds a valid catalog; `Ok(None)` when there is no
+/// cache, and why it cannot be used, in one line naming the file, when it
+/// cannot be read or is not valid. A state file that describes the bytes
+/// proves they were validated when written, which spares parsing them.
+pub fn read_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
+    let path = files.catalog.display();
+    let cached = match read(files) {
+        Ok(Some(cached)) => cached,
+        Ok(None) => return Ok(None),
+        Err(e) => return Err(format!("cannot read the cached catalog {path}: {e}")),
+    };
+    if cached.state.is_some() {
+        return Ok(Some(cached));
+    }
+    match catalog::validate(&cached.bytes) {
+        Ok(_) => Ok(Some(cached)),
+        Err(e) => Err(format!("the cached catalog {path} is not valid ({e})")),
+    }
 }
 
 /// What tells one version of a file from another without reading it: its
@@ -192,19 +184,6 @@ fn unhex32(text: &str) -> Option<[u8; 32]> {
         *byte = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
     }
     Some(out)
-}
-
-/// The state file, when it holds one.
-pub fn read_state(path: &Path) -> Option<CacheState> {
-    let bytes = fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
-}
-
-/// Seconds since the Unix epoch, now.
-pub fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// A failure to write the cache, naming the step and the path.
@@ -319,18 +298,40 @@ impl StagedCache {
     }
 }
 
-/// Rewrites only the state file (the catalog is unchanged; `state.file`
-/// should be the identity it was read with), under the folder lock like
-/// every writer: another writer's clean-up of leftovers
-/// would otherwise remove this temporary file before its rename.
-pub fn record_state(
+/// Changes the state file, the catalog staying as it is, under the folder
+/// lock like every writer (another writer's clean-up of leftovers would
+/// otherwise remove this temporary file before its rename). `change` gets
+/// the state as it is now, read again under the lock so that no other
+/// writer's change is lost, when it still describes the cache `cached`
+/// read; or a new state for those bytes when there is none. Nothing is
+/// written when the cache was replaced since (then `Ok(false)`).
+pub fn update_state(
     files: &CacheFiles,
-    state: &CacheState,
+    cached: &Cached,
     wait: Duration,
-) -> Result<(), WriteError> {
+    change: impl FnOnce(&mut CacheState),
+) -> Result<bool, WriteError> {
     let _lock = FolderLock::acquire(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    write_state(&files.state, state)
+    let current = fs::metadata(&files.catalog)
+        .ok()
+        .as_ref()
+        .and_then(identity);
+    if current != cached.identity {
+        return Ok(false);
+    }
+    let sha256 = hex(&cached.sha256);
+    let mut state = state::read(&files.state)
+        .filter(|s| s.sha256 == sha256)
+        .unwrap_or_else(|| CacheState {
+            sha256,
+            fetched_at: cached.written_at().unwrap_or_default(),
+            ..CacheState::default()
+        });
+    state.file = current;
+    change(&mut state);
+    write_state(&files.state, &state)?;
+    Ok(true)
 }
 
 /// Writes the state file; the caller holds the folder lock. It is bound to
@@ -601,6 +602,7 @@ mod tests {
             },
             source: "test".into(),
             fetched_at: 1,
+            ..CacheState::default()
         }
     }
 
@@ -649,7 +651,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path());
         put(&files, b"[1]");
-        let mut state = read_state(&files.state).unwrap();
+        let mut state = state::read(&files.state).unwrap();
         let meta = fs::metadata(&files.catalog).unwrap();
         assert_eq!(state.file, identity(&meta));
         state.sha256 = hex(&catalog::sha256(b"other"));
@@ -665,14 +667,43 @@ mod tests {
         fs::copy(&files.catalog, &copy).unwrap();
         fs::rename(&copy, &files.catalog).unwrap();
         let cached = read(&files).unwrap().unwrap();
-        assert_ne!(cached.identity, read_state(&files.state).unwrap().file);
+        assert_ne!(cached.identity, state::read(&files.state).unwrap().file);
         assert_eq!(cached.sha256, catalog::sha256(b"[1]"));
         assert!(cached.state.is_some());
         // A state with a false SHA-256 and a stale identity is dropped.
-        let mut state = read_state(&files.state).unwrap();
+        let mut state = state::read(&files.state).unwrap();
         state.sha256 = hex(&catalog::sha256(b"other"));
         write_state(&files.state, &state).unwrap();
         assert!(read(&files).unwrap().unwrap().state.is_none());
+    }
+
+    /// The state is changed as it is under the lock, only while it
+    /// describes the cache that was read; a cache without a state gets one.
+    #[cfg(unix)]
+    #[test]
+    fn state_changes_apply_to_the_cache_that_was_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        put(&files, b"[1]");
+        let cached = read(&files).unwrap().unwrap();
+        let changed = update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(9)).unwrap();
+        assert!(changed);
+        let state = state::read(&files.state).unwrap();
+        assert_eq!(state.confirmed_at, Some(9));
+        assert_eq!(state.validators.etag.as_deref(), Some("\"abc\""), "kept");
+
+        fs::remove_file(&files.state).unwrap();
+        let cached = read(&files).unwrap().unwrap();
+        update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(10)).unwrap();
+        let state = state::read(&files.state).unwrap();
+        assert_eq!(state.sha256, hex(&catalog::sha256(b"[1]")));
+        assert_eq!(state.confirmed_at, Some(10));
+        assert!(read(&files).unwrap().unwrap().state.is_some());
+
+        // Replaced since it was read: nothing is written.
+        put(&files, b"[2]");
+        assert!(!update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(11)).unwrap());
+        assert_eq!(state::read(&files.state).unwrap().confirmed_at, None);
     }
 
     #[test]

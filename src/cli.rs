@@ -39,13 +39,14 @@ pub struct Cli {
 
 const PROVIDERS_EXAMPLES: &str = "\
 Examples:
-  # List providers, refreshing the catalog as Crush does at start-up
+  # List providers, loading the catalog as Crush does at start-up
   crush providers
 
   # The effective catalog as JSON
   crush providers --json | jq '.[].id'
 
-  # Where the cache is, how old it is, and whether auto-update is on (no network)
+  # Where the cache is, when it was confirmed, how the last refresh went,
+  # and whether auto-update is on (no network)
   crush providers --status";
 
 const MODELS_EXAMPLES: &str = "\
@@ -87,6 +88,27 @@ pub enum Command {
         /// The shell
         shell: clap_complete::Shell,
     },
+    /// Refresh the cache in the background: the helper process that the
+    /// other commands start (not for people)
+    #[command(name = crate::refresh::HELPER_COMMAND, hide = true)]
+    RefreshInBackground(HelperArgs),
+}
+
+/// Arguments of the background refresh helper, as the start-up passes them.
+#[derive(Debug, Args)]
+pub struct HelperArgs {
+    /// The data folder holding the cache
+    #[arg(long)]
+    pub data_dir: PathBuf,
+    /// The catalog URL
+    #[arg(long)]
+    pub url: reqwest::Url,
+    /// Bound on the whole refresh, in seconds
+    #[arg(long, value_parser = crate::http::parse_seconds)]
+    pub timeout: Duration,
+    /// The refresh interval, in seconds
+    #[arg(long, value_parser = parse_interval)]
+    pub interval: Duration,
 }
 
 /// Arguments of `providers`.
@@ -148,6 +170,10 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
         crate::embedded::origin()
     )
 });
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    crate::startup::parse_interval(s).ok_or_else(|| format!("{s:?} is not a duration"))
+}
 
 fn parse_sha256(s: &str) -> Result<String, String> {
     if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {

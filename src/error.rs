@@ -80,6 +80,7 @@ impl Failure {
                 FetchError::UnexpectedNotModified => {
                     "the server is misbehaving; use another source"
                 }
+                FetchError::Interrupted(_) => "nothing was written",
             },
             Cause::Read(ReadError::Io(_)) => "check the path and its permissions",
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",

@@ -28,6 +28,11 @@ pub struct FetchOptions {
     pub progress: bool,
     /// Largest body accepted.
     pub max_body: usize,
+    /// Whether Ctrl-C or SIGTERM ends the fetch ([`FetchError::Interrupted`]).
+    /// Once asked for, those signals no longer end the process by
+    /// themselves for as long as it runs: only the command line, which
+    /// exits soon after, asks.
+    pub interruptible: bool,
 }
 
 impl Default for FetchOptions {
@@ -38,6 +43,7 @@ impl Default for FetchOptions {
             conditional: Validators::default(),
             progress: false,
             max_body: MAX_BODY_BYTES,
+            interruptible: false,
         }
     }
 }
@@ -85,6 +91,10 @@ pub enum FetchError {
     /// The connection broke while reading the answer.
     #[error("the transfer broke off: {0}")]
     Transfer(String),
+    /// Ctrl-C or SIGTERM ended the fetch; the exit code that says so (130
+    /// or 143).
+    #[error("interrupted")]
+    Interrupted(u8),
 }
 
 /// Parses a positive number of seconds, fractions allowed, as `--timeout`
@@ -117,11 +127,43 @@ pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
                 Err(e) => Err(e),
             }
         };
-        match tokio::time::timeout(options.timeout, attempt).await {
-            Ok(result) => result,
-            Err(_) => Err(FetchError::Timeout(options.timeout)),
+        let bounded = async {
+            match tokio::time::timeout(options.timeout, attempt).await {
+                Ok(result) => result,
+                Err(_) => Err(FetchError::Timeout(options.timeout)),
+            }
+        };
+        if !options.interruptible {
+            return bounded.await;
+        }
+        tokio::select! {
+            result = bounded => result,
+            code = interrupted() => Err(FetchError::Interrupted(code)),
         }
     })
+}
+
+/// Waits for Ctrl-C (exit code 130) or SIGTERM (143).
+async fn interrupted() -> u8 {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            return tokio::select! {
+                _ = int.recv() => 130,
+                _ = term.recv() => 143,
+            };
+        }
+    }
+    #[cfg(not(unix))]
+    if tokio::signal::ctrl_c().await.is_ok() {
+        return 130;
+    }
+    // No way to listen: the signals keep their default effect.
+    std::future::pending().await
 }
 
 /// Marks a redirect to https met by a client built without TLS roots.

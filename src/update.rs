@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cache::{self, CacheFiles, CacheState};
+use crate::cache::{self, CacheFiles};
 use crate::catalog::{self, hex};
 use crate::changes::{self, Changes};
 use crate::error::Cause;
 use crate::error::Failure;
 use crate::http::FetchOptions;
 use crate::source::{self, Loaded, Source};
+use crate::state::{self, CacheState};
 use crate::summary::Summary;
 
 /// Options of `update-providers`.
@@ -182,10 +183,12 @@ pub fn update_providers(
         Some(Staging::Cache(staged)) => staged
             .commit(&CacheState {
                 sha256: sha256.clone(),
-                file: None,
                 validators: loaded.validators.clone(),
                 source: label.clone(),
-                fetched_at: cache::now(),
+                fetched_at: state::now(),
+                // A person asked for these bytes: they are current.
+                confirmed_at: Some(state::now()),
+                ..CacheState::default()
             })
             .map_err(|e| fail(e.into()))?,
     }

@@ -130,7 +130,10 @@ fn every_validation_error_is_refused_and_leaves_the_cache() {
         ("{\"id\":\"a\"}", &["expected a JSON array of providers"]),
         ("[]", &["empty list"]),
         ("[1]", &["provider 0", "expected an object"]),
-        (r#"[["a","A"]]"#, &["provider 0", "expected an object, found an array"]),
+        (
+            r#"[["a","A"]]"#,
+            &["provider 0", "expected an object, found an array"],
+        ),
         (
             r#"[{"id":"a"}]"#,
             &["provider 0 (\"a\")", "missing field `name`"],

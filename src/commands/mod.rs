@@ -16,8 +16,9 @@ use crate::cache::CacheFiles;
 use crate::cli::{Cli, Command};
 use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
+use crate::refresh;
 use crate::settings::{self, Settings};
-use crate::startup::{self, StartupCatalog, StartupOptions};
+use crate::startup::{self, Background, StartupCatalog, StartupOptions};
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
@@ -45,6 +46,7 @@ pub fn main() -> u8 {
             say(format_args!("error: {failure}"));
             1
         }
+        Err(Exit::Interrupted(code)) => code,
     }
 }
 
@@ -55,6 +57,8 @@ pub enum Exit {
     Usage(String),
     /// A failure: exit code 1.
     Failed(Failure),
+    /// Ended by Ctrl-C (130) or SIGTERM (143) before anything was written.
+    Interrupted(u8),
 }
 
 impl From<Failure> for Exit {
@@ -74,6 +78,22 @@ fn run(cli: Cli) -> Result<(), Exit> {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "crush", &mut script);
             print(|out| out.write_all(&script))
+        }
+        Command::RefreshInBackground(args) => {
+            refresh::detach();
+            let request = refresh::Request {
+                url: args.url,
+                timeout: args.timeout,
+                interval: args.interval,
+            };
+            // Nobody waits for the outcome: it is in the state file.
+            refresh::run(
+                &CacheFiles::in_dir(args.data_dir),
+                &request,
+                None,
+                refresh::IfBusy::Skip,
+            );
+            Ok(())
         }
     }
 }
@@ -217,26 +237,35 @@ fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
 }
 
 /// Runs the start-up policy with the given settings on the cache `files`,
-/// exactly as Crush does when it starts, printing its warnings.
-fn startup_catalog(settings: &Settings, files: &CacheFiles) -> StartupCatalog {
-    let env_text = |name| process_env(name).map(|v| v.to_string_lossy().into_owned());
+/// exactly as Crush does when it starts, printing its warnings. A refresh
+/// runs in a detached helper process: this command prints and exits at
+/// once, and a new catalog shows from the next start on.
+fn startup_catalog(settings: &Settings, files: &CacheFiles) -> Result<StartupCatalog, Exit> {
     let mut warnings = Vec::new();
-    let (url, timeout) = startup::options_from_env(
-        env_text("CATWALK_URL").as_deref(),
-        env_text(startup::TIMEOUT_ENV).as_deref(),
+    let env = startup::options_from_env(
+        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
         &mut warnings,
     );
+    // Where this very program is; should it not be found, refreshes run on
+    // a thread, and this command waits for none of them.
+    let background = std::env::current_exe().map_or(Background::Thread, Background::Process);
     let options = StartupOptions {
         auto_update: settings.auto_update.value,
         default_providers: settings.default_providers.value,
-        url,
-        timeout,
+        url: env.url,
+        timeout: env.timeout,
+        interval: env.interval,
+        background,
+        interruptible: true,
     };
     let loaded = startup::load(files, &options);
+    if let Some(code) = loaded.interrupted {
+        return Err(Exit::Interrupted(code));
+    }
     for warning in warnings.iter().chain(&loaded.warnings) {
         say(format_args!("warning: {warning}"));
     }
-    loaded
+    Ok(loaded)
 }
 
 /// `crush dirs`.

@@ -7,15 +7,18 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{
-    Exit, ago, cache_files, count, load_settings, print, startup_catalog, write_json, write_table,
+    Exit, ago, cache_files, count, load_settings, print, say, startup_catalog, write_json,
+    write_table,
 };
 use crate::cache::{self, CacheFiles, Cached};
 use crate::catalog::{self, Catalog};
 use crate::cli::ProvidersArgs;
 use crate::embedded;
 use crate::error::Failure;
+use crate::paths::process_env;
 use crate::settings::{Setting, Settings};
-use crate::startup::{Provenance, StartupCatalog};
+use crate::startup::{self, Provenance, StartupCatalog};
+use crate::state;
 
 /// `crush providers`.
 pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
@@ -24,7 +27,7 @@ pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     if args.status {
         return status(&settings, &files, args.json);
     }
-    let loaded = startup_catalog(&settings, &files);
+    let loaded = startup_catalog(&settings, &files)?;
     if args.json {
         return print(|out| out.write_all(&loaded.bytes));
     }
@@ -77,9 +80,7 @@ fn printable_cell(text: &str) -> String {
 }
 
 fn header(loaded: &StartupCatalog) -> String {
-    let age = loaded
-        .fetched_at
-        .map(|t| ago(cache::now().saturating_sub(t)));
+    let now = state::now();
     let from = loaded
         .source
         .as_deref()
@@ -87,14 +88,22 @@ fn header(loaded: &StartupCatalog) -> String {
         .unwrap_or_default();
     match loaded.provenance {
         Provenance::Fresh => format!("Providers: fresh{from}, fetched just now"),
-        Provenance::Revalidated => format!(
-            "Providers: cached{from}, confirmed current by the server (fetched {})",
-            age.unwrap_or_else(|| "at an unknown time".into())
-        ),
-        Provenance::Cached => format!(
-            "Providers: cached{from}, {}",
-            age.map_or_else(|| "of unknown age".to_string(), |a| format!("fetched {a}"))
-        ),
+        Provenance::Cached => {
+            let fetched = loaded.fetched_at.map_or_else(
+                || "of unknown age".to_string(),
+                |t| format!("fetched {}", ago(now.saturating_sub(t))),
+            );
+            let confirmed = loaded
+                .confirmed_at
+                .map(|t| format!(", confirmed current {}", ago(now.saturating_sub(t))))
+                .unwrap_or_default();
+            let refreshing = if loaded.refreshing {
+                "; refreshing in the background"
+            } else {
+                ""
+            };
+            format!("Providers: cached{from}, {fetched}{confirmed}{refreshing}")
+        }
         Provenance::Embedded => format!("Providers: embedded snapshot ({})", embedded::origin()),
         Provenance::Disabled => "No providers".into(),
     }
@@ -110,6 +119,9 @@ struct Status {
     source: Option<String>,
     fetched_at: Option<String>,
     age_seconds: Option<u64>,
+    confirmed_at: Option<String>,
+    last_refresh: Option<LastRefresh>,
+    refresh_interval_seconds: f64,
     etag: Option<String>,
     last_modified: Option<String>,
     sha256: Option<String>,
@@ -118,6 +130,17 @@ struct Status {
     embedded_snapshot: &'static str,
     provider_auto_update: SettingJson,
     default_providers: SettingJson,
+}
+
+/// The last automatic refresh, as `--status` shows it.
+#[derive(Debug, Serialize)]
+struct LastRefresh {
+    at: String,
+    age_seconds: u64,
+    url: String,
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cause: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -137,6 +160,14 @@ impl From<&Setting> for SettingJson {
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
     let cached = cache::read(files);
+    let mut warnings = Vec::new();
+    let env = startup::options_from_env(
+        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
+        &mut warnings,
+    );
+    for warning in warnings {
+        say(format_args!("warning: {warning}"));
+    }
     let mut status = Status {
         cache: files.catalog.display().to_string(),
         cache_state: "missing",
@@ -144,6 +175,9 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         source: None,
         fetched_at: None,
         age_seconds: None,
+        confirmed_at: None,
+        last_refresh: None,
+        refresh_interval_seconds: env.interval.as_secs_f64(),
         etag: None,
         last_modified: None,
         sha256: None,
@@ -185,6 +219,25 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     if let (Some(at), Some(age)) = (&status.fetched_at, status.age_seconds) {
         row("fetched", format!("{at} ({})", ago(age)))?;
     }
+    if let Some(at) = &status.confirmed_at {
+        row("confirmed current", at.clone())?;
+    }
+    if let Some(last) = &status.last_refresh {
+        let cause = last
+            .cause
+            .as_ref()
+            .map(|c| format!(": {c}"))
+            .unwrap_or_default();
+        row(
+            "last refresh",
+            format!(
+                "{} {} from {}{cause}",
+                last.outcome,
+                ago(last.age_seconds),
+                last.url
+            ),
+        )?;
+    }
     for (key, value) in [
         ("etag", &status.etag),
         ("last-modified", &status.last_modified),
@@ -202,6 +255,13 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     }
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;
+    row(
+        "refresh interval",
+        humantime::format_duration(std::time::Duration::from_secs_f64(
+            status.refresh_interval_seconds,
+        ))
+        .to_string(),
+    )?;
     row("default-providers", settings.default_providers.to_string())
 }
 
@@ -218,10 +278,22 @@ fn describe_cache(cached: &Cached, status: &mut Status) {
             status.problem = Some(e.to_string());
         }
     }
+    let now = state::now();
     if let Some(at) = cached.written_at() {
-        let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(at);
-        status.fetched_at = Some(humantime::format_rfc3339_seconds(time).to_string());
-        status.age_seconds = Some(cache::now().saturating_sub(at));
+        status.fetched_at = Some(state::rfc3339(at));
+        status.age_seconds = Some(now.saturating_sub(at));
+    }
+    if let Some(state) = &cached.state {
+        status.confirmed_at = state
+            .confirmed_at
+            .map(|at| format!("{} ({})", state::rfc3339(at), ago(now.saturating_sub(at))));
+        status.last_refresh = state.refresh.as_ref().map(|r| LastRefresh {
+            at: state::rfc3339(r.at),
+            age_seconds: now.saturating_sub(r.at),
+            url: r.url.clone(),
+            outcome: r.outcome.word(),
+            cause: r.cause.clone(),
+        });
     }
     let validators = cached.validators();
     status.source = cached.state.as_ref().map(|s| s.source.clone());

@@ -11,6 +11,13 @@ use std::process::{Command, Output, Stdio};
 /// and its state, and nothing else.
 pub const CACHE_FILES: [&str; 2] = ["providers.json", "providers.state.json"];
 
+/// The same, once a background refresh has run: its lock file too.
+pub const CACHE_FILES_AFTER_REFRESH: [&str; 3] = [
+    ".providers.refresh.lock",
+    "providers.json",
+    "providers.state.json",
+];
+
 /// A temporary HOME, removed on drop. The binary never sees the real one.
 pub struct Home {
     pub dir: tempfile::TempDir,
@@ -38,6 +45,40 @@ impl Home {
 
     pub fn state_file(&self) -> PathBuf {
         self.data_dir().join("providers.state.json")
+    }
+
+    /// The state file, parsed, when there is one.
+    pub fn state(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&fs::read(self.state_file()).ok()?).ok()
+    }
+
+    /// The last background refresh's record in the state file, without
+    /// whether a start-up has told of it.
+    pub fn last_refresh(&self) -> Option<serde_json::Value> {
+        let mut refresh = self.state()?.get("refresh")?.clone();
+        refresh.as_object_mut()?.remove("told");
+        Some(refresh)
+    }
+
+    /// Waits for a background refresh to record an outcome other than
+    /// `before` (see [`Home::last_refresh`]), and returns it. The record is
+    /// written last, after the catalog, so the refresh is done by then.
+    #[track_caller]
+    pub fn wait_for_refresh(&self, before: &Option<serde_json::Value>) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            if let Some(now) = self.last_refresh()
+                && Some(&now) != before.as_ref()
+            {
+                return now;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no background refresh recorded: {:?}",
+                self.state()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     pub fn cache(&self) -> Option<Vec<u8>> {

@@ -1,0 +1,412 @@
+//! The automatic refresh of a valid cache: one conditional request, its
+//! answer validated and swapped in exactly as `update-providers` does
+//! (every check, the exact bytes, the server's validators in the state,
+//! an atomic and durable rename under the folder lock), and its outcome
+//! recorded in the state file.
+//!
+//! Start-up runs it off the user's path ([`crate::startup`]): on a thread
+//! for a long-lived host, which gets a [`Refresh`] handle to the outcome,
+//! or in a detached helper process for a short-lived command, which has
+//! printed and gone by the time it ends. At most one refresh runs per data
+//! folder: each holds a lock of its own, which the kernel releases if the
+//! process dies, and checks once it has it that no other refresh has just
+//! confirmed the cache.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use reqwest::Url;
+
+use crate::cache::{self, CacheFiles, Cached};
+use crate::catalog::{self, hex};
+use crate::http::{self, FetchError, FetchOptions, Fetched};
+use crate::state::{self, CacheState, RefreshOutcome, RefreshRecord};
+use crate::validators::Validators;
+
+/// Bound on establishing the connection.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a refresh waits for another writer of the cache; past it the
+/// refresh gives up (a thread's host still gets the new catalog).
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// The lock file that keeps refreshes of one folder apart.
+const LOCK_FILE: &str = ".providers.refresh.lock";
+/// The hidden subcommand that runs a refresh in a helper process.
+pub const HELPER_COMMAND: &str = "refresh-in-background";
+
+/// What to refresh from, and how often.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The catalog URL.
+    pub url: Url,
+    /// Bound on the whole exchange.
+    pub timeout: Duration,
+    /// A cache confirmed less than this long ago needs no request.
+    pub interval: Duration,
+}
+
+/// How a refresh ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The cache is current; the catalog in hand is the one to use.
+    Unchanged,
+    /// A new catalog is in the cache: these bytes, validated.
+    Updated(Vec<u8>),
+    /// The refresh failed, for this reason (one line); the cache is kept.
+    Failed(String),
+}
+
+/// What one request brought, checked.
+#[derive(Debug)]
+pub enum Answer {
+    /// `304 Not Modified`.
+    NotModified,
+    /// A valid catalog and the validators sent with it.
+    Catalog {
+        /// Its bytes.
+        bytes: Vec<u8>,
+        /// The server's validators.
+        validators: Validators,
+    },
+}
+
+/// Why a request brought no usable answer.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The fetch failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// The body is not a valid catalog.
+    #[error("not a valid catalog: {0}")]
+    Invalid(#[from] catalog::ValidationError),
+}
+
+/// One request for the catalog at `url`, conditional on `conditional`,
+/// within `timeout` (and [`CONNECT_TIMEOUT`] to connect); a 200's body must
+/// be a valid catalog. With `interruptible`, Ctrl-C or SIGTERM ends it
+/// ([`FetchError::Interrupted`]).
+pub fn request(
+    url: &Url,
+    timeout: Duration,
+    conditional: Validators,
+    interruptible: bool,
+) -> Result<Answer, RequestError> {
+    let options = FetchOptions {
+        timeout,
+        connect_timeout: CONNECT_TIMEOUT.min(timeout),
+        conditional,
+        progress: false,
+        max_body: http::MAX_BODY_BYTES,
+        interruptible,
+    };
+    match http::fetch(url, &options)? {
+        Fetched::NotModified => Ok(Answer::NotModified),
+        Fetched::Body { bytes, validators } => {
+            catalog::validate(&bytes)?;
+            Ok(Answer::Catalog { bytes, validators })
+        }
+    }
+}
+
+/// Whether a refresh that finds another one running waits for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfBusy {
+    /// Leave it to the other one (a helper process: nobody waits for it).
+    Skip,
+    /// Wait for it, then report what the cache holds (a host's thread).
+    Wait,
+}
+
+/// Runs one refresh of the cache in `files` in this thread. `known` is the
+/// SHA-256 of the catalog the caller holds: the outcome is `Updated` when
+/// the cache ends up holding another one, whoever put it there.
+pub fn run(
+    files: &CacheFiles,
+    request: &Request,
+    known: Option<[u8; 32]>,
+    if_busy: IfBusy,
+) -> Outcome {
+    let lock = match RefreshLock::acquire(&files.dir, if_busy, request.timeout + LOCK_WAIT) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => return Outcome::Unchanged,
+        Err(e) => {
+            return Outcome::Failed(format!(
+                "cannot lock {}: {e}",
+                files.dir.join(LOCK_FILE).display()
+            ));
+        }
+    };
+    let outcome = refresh_locked(files, request, known);
+    drop(lock);
+    outcome
+}
+
+fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>) -> Outcome {
+    let cached = match cache::read_valid(files) {
+        Ok(Some(cached)) => cached,
+        Ok(None) => return Outcome::Failed("there is no valid cache to refresh".into()),
+        Err(why) => return Outcome::Failed(why),
+    };
+    let now = state::now();
+    // Another refresh may have confirmed the cache while this one waited.
+    if is_confirmed(cached.state.as_ref(), request.interval, now) {
+        return settled(&cached, known);
+    }
+    let record = |outcome, cause| RefreshRecord {
+        at: now,
+        url: request.url.to_string(),
+        outcome,
+        cause,
+        told: false,
+    };
+    let answer = self::request(&request.url, request.timeout, cached.validators(), false);
+    let validators = match answer {
+        Ok(Answer::NotModified) => None,
+        Ok(Answer::Catalog { bytes, validators }) => {
+            let digest = catalog::sha256(&bytes);
+            // Else a server that ignores validators sent the same bytes.
+            if digest != cached.sha256 {
+                let mut state = CacheState {
+                    sha256: hex(&digest),
+                    validators,
+                    source: request.url.to_string(),
+                    fetched_at: now,
+                    confirmed_at: Some(now),
+                    ..CacheState::default()
+                };
+                state.record_refresh(record(RefreshOutcome::Updated, None));
+                // A host gets the new catalog even when it cannot be saved.
+                let _ = cache::write(files, &bytes, &state, LOCK_WAIT);
+                return Outcome::Updated(bytes);
+            }
+            Some(validators)
+        }
+        Err(e) => {
+            let cause = e.to_string();
+            let failure = record(RefreshOutcome::Failed, Some(cause.clone()));
+            let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
+                state.record_refresh(failure)
+            });
+            return Outcome::Failed(cause);
+        }
+    };
+    // Current. Should the confirmation not be saved, the next start asks
+    // again; nothing else is lost.
+    let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
+        if let Some(validators) = validators {
+            state.validators = validators;
+        }
+        state.confirmed_at = Some(now);
+        state.record_refresh(record(RefreshOutcome::Unchanged, None));
+    });
+    settled(&cached, known)
+}
+
+/// The outcome for a caller holding `known`, now that the cache is
+/// `cached`.
+fn settled(cached: &Cached, known: Option<[u8; 32]>) -> Outcome {
+    match known {
+        Some(known) if known != cached.sha256 => Outcome::Updated(cached.bytes.clone()),
+        _ => Outcome::Unchanged,
+    }
+}
+
+/// Whether `state` says the cache was confirmed less than `interval` ago
+/// (`now` and the record in seconds since the Unix epoch).
+pub fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: u64) -> bool {
+    let Some(at) = state.and_then(|s| s.confirmed_at) else {
+        return false;
+    };
+    // A time in the future (a clock set back) does not count as recent.
+    at <= now && Duration::from_secs(now - at) < interval
+}
+
+/// The lock that keeps refreshes of one folder apart: a file beside the
+/// cache, locked while a refresh runs. The kernel releases it when the
+/// process ends, however it ends.
+#[derive(Debug)]
+struct RefreshLock(#[allow(dead_code)] File);
+
+impl RefreshLock {
+    fn acquire(dir: &Path, if_busy: IfBusy, wait: Duration) -> io::Result<Option<RefreshLock>> {
+        std::fs::create_dir_all(dir)?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))?;
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(RefreshLock(file))),
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    if if_busy == IfBusy::Skip || start.elapsed() >= wait {
+                        return Ok(None);
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+}
+
+/// A refresh running on a thread of this process, for a long-lived host:
+/// poll it, or wait for it, and swap the new catalog in when it brings one.
+///
+/// # Example
+///
+/// A host that starts at once with the cached catalog and takes the new one
+/// while it runs (here a loopback server serves it):
+///
+/// ```
+/// use std::time::Duration;
+/// use crush_providers::cache::CacheFiles;
+/// use crush_providers::refresh::Outcome;
+/// use crush_providers::startup::{self, Background, StartupOptions};
+///
+/// # fn serve_once(body: &'static str) -> String {
+/// #     use std::io::{BufRead, BufReader, Write};
+/// #     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// #     let url = format!("http://{}/v2/providers", listener.local_addr().unwrap());
+/// #     std::thread::spawn(move || {
+/// #         let (mut stream, _) = listener.accept().unwrap();
+/// #         let mut reader = BufReader::new(stream.try_clone().unwrap());
+/// #         let mut line = String::new();
+/// #         while reader.read_line(&mut line).unwrap() > 2 { line.clear(); }
+/// #         let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+/// #         stream.write_all(head.as_bytes()).unwrap();
+/// #         stream.write_all(body.as_bytes()).unwrap();
+/// #     });
+/// #     url
+/// # }
+/// # let new_catalog = r#"[{"id":"new","name":"New","models":[{"id":"m"}]}]"#;
+/// # let url = serve_once(new_catalog);
+/// # let dir = tempfile::tempdir().unwrap();
+/// # std::fs::write(dir.path().join("providers.json"), r#"[{"id":"old","name":"Old"}]"#).unwrap();
+/// let files = CacheFiles::in_dir(dir.path());
+/// let options = StartupOptions {
+///     auto_update: true,
+///     default_providers: true,
+///     url: url.parse().unwrap(),
+///     timeout: startup::DEFAULT_TIMEOUT,
+///     interval: startup::DEFAULT_INTERVAL,
+///     background: Background::Thread,
+///     interruptible: false,
+/// };
+/// let mut loaded = startup::load(&files, &options);
+/// // At once: the cache, never confirmed, so a refresh was started.
+/// let mut catalog = loaded.bytes.to_vec();
+/// assert!(String::from_utf8_lossy(&catalog).contains("old"));
+///
+/// // Later, in the host's loop: `poll` never blocks; here we wait.
+/// if let Some(refresh) = &mut loaded.refresh {
+///     match refresh.wait(Duration::from_secs(10)) {
+///         Some(Outcome::Updated(new)) => catalog = new.clone(),
+///         Some(Outcome::Unchanged) | None => {}
+///         Some(Outcome::Failed(why)) => eprintln!("catalog refresh failed: {why}"),
+///     }
+/// }
+/// assert_eq!(catalog, new_catalog.as_bytes());
+/// ```
+#[derive(Debug)]
+pub struct Refresh {
+    receiver: mpsc::Receiver<Outcome>,
+    outcome: Option<Outcome>,
+}
+
+impl Refresh {
+    /// Starts a refresh of the cache in `files` on a new thread; `known` is
+    /// the SHA-256 of the catalog the host holds.
+    pub fn start(files: CacheFiles, request: Request, known: Option<[u8; 32]>) -> Refresh {
+        let (sender, receiver) = mpsc::sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("catalog-refresh".into())
+            .spawn(move || {
+                let _ = sender.send(run(&files, &request, known, IfBusy::Wait));
+            });
+        let outcome = spawned
+            .err()
+            .map(|e| Outcome::Failed(format!("cannot start the refresh thread: {e}")));
+        Refresh { receiver, outcome }
+    }
+
+    /// The outcome, if the refresh has ended; never blocks.
+    pub fn poll(&mut self) -> Option<&Outcome> {
+        if self.outcome.is_none() {
+            self.outcome = match self.receiver.try_recv() {
+                Ok(outcome) => Some(outcome),
+                Err(mpsc::TryRecvError::Empty) => None,
+                Err(mpsc::TryRecvError::Disconnected) => Some(stopped()),
+            };
+        }
+        self.outcome.as_ref()
+    }
+
+    /// The outcome, waiting at most `timeout` for the refresh to end.
+    pub fn wait(&mut self, timeout: Duration) -> Option<&Outcome> {
+        if self.outcome.is_none() {
+            self.outcome = match self.receiver.recv_timeout(timeout) {
+                Ok(outcome) => Some(outcome),
+                Err(mpsc::RecvTimeoutError::Timeout) => None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => Some(stopped()),
+            };
+        }
+        self.outcome.as_ref()
+    }
+}
+
+fn stopped() -> Outcome {
+    Outcome::Failed("the refresh thread stopped without an outcome".into())
+}
+
+/// Starts a refresh in a detached helper process, this very program run
+/// with [`HELPER_COMMAND`], for a short-lived command: its standard
+/// streams are on the null device (a reader of the command's output sees
+/// the end of it when the command exits), and on Windows it has no
+/// console window. It puts itself in a session of its own
+/// ([`detach`]) and always exits by itself within the request's bounds.
+pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Result<()> {
+    let mut command = Command::new(exe);
+    command
+        .arg(HELPER_COMMAND)
+        .arg("--data-dir")
+        .arg(&files.dir)
+        .arg("--url")
+        .arg(request.url.as_str())
+        .arg("--timeout")
+        .arg(request.timeout.as_secs_f64().to_string())
+        .arg("--interval")
+        .arg(request.interval.as_secs_f64().to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    }
+    // Not waited for: it outlives this process, and is nobody's child
+    // once this process has exited.
+    command.spawn().map(drop)
+}
+
+/// Leaves the terminal's session, so that neither Ctrl-C in it nor its
+/// closing reaches the helper. Called first thing by the helper itself,
+/// which is started as an ordinary child (so that the standard library
+/// can start it the fast way, without a hook between fork and exec). Unix
+/// only; on Windows the creation flags did the same.
+pub fn detach() {
+    #[cfg(unix)]
+    // SAFETY: setsid takes no arguments and touches no memory; it fails
+    // harmlessly if this process already leads a group.
+    unsafe {
+        libc::setsid();
+    }
+}

@@ -1,0 +1,207 @@
+//! The state file beside the cache, `providers.state.json`: what is known
+//! about the cached bytes that the bytes themselves cannot say. It is bound
+//! to them by their SHA-256 and ignored whenever it does not describe the
+//! `providers.json` beside it (another program may have rewritten that
+//! file); nothing in it is needed to read the catalog.
+//!
+//! # Format
+//!
+//! One JSON object, written whole (a temporary file renamed into place):
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `sha256` | lowercase hex SHA-256 of the `providers.json` it describes |
+//! | `file` | that file's identity when written (see [`crate::cache::identity`]); while the file keeps it, `sha256` is trusted without hashing |
+//! | `etag`, `last_modified` | the validators the server sent with the bytes |
+//! | `source` | where the bytes came from (a URL, a path, `embedded snapshot`) |
+//! | `fetched_at` | when they were written, in seconds since the Unix epoch |
+//! | `confirmed_at` | when they were last confirmed current: written by `update-providers`, or answered 200 (valid) or 304 by a refresh |
+//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`), `cause` when it failed, and `told`, whether a start-up has reported that failure |
+//!
+//! Keys it does not know are ignored, and every key but `sha256` may be
+//! missing (files written by earlier versions have no `confirmed_at`).
+
+use std::fs;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::validators::Validators;
+
+/// What the state file records about the cached bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheState {
+    /// Lowercase hex SHA-256 of the `providers.json` this state describes.
+    pub sha256: String,
+    /// The [`crate::cache::identity`] of that `providers.json` when it was
+    /// written: while the file keeps it, its SHA-256 need not be computed
+    /// again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Validators the server sent with those bytes.
+    #[serde(flatten)]
+    pub validators: Validators,
+    /// Where the bytes came from.
+    #[serde(default)]
+    pub source: String,
+    /// When they were written, in seconds since the Unix epoch.
+    #[serde(default)]
+    pub fetched_at: u64,
+    /// When they were last confirmed current, in seconds since the Unix
+    /// epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed_at: Option<u64>,
+    /// The last automatic refresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh: Option<RefreshRecord>,
+}
+
+impl CacheState {
+    /// Whether this state vouches for a `providers.json` whose current
+    /// identity is `identity`, so that its recorded SHA-256 can be taken
+    /// without hashing. Never without an identity.
+    pub fn vouches_for(&self, identity: &Option<String>) -> bool {
+        identity.is_some() && self.file == *identity
+    }
+
+    /// Records how a refresh ended. A failure keeps `told` when it is the
+    /// same failure as the last one, so that a start-up reports each
+    /// distinct failure once rather than at every start.
+    pub fn record_refresh(&mut self, record: RefreshRecord) {
+        let told = match (&self.refresh, &record.cause) {
+            (Some(last), Some(cause)) => last.told && last.cause.as_ref() == Some(cause),
+            _ => false,
+        };
+        self.refresh = Some(RefreshRecord { told, ..record });
+    }
+
+    /// The last refresh's failure, when no start-up has reported it yet.
+    pub fn untold_failure(&self) -> Option<&RefreshRecord> {
+        self.refresh
+            .as_ref()
+            .filter(|r| r.outcome == RefreshOutcome::Failed && !r.told)
+    }
+}
+
+/// How the last automatic refresh ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefreshRecord {
+    /// When, in seconds since the Unix epoch.
+    pub at: u64,
+    /// The URL it asked.
+    pub url: String,
+    /// What came of it.
+    pub outcome: RefreshOutcome,
+    /// Why it failed, in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// Whether a start-up has told the user of this failure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub told: bool,
+}
+
+/// What came of an automatic refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshOutcome {
+    /// The server confirmed the cache (304, or the same bytes again).
+    Unchanged,
+    /// A new catalog was swapped in.
+    Updated,
+    /// The refresh failed; the cache was kept.
+    Failed,
+}
+
+impl RefreshOutcome {
+    /// `unchanged`, `updated` or `failed`.
+    pub fn word(self) -> &'static str {
+        match self {
+            RefreshOutcome::Unchanged => "unchanged",
+            RefreshOutcome::Updated => "updated",
+            RefreshOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// The state file at `path`, when it holds one.
+pub fn read(path: &Path) -> Option<CacheState> {
+    let bytes = fs::read(path).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Seconds since the Unix epoch, now.
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// A time in seconds since the Unix epoch as `2026-11-30T10:00:00Z`.
+pub fn rfc3339(at: u64) -> String {
+    let time = UNIX_EPOCH + std::time::Duration::from_secs(at);
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(cause: &str) -> RefreshRecord {
+        RefreshRecord {
+            at: 1,
+            url: "http://x/".into(),
+            outcome: RefreshOutcome::Failed,
+            cause: Some(cause.into()),
+            told: false,
+        }
+    }
+
+    /// A failure is told once; the same failure again stays told, another
+    /// one is told anew, and a success clears it.
+    #[test]
+    fn each_distinct_failure_is_told_once() {
+        let mut state = CacheState::default();
+        state.record_refresh(failed("refused"));
+        assert!(state.untold_failure().is_some());
+        state.refresh.as_mut().unwrap().told = true;
+        state.record_refresh(failed("refused"));
+        assert!(state.untold_failure().is_none());
+        state.record_refresh(failed("timed out"));
+        assert_eq!(
+            state.untold_failure().unwrap().cause.as_deref(),
+            Some("timed out")
+        );
+        state.record_refresh(RefreshRecord {
+            outcome: RefreshOutcome::Unchanged,
+            cause: None,
+            ..failed("")
+        });
+        assert!(state.untold_failure().is_none());
+        state.record_refresh(failed("timed out"));
+        assert!(
+            state.untold_failure().is_some(),
+            "after a success, told anew"
+        );
+    }
+
+    /// A state written by an earlier version (no confirmation, no refresh)
+    /// is read, and unknown keys are ignored.
+    #[test]
+    fn older_and_newer_state_files_are_read() {
+        let old = br#"{"sha256":"ab","etag":"\"e\"","source":"s","fetched_at":5}"#;
+        let state: CacheState = serde_json::from_slice(old).unwrap();
+        assert_eq!(state.confirmed_at, None);
+        assert_eq!(state.validators.etag.as_deref(), Some("\"e\""));
+        let newer = br#"{"sha256":"ab","future":{"x":1},"confirmed_at":7}"#;
+        let state: CacheState = serde_json::from_slice(newer).unwrap();
+        assert_eq!(state.confirmed_at, Some(7));
+        let text = serde_json::to_string(&CacheState {
+            refresh: Some(failed("x")),
+            ..state
+        })
+        .unwrap();
+        assert!(text.contains(r#""outcome":"failed""#), "{text}");
+        assert!(!text.contains("told"), "false is not written: {text}");
+    }
+}

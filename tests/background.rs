@@ -1,0 +1,707 @@
+//! End-to-end tests of the start-up's refresh: a valid cache is handed over
+//! at once and revalidated in a detached helper process at most once per
+//! interval; only a machine without a valid cache waits for its first
+//! catalog. The real binary, wiremock on loopback, a temporary HOME.
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+use wiremock::matchers::{any, header, header_regex, method, path};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const ETAG: &str = "\"abc123\"";
+const LAST_MODIFIED: &str = "Tue, 01 Sep 2026 10:00:00 GMT";
+/// Every start revalidates: the interval that makes the background
+/// refresh run at each start.
+const EVERY_START: (&str, &str) = ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
+
+/// A server whose catalog is `body`, sent with an ETag and Last-Modified.
+async fn catalog_server(body: &str) -> MockServer {
+    serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200)
+            .insert_header("etag", ETAG)
+            .insert_header("last-modified", LAST_MODIFIED)
+            .set_body_string(body),
+    )
+    .await
+}
+
+/// Runs `crush ARGS` with `url` as the Catwalk base URL.
+fn run_at(home: &Home, url: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut all = vec![("CATWALK_URL", url)];
+    all.extend_from_slice(env);
+    home.run_env(args, &all)
+}
+
+fn mtime(path: &std::path::Path) -> std::time::SystemTime {
+    fs::metadata(path).unwrap().modified().unwrap()
+}
+
+fn received(requests: &[Request], name: &str) -> Vec<String> {
+    requests
+        .iter()
+        .map(|r| {
+            r.headers
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+async fn requests(server: &MockServer) -> Vec<Request> {
+    server.received_requests().await.unwrap()
+}
+
+/// Without a cache the first start waits for its catalog; the next ones,
+/// within the refresh interval, use the cache without any request.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_start_waits_and_later_ones_use_the_cache_without_network() {
+    let home = Home::new();
+    let server = catalog_server(CATALOG_A).await;
+    let run = run_at(&home, &server.uri(), &["providers"], &[]);
+    run.ok();
+    assert!(run.stdout.starts_with("Providers: fresh from "), "{run:?}");
+    assert!(
+        run.stdout.contains("alpha  Alpha  openai-compat  2"),
+        "{run:?}"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    let state = home.state().unwrap();
+    assert!(state["confirmed_at"].as_u64().unwrap() > 0, "{state}");
+    for _ in 0..3 {
+        let run = run_at(&home, &server.uri(), &["providers"], &[]);
+        run.ok();
+        assert!(
+            run.stdout.contains("confirmed current just now") && !run.stdout.contains("refreshing"),
+            "{run:?}"
+        );
+        assert!(run.stderr.is_empty(), "{run:?}");
+    }
+    assert_eq!(
+        requests(&server).await.len(),
+        1,
+        "no request within the interval"
+    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
+}
+
+/// A cache confirmed longer ago than the interval is handed over at once;
+/// the helper revalidates it with the server's own validators, and a 304
+/// writes nothing but the confirmation.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_cache_is_handed_over_at_once_and_confirmed_in_the_background() {
+    let home = Home::new();
+    let first = catalog_server(CATALOG_A).await;
+    run_at(&home, &first.uri(), &["providers"], &[]).ok();
+    let confirmed = home.state().unwrap()["confirmed_at"].as_u64().unwrap();
+
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .and(header("if-none-match", ETAG))
+        // wiremock's `header` splits values at commas, which dates contain.
+        .and(header_regex(
+            "if-modified-since",
+            "^Tue, 01 Sep 2026 10:00:00 GMT$",
+        ))
+        .respond_with(ResponseTemplate::new(304))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let cache_time = mtime(&home.cache_file());
+    let before = home.last_refresh();
+    std::thread::sleep(Duration::from_millis(1100));
+    let run = run_at(
+        &home,
+        &server.uri(),
+        &["providers", "--json"],
+        &[EVERY_START],
+    );
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A, "the cache, at once");
+    assert!(run.stderr.is_empty(), "{run:?}");
+    let refresh = home.wait_for_refresh(&before);
+    assert_eq!(refresh["outcome"], "unchanged", "{refresh}");
+    server.verify().await;
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(mtime(&home.cache_file()), cache_time);
+    let state = home.state().unwrap();
+    assert!(
+        state["confirmed_at"].as_u64().unwrap() > confirmed,
+        "{state}"
+    );
+    assert_eq!(state["etag"], ETAG);
+    assert_eq!(home.data_entries(), CACHE_FILES_AFTER_REFRESH);
+}
+
+/// A cache written by another program (no state) is handed over at once,
+/// revalidated with the Catwalk SHA form of its bytes, and a new catalog
+/// is swapped in, shown from the next start on, which needs no request.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_catalog_is_swapped_in_and_shown_from_the_next_start() {
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let server = catalog_server(CATALOG_B).await;
+    let run = run_at(&home, &server.uri(), &["providers"], &[]);
+    run.ok();
+    assert!(
+        run.stdout.contains("refreshing in the background"),
+        "{run:?}"
+    );
+    assert!(!run.stdout.contains("gamma"), "{run:?}");
+    let refresh = home.wait_for_refresh(&None);
+    assert_eq!(refresh["outcome"], "updated", "{refresh}");
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+    let state = home.state().unwrap();
+    assert_eq!(state["etag"], ETAG);
+    assert_eq!(state["sha256"], sha256_hex(CATALOG_B.as_bytes()));
+    let reqs = requests(&server).await;
+    assert_eq!(
+        received(&reqs, "if-none-match"),
+        [catwalk_etag(CATALOG_A.as_bytes())]
+    );
+    let run = run_at(&home, &server.uri(), &["providers", "--json"], &[]);
+    assert_eq!(run.stdout, CATALOG_B);
+    assert_eq!(requests(&server).await.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_static_mirror_gets_its_own_validators_back() {
+    // nginx sends "<mtime hex>-<size hex>" and Last-Modified; it answers 304
+    // only to those.
+    let nginx_etag = "\"66d4bb40-2f1\"";
+    let server = MockServer::start().await;
+    Mock::given(path("/catalog/providers.json"))
+        .and(header("if-none-match", nginx_etag))
+        .respond_with(ResponseTemplate::new(304))
+        .mount(&server)
+        .await;
+    Mock::given(path("/catalog/providers.json"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("etag", nginx_etag)
+                .insert_header("last-modified", LAST_MODIFIED)
+                .set_body_string(CATALOG_B),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    let url = format!("{}/catalog/providers.json", server.uri());
+    run_at(&home, &url, &["providers"], &[]).ok();
+    let before = home.last_refresh();
+    std::thread::sleep(Duration::from_millis(1100));
+    run_at(&home, &url, &["providers"], &[EVERY_START]).ok();
+    assert_eq!(home.wait_for_refresh(&before)["outcome"], "unchanged");
+    let reqs = requests(&server).await;
+    assert_eq!(received(&reqs, "if-none-match"), ["", nginx_etag]);
+    assert_eq!(received(&reqs, "if-modified-since"), ["", LAST_MODIFIED]);
+}
+
+/// A server that ignores validators sends the cached bytes again: only the
+/// state is rewritten (the new ETag, the cache's identity kept, so the next
+/// start still trusts it without hashing); the cache stays as it was.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn the_same_bytes_again_only_rewrite_the_state() {
+    let home = Home::new();
+    let first = catalog_server(CATALOG_A).await;
+    run_at(&home, &first.uri(), &["providers"], &[]).ok();
+    let cache_before = mtime(&home.cache_file());
+    let before = home.last_refresh();
+    std::thread::sleep(Duration::from_millis(1100));
+    let again = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200)
+            .insert_header("etag", "\"again\"")
+            .set_body_string(CATALOG_A),
+    )
+    .await;
+    run_at(&home, &again.uri(), &["providers"], &[EVERY_START]).ok();
+    assert_eq!(home.wait_for_refresh(&before)["outcome"], "unchanged");
+    assert_eq!(mtime(&home.cache_file()), cache_before);
+    let state = home.state().unwrap();
+    assert_eq!(state["etag"], "\"again\"");
+    assert_eq!(state["sha256"], sha256_hex(CATALOG_A.as_bytes()));
+    use std::os::unix::fs::MetadataExt;
+    let ino = format!(":{}:", fs::metadata(home.cache_file()).unwrap().ino());
+    assert!(state["file"].as_str().unwrap().contains(&ino), "{state}");
+}
+
+/// A background failure is not swallowed: it is recorded, the next start
+/// tells it in one warning with the cause and the hint, and the starts
+/// after that, failing the same way, say nothing more. The cache is kept
+/// and used throughout. Without a cache, the first fetch's failure is told
+/// at once, and the embedded snapshot is used.
+#[tokio::test(flavor = "multi_thread")]
+async fn background_failures_are_told_once_at_the_next_start() {
+    let cases: Vec<(ResponseTemplate, &str)> = vec![
+        (
+            ResponseTemplate::new(500).set_body_string("boom"),
+            "server answered 500",
+        ),
+        (
+            ResponseTemplate::new(403).set_body_string("<html>login</html>"),
+            "server answered 403",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("<html>proxy login</html>"),
+            "HTML page",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("[]"),
+            "empty list",
+        ),
+        (
+            ResponseTemplate::new(200).set_body_string("{\"not\":\"a list\"}"),
+            "expected a JSON array",
+        ),
+    ];
+    for (response, cause) in cases {
+        let server = MockServer::start().await;
+        Mock::given(any())
+            .respond_with(response)
+            .mount(&server)
+            .await;
+        let url = server.uri();
+
+        let home = Home::new();
+        home.set_cache(CATALOG_A.as_bytes());
+        let run = run_at(&home, &url, &["providers", "--json"], &[]);
+        run.ok();
+        assert_eq!(run.stdout, CATALOG_A);
+        assert!(run.stderr.is_empty(), "{cause}: {run:?}");
+        let refresh = home.wait_for_refresh(&None);
+        assert_eq!(refresh["outcome"], "failed", "{refresh}");
+        assert!(
+            refresh["cause"].as_str().unwrap().contains(cause),
+            "{refresh}"
+        );
+
+        let run = run_at(&home, &url, &["providers", "--json"], &[]);
+        run.ok();
+        assert_eq!(run.stdout, CATALOG_A);
+        let warnings: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(warnings.len(), 1, "{cause}: {run:?}");
+        let warning = warnings[0];
+        assert!(
+            warning.starts_with(
+                "warning: the last refresh of the provider catalog from http://127.0.0.1"
+            ),
+            "{run:?}"
+        );
+        assert!(warning.contains(cause), "{cause}: {run:?}");
+        assert!(warning.contains("using the cached catalog"), "{run:?}");
+        assert!(
+            warning.contains("option provider-auto-update false"),
+            "{run:?}"
+        );
+        assert!(warning.contains("crush update-providers"), "{run:?}");
+        // The second start marked it told before starting its own refresh,
+        // which fails the same way: the same failure, not told again.
+        let run = run_at(&home, &url, &["providers", "--json"], &[]);
+        run.ok();
+        assert!(run.stderr.is_empty(), "told twice: {run:?}");
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+
+        let home = Home::new();
+        let run = run_at(&home, &url, &["providers"], &[]);
+        run.ok();
+        let warnings: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(warnings.len(), 1, "{cause}: {run:?}");
+        assert!(
+            warnings[0].starts_with(
+                "warning: could not refresh the provider catalog from http://127.0.0.1"
+            ),
+            "{run:?}"
+        );
+        assert!(warnings[0].contains(cause), "{run:?}");
+        assert!(
+            warnings[0].contains("using the embedded catalog"),
+            "{run:?}"
+        );
+        assert!(
+            run.stdout
+                .starts_with("Providers: embedded snapshot (Catwalk v0.52.6, "),
+            "{run:?}"
+        );
+        assert!(home.cache().is_none());
+    }
+}
+
+#[test]
+fn a_refused_connection_is_recorded_and_told() {
+    let url = closed_port_url();
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let run = run_at(&home, &url, &["providers", "--json"], &[]);
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A);
+    assert!(run.stderr.is_empty(), "{run:?}");
+    let refresh = home.wait_for_refresh(&None);
+    assert!(
+        refresh["cause"]
+            .as_str()
+            .unwrap()
+            .contains("cannot connect"),
+        "{refresh}"
+    );
+    let run = run_at(&home, &url, &["providers", "--json"], &[]);
+    assert!(run.stderr.contains("cannot connect"), "{run:?}");
+}
+
+/// A server that accepts and never answers costs a start with a cache
+/// nothing; the helper gives up within its bound by itself. Without a
+/// cache, the first fetch is bounded the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hanging_server_never_delays_a_start_with_a_cache() {
+    let template = ResponseTemplate::new(200)
+        .set_body_string(CATALOG_B)
+        .set_delay(Duration::from_secs(30));
+    let server = serve_at("/v2/providers", template).await;
+    let timeout = [("CRUSH_PROVIDER_TIMEOUT", "0.5")];
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let start = Instant::now();
+    let run = run_at(&home, &server.uri(), &["providers", "--json"], &timeout);
+    run.ok();
+    let took = start.elapsed();
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    assert_eq!(run.stdout, CATALOG_A);
+    let refresh = home.wait_for_refresh(&None);
+    assert!(
+        refresh["cause"]
+            .as_str()
+            .unwrap()
+            .contains("no complete answer within 500ms"),
+        "{refresh}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(6),
+        "the helper took {:?}",
+        start.elapsed()
+    );
+
+    let home = Home::new();
+    let start = Instant::now();
+    let run = run_at(&home, &server.uri(), &["providers", "--json"], &timeout);
+    run.ok();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(
+        run.stderr.contains("no complete answer within 500ms"),
+        "{run:?}"
+    );
+    assert_eq!(
+        run.stdout.as_bytes(),
+        crush_providers::embedded::catalog_bytes()
+    );
+}
+
+/// Twenty starts at once, each finding the cache stale, make at most two
+/// requests: one helper refreshes, the others find it running, or find the
+/// cache just confirmed, and exit.
+#[tokio::test(flavor = "multi_thread")]
+async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
+    let template = ResponseTemplate::new(200)
+        .insert_header("etag", ETAG)
+        .set_body_string(CATALOG_B)
+        .set_delay(Duration::from_millis(300));
+    let server = serve_at("/v2/providers", template).await;
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            let mut cmd = home.crush(&["providers", "--json"]);
+            cmd.env("CATWALK_URL", server.uri())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for child in children {
+        let run = Run::from(child.wait_with_output().unwrap());
+        run.ok();
+        assert!(
+            run.stdout == CATALOG_A || run.stdout == CATALOG_B,
+            "{run:?}"
+        );
+        assert!(run.stderr.is_empty(), "{run:?}");
+    }
+    assert_eq!(home.wait_for_refresh(&None)["outcome"], "updated");
+    // Stragglers: helpers that started late, after the refresh.
+    std::thread::sleep(Duration::from_millis(1000));
+    let count = requests(&server).await.len();
+    assert!((1..=2).contains(&count), "{count} requests");
+    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+    assert_eq!(home.data_entries(), CACHE_FILES_AFTER_REFRESH);
+}
+
+/// A caller reading the output through a pipe sees its end when the
+/// command exits, not when the helper does: the helper holds none of the
+/// command's standard streams.
+#[tokio::test(flavor = "multi_thread")]
+async fn output_through_a_pipe_ends_when_the_command_does() {
+    let template = ResponseTemplate::new(200)
+        .set_body_string(CATALOG_B)
+        .set_delay(Duration::from_secs(5));
+    let server = serve_at("/v2/providers", template).await;
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let start = Instant::now();
+    let mut child = home
+        .crush(&["providers", "--json"])
+        .env("CATWALK_URL", server.uri())
+        .env("CRUSH_PROVIDER_TIMEOUT", "8")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let took = start.elapsed();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(out, CATALOG_A);
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        took < Duration::from_secs(3),
+        "the pipe stayed open {took:?}"
+    );
+}
+
+/// The helper killed at any moment (`kill -9`) leaves the old catalog or
+/// the new one, whole; the next write leaves no temporary file.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
+    use crush_providers::synthetic;
+    let old = synthetic::catalog(600_000, 1);
+    let new = synthetic::catalog(500_000, 2);
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(new.clone()),
+    )
+    .await;
+    let (_dir, old_file) = temp_file("old.json", old.as_bytes());
+    let home = Home::new();
+    let url = format!("{}/v2/providers", server.uri());
+    let data_dir = home.data_dir();
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("seed {seed}");
+    let mut killed = 0;
+    for round in 0..40 {
+        home.run(&["update-providers", old_file.to_str().unwrap(), "-q"])
+            .ok();
+        let mut helper = home
+            .crush(&[
+                "refresh-in-background",
+                "--data-dir",
+                data_dir.to_str().unwrap(),
+                "--url",
+                &url,
+                "--timeout",
+                "10",
+                "--interval",
+                "0",
+            ])
+            .spawn()
+            .unwrap();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(seed % 15_000));
+        if helper.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
+        let _ = helper.kill();
+        helper.wait().unwrap();
+        let cache = String::from_utf8(home.cache().unwrap()).unwrap();
+        assert!(cache == old || cache == new, "round {round}: a torn cache");
+        let run = home.run_env(
+            &["providers", "--json"],
+            &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+        );
+        assert_eq!(run.stdout, cache, "round {round}");
+    }
+    eprintln!("{killed} of 40 helpers were killed before they finished");
+    assert!(killed >= 10, "the kills should land while the helper runs");
+    home.run(&["update-providers", old_file.to_str().unwrap(), "-q"])
+        .ok();
+    assert_eq!(home.data_entries(), CACHE_FILES_AFTER_REFRESH);
+}
+
+/// Ctrl-C (or SIGTERM) during the first fetch, which a start without a
+/// cache waits for, ends the command at once with 130 (143), and nothing
+/// is written.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_during_the_first_fetch_ends_it_at_once_with_nothing_written() {
+    let url = raw_server(|_| std::thread::sleep(Duration::from_secs(30)));
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let home = Home::new();
+        let mut child = home
+            .crush(&["providers"])
+            .env("CATWALK_URL", &url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(child.try_wait().unwrap().is_none(), "still fetching");
+        let sent = Instant::now();
+        // SAFETY: a signal to our own child, which has not been reaped.
+        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+        let run = Run::from(child.wait_with_output().unwrap());
+        assert!(
+            sent.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            sent.elapsed()
+        );
+        assert_eq!(run.code, Some(code), "{run:?}");
+        assert!(run.stdout.is_empty(), "{run:?}");
+        assert_eq!(home.data_entries(), Vec::<String>::new());
+    }
+}
+
+/// `--status` tells when the cache was confirmed and how the last refresh
+/// went, and why it failed, without a request of its own.
+#[tokio::test(flavor = "multi_thread")]
+async fn status_shows_the_confirmation_and_the_last_refresh() {
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(500).set_body_string("boom"),
+    )
+    .await;
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    run_at(&home, &server.uri(), &["providers"], &[]).ok();
+    home.wait_for_refresh(&None);
+    let requests_before = requests(&server).await.len();
+    let run = run_at(
+        &home,
+        &server.uri(),
+        &["providers", "--status"],
+        &[("CRUSH_PROVIDER_REFRESH_INTERVAL", "90s")],
+    );
+    run.ok();
+    let last = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("last refresh:"))
+        .unwrap_or_else(|| panic!("{run:?}"));
+    assert!(
+        last.contains("failed just now from http://127.0.0.1")
+            && last.contains("server answered 500 Internal Server Error: boom"),
+        "{last}"
+    );
+    assert!(
+        run.stdout.contains("refresh interval:     1m 30s"),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout.contains("confirmed current:"),
+        "never confirmed: {run:?}"
+    );
+    let status = run_at(
+        &home,
+        &server.uri(),
+        &["providers", "--status", "--json"],
+        &[],
+    )
+    .json();
+    assert_eq!(status["last_refresh"]["outcome"], "failed");
+    assert!(
+        status["last_refresh"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("500")
+    );
+    assert_eq!(status["confirmed_at"], serde_json::Value::Null);
+    assert_eq!(status["refresh_interval_seconds"], 300.0);
+    assert_eq!(
+        requests(&server).await.len(),
+        requests_before,
+        "--status asks nothing"
+    );
+
+    home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes())
+        .ok();
+    let status = run_at(
+        &home,
+        &server.uri(),
+        &["providers", "--status", "--json"],
+        &[],
+    )
+    .json();
+    assert!(
+        status["confirmed_at"]
+            .as_str()
+            .unwrap()
+            .ends_with("(just now)"),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_bad_refresh_interval_is_a_warning_and_the_default() {
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let run = home.run_env(
+        &["providers", "--json"],
+        &[
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "soon"),
+            ("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1"),
+        ],
+    );
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A);
+    assert_eq!(
+        run.stderr,
+        "warning: CRUSH_PROVIDER_REFRESH_INTERVAL=\"soon\" is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m\n"
+    );
+}
+
+/// Auto-update off: no request, not even in the background.
+#[tokio::test(flavor = "multi_thread")]
+async fn auto_update_off_starts_no_helper() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(500))
+        .expect(0)
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    home.set_cache(CATALOG_A.as_bytes());
+    let off = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1"), EVERY_START];
+    for _ in 0..3 {
+        let run = run_at(&home, &server.uri(), &["providers", "--json"], &off);
+        assert_eq!(run.stdout, CATALOG_A);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    server.verify().await;
+    assert_eq!(home.data_entries(), ["providers.json"]);
+}
