@@ -120,6 +120,14 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
     }))
 }
 
+/// The state file, when it vouches for the `providers.json` there now (by
+/// its identity; never on systems without one), without reading the
+/// catalog.
+pub fn vouched_state(files: &CacheFiles) -> Option<CacheState> {
+    let current = identity(&fs::metadata(&files.catalog).ok()?);
+    state::read(&files.state).filter(|s| s.vouches_for(&current))
+}
+
 /// The cache, when it holds a valid catalog; `Ok(None)` when there is no
 /// cache, and why it cannot be used, in one line naming the file, when it
 /// cannot be read or is not valid. A state file that describes the bytes

@@ -149,7 +149,9 @@ fn not_in(ids: &[&str], other: &[&str]) -> Vec<String> {
 }
 
 /// Headers in one line, sorted by name (both sides come from sorted maps).
-fn headers_text<K: AsRef<str>, V: AsRef<str>>(headers: Option<&BTreeMap<K, V>>) -> Option<String> {
+pub(crate) fn headers_text<K: AsRef<str>, V: AsRef<str>>(
+    headers: Option<&BTreeMap<K, V>>,
+) -> Option<String> {
     let headers = headers.filter(|h| !h.is_empty())?;
     Some(
         headers

@@ -23,7 +23,10 @@ Examples:
 
   # Prepare a catalog for an air-gapped machine, pinned by its digest
   crush update-providers https://catwalk.charm.land --output providers.json
-  crush update-providers providers.json --sha256 <HEX>";
+  crush update-providers providers.json --sha256 <HEX>
+
+  # From a signed mirror (the key pinned; the .minisig is fetched beside it)
+  CRUSH_PROVIDER_PUBLIC_KEY=RWQ... crush update-providers https://mirror.corp/catwalk/";
 
 /// Keeps Crush's provider catalog up to date.
 #[derive(Debug, Parser)]
@@ -109,6 +112,9 @@ pub struct HelperArgs {
     /// The refresh interval, in seconds
     #[arg(long, value_parser = parse_interval)]
     pub interval: Duration,
+    /// A pinned public key (repeated for each)
+    #[arg(long = "public-key", value_name = "KEY")]
+    pub public_keys: Vec<String>,
 }
 
 /// Arguments of `providers`.
@@ -161,6 +167,17 @@ pub struct UpdateArgs {
     /// List every changed model id (by default long lists are shortened)
     #[arg(long, short)]
     pub verbose: bool,
+    /// The catalog's minisign signature, when a key is pinned: for standard
+    /// input, or instead of the SOURCE.minisig beside the source
+    #[arg(long, value_name = "FILE")]
+    pub signature: Option<PathBuf>,
+    /// Apply a catalog with fewer than half of the previous one's providers
+    /// or models
+    #[arg(long)]
+    pub allow_shrink: bool,
+    /// Apply a signed catalog signed before the cached one
+    #[arg(long)]
+    pub allow_downgrade: bool,
 }
 
 static VERSION: LazyLock<String> = LazyLock::new(|| {

@@ -5,8 +5,10 @@ use std::fmt;
 
 use crate::cache::WriteError;
 use crate::catalog::ValidationError;
+use crate::guard::Shrink;
 use crate::http::FetchError;
 use crate::paths::NoHome;
+use crate::signature::SignatureError;
 use crate::source::ReadError;
 
 /// A failed command. Its `Display` is the one line shown to the user.
@@ -35,6 +37,12 @@ pub enum Cause {
         /// What the bytes hash to.
         actual: String,
     },
+    /// A pinned key's signature is missing, wrong, or older than the cache.
+    #[error("refused: {0}")]
+    Signature(#[from] SignatureError),
+    /// The catalog lost most of the previous one.
+    #[error("refused: {0}")]
+    Shrink(Shrink),
     /// Writing the cache or the output file failed.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -44,6 +52,9 @@ pub enum Cause {
     /// A configuration file could not be read.
     #[error("{0}")]
     Config(String),
+    /// A pinned public key cannot be used.
+    #[error("{0}")]
+    Key(String),
     /// The command's output could not be written.
     #[error("cannot write: {0}")]
     Output(std::io::Error),
@@ -88,10 +99,25 @@ impl Failure {
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }
+            Cause::Signature(SignatureError::Older { .. }) => {
+                "to apply an older catalog all the same, run again with --allow-downgrade"
+            }
+            Cause::Signature(SignatureError::Missing(_)) => {
+                "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE); check CRUSH_PROVIDER_PUBLIC_KEY"
+            }
+            Cause::Signature(_) => {
+                "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
+            }
+            Cause::Shrink(_) => {
+                "check the source; to apply it all the same, run again with --allow-shrink"
+            }
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
             Cause::Config(_) => "fix or remove that file",
+            Cause::Key(_) => {
+                "give a minisign public key (the RWQ… line of its .pub file) or the path of the .pub file"
+            }
             Cause::Output(_) => "free space where the output goes, or send it elsewhere",
         }
     }

@@ -4,6 +4,11 @@
 //! an atomic and durable rename under the folder lock), and its outcome
 //! recorded in the state file.
 //!
+//! A new catalog that would send an API key to a new place, that lost most
+//! of the cache, or that is not signed as a pinned key requires, is held
+//! ([`crate::guard`], [`crate::signature`]): the cache stays as it is, and
+//! the refresh records what it held back for every start to tell.
+//!
 //! Start-up runs it off the user's path ([`crate::startup`]): on a thread
 //! for a long-lived host, which gets a [`Refresh`] handle to the outcome,
 //! or in a detached helper process for a short-lived command, which has
@@ -23,8 +28,12 @@ use reqwest::Url;
 
 use crate::cache::{self, CacheFiles, Cached};
 use crate::catalog::{self, hex};
+use crate::guard;
 use crate::http::{self, FetchError, FetchOptions, Fetched};
-use crate::state::{self, CacheState, RefreshOutcome, RefreshRecord};
+use crate::signature::{SignatureError, TrustedKeys};
+use crate::source::Source;
+use crate::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
+use crate::summary::Summary;
 use crate::validators::Validators;
 
 /// Bound on establishing the connection.
@@ -46,6 +55,8 @@ pub struct Request {
     pub timeout: Duration,
     /// A cache confirmed less than this long ago needs no request.
     pub interval: Duration,
+    /// The pinned keys: a new catalog must come signed by one of them.
+    pub keys: Option<TrustedKeys>,
 }
 
 /// How a refresh ended.
@@ -57,6 +68,10 @@ pub enum Outcome {
     Updated(Vec<u8>),
     /// The refresh failed, for this reason (one line); the cache is kept.
     Failed(String),
+    /// The new catalog needs a person (it moves a key, lost most of the
+    /// cache, or is not signed as it must be): these changes, one line
+    /// each; the cache is kept, and `crush update-providers` applies them.
+    Held(Vec<String>),
 }
 
 /// What one request brought, checked.
@@ -70,6 +85,8 @@ pub enum Answer {
         bytes: Vec<u8>,
         /// The server's validators.
         validators: Validators,
+        /// When it was signed, when keys are pinned (then it was verified).
+        signed_at: Option<u64>,
     },
 }
 
@@ -82,16 +99,21 @@ pub enum RequestError {
     /// The body is not a valid catalog.
     #[error("not a valid catalog: {0}")]
     Invalid(#[from] catalog::ValidationError),
+    /// A pinned key's signature is missing or wrong.
+    #[error("refused: {0}")]
+    Signature(#[from] SignatureError),
 }
 
 /// One request for the catalog at `url`, conditional on `conditional`,
 /// within `timeout` (and [`CONNECT_TIMEOUT`] to connect); a 200's body must
-/// be a valid catalog. With `interruptible`, Ctrl-C or SIGTERM ends it
-/// ([`FetchError::Interrupted`]).
+/// be a valid catalog and, with `keys` pinned, come with a valid signature
+/// (`URL.minisig`, fetched with the same bounds). With `interruptible`,
+/// Ctrl-C or SIGTERM ends it ([`FetchError::Interrupted`]).
 pub fn request(
     url: &Url,
     timeout: Duration,
     conditional: Validators,
+    keys: Option<&TrustedKeys>,
     interruptible: bool,
 ) -> Result<Answer, RequestError> {
     let options = FetchOptions {
@@ -106,7 +128,23 @@ pub fn request(
         Fetched::NotModified => Ok(Answer::NotModified),
         Fetched::Body { bytes, validators } => {
             catalog::validate(&bytes)?;
-            Ok(Answer::Catalog { bytes, validators })
+            let signed_at = match keys {
+                None => None,
+                Some(keys) => {
+                    let options = FetchOptions {
+                        conditional: Validators::default(),
+                        ..options
+                    };
+                    let source = Source::Url(url.clone());
+                    let signature = source.load_signature(None, &options)?.unwrap_or_default();
+                    Some(keys.verify(&bytes, &signature)?)
+                }
+            };
+            Ok(Answer::Catalog {
+                bytes,
+                validators,
+                signed_at,
+            })
         }
     }
 }
@@ -161,20 +199,42 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         outcome,
         cause,
         told: false,
+        held: None,
     };
-    let answer = self::request(&request.url, request.timeout, cached.validators(), false);
+    let answer = self::request(
+        &request.url,
+        request.timeout,
+        cached.validators(),
+        request.keys.as_ref(),
+        false,
+    );
     let validators = match answer {
         Ok(Answer::NotModified) => None,
-        Ok(Answer::Catalog { bytes, validators }) => {
+        Ok(Answer::Catalog {
+            bytes,
+            validators,
+            signed_at,
+        }) => {
             let digest = catalog::sha256(&bytes);
             // Else a server that ignores validators sent the same bytes.
             if digest != cached.sha256 {
+                if let Some(held) = held_back(&cached, &bytes, signed_at) {
+                    let changes = held.changes.clone();
+                    let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
+                        state.record_refresh(RefreshRecord {
+                            held: Some(held),
+                            ..record(RefreshOutcome::Held, None)
+                        })
+                    });
+                    return Outcome::Held(changes);
+                }
                 let mut state = CacheState {
                     sha256: hex(&digest),
                     validators,
                     source: request.url.to_string(),
                     fetched_at: now,
                     confirmed_at: Some(now),
+                    signed_at,
                     ..CacheState::default()
                 };
                 state.record_refresh(record(RefreshOutcome::Updated, None));
@@ -183,6 +243,22 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
                 return Outcome::Updated(bytes);
             }
             Some(validators)
+        }
+        // Not signed as it must be: not a failure of the network, but a
+        // catalog that needs a person.
+        Err(RequestError::Signature(e)) => {
+            let held = Held {
+                changes: vec![format!("the new catalog is {e}")],
+                accept: "crush update-providers".into(),
+            };
+            let changes = held.changes.clone();
+            let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
+                state.record_refresh(RefreshRecord {
+                    held: Some(held),
+                    ..record(RefreshOutcome::Held, None)
+                })
+            });
+            return Outcome::Held(changes);
         }
         Err(e) => {
             let cause = e.to_string();
@@ -203,6 +279,39 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         state.record_refresh(record(RefreshOutcome::Unchanged, None));
     });
     settled(&cached, known)
+}
+
+/// What of the new catalog `bytes` (valid, signed at `signed_at` when keys
+/// are pinned) needs a person before it replaces the cache `cached`: a key
+/// sent to a new place, most of the cache gone, or a signature older than
+/// the cache's. `None` when it can be applied.
+fn held_back(cached: &Cached, bytes: &[u8], signed_at: Option<u64>) -> Option<Held> {
+    let next = catalog::validate(bytes).ok()?;
+    let mut changes = Vec::new();
+    let mut accept = "crush update-providers".to_string();
+    let cached_signed = cached.state.as_ref().and_then(|s| s.signed_at);
+    if let (Some(signed), Some(cached_signed)) = (signed_at, cached_signed)
+        && signed < cached_signed
+    {
+        changes.push(format!(
+            "the new catalog was signed at {}, before the cached one (signed at {})",
+            state::rfc3339(signed),
+            state::rfc3339(cached_signed)
+        ));
+        accept.push_str(" --allow-downgrade");
+    }
+    if let Some(previous) = Summary::parse(&cached.bytes) {
+        changes.extend(
+            guard::key_moves(&previous, &next)
+                .iter()
+                .map(ToString::to_string),
+        );
+        if let Some(shrink) = guard::shrink(&previous, &next) {
+            changes.push(shrink.to_string());
+            accept.push_str(" --allow-shrink");
+        }
+    }
+    (!changes.is_empty()).then_some(Held { changes, accept })
 }
 
 /// The outcome for a caller holding `known`, now that the cache is
@@ -296,6 +405,7 @@ impl RefreshLock {
 ///     interval: startup::DEFAULT_INTERVAL,
 ///     background: Background::Thread,
 ///     interruptible: false,
+///     keys: None,
 /// };
 /// let mut loaded = startup::load(&files, &options);
 /// // At once: the cache, never confirmed, so a refresh was started.
@@ -381,6 +491,13 @@ pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Re
         .arg(request.timeout.as_secs_f64().to_string())
         .arg("--interval")
         .arg(request.interval.as_secs_f64().to_string())
+        .args(
+            request
+                .keys
+                .iter()
+                .flat_map(TrustedKeys::entries)
+                .flat_map(|key| ["--public-key", key.as_str()]),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -80,6 +80,15 @@ impl fmt::Display for Setting {
     }
 }
 
+/// The public keys pinned for signed catalogs, and where they came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedKeys {
+    /// Each a minisign public key (base64) or the path of a `.pub` file.
+    pub entries: Vec<String>,
+    /// Where the list came from.
+    pub origin: Origin,
+}
+
 /// The resolved settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
@@ -87,6 +96,9 @@ pub struct Settings {
     pub auto_update: Setting,
     /// `default-providers`: use the catalog's providers at all.
     pub default_providers: Setting,
+    /// `options.provider_public_keys` or `CRUSH_PROVIDER_PUBLIC_KEY`: the
+    /// keys a signed catalog must be signed by; `None` when none is pinned.
+    pub public_keys: Option<PinnedKeys>,
     /// Things worth telling: skipped crushrc commands, a bad environment value.
     pub warnings: Vec<String>,
     /// Every file that was read, lowest priority first.
@@ -156,6 +168,7 @@ impl Settings {
         Settings {
             auto_update: Setting::default_on(),
             default_providers: Setting::default_on(),
+            public_keys: None,
             warnings: Vec::new(),
             files: Vec::new(),
         }
@@ -208,6 +221,16 @@ pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
             Format::Crushrc => apply_crushrc(&mut settings, &path, &text)?,
         }
         settings.files.push(path);
+    }
+    if let Some(value) = env(crate::signature::KEYS_ENV) {
+        let value = value.to_string_lossy().into_owned();
+        settings.public_keys = Some(PinnedKeys {
+            entries: value.split(',').map(str::trim).map(str::to_owned).collect(),
+            origin: Origin::Env {
+                name: crate::signature::KEYS_ENV,
+                value,
+            },
+        });
     }
     if let Some(value) = env(DISABLE_AUTO_UPDATE_ENV) {
         let value = value.to_string_lossy().into_owned();
@@ -264,6 +287,28 @@ fn apply_json(settings: &mut Settings, path: &Path, text: &str) -> Result<(), Co
     let Some(options) = options.as_object() else {
         return Err(error(None, "\"options\" must be an object".into()));
     };
+    match options.get("provider_public_keys") {
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::Array(keys)) if keys.iter().all(|k| k.is_string()) => {
+            settings.public_keys = Some(PinnedKeys {
+                entries: keys
+                    .iter()
+                    .filter_map(|k| k.as_str())
+                    .map(str::to_owned)
+                    .collect(),
+                origin: Origin::Json {
+                    path: path.to_owned(),
+                    key: "options.provider_public_keys",
+                },
+            });
+        }
+        Some(other) => {
+            return Err(error(
+                None,
+                format!("options.provider_public_keys must be a list of strings, not {other}"),
+            ));
+        }
+    }
     for (key, origin_key, target) in [
         (
             "disable_provider_auto_update",
@@ -701,6 +746,44 @@ mod tests {
         );
         f.write("repo/sub/proj/crush.json", "[]");
         assert!(f.resolve().is_err());
+    }
+
+    /// Pinned keys come from the JSON files with the precedence of every
+    /// option, and the environment beats them; an empty list pins nothing.
+    #[test]
+    fn public_keys_come_from_json_and_the_environment() {
+        let mut f = Fixture::new();
+        assert_eq!(f.resolve().unwrap().public_keys, None);
+        f.write(
+            "home/.config/crush/crush.json",
+            r#"{"options":{"provider_public_keys":["RWQglobal"]}}"#,
+        );
+        let project = f.write(
+            "repo/sub/proj/.crush.json",
+            r#"{"options":{"provider_public_keys":["RWQa","/keys/b.pub"]}}"#,
+        );
+        let keys = f.resolve().unwrap().public_keys.unwrap();
+        assert_eq!(keys.entries, ["RWQa", "/keys/b.pub"]);
+        assert_eq!(
+            keys.origin,
+            Origin::Json {
+                path: project,
+                key: "options.provider_public_keys"
+            }
+        );
+        f.set("CRUSH_PROVIDER_PUBLIC_KEY", "RWQx, RWQy");
+        let keys = f.resolve().unwrap().public_keys.unwrap();
+        assert_eq!(keys.entries, ["RWQx", "RWQy"]);
+        f.write(
+            "repo/sub/proj/.crush.json",
+            r#"{"options":{"provider_public_keys":"RWQa"}}"#,
+        );
+        assert!(
+            f.resolve()
+                .unwrap_err()
+                .message
+                .contains("must be a list of strings")
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ use reqwest::Url;
 
 use crate::embedded;
 use crate::http::{self, FetchError, FetchOptions, Fetched};
+use crate::signature::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX, SignatureError};
 use crate::validators::Validators;
 
 /// The public Catwalk server.
@@ -173,6 +174,74 @@ impl Source {
             },
         }
     }
+}
+
+impl Source {
+    /// Reads this source's detached signature, at most
+    /// [`MAX_SIGNATURE_BYTES`]: for a URL, the same URL with `.minisig`
+    /// appended, fetched with the same client and bounds; for a file,
+    /// `FILE.minisig`; for standard input, `given` (`--signature FILE`).
+    /// `Ok(None)` for the embedded snapshot, which needs none.
+    pub fn load_signature(
+        &self,
+        given: Option<&std::path::Path>,
+        options: &FetchOptions,
+    ) -> Result<Option<Vec<u8>>, SignatureError> {
+        let read_file = |path: &std::path::Path| -> Result<Vec<u8>, SignatureError> {
+            let file = std::fs::File::open(path).map_err(|e| {
+                SignatureError::Missing(format!("cannot read {}: {e}", path.display()))
+            })?;
+            match read_capped(file, 0, MAX_SIGNATURE_BYTES) {
+                Ok(bytes) => Ok(bytes),
+                Err(ReadError::TooLarge(_)) => Err(too_large()),
+                Err(e) => Err(SignatureError::Missing(format!("{}: {e}", path.display()))),
+            }
+        };
+        match (self, given) {
+            (Source::Embedded, _) => Ok(None),
+            (_, Some(path)) => read_file(path).map(Some),
+            (Source::Stdin, None) => Err(SignatureError::Missing(
+                "standard input comes with no signature; give it with --signature FILE".into(),
+            )),
+            (Source::File(path), None) => {
+                let mut name = path.clone().into_os_string();
+                name.push(SIGNATURE_SUFFIX);
+                read_file(std::path::Path::new(&name)).map(Some)
+            }
+            (Source::Url(url), None) => {
+                let url = signature_url(url);
+                let options = FetchOptions {
+                    max_body: MAX_SIGNATURE_BYTES,
+                    progress: false,
+                    ..options.clone()
+                };
+                match http::fetch(&url, &options) {
+                    Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
+                    Ok(Fetched::NotModified) => {
+                        Err(SignatureError::Missing(format!("{url}: answered 304")))
+                    }
+                    Err(FetchError::TooLarge(_)) => Err(too_large()),
+                    Err(e) => Err(SignatureError::Missing(format!("{url}: {e}"))),
+                }
+            }
+        }
+    }
+}
+
+fn too_large() -> SignatureError {
+    SignatureError::Malformed(format!(
+        "it is larger than {} KiB",
+        MAX_SIGNATURE_BYTES / 1024
+    ))
+}
+
+/// Where the signature of the catalog at `url` is: the same URL with
+/// `.minisig` appended to its path.
+pub fn signature_url(url: &Url) -> Url {
+    let mut url = url.clone();
+    let path = format!("{}{SIGNATURE_SUFFIX}", url.path());
+    url.set_path(&path);
+    url
 }
 
 /// Reads at most `cap` bytes; more is an error. Device files and pipes have

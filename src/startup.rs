@@ -26,6 +26,7 @@ use crate::catalog::{self, hex};
 use crate::embedded;
 use crate::http::{self, FetchError};
 use crate::refresh::{self, Answer, Refresh, RequestError};
+use crate::signature::TrustedKeys;
 use crate::source;
 use crate::state::{self, CacheState, RefreshOutcome, RefreshRecord};
 use crate::validators::Validators;
@@ -63,6 +64,9 @@ pub struct StartupOptions {
     /// [`StartupCatalog::interrupted`]). For the command line; a library
     /// host keeps its own signal handling, untouched, with this off.
     pub interruptible: bool,
+    /// The pinned keys: a catalog from the network must be signed by one of
+    /// them, or it is not applied.
+    pub keys: Option<TrustedKeys>,
 }
 
 /// Where a background refresh runs.
@@ -182,16 +186,17 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         Decision::FetchFirst => first_fetch(files, options, warnings),
         Decision::Cache => {
             let cached = cached.expect("decided on a cache");
-            report_failure(files, &cached, &mut warnings);
+            report_refresh(files, &cached, &mut warnings);
             from_cache(cached, warnings)
         }
         Decision::CacheAndRefresh => {
             let cached = cached.expect("decided on a cache");
-            report_failure(files, &cached, &mut warnings);
+            report_refresh(files, &cached, &mut warnings);
             let request = refresh::Request {
                 url: options.url.clone(),
                 timeout: options.timeout,
                 interval: options.interval,
+                keys: options.keys.clone(),
             };
             let mut loaded = from_cache(cached, warnings);
             match &options.background {
@@ -213,10 +218,30 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     }
 }
 
-/// Tells, once, of a background refresh that failed since the last start,
-/// and marks it told in the state file.
-fn report_failure(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String>) {
-    let Some(failure) = cached.state.as_ref().and_then(CacheState::untold_failure) else {
+/// Tells of what the last background refresh held back (at every start,
+/// while it is held), or, once, of its failure (marking it told in the
+/// state file).
+fn report_refresh(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String>) {
+    let Some(state) = &cached.state else {
+        return;
+    };
+    if let Some((refresh, held)) = state.held() {
+        let more = match held.changes.len() {
+            0 | 1 => String::new(),
+            n => format!(
+                " (and {} more: `crush providers --status` lists them)",
+                n - 1
+            ),
+        };
+        warnings.push(format!(
+            "a refresh of the provider catalog from {} was held at {}, the cache is kept: {}{more}; to review and apply it run `{}`",
+            refresh.url,
+            state::rfc3339(refresh.at),
+            held.changes.first().map_or("", String::as_str),
+            held.accept
+        ));
+    }
+    let Some(failure) = state.untold_failure() else {
         return;
     };
     warnings.push(format!(
@@ -250,10 +275,15 @@ fn first_fetch(
         &options.url,
         options.timeout,
         Validators::default(),
+        options.keys.as_ref(),
         options.interruptible,
     );
-    let (bytes, validators) = match answer {
-        Ok(Answer::Catalog { bytes, validators }) => (bytes, validators),
+    let (bytes, validators, signed_at) = match answer {
+        Ok(Answer::Catalog {
+            bytes,
+            validators,
+            signed_at,
+        }) => (bytes, validators, signed_at),
         // An unconditional request gets no 304 past `fetch`, which refuses
         // it.
         Ok(Answer::NotModified) => {
@@ -279,6 +309,7 @@ fn first_fetch(
         source: options.url.to_string(),
         fetched_at: now,
         confirmed_at: Some(now),
+        signed_at,
         ..CacheState::default()
     };
     state.record_refresh(RefreshRecord {
@@ -287,6 +318,7 @@ fn first_fetch(
         outcome: RefreshOutcome::Updated,
         cause: None,
         told: false,
+        held: None,
     });
     if let Err(e) = cache::write(files, &bytes, &state, LOCK_WAIT) {
         warnings.push(format!(
@@ -554,6 +586,7 @@ mod tests {
             interval: DEFAULT_INTERVAL,
             background: Background::Thread,
             interruptible: false,
+            keys: None,
         };
         let catalog = load(&CacheFiles::in_dir(tmp.path()), &options);
         assert_eq!(catalog.provenance, Provenance::Disabled);

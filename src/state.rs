@@ -16,7 +16,8 @@
 //! | `source` | where the bytes came from (a URL, a path, `embedded snapshot`) |
 //! | `fetched_at` | when they were written, in seconds since the Unix epoch |
 //! | `confirmed_at` | when they were last confirmed current: written by `update-providers`, or answered 200 (valid) or 304 by a refresh |
-//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`), `cause` when it failed, and `told`, whether a start-up has reported that failure |
+//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the changes it held back, one line each, and `accept`, the command that applies them), and `told`, whether a start-up has reported that failure |
+//! | `signed_at` | when the cached catalog was signed, when a pinned key verified it |
 //!
 //! Keys it does not know are ignored, and every key but `sha256` may be
 //! missing (files written by earlier versions have no `confirmed_at`).
@@ -55,6 +56,11 @@ pub struct CacheState {
     /// The last automatic refresh.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh: Option<RefreshRecord>,
+    /// When the cached catalog was signed (the `timestamp:` of its
+    /// signature's trusted comment), when it was verified against a pinned
+    /// key: an older signed catalog is not applied over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_at: Option<u64>,
 }
 
 impl CacheState {
@@ -74,6 +80,12 @@ impl CacheState {
             _ => false,
         };
         self.refresh = Some(RefreshRecord { told, ..record });
+    }
+
+    /// What the last refresh held back, when it did.
+    pub fn held(&self) -> Option<(&RefreshRecord, &Held)> {
+        let refresh = self.refresh.as_ref()?;
+        Some((refresh, refresh.held.as_ref()?))
     }
 
     /// The last refresh's failure, when no start-up has reported it yet.
@@ -99,6 +111,18 @@ pub struct RefreshRecord {
     /// Whether a start-up has told the user of this failure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub told: bool,
+    /// What a held refresh held back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Held>,
+}
+
+/// The changes a refresh held back for a person to review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// Each change, one line.
+    pub changes: Vec<String>,
+    /// The command that shows them and applies them.
+    pub accept: String,
 }
 
 /// What came of an automatic refresh.
@@ -111,6 +135,9 @@ pub enum RefreshOutcome {
     Updated,
     /// The refresh failed; the cache was kept.
     Failed,
+    /// The new catalog needs a person: it was not applied (see
+    /// [`RefreshRecord::held`]).
+    Held,
 }
 
 impl RefreshOutcome {
@@ -120,6 +147,7 @@ impl RefreshOutcome {
             RefreshOutcome::Unchanged => "unchanged",
             RefreshOutcome::Updated => "updated",
             RefreshOutcome::Failed => "failed",
+            RefreshOutcome::Held => "held",
         }
     }
 }
@@ -154,6 +182,7 @@ mod tests {
             outcome: RefreshOutcome::Failed,
             cause: Some(cause.into()),
             told: false,
+            held: None,
         }
     }
 

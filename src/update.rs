@@ -10,9 +10,10 @@ use serde::Serialize;
 use crate::cache::{self, CacheFiles};
 use crate::catalog::{self, hex};
 use crate::changes::{self, Changes};
-use crate::error::Cause;
-use crate::error::Failure;
+use crate::error::{Cause, Failure};
+use crate::guard::{self, KeyMove, Shrink};
 use crate::http::FetchOptions;
+use crate::signature::{SignatureError, TrustedKeys};
 use crate::source::{self, Loaded, Source};
 use crate::state::{self, CacheState};
 use crate::summary::Summary;
@@ -30,6 +31,18 @@ pub struct UpdateOptions {
     pub timeout: Duration,
     /// Show a download progress bar when stderr is a terminal.
     pub progress: bool,
+    /// The pinned keys: every source but the embedded snapshot must then be
+    /// signed by one of them.
+    pub keys: Option<TrustedKeys>,
+    /// The signature of standard input (`--signature FILE`), or of another
+    /// source instead of the one beside it.
+    pub signature: Option<PathBuf>,
+    /// Apply a catalog with fewer than half of the previous providers or
+    /// models (`--allow-shrink`).
+    pub allow_shrink: bool,
+    /// Apply a signed catalog older than the cached one
+    /// (`--allow-downgrade`).
+    pub allow_downgrade: bool,
 }
 
 impl Default for UpdateOptions {
@@ -40,6 +53,10 @@ impl Default for UpdateOptions {
             sha256: None,
             timeout: Duration::from_secs(60),
             progress: false,
+            keys: None,
+            signature: None,
+            allow_shrink: false,
+            allow_downgrade: false,
         }
     }
 }
@@ -59,6 +76,9 @@ pub struct UpdateReport {
     pub written: bool,
     /// Lowercase hex SHA-256 of the catalog bytes.
     pub sha256: String,
+    /// When the catalog was signed (seconds since the Unix epoch), when a
+    /// key is pinned.
+    pub signed_at: Option<u64>,
     /// Changes against the previous file; `None` when there was none (or it
     /// was not a valid catalog).
     pub changes: Option<Changes>,
@@ -75,6 +95,10 @@ struct Validated {
     models: usize,
     warnings: Vec<String>,
     changes: Option<Changes>,
+    shrink: Option<Shrink>,
+    /// New providers that send an existing key somewhere new (moves of
+    /// existing providers are among `changes`' security changes).
+    new_key_moves: Vec<KeyMove>,
 }
 
 /// A staged write: the output file, or the cache with its lock.
@@ -125,6 +149,7 @@ pub fn update_providers(
     // file only becomes visible (one rename) once it has passed; a refused
     // catalog drops its staged file unseen.
     let digest = OnceLock::new();
+    let mut signed_at = None;
     let (loaded, validated, staged) = std::thread::scope(|scope| {
         let (send_bytes, bytes_sent) = std::sync::mpsc::sync_channel::<Arc<Loaded>>(1);
         let digest = &digest;
@@ -140,6 +165,10 @@ pub fn update_providers(
         let loaded = Arc::new(source.load(&fetch).map_err(|e| fail(e.into()))?);
         let _ = send_bytes.send(Arc::clone(&loaded));
         let bytes: &[u8] = &loaded.bytes;
+        // Before anything is written: a pinned key's signature.
+        if let Some(keys) = &options.keys {
+            signed_at = verify(source, bytes, keys, options, cache, &fetch).map_err(fail)?;
+        }
         let staged = (!options.dry_run).then(|| match &options.output {
             Some(path) => cache::stage(path, bytes, true).map(Staging::File),
             None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
@@ -153,6 +182,15 @@ pub fn update_providers(
                 changes: previous
                     .as_ref()
                     .map(|previous| changes::compare(previous, &next)),
+                shrink: previous.as_ref().and_then(|p| guard::shrink(p, &next)),
+                new_key_moves: previous
+                    .as_ref()
+                    .map(|p| {
+                        let mut moves = guard::key_moves(p, &next);
+                        moves.retain(|m| !p.providers.iter().any(|old| old.id == m.provider));
+                        moves
+                    })
+                    .unwrap_or_default(),
                 warnings: next.warnings,
             }
         });
@@ -172,10 +210,25 @@ pub fn update_providers(
         models,
         warnings: catalog_warnings,
         changes,
+        shrink,
+        new_key_moves,
     } = validated.map_err(|e| fail(e.into()))?;
+    // A person may apply a shrunken catalog, but must say so; the embedded
+    // snapshot is always a whole catalog.
+    if let Some(shrink) = shrink
+        && !options.allow_shrink
+        && *source != Source::Embedded
+    {
+        return Err(fail(Cause::Shrink(shrink)));
+    }
     warnings.extend(catalog_warnings);
     for change in changes.iter().flat_map(|c| &c.security) {
         warnings.push(change.describe());
+    }
+    for moved in new_key_moves {
+        warnings.push(format!(
+            "new {moved}: requests carrying your API key will go to a new place"
+        ));
     }
     match staged.transpose().map_err(|e| fail(e.into()))? {
         None => {}
@@ -188,6 +241,7 @@ pub fn update_providers(
                 fetched_at: state::now(),
                 // A person asked for these bytes: they are current.
                 confirmed_at: Some(state::now()),
+                signed_at,
                 ..CacheState::default()
             })
             .map_err(|e| fail(e.into()))?,
@@ -199,9 +253,46 @@ pub fn update_providers(
         target,
         written: !options.dry_run,
         sha256,
+        signed_at,
         changes,
         warnings,
     })
+}
+
+/// Checks the signature of `bytes` from `source` against the pinned
+/// `keys`, and that it was not signed before the cached catalog (unless
+/// allowed); returns the signing time. The embedded snapshot needs none.
+fn verify(
+    source: &Source,
+    bytes: &[u8],
+    keys: &TrustedKeys,
+    options: &UpdateOptions,
+    cache: &CacheFiles,
+    fetch: &FetchOptions,
+) -> Result<Option<u64>, Cause> {
+    let Some(signature) = source.load_signature(options.signature.as_deref(), fetch)? else {
+        return Ok(None);
+    };
+    let signed = keys.verify(bytes, &signature)?;
+    // Replaying an older signed catalog over the cache is refused; an
+    // output file has no recorded signing time to compare with.
+    let cached = options
+        .output
+        .is_none()
+        .then(|| cache::vouched_state(cache))
+        .flatten()
+        .and_then(|state| state.signed_at);
+    if let Some(cached) = cached
+        && signed < cached
+        && !options.allow_downgrade
+    {
+        return Err(SignatureError::Older {
+            signed: state::rfc3339(signed),
+            cached: state::rfc3339(cached),
+        }
+        .into());
+    }
+    Ok(Some(signed))
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ async fn a_stale_cache_is_handed_over_at_once_and_confirmed_in_the_background() 
 async fn a_new_catalog_is_swapped_in_and_shown_from_the_next_start() {
     let home = Home::new();
     home.set_cache(CATALOG_A.as_bytes());
-    let server = catalog_server(CATALOG_B).await;
+    let server = catalog_server(CATALOG_A2).await;
     let run = run_at(&home, &server.uri(), &["providers"], &[]);
     run.ok();
     assert!(
@@ -157,17 +157,17 @@ async fn a_new_catalog_is_swapped_in_and_shown_from_the_next_start() {
     assert!(!run.stdout.contains("gamma"), "{run:?}");
     let refresh = home.wait_for_refresh(&None);
     assert_eq!(refresh["outcome"], "updated", "{refresh}");
-    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
     let state = home.state().unwrap();
     assert_eq!(state["etag"], ETAG);
-    assert_eq!(state["sha256"], sha256_hex(CATALOG_B.as_bytes()));
+    assert_eq!(state["sha256"], sha256_hex(CATALOG_A2.as_bytes()));
     let reqs = requests(&server).await;
     assert_eq!(
         received(&reqs, "if-none-match"),
         [catwalk_etag(CATALOG_A.as_bytes())]
     );
     let run = run_at(&home, &server.uri(), &["providers", "--json"], &[]);
-    assert_eq!(run.stdout, CATALOG_B);
+    assert_eq!(run.stdout, CATALOG_A2);
     assert_eq!(requests(&server).await.len(), 1);
 }
 
@@ -413,7 +413,7 @@ async fn a_hanging_server_never_delays_a_start_with_a_cache() {
 async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
     let template = ResponseTemplate::new(200)
         .insert_header("etag", ETAG)
-        .set_body_string(CATALOG_B)
+        .set_body_string(CATALOG_A2)
         .set_delay(Duration::from_millis(300));
     let server = serve_at("/v2/providers", template).await;
     let home = Home::new();
@@ -431,7 +431,7 @@ async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
         let run = Run::from(child.wait_with_output().unwrap());
         run.ok();
         assert!(
-            run.stdout == CATALOG_A || run.stdout == CATALOG_B,
+            run.stdout == CATALOG_A || run.stdout == CATALOG_A2,
             "{run:?}"
         );
         assert!(run.stderr.is_empty(), "{run:?}");
@@ -441,7 +441,7 @@ async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
     std::thread::sleep(Duration::from_millis(1000));
     let count = requests(&server).await.len();
     assert!((1..=2).contains(&count), "{count} requests");
-    assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
     assert_eq!(home.data_entries(), CACHE_FILES_AFTER_REFRESH);
 }
 

@@ -26,6 +26,7 @@ fn options(server: &MockServer, interval: Duration) -> StartupOptions {
         interval,
         background: Background::Thread,
         interruptible: false,
+        keys: None,
     }
 }
 
@@ -54,7 +55,7 @@ async fn a_host_gets_the_cache_at_once_and_the_new_catalog_while_it_runs() {
     let server = serve_at(
         "/v2/providers",
         ResponseTemplate::new(200)
-            .set_body_string(CATALOG_B)
+            .set_body_string(CATALOG_A2)
             .set_delay(Duration::from_millis(300)),
     )
     .await;
@@ -72,17 +73,20 @@ async fn a_host_gets_the_cache_at_once_and_the_new_catalog_while_it_runs() {
     assert_eq!(refresh.poll(), None, "still running: poll does not block");
     assert_eq!(
         refresh.wait(Duration::from_secs(10)),
-        Some(&Outcome::Updated(CATALOG_B.as_bytes().to_vec()))
+        Some(&Outcome::Updated(CATALOG_A2.as_bytes().to_vec()))
     );
     assert_eq!(
         refresh.poll(),
-        Some(&Outcome::Updated(CATALOG_B.as_bytes().to_vec()))
+        Some(&Outcome::Updated(CATALOG_A2.as_bytes().to_vec()))
     );
-    assert_eq!(std::fs::read(&files.catalog).unwrap(), CATALOG_B.as_bytes());
+    assert_eq!(
+        std::fs::read(&files.catalog).unwrap(),
+        CATALOG_A2.as_bytes()
+    );
 
     // Confirmed just now: the next start makes no request, starts no refresh.
     let loaded = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
-    assert_eq!(&loaded.bytes[..], CATALOG_B.as_bytes());
+    assert_eq!(&loaded.bytes[..], CATALOG_A2.as_bytes());
     assert!(loaded.refresh.is_none());
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
 }
@@ -135,14 +139,14 @@ async fn two_hosts_share_one_refresh() {
     let server = serve_at(
         "/v2/providers",
         ResponseTemplate::new(200)
-            .set_body_string(CATALOG_B)
+            .set_body_string(CATALOG_A2)
             .set_delay(Duration::from_millis(300)),
     )
     .await;
     let (_dir, files) = cache_with(CATALOG_A, 3600);
     let mut first = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
     let mut second = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
-    let updated = Outcome::Updated(CATALOG_B.as_bytes().to_vec());
+    let updated = Outcome::Updated(CATALOG_A2.as_bytes().to_vec());
     for host in [&mut first, &mut second] {
         let refresh = host.refresh.as_mut().unwrap();
         assert_eq!(refresh.wait(Duration::from_secs(10)), Some(&updated));

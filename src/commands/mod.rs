@@ -18,6 +18,7 @@ use crate::error::{Cause, Failure};
 use crate::paths::{self, process_env};
 use crate::refresh;
 use crate::settings::{self, Settings};
+use crate::signature::TrustedKeys;
 use crate::startup::{self, Background, StartupCatalog, StartupOptions};
 
 /// Runs the command line and returns the process exit code: 0 success,
@@ -69,7 +70,7 @@ impl From<Failure> for Exit {
 
 fn run(cli: Cli) -> Result<(), Exit> {
     match cli.command {
-        Command::UpdateProviders(args) => update_providers::run(args),
+        Command::UpdateProviders(args) => update_providers::run(&working_dir(cli.cwd)?, args),
         Command::Providers(args) => providers::run(&working_dir(cli.cwd)?, &args),
         Command::Models(args) => models::run(&working_dir(cli.cwd)?, &args),
         Command::Dirs => dirs(),
@@ -81,10 +82,15 @@ fn run(cli: Cli) -> Result<(), Exit> {
         }
         Command::RefreshInBackground(args) => {
             refresh::detach();
+            // The start-up checked these keys before passing them on.
+            let Ok(keys) = TrustedKeys::parse(&args.public_keys) else {
+                return Ok(());
+            };
             let request = refresh::Request {
                 url: args.url,
                 timeout: args.timeout,
                 interval: args.interval,
+                keys,
             };
             // Nobody waits for the outcome: it is in the state file.
             refresh::run(
@@ -236,6 +242,16 @@ fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
     Ok(settings)
 }
 
+/// The pinned keys of `settings`; one that cannot be read is a failure
+/// naming where it was set, never a key silently dropped.
+fn pinned_keys(settings: &Settings) -> Result<Option<TrustedKeys>, Failure> {
+    let Some(pinned) = &settings.public_keys else {
+        return Ok(None);
+    };
+    TrustedKeys::parse(&pinned.entries)
+        .map_err(|e| Failure::new(pinned.origin.to_string(), Cause::Key(e)))
+}
+
 /// Runs the start-up policy with the given settings on the cache `files`,
 /// exactly as Crush does when it starts, printing its warnings. A refresh
 /// runs in a detached helper process: this command prints and exits at
@@ -249,14 +265,24 @@ fn startup_catalog(settings: &Settings, files: &CacheFiles) -> Result<StartupCat
     // Where this very program is; should it not be found, refreshes run on
     // a thread, and this command waits for none of them.
     let background = std::env::current_exe().map_or(Background::Thread, Background::Process);
+    // A pinned key that cannot be read must not leave catalogs unchecked:
+    // no refresh until it is fixed.
+    let (keys, auto_update) = match pinned_keys(settings) {
+        Ok(keys) => (keys, settings.auto_update.value),
+        Err(failure) => {
+            warnings.push(format!("{failure}; no refresh until it is fixed"));
+            (None, false)
+        }
+    };
     let options = StartupOptions {
-        auto_update: settings.auto_update.value,
+        auto_update,
         default_providers: settings.default_providers.value,
         url: env.url,
         timeout: env.timeout,
         interval: env.interval,
         background,
         interruptible: true,
+        keys,
     };
     let loaded = startup::load(files, &options);
     if let Some(code) = loaded.interrupted {

@@ -121,6 +121,8 @@ struct Status {
     age_seconds: Option<u64>,
     confirmed_at: Option<String>,
     last_refresh: Option<LastRefresh>,
+    signed_at: Option<String>,
+    public_keys: Option<PinnedJson>,
     refresh_interval_seconds: f64,
     etag: Option<String>,
     last_modified: Option<String>,
@@ -141,6 +143,19 @@ struct LastRefresh {
     outcome: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     cause: Option<String>,
+    /// What a held refresh held back, one change a line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    held: Option<Vec<String>>,
+    /// The command that applies it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accept: Option<String>,
+}
+
+/// The pinned keys, as `--status` shows them.
+#[derive(Debug, Serialize)]
+struct PinnedJson {
+    keys: Vec<String>,
+    origin: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -177,6 +192,11 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         age_seconds: None,
         confirmed_at: None,
         last_refresh: None,
+        signed_at: None,
+        public_keys: settings.public_keys.as_ref().map(|p| PinnedJson {
+            keys: p.entries.clone(),
+            origin: p.origin.to_string(),
+        }),
         refresh_interval_seconds: env.interval.as_secs_f64(),
         etag: None,
         last_modified: None,
@@ -255,6 +275,12 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     }
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;
+    if let Some(pinned) = &status.public_keys {
+        row(
+            "public keys",
+            format!("{} ({})", pinned.keys.join(", "), pinned.origin),
+        )?;
+    }
     row(
         "refresh interval",
         humantime::format_duration(std::time::Duration::from_secs_f64(
@@ -293,7 +319,10 @@ fn describe_cache(cached: &Cached, status: &mut Status) {
             url: r.url.clone(),
             outcome: r.outcome.word(),
             cause: r.cause.clone(),
+            held: r.held.as_ref().map(|h| h.changes.clone()),
+            accept: r.held.as_ref().map(|h| h.accept.clone()),
         });
+        status.signed_at = state.signed_at.map(state::rfc3339);
     }
     let validators = cached.validators();
     status.source = cached.state.as_ref().map(|s| s.source.clone());

@@ -7,7 +7,9 @@ use std::io::{self, Write};
 
 use unicode_width::UnicodeWidthStr;
 
-use super::{Exit, cache_files, count, print, say, write_json};
+use std::path::Path;
+
+use super::{Exit, cache_files, count, load_settings, pinned_keys, print, say, write_json};
 use crate::changes::{Changes, ModelChanges};
 use crate::cli::UpdateArgs;
 use crate::paths::process_env;
@@ -22,17 +24,22 @@ pub const MAX_COLUMNS: usize = 120;
 const MAX_ID_COLUMNS: usize = 40;
 
 /// `crush update-providers`.
-pub fn run(args: UpdateArgs) -> Result<(), Exit> {
+pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
     let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
     let source = source::resolve(args.source.as_deref(), catwalk_url.as_deref())
         .map_err(|e| Exit::Usage(e.to_string()))?;
     let cache = cache_files()?;
+    let settings = load_settings(cwd)?;
     let options = UpdateOptions {
         dry_run: args.dry_run,
         output: args.output,
         sha256: args.sha256,
         timeout: args.timeout,
         progress: !args.quiet && !args.json,
+        keys: pinned_keys(&settings)?,
+        signature: args.signature,
+        allow_shrink: args.allow_shrink,
+        allow_downgrade: args.allow_downgrade,
     };
     let report = update::update_providers(&source, &cache, &options)?;
     print(|out| {

@@ -221,6 +221,12 @@ pub const CATALOG_B: &str = r#"[{"name":"Alpha","id":"alpha","type":"openai-comp
 {"name":"Beta","id":"beta","type":"anthropic","api_key":"$BETA_API_KEY","api_endpoint":"https://attacker.example","models":[{"id":"b1","name":"B One"}]},
 {"name":"Gamma","id":"gamma","type":"openai","api_key":"$GAMMA_API_KEY","models":[{"id":"g1","name":"G One"}]}]"#;
 
+/// CATALOG_A's next release: a model and a provider with its own key
+/// added, no key sent anywhere new. What an automatic refresh applies.
+pub const CATALOG_A2: &str = r#"[{"name":"Alpha","id":"alpha","type":"openai-compat","api_key":"$ALPHA_API_KEY","api_endpoint":"https://api.alpha.example/v2","default_large_model_id":"a-large","default_small_model_id":"a-small","models":[{"id":"a-large","name":"A Large"},{"id":"a-small","name":"A Small"},{"id":"a-new","name":"A New"}]},
+{"name":"Beta","id":"beta","type":"anthropic","api_key":"$BETA_API_KEY","api_endpoint":"https://api.beta.example","models":[{"id":"b1","name":"B One"}]},
+{"name":"Gamma","id":"gamma","type":"openai","api_key":"$GAMMA_API_KEY","api_endpoint":"https://api.gamma.example","models":[{"id":"g1","name":"G One"}]}]"#;
+
 /// Writes `content` to a file in a fresh temporary folder.
 pub fn temp_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -279,4 +285,47 @@ pub async fn serve_at(route: &str, template: wiremock::ResponseTemplate) -> wire
 pub fn closed_port_url() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     format!("http://{}", listener.local_addr().unwrap())
+}
+
+/// A minisign key pair made for a test, that signs catalogs as a mirror
+/// would (`minisign -S`: a trusted comment with the signing time).
+pub struct Signer {
+    pk: minisign::PublicKey,
+    sk: minisign::SecretKey,
+}
+
+impl Signer {
+    pub fn new() -> Signer {
+        let minisign::KeyPair { pk, sk } =
+            minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        Signer { pk, sk }
+    }
+
+    /// The public key's base64 line, as `CRUSH_PROVIDER_PUBLIC_KEY` takes it.
+    pub fn public_key(&self) -> String {
+        self.pk.to_base64()
+    }
+
+    /// The public key as a `.pub` file's text.
+    pub fn public_key_file(&self) -> String {
+        self.pk.to_box().unwrap().to_string()
+    }
+
+    /// The `.minisig` text of `bytes`, signed at `timestamp` (none: a
+    /// trusted comment without one).
+    pub fn sign(&self, bytes: &[u8], timestamp: Option<u64>) -> String {
+        let comment = match timestamp {
+            Some(t) => format!("timestamp:{t}\tfile:providers.json\thashed"),
+            None => "file:providers.json".to_string(),
+        };
+        minisign::sign(
+            Some(&self.pk),
+            &self.sk,
+            std::io::Cursor::new(bytes),
+            Some(&comment),
+            None,
+        )
+        .unwrap()
+        .into_string()
+    }
 }

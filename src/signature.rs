@@ -1,0 +1,206 @@
+//! Signed catalogs, for organisations that mirror the catalog: the mirror
+//! signs what it serves with minisign (Ed25519, a detached `.minisig` file,
+//! made by the `minisign` command or any compatible tool), and clients pin
+//! the mirror's public keys (`CRUSH_PROVIDER_PUBLIC_KEY`, or
+//! `options.provider_public_keys` in a JSON config). With a key pinned,
+//! every source but the embedded snapshot must come with a valid signature
+//! by one of them, whose trusted comment carries the signing time
+//! (`timestamp:<unix seconds>`, minisign's default), so that an older
+//! signed catalog cannot be replayed over a newer one. The cryptography is
+//! the `minisign-verify` crate's.
+
+use std::fmt;
+use std::path::Path;
+
+use minisign_verify::{PublicKey, Signature};
+
+/// What is appended to a catalog's URL or path to find its signature.
+pub const SIGNATURE_SUFFIX: &str = ".minisig";
+/// Largest signature accepted: a minisign signature is about 300 bytes.
+pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
+/// The environment variable that pins keys, separated by commas.
+pub const KEYS_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
+
+/// The public keys a client trusts, at least one.
+#[derive(Clone)]
+pub struct TrustedKeys {
+    keys: Vec<PublicKey>,
+    entries: Vec<String>,
+}
+
+impl fmt::Debug for TrustedKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TrustedKeys").field(&self.entries).finish()
+    }
+}
+
+impl TrustedKeys {
+    /// The keys of `entries`, each a minisign public key given as its
+    /// base64 line (`RWQ…`) or as the path of a `.pub` file; `None` when
+    /// there are none. A bad entry is an error naming it: a pinned key
+    /// must never be ignored.
+    pub fn parse(entries: &[String]) -> Result<Option<TrustedKeys>, String> {
+        let entries: Vec<String> = entries
+            .iter()
+            .map(|e| e.trim().to_owned())
+            .filter(|e| !e.is_empty())
+            .collect();
+        let mut keys = Vec::new();
+        for entry in &entries {
+            let key = match PublicKey::from_base64(entry) {
+                Ok(key) => key,
+                Err(_) if Path::new(entry.as_str()).is_file() => {
+                    let text = std::fs::read_to_string(entry)
+                        .map_err(|e| format!("cannot read the public key file {entry}: {e}"))?;
+                    PublicKey::decode(&text).map_err(|e| {
+                        format!(
+                            "{entry} is not a minisign public key file: {}",
+                            describe(&e)
+                        )
+                    })?
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "{:?} is neither a minisign public key nor a readable .pub file: {}",
+                        entry,
+                        describe(&e)
+                    ));
+                }
+            };
+            keys.push(key);
+        }
+        Ok((!keys.is_empty()).then_some(TrustedKeys { keys, entries }))
+    }
+
+    /// The keys as they were given, to hand on to a helper process.
+    pub fn entries(&self) -> &[String] {
+        &self.entries
+    }
+
+    /// Checks that `signature` (the text of a `.minisig` file) is a valid
+    /// signature of `bytes` by one of the keys, and returns the signing
+    /// time from its trusted comment.
+    pub fn verify(&self, bytes: &[u8], signature: &[u8]) -> Result<u64, SignatureError> {
+        let signature = parse(signature)?;
+        let mut error = SignatureError::UnknownKey;
+        for key in &self.keys {
+            match key.verify(bytes, &signature, false) {
+                Ok(()) => return timestamp(signature.trusted_comment()),
+                Err(minisign_verify::Error::UnexpectedKeyId) => {}
+                Err(_) => error = SignatureError::Invalid,
+            }
+        }
+        Err(error)
+    }
+}
+
+/// Decodes the text of a `.minisig` file, refusing what it cannot read.
+pub fn parse(signature: &[u8]) -> Result<Signature, SignatureError> {
+    if signature.len() > MAX_SIGNATURE_BYTES {
+        return Err(SignatureError::Malformed(format!(
+            "it is larger than {} KiB",
+            MAX_SIGNATURE_BYTES / 1024
+        )));
+    }
+    let text = std::str::from_utf8(signature)
+        .map_err(|_| SignatureError::Malformed("it is not text".into()))?;
+    Signature::decode(text).map_err(|e| SignatureError::Malformed(describe(&e)))
+}
+
+/// The signing time in a trusted comment: the `timestamp:` field among
+/// its tab-separated fields, as minisign writes it.
+pub fn timestamp(trusted_comment: &str) -> Result<u64, SignatureError> {
+    trusted_comment
+        .split(['\t', ' '])
+        .find_map(|field| field.strip_prefix("timestamp:"))
+        .and_then(|t| t.parse().ok())
+        .ok_or(SignatureError::NoTimestamp)
+}
+
+fn describe(e: &minisign_verify::Error) -> String {
+    use minisign_verify::Error;
+    match e {
+        Error::InvalidEncoding => "invalid encoding".into(),
+        Error::InvalidSignature => "invalid signature".into(),
+        Error::IoError(e) => e.to_string(),
+        Error::UnexpectedAlgorithm | Error::UnsupportedAlgorithm => {
+            "an unsupported algorithm".into()
+        }
+        Error::UnexpectedKeyId => "made by another key".into(),
+        Error::UnsupportedLegacyMode => "the legacy format, which is not accepted".into(),
+    }
+}
+
+/// Why a signed source was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    /// There is no signature where there must be one.
+    #[error("no signature: {0}")]
+    Missing(String),
+    /// The signature cannot be read.
+    #[error("the signature cannot be read: {0}")]
+    Malformed(String),
+    /// None of the pinned keys made it.
+    #[error("the signature was not made by a pinned key")]
+    UnknownKey,
+    /// A pinned key's signature, but not of these bytes.
+    #[error("the signature does not match the catalog (altered, or signed for another file)")]
+    Invalid,
+    /// The trusted comment has no signing time, so a replay cannot be told.
+    #[error("the signature's trusted comment has no timestamp")]
+    NoTimestamp,
+    /// Signed before the catalog in the cache.
+    #[error("it was signed at {signed}, before the cached catalog (signed at {cached})")]
+    Older {
+        /// When the new catalog was signed (RFC 3339).
+        signed: String,
+        /// When the cached one was.
+        cached: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_come_from_the_trusted_comment() {
+        assert_eq!(
+            timestamp("timestamp:1700000000\tfile:providers.json\thashed"),
+            Ok(1_700_000_000)
+        );
+        assert_eq!(timestamp("file:x\ttimestamp:42"), Ok(42));
+        assert_eq!(timestamp("file:x"), Err(SignatureError::NoTimestamp));
+        assert_eq!(
+            timestamp("timestamp:soon"),
+            Err(SignatureError::NoTimestamp)
+        );
+        assert_eq!(timestamp(""), Err(SignatureError::NoTimestamp));
+    }
+
+    #[test]
+    fn bad_keys_are_errors_naming_them() {
+        assert!(TrustedKeys::parse(&[]).unwrap().is_none());
+        assert!(TrustedKeys::parse(&[" ".into()]).unwrap().is_none());
+        let err = TrustedKeys::parse(&["not-a-key".into()]).unwrap_err();
+        assert!(
+            err.starts_with("\"not-a-key\" is neither a minisign public key"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn garbage_is_a_malformed_signature() {
+        for bad in [
+            &b""[..],
+            b"\xff\xfe",
+            b"untrusted comment: x\n",
+            &[b'a'; MAX_SIGNATURE_BYTES + 1],
+        ] {
+            assert!(
+                matches!(parse(bad), Err(SignatureError::Malformed(_))),
+                "{bad:?}"
+            );
+        }
+    }
+}
