@@ -418,6 +418,9 @@ impl RefreshLock {
 ///         Some(Outcome::Updated(new)) => catalog = new.clone(),
 ///         Some(Outcome::Unchanged) | None => {}
 ///         Some(Outcome::Failed(why)) => eprintln!("catalog refresh failed: {why}"),
+///         // Moves a key, shrank, or is not signed as it must be: tell the
+///         // user; `crush update-providers` applies it.
+///         Some(Outcome::Held(changes)) => eprintln!("catalog refresh held: {changes:?}"),
 ///     }
 /// }
 /// assert_eq!(catalog, new_catalog.as_bytes());

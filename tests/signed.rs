@@ -1,0 +1,297 @@
+//! Signed catalogs from mirrors: with a key pinned, every source but the
+//! embedded snapshot must come with a valid minisign signature by one of
+//! the pinned keys, signed no earlier than the cached catalog. Keys and
+//! signatures are made at test time; the real binary, wiremock on
+//! loopback, a temporary HOME.
+
+mod common;
+
+use std::fs;
+
+use common::*;
+use wiremock::matchers::path;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const KEY_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
+
+/// A mirror serving `catalog` at /v2/providers and `signature` (if any)
+/// at /v2/providers.minisig.
+async fn mirror(catalog: &str, signature: Option<String>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(catalog))
+        .mount(&server)
+        .await;
+    let answer = match signature {
+        Some(signature) => ResponseTemplate::new(200).set_body_string(signature),
+        None => ResponseTemplate::new(404).set_body_string("not found"),
+    };
+    Mock::given(path("/v2/providers.minisig"))
+        .respond_with(answer)
+        .mount(&server)
+        .await;
+    server
+}
+
+const T1: u64 = 1_800_000_000;
+const T2: u64 = 1_800_086_400;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_mirror_is_accepted_and_its_signing_time_recorded() {
+    let signer = Signer::new();
+    let server = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
+    let home = Home::new();
+    let key = signer.public_key();
+    let run = home.run_env(
+        &["update-providers", &server.uri(), "--json"],
+        &[(KEY_ENV, &key)],
+    );
+    run.ok();
+    assert_eq!(run.json()["signed_at"], T1);
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(home.state().unwrap()["signed_at"], T1);
+    let status = home
+        .run_env(&["providers", "--status", "--json"], &[(KEY_ENV, &key)])
+        .json();
+    assert_eq!(status["public_keys"]["keys"][0], key.as_str());
+    assert_eq!(status["public_keys"]["origin"], format!("{KEY_ENV}={key}"));
+}
+
+/// Every way a signature can be wrong: nothing written, one line saying
+/// why, exit 1.
+#[tokio::test(flavor = "multi_thread")]
+async fn unsigned_wrongly_signed_or_foreign_catalogs_are_refused() {
+    let signer = Signer::new();
+    let rotated_out = Signer::new();
+    let key = signer.public_key();
+    let cases: Vec<(&str, Option<String>, &[&str])> = vec![
+        (
+            "unsigned",
+            None,
+            &["no signature", "/v2/providers.minisig", "404 Not Found"],
+        ),
+        (
+            "signed for other bytes",
+            Some(signer.sign(CATALOG_B.as_bytes(), Some(T1))),
+            &["the signature does not match the catalog"],
+        ),
+        (
+            "signed by a key no longer pinned",
+            Some(rotated_out.sign(CATALOG_A.as_bytes(), Some(T1))),
+            &["the signature was not made by a pinned key"],
+        ),
+        (
+            "no timestamp",
+            Some(signer.sign(CATALOG_A.as_bytes(), None)),
+            &["trusted comment has no timestamp"],
+        ),
+        (
+            "garbage",
+            Some("not a signature\n".into()),
+            &["the signature cannot be read"],
+        ),
+        (
+            "oversized",
+            Some("x".repeat(100 * 1024)),
+            &["the signature cannot be read: it is larger than 64 KiB"],
+        ),
+    ];
+    for (what, signature, parts) in cases {
+        let server = mirror(CATALOG_A, signature).await;
+        let home = Home::new();
+        let run = home.run_env(&["update-providers", &server.uri()], &[(KEY_ENV, &key)]);
+        let mut expected = vec!["/v2/providers: refused: "];
+        expected.extend_from_slice(parts);
+        run.fails_with(&expected);
+        assert!(home.cache().is_none(), "{what}");
+        assert!(
+            home.data_entries().iter().all(|n| !n.ends_with(".tmp")),
+            "{what}"
+        );
+    }
+}
+
+/// Keys rotate: with the old and the new key pinned, either signs; a `.pub`
+/// file works as well as the base64 line, and so does the JSON option.
+#[tokio::test(flavor = "multi_thread")]
+async fn pinned_keys_rotate_and_come_from_files_and_config() {
+    let old = Signer::new();
+    let new = Signer::new();
+    let server = mirror(CATALOG_A, Some(new.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
+    let home = Home::new();
+    let pub_file = home.path().join("mirror.pub");
+    fs::write(&pub_file, new.public_key_file()).unwrap();
+    let both = format!("{}, {}", old.public_key(), pub_file.display());
+    home.run_env(&["update-providers", &server.uri()], &[(KEY_ENV, &both)])
+        .ok();
+
+    let home = Home::new();
+    fs::create_dir_all(home.path().join(".config/crush")).unwrap();
+    fs::write(
+        home.path().join(".config/crush/crush.json"),
+        format!(
+            r#"{{"options":{{"provider_public_keys":["{}"]}}}}"#,
+            old.public_key()
+        ),
+    )
+    .unwrap();
+    home.run(&["update-providers", &server.uri()])
+        .fails_with(&["not made by a pinned key"]);
+    home.run(&["update-providers", "embedded"]).ok();
+
+    home.run_env(
+        &["update-providers", &server.uri()],
+        &[(KEY_ENV, "RWQnot-a-key")],
+    )
+    .fails_with(&[
+        "CRUSH_PROVIDER_PUBLIC_KEY=RWQnot-a-key",
+        "neither a minisign public key",
+    ]);
+}
+
+/// Files carry FILE.minisig beside them; standard input takes
+/// `--signature FILE`; the embedded snapshot needs none.
+#[test]
+fn files_standard_input_and_the_embedded_snapshot() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let env = [(KEY_ENV, key.as_str())];
+    let (dir, file) = temp_file("providers.json", CATALOG_A.as_bytes());
+    let home = Home::new();
+    home.run_env(&["update-providers", file.to_str().unwrap()], &env)
+        .fails_with(&["no signature", "providers.json.minisig"]);
+    let signature = dir.path().join("providers.json.minisig");
+    fs::write(&signature, signer.sign(CATALOG_A.as_bytes(), Some(T1))).unwrap();
+    home.run_env(&["update-providers", file.to_str().unwrap()], &env)
+        .ok();
+
+    let stdin = |args: &[&str]| {
+        let mut cmd = home.crush(args);
+        cmd.env(KEY_ENV, &key)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(CATALOG_A.as_bytes())
+            .unwrap();
+        Run::from(child.wait_with_output().unwrap())
+    };
+    stdin(&["update-providers", "-"])
+        .fails_with(&["standard input comes with no signature", "--signature FILE"]);
+    stdin(&[
+        "update-providers",
+        "-",
+        "--signature",
+        signature.to_str().unwrap(),
+    ])
+    .ok();
+
+    home.run_env(&["update-providers", "embedded"], &env).ok();
+}
+
+/// A signed catalog older than the cached one is a replay: refused unless
+/// `--allow-downgrade`, held by a refresh.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_older_signed_catalog_is_refused_unless_allowed() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let newer = mirror(
+        CATALOG_A2,
+        Some(signer.sign(CATALOG_A2.as_bytes(), Some(T2))),
+    )
+    .await;
+    let older = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
+    let home = Home::new();
+    home.run_env(&["update-providers", &newer.uri()], &[(KEY_ENV, &key)])
+        .ok();
+    home.run_env(&["update-providers", &older.uri()], &[(KEY_ENV, &key)])
+        .fails_with(&["refused: it was signed at 2027-01-15T08:00:00Z, before the cached catalog (signed at 2027-01-16T08:00:00Z)", "--allow-downgrade"]);
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
+
+    // The background refresh holds it.
+    let before = home.last_refresh();
+    let run = home.run_env(
+        &["providers", "--json"],
+        &[
+            (KEY_ENV, &key),
+            ("CATWALK_URL", &older.uri()),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+        ],
+    );
+    assert_eq!(run.stdout, CATALOG_A2);
+    let record = home.wait_for_refresh(&before);
+    assert_eq!(record["outcome"], "held", "{record}");
+    assert!(
+        record["held"]["changes"][0]
+            .as_str()
+            .unwrap()
+            .contains("before the cached one"),
+        "{record}"
+    );
+    assert_eq!(
+        record["held"]["accept"],
+        "crush update-providers --allow-downgrade"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
+
+    home.run_env(
+        &["update-providers", &older.uri(), "--allow-downgrade"],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+/// At start-up: an unsigned or wrongly signed catalog is held by the
+/// refresh, never applied; without a cache the first fetch refuses it and
+/// the embedded snapshot is used.
+#[tokio::test(flavor = "multi_thread")]
+async fn start_up_holds_or_refuses_what_is_not_signed() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let good = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
+    let unsigned = mirror(CATALOG_A2, None).await;
+    let env = |url: &str| {
+        vec![
+            (KEY_ENV, key.clone()),
+            ("CATWALK_URL", url.to_string()),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0".to_string()),
+        ]
+    };
+    let run_with = |home: &Home, url: &str| {
+        let env = env(url);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        home.run_env(&["providers", "--json"], &env)
+    };
+    let home = Home::new();
+    let run = run_with(&home, &unsigned.uri());
+    run.ok();
+    assert_eq!(
+        run.stdout.as_bytes(),
+        crush_providers::embedded::catalog_bytes()
+    );
+    assert!(run.stderr.contains("refused: no signature"), "{run:?}");
+    assert!(home.cache().is_none());
+
+    let run = run_with(&home, &good.uri());
+    assert_eq!(run.stdout, CATALOG_A, "signed: the first fetch applies it");
+    assert_eq!(home.state().unwrap()["signed_at"], T1);
+
+    let before = home.last_refresh();
+    run_with(&home, &unsigned.uri()).ok();
+    let record = home.wait_for_refresh(&before);
+    assert_eq!(record["outcome"], "held", "{record}");
+    assert!(
+        record["held"]["changes"][0]
+            .as_str()
+            .unwrap()
+            .contains("no signature"),
+        "{record}"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
