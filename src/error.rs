@@ -1,12 +1,12 @@
 //! The one-line failure every command reports: which source failed, why, and
 //! what to do next.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::cache::WriteError;
 use crate::catalog::ValidationError;
 use crate::guard::Shrink;
-use crate::http::FetchError;
 use crate::paths::NoHome;
 use crate::signature::SignatureError;
 use crate::source::ReadError;
@@ -70,29 +70,9 @@ impl Failure {
     }
 
     /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
-        match &self.cause {
-            Cause::Read(ReadError::Fetch(fetch)) => match fetch {
-                FetchError::Timeout(_) => {
-                    "check the network and proxy (HTTPS_PROXY), raise --timeout, or use a local file or `embedded`"
-                }
-                FetchError::Connect(_) => {
-                    "check the network, the proxy (HTTPS_PROXY, NO_PROXY) and the trusted certificates (SSL_CERT_FILE); offline, use a local file or `embedded`"
-                }
-                FetchError::Status { status, .. } if status.is_client_error() => {
-                    "check the URL: a Catwalk base URL or the exact URL of a catalog .json"
-                }
-                FetchError::Status { .. } | FetchError::Transfer(_) => {
-                    "try again later, or use another source"
-                }
-                FetchError::Redirect(_) | FetchError::TooLarge(_) => {
-                    "check that the URL serves a provider catalog"
-                }
-                FetchError::UnexpectedNotModified => {
-                    "the server is misbehaving; use another source"
-                }
-                FetchError::Interrupted(_) => "nothing was written",
-            },
+    pub fn hint(&self) -> Cow<'static, str> {
+        let hint = match &self.cause {
+            Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint().into(),
             Cause::Read(ReadError::Io(_)) => "check the path and its permissions",
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
             Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
@@ -119,6 +99,15 @@ impl Failure {
                 "give a minisign public key (the RWQ… line of its .pub file) or the path of the .pub file"
             }
             Cause::Output(_) => "free space where the output goes, or send it elsewhere",
+        };
+        hint.into()
+    }
+
+    /// The libraries' own account of the failure, for `--verbose`.
+    pub fn detail(&self) -> Option<&str> {
+        match &self.cause {
+            Cause::Read(ReadError::Fetch(fetch)) => fetch.detail(),
+            _ => None,
         }
     }
 }

@@ -4,8 +4,14 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use std::error::Error as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url, redirect};
+
+use crate::diagnosis::{self, Diagnosis, Network, ProxyOrigin, Timeout};
 
 use crate::validators::Validators;
 
@@ -62,15 +68,24 @@ pub enum Fetched {
     },
 }
 
-/// Why a fetch failed.
+/// Why a fetch failed, in the project's own words ([`crate::diagnosis`]).
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
-    /// The whole exchange took longer than allowed.
-    #[error("no complete answer within {0:?}")]
-    Timeout(Duration),
-    /// No connection could be made (refused, DNS, TLS, proxy).
-    #[error("cannot connect: {0}")]
-    Connect(String),
+    /// The time allowed ran out, in this phase.
+    #[error("{0}")]
+    Timeout(Timeout),
+    /// No answer came from the network: a name, a connection, a
+    /// certificate, a proxy.
+    #[error("{cause}")]
+    Network {
+        /// What went wrong.
+        cause: Box<Network>,
+        /// The HTTP stack's own messages, for `--verbose`.
+        chain: String,
+    },
+    /// The client could not be set up (an unreadable `SSL_CERT_FILE`).
+    #[error("{0}")]
+    Setup(String),
     /// A redirect was refused.
     #[error("redirect refused: {0}")]
     Redirect(String),
@@ -88,13 +103,40 @@ pub enum FetchError {
     /// The server answered 304 to a request that carried no validator.
     #[error("the server answered 304 Not Modified to a request that had no validator")]
     UnexpectedNotModified,
-    /// The connection broke while reading the answer.
-    #[error("the transfer broke off: {0}")]
-    Transfer(String),
     /// Ctrl-C or SIGTERM ended the fetch; the exit code that says so (130
     /// or 143).
     #[error("interrupted")]
     Interrupted(u8),
+}
+
+impl FetchError {
+    /// The one thing that fixes it.
+    pub fn hint(&self) -> String {
+        match self {
+            FetchError::Timeout(_) => "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy (HTTPS_PROXY)".into(),
+            FetchError::Network { cause, .. } => cause.hint(),
+            FetchError::Setup(_) => "point SSL_CERT_FILE at a readable PEM file, or unset it".into(),
+            FetchError::Status { status, .. } if status.is_client_error() => {
+                "check the URL: a Catwalk base URL or the exact URL of a catalog .json".into()
+            }
+            FetchError::Status { .. } => "try again later, or use another source".into(),
+            FetchError::Redirect(_) | FetchError::TooLarge(_) => {
+                "check that the URL serves a provider catalog".into()
+            }
+            FetchError::UnexpectedNotModified => {
+                "the server is misbehaving; use another source".into()
+            }
+            FetchError::Interrupted(_) => "nothing was written".into(),
+        }
+    }
+
+    /// The HTTP stack's own account of the failure, for a bug report.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            FetchError::Network { chain, .. } => Some(chain),
+            _ => None,
+        }
+    }
 }
 
 /// Parses a positive number of seconds, fractions allowed, as `--timeout`
@@ -108,19 +150,42 @@ pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// How far a fetch got, for telling a timeout's phase and what a broken
+/// answer had brought.
+#[derive(Debug, Default)]
+struct Progress {
+    /// A connection (TCP, the proxy's tunnel, TLS) was established.
+    connected: AtomicBool,
+    /// The answer's head arrived.
+    answered: AtomicBool,
+    /// Body bytes received.
+    received: AtomicU64,
+}
+
 /// Fetches `url`. Blocks the calling thread; runs its own small runtime.
 pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| FetchError::Connect(format!("cannot start the network runtime: {e}")))?;
+        .map_err(|e| FetchError::Setup(format!("cannot start the network runtime: {e}")))?;
+    let progress = Arc::new(Progress::default());
+    let env = |name: &str| std::env::var(name).ok();
+    let proxy = diagnosis::proxy_for(url, env);
+    let no_proxy_set = env("NO_PROXY").or_else(|| env("no_proxy")).is_some();
+    let on = Attempt {
+        url,
+        options,
+        progress: &progress,
+        proxy: proxy.as_ref(),
+        no_proxy_set,
+    };
     runtime.block_on(async {
         let attempt = async {
             // Loading the system's trust store costs more than a whole
             // loopback exchange, so a plain-http fetch starts without TLS and
             // starts over with it only if a redirect leads to https.
-            match fetch_async(url, options, url.scheme() == "https").await {
-                Ok(None) => fetch_async(url, options, true)
+            match fetch_async(&on, url.scheme() == "https").await {
+                Ok(None) => fetch_async(&on, true)
                     .await?
                     .ok_or_else(|| FetchError::Redirect("a redirect needs TLS twice".into())),
                 Ok(Some(fetched)) => Ok(fetched),
@@ -130,7 +195,10 @@ pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
         let bounded = async {
             match tokio::time::timeout(options.timeout, attempt).await {
                 Ok(result) => result,
-                Err(_) => Err(FetchError::Timeout(options.timeout)),
+                Err(_) => Err(FetchError::Timeout(timeout_phase(
+                    &progress,
+                    options.timeout,
+                ))),
             }
         };
         if !options.interruptible {
@@ -141,6 +209,74 @@ pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
             code = interrupted() => Err(FetchError::Interrupted(code)),
         }
     })
+}
+
+/// The phase a timeout of `after` struck in.
+fn timeout_phase(progress: &Progress, after: Duration) -> Timeout {
+    if progress.answered.load(Ordering::Relaxed) {
+        Timeout::Body {
+            after,
+            received: progress.received.load(Ordering::Relaxed),
+        }
+    } else if progress.connected.load(Ordering::Relaxed) {
+        Timeout::Answer(after)
+    } else {
+        Timeout::Connect(after)
+    }
+}
+
+/// What one fetch works with.
+struct Attempt<'a> {
+    url: &'a Url,
+    options: &'a FetchOptions,
+    progress: &'a Arc<Progress>,
+    proxy: Option<&'a ProxyOrigin>,
+    no_proxy_set: bool,
+}
+
+impl Attempt<'_> {
+    /// The project's cause for an error of the HTTP client.
+    fn classify(&self, e: reqwest::Error) -> FetchError {
+        if e.is_redirect() {
+            let why = e
+                .source()
+                .map_or_else(|| e.to_string(), |source| source.to_string());
+            return FetchError::Redirect(why);
+        }
+        let context = diagnosis::Context {
+            url: self.url,
+            proxy: self.proxy,
+            no_proxy_set: self.no_proxy_set,
+            connected: self.progress.connected.load(Ordering::Relaxed),
+            received: self.progress.received.load(Ordering::Relaxed),
+        };
+        let Diagnosis { cause, chain } = diagnosis::diagnose(&e, context);
+        let target = format!(
+            "{}:{}",
+            self.url.host_str().unwrap_or_default(),
+            self.url.port_or_known_default().unwrap_or_default()
+        );
+        let cause = match cause {
+            diagnosis::Cause::Network(cause) => cause,
+            diagnosis::Cause::ConnectTimeout => {
+                return FetchError::Timeout(Timeout::Connect(self.options.connect_timeout));
+            }
+            // The client keeps no status of its own: ask the proxy once more,
+            // briefly, what it answers.
+            diagnosis::Cause::TunnelRefused(proxy) => {
+                let status = diagnosis::ask_proxy(&proxy, &target, Duration::from_secs(2));
+                Network::Proxy {
+                    proxy,
+                    problem: diagnosis::Proxy::RefusedTunnel(status),
+                    target,
+                }
+            }
+        };
+        FetchError::Network {
+            cause: Box::new(cause),
+            chain,
+        }
+    }
 }
 
 /// Waits for Ctrl-C (exit code 130) or SIGTERM (143).
@@ -178,7 +314,11 @@ impl std::fmt::Display for NeedsTls {
 
 impl std::error::Error for NeedsTls {}
 
-fn client(options: &FetchOptions, tls: bool) -> Result<reqwest::Client, FetchError> {
+fn client(
+    options: &FetchOptions,
+    tls: bool,
+    progress: &Arc<Progress>,
+) -> Result<reqwest::Client, FetchError> {
     let policy = redirect::Policy::custom(move |attempt| {
         if !tls && attempt.url().scheme() == "https" {
             return attempt.error(NeedsTls);
@@ -196,14 +336,15 @@ fn client(options: &FetchOptions, tls: bool) -> Result<reqwest::Client, FetchErr
         // the bundle is added to the OS store, so a corporate CA works
         // everywhere.
         let pem = std::fs::read(&path).map_err(|e| {
-            FetchError::Connect(format!(
-                "cannot read SSL_CERT_FILE {}: {e}",
-                path.to_string_lossy()
+            FetchError::Setup(format!(
+                "cannot read SSL_CERT_FILE {}: {}",
+                path.to_string_lossy(),
+                e.kind()
             ))
         })?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-            FetchError::Connect(format!(
-                "SSL_CERT_FILE {} is not a PEM bundle: {e}",
+        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|_| {
+            FetchError::Setup(format!(
+                "SSL_CERT_FILE {} holds no PEM certificate",
                 path.to_string_lossy()
             ))
         })?;
@@ -212,9 +353,61 @@ fn client(options: &FetchOptions, tls: bool) -> Result<reqwest::Client, FetchErr
     builder
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(options.connect_timeout)
+        .connector_layer(MarkConnected(Arc::clone(progress)))
         .redirect(policy)
         .build()
-        .map_err(|e| FetchError::Connect(error_chain(&e)))
+        .map_err(|e| FetchError::Setup(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// A layer over the client's connector that marks when a connection (TCP,
+/// a proxy's tunnel, TLS) is established: the line between "could not
+/// connect" and "no answer".
+#[derive(Clone)]
+struct MarkConnected(Arc<Progress>);
+
+impl<S> tower::Layer<S> for MarkConnected {
+    type Service = Marked<S>;
+
+    fn layer(&self, inner: S) -> Marked<S> {
+        Marked {
+            inner,
+            progress: Arc::clone(&self.0),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Marked<S> {
+    inner: S,
+    progress: Arc<Progress>,
+}
+
+impl<S, R> tower::Service<R> for Marked<S>
+where
+    S: tower::Service<R>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let connecting = self.inner.call(request);
+        let progress = Arc::clone(&self.progress);
+        Box::pin(async move {
+            let connection = connecting.await?;
+            progress.connected.store(true, Ordering::Relaxed);
+            Ok(connection)
+        })
+    }
 }
 
 /// Whether to follow a redirect to `next` after requesting `previous`
@@ -232,11 +425,8 @@ pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
 
 /// One attempt; `Ok(None)` when a client built without TLS (`tls` false)
 /// met a redirect to https and the fetch must start over with TLS.
-async fn fetch_async(
-    url: &Url,
-    options: &FetchOptions,
-    tls: bool,
-) -> Result<Option<Fetched>, FetchError> {
+async fn fetch_async(on: &Attempt<'_>, tls: bool) -> Result<Option<Fetched>, FetchError> {
+    let (url, options) = (on.url, on.options);
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let conditional = !options.conditional.is_empty();
@@ -256,7 +446,7 @@ async fn fetch_async(
     {
         headers.insert(header::IF_MODIFIED_SINCE, date);
     }
-    let response = client(options, tls)?
+    let response = client(options, tls, on.progress)?
         .get(url.clone())
         .headers(headers)
         .send()
@@ -264,8 +454,9 @@ async fn fetch_async(
     let mut response = match response {
         Ok(response) => response,
         Err(e) if needs_tls(&e) => return Ok(None),
-        Err(e) => return Err(classify(e)),
+        Err(e) => return Err(on.classify(e)),
     };
+    on.progress.answered.store(true, Ordering::Relaxed);
     let status = response.status();
     if status == StatusCode::NOT_MODIFIED {
         return if conditional {
@@ -293,11 +484,14 @@ async fn fetch_async(
     }
     let progress = progress_bar(options.progress, declared);
     let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
-    while let Some(chunk) = response.chunk().await.map_err(classify)? {
+    while let Some(chunk) = response.chunk().await.map_err(|e| on.classify(e))? {
         if bytes.len() + chunk.len() > options.max_body {
             return Err(FetchError::TooLarge(options.max_body));
         }
         bytes.extend_from_slice(&chunk);
+        on.progress
+            .received
+            .store(bytes.len() as u64, Ordering::Relaxed);
         if let Some(bar) = &progress {
             bar.set_position(bytes.len() as u64);
         }
@@ -366,33 +560,6 @@ fn needs_tls(e: &reqwest::Error) -> bool {
         source = err.source();
     }
     false
-}
-
-fn classify(e: reqwest::Error) -> FetchError {
-    let chain = error_chain(&e);
-    if e.is_redirect() {
-        FetchError::Redirect(chain)
-    } else if e.is_connect() || e.is_builder() {
-        FetchError::Connect(chain)
-    } else {
-        FetchError::Transfer(chain)
-    }
-}
-
-/// Joins an error's causes, skipping repeats. reqwest's own top-level message
-/// ("error sending request for url (…)") only repeats the URL the user
-/// already sees, so it is dropped when there is a cause below it.
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut current: Option<&dyn std::error::Error> = Some(e.source().unwrap_or(e));
-    while let Some(err) = current {
-        let text = err.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        current = err.source();
-    }
-    parts.join(": ")
 }
 
 #[cfg(test)]

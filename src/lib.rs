@@ -12,6 +12,7 @@ pub mod changes;
 pub mod cli;
 pub mod commands;
 pub mod crushrc;
+pub mod diagnosis;
 pub mod embedded;
 pub mod error;
 pub mod guard;

@@ -104,6 +104,19 @@ pub enum RequestError {
     Signature(#[from] SignatureError),
 }
 
+impl RequestError {
+    /// The cause, and the one thing that fixes it where there is one: what
+    /// start-up warnings and the state file's failure record say.
+    pub fn explain(&self) -> String {
+        match self {
+            RequestError::Fetch(fetch) if !matches!(fetch, FetchError::Interrupted(_)) => {
+                format!("{fetch}; {}", fetch.hint())
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 /// One request for the catalog at `url`, conditional on `conditional`,
 /// within `timeout` (and [`CONNECT_TIMEOUT`] to connect); a 200's body must
 /// be a valid catalog and, with `keys` pinned, come with a valid signature
@@ -261,7 +274,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
             return Outcome::Held(changes);
         }
         Err(e) => {
-            let cause = e.to_string();
+            let cause = e.explain();
             let failure = record(RefreshOutcome::Failed, Some(cause.clone()));
             let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
                 state.record_refresh(failure)

@@ -299,7 +299,7 @@ fn first_fetch(
                 ..embedded(warnings)
             };
         }
-        Err(e) => return refresh_failed(options, e.to_string(), warnings),
+        Err(e) => return refresh_failed(options, e.explain(), warnings),
     };
     let digest = catalog::sha256(&bytes);
     let now = state::now();

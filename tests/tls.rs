@@ -19,11 +19,16 @@ struct TlsServer {
 /// Serves `respond(path)` over TLS on loopback, with a leaf certificate for
 /// 127.0.0.1 signed by a fresh CA.
 fn tls_server(respond: fn(&str) -> Vec<u8>) -> TlsServer {
+    tls_server_for(&["127.0.0.1", "localhost"], respond)
+}
+
+/// The same with a leaf certificate made out for `names`.
+fn tls_server_for(names: &[&str], respond: fn(&str) -> Vec<u8>) -> TlsServer {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
     let leaf_key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+    let leaf = CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
         .unwrap()
         .signed_by(&leaf_key, &ca)
         .unwrap();
@@ -83,20 +88,82 @@ fn ok_catalog(_path: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Library wording never reaches the user.
+#[track_caller]
+fn assert_plain(text: &str) {
+    for word in [
+        "client error",
+        "UnknownIssuer",
+        "DnsName(",
+        "os error",
+        "tunnel error",
+        "hyper",
+    ] {
+        assert!(!text.contains(word), "{word:?} in {text}");
+    }
+}
+
+/// An authority this machine does not trust: the host, why, and the one
+/// fix, in the project's words. (The machine's own store is the system's;
+/// a fresh test CA is in none.)
 #[test]
-fn untrusted_certificate_is_refused_with_a_hint() {
+fn an_unknown_authority_is_named_with_ssl_cert_file() {
     let server = tls_server(ok_catalog);
     let home = Home::new();
-    let (_dir, empty_bundle) = temp_file("other-ca.pem", b"");
-    // An empty bundle trusts nothing on every platform, so the machine's own
-    // trust store cannot make this pass.
+    let run = home.run(&["update-providers", &server.url]);
+    run.fails_with(&[
+        "the certificate of 127.0.0.1 is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)",
+        "SSL_CERT_FILE=/path/to/ca.pem",
+    ]);
+    assert_plain(&run.stderr);
+    assert!(home.cache().is_none());
+    // --verbose adds the libraries' own account, for a bug report.
+    let run = home.run(&["update-providers", &server.url, "--verbose"]);
+    assert!(
+        run.stderr.contains("\n  detail (for a bug report): "),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("UnknownIssuer"), "{run:?}");
+}
+
+/// A certificate made out for another name says which names it is for.
+#[test]
+fn a_certificate_for_another_name_says_which() {
+    let server = tls_server_for(&["catalog.mirror.corp.test"], ok_catalog);
+    let home = Home::new();
+    let (_dir, bundle) = temp_file("corp-ca.pem", server.ca_pem.as_bytes());
     let run = home.run_env(
         &["update-providers", &server.url],
-        &[("SSL_CERT_FILE", empty_bundle.to_str().unwrap())],
+        &[("SSL_CERT_FILE", bundle.to_str().unwrap())],
     );
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(run.stderr.contains("SSL_CERT_FILE"), "{run:?}");
-    assert!(home.cache().is_none());
+    run.fails_with(&[
+        "the certificate presented by 127.0.0.1 is valid only for catalog.mirror.corp.test",
+        "use a host name the certificate names",
+    ]);
+    assert_plain(&run.stderr);
+}
+
+/// A server that accepts the connection and never speaks TLS: the
+/// connection is never established, and the timeout says so.
+#[test]
+fn a_handshake_that_never_ends_could_not_connect() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "https://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(4).collect();
+        std::thread::sleep(std::time::Duration::from_secs(30));
+        drop(held);
+    });
+    let home = Home::new();
+    let run = home.run(&["update-providers", &url, "--timeout", "0.5"]);
+    run.fails_with(&[
+        "could not connect within 0.5 s",
+        "raise the bound (--timeout",
+    ]);
+    assert_plain(&run.stderr);
 }
 
 #[test]

@@ -47,6 +47,13 @@ pub fn main() -> u8 {
             say(format_args!("error: {failure}"));
             1
         }
+        Err(Exit::FailedVerbose(failure)) => {
+            say(format_args!("error: {failure}"));
+            if let Some(detail) = failure.detail() {
+                say(format_args!("  detail (for a bug report): {detail}"));
+            }
+            1
+        }
         Err(Exit::Interrupted(code)) => code,
     }
 }
@@ -57,14 +64,16 @@ pub enum Exit {
     /// Bad usage: exit code 2.
     Usage(String),
     /// A failure: exit code 1.
-    Failed(Failure),
+    Failed(Box<Failure>),
+    /// A failure, told with the libraries' own account of it (`--verbose`).
+    FailedVerbose(Box<Failure>),
     /// Ended by Ctrl-C (130) or SIGTERM (143) before anything was written.
     Interrupted(u8),
 }
 
 impl From<Failure> for Exit {
     fn from(f: Failure) -> Self {
-        Exit::Failed(f)
+        Exit::Failed(Box::new(f))
     }
 }
 
@@ -125,7 +134,7 @@ fn print(
 /// any filter.
 fn output_result(written: io::Result<()>) -> Result<(), Exit> {
     match written {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Exit::Failed(Failure::new(
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Exit::from(Failure::new(
             "standard output",
             Cause::Output(e),
         ))),
@@ -194,7 +203,7 @@ fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
     let dir = match cwd {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|e| {
-            Exit::Failed(Failure::new(
+            Exit::from(Failure::new(
                 "working directory",
                 Cause::Config(e.to_string()),
             ))
@@ -231,7 +240,7 @@ fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
     let settings = settings::resolve(cwd, &process_env).map_err(|e| {
         let source = e.path.display().to_string();
         let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
-        Exit::Failed(Failure::new(
+        Exit::from(Failure::new(
             source,
             Cause::Config(format!("{place}{}", e.message)),
         ))

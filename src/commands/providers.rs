@@ -43,7 +43,7 @@ pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     // Valid by construction; a failure here would be a bug, reported as
     // such rather than a panic.
     let catalog = catalog::validate(&loaded.bytes)
-        .map_err(|e| Exit::Failed(Failure::new("start-up catalog", e)))?;
+        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))?;
     print(|out| write_providers(out, &loaded, &catalog))
 }
 

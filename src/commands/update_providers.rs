@@ -41,7 +41,13 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
     };
-    let report = update::update_providers(&source, &cache, &options)?;
+    let report = update::update_providers(&source, &cache, &options).map_err(|failure| {
+        if args.verbose {
+            Exit::FailedVerbose(Box::new(failure))
+        } else {
+            Exit::from(failure)
+        }
+    })?;
     print(|out| {
         if args.json {
             write_json(out, &report)
