@@ -214,6 +214,18 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         told: false,
         held: None,
     };
+    // The cache stays; the state says what was held back, for every start
+    // to tell.
+    let hold = |held: Held| {
+        let changes = held.changes.clone();
+        let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
+            state.record_refresh(RefreshRecord {
+                held: Some(held),
+                ..record(RefreshOutcome::Held, None)
+            })
+        });
+        Outcome::Held(changes)
+    };
     let answer = self::request(
         &request.url,
         request.timeout,
@@ -232,14 +244,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
             // Else a server that ignores validators sent the same bytes.
             if digest != cached.sha256 {
                 if let Some(held) = held_back(&cached, &bytes, signed_at) {
-                    let changes = held.changes.clone();
-                    let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
-                        state.record_refresh(RefreshRecord {
-                            held: Some(held),
-                            ..record(RefreshOutcome::Held, None)
-                        })
-                    });
-                    return Outcome::Held(changes);
+                    return hold(held);
                 }
                 let mut state = CacheState {
                     sha256: hex(&digest),
@@ -260,18 +265,10 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         // Not signed as it must be: not a failure of the network, but a
         // catalog that needs a person.
         Err(RequestError::Signature(e)) => {
-            let held = Held {
-                changes: vec![format!("the new catalog is {e}")],
+            return hold(Held {
+                changes: vec![format!("the new catalog was refused: {e}")],
                 accept: "crush update-providers".into(),
-            };
-            let changes = held.changes.clone();
-            let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
-                state.record_refresh(RefreshRecord {
-                    held: Some(held),
-                    ..record(RefreshOutcome::Held, None)
-                })
             });
-            return Outcome::Held(changes);
         }
         Err(e) => {
             let cause = e.explain();

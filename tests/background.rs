@@ -43,18 +43,6 @@ fn mtime(path: &std::path::Path) -> std::time::SystemTime {
     fs::metadata(path).unwrap().modified().unwrap()
 }
 
-fn received(requests: &[Request], name: &str) -> Vec<String> {
-    requests
-        .iter()
-        .map(|r| {
-            r.headers
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_string())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
 async fn requests(server: &MockServer) -> Vec<Request> {
     server.received_requests().await.unwrap()
 }

@@ -11,20 +11,6 @@ use common::*;
 
 const TARGET: &str = "https://catalog.mirror.corp.test";
 
-/// Library wording never reaches the user.
-#[track_caller]
-fn assert_plain(run: &Run) {
-    for word in [
-        "client error",
-        "tunnel error",
-        "os error",
-        "hyper",
-        "reqwest",
-    ] {
-        assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
-    }
-}
-
 fn through(proxy: &str, args: &[&str]) -> Run {
     Home::new().run_env(args, &[("HTTPS_PROXY", proxy)])
 }

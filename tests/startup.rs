@@ -9,7 +9,7 @@ use std::fs;
 
 use common::*;
 use wiremock::matchers::{any, header_exists, method, path};
-use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const ETAG: &str = "\"abc123\"";
 const LAST_MODIFIED: &str = "Tue, 01 Sep 2026 10:00:00 GMT";
@@ -36,18 +36,6 @@ fn run_against(home: &Home, server: &MockServer, args: &[&str], env: &[(&str, &s
     let mut all = vec![("CATWALK_URL", uri.as_str())];
     all.extend_from_slice(env);
     home.run_env(args, &all)
-}
-
-fn received(requests: &[Request], name: &str) -> Vec<String> {
-    requests
-        .iter()
-        .map(|r| {
-            r.headers
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_string())
-                .unwrap_or_default()
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -88,21 +88,6 @@ fn ok_catalog(_path: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Library wording never reaches the user.
-#[track_caller]
-fn assert_plain(text: &str) {
-    for word in [
-        "client error",
-        "UnknownIssuer",
-        "DnsName(",
-        "os error",
-        "tunnel error",
-        "hyper",
-    ] {
-        assert!(!text.contains(word), "{word:?} in {text}");
-    }
-}
-
 /// An authority this machine does not trust: the host, why, and the one
 /// fix, in the project's words. (The machine's own store is the system's;
 /// a fresh test CA is in none.)
@@ -115,7 +100,7 @@ fn an_unknown_authority_is_named_with_ssl_cert_file() {
         "the certificate of 127.0.0.1 is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)",
         "SSL_CERT_FILE=/path/to/ca.pem",
     ]);
-    assert_plain(&run.stderr);
+    assert_plain(&run);
     assert!(home.cache().is_none());
     // --verbose adds the libraries' own account, for a bug report.
     let run = home.run(&["update-providers", &server.url, "--verbose"]);
@@ -140,7 +125,7 @@ fn a_certificate_for_another_name_says_which() {
         "the certificate presented by 127.0.0.1 is valid only for catalog.mirror.corp.test",
         "use a host name the certificate names",
     ]);
-    assert_plain(&run.stderr);
+    assert_plain(&run);
 }
 
 /// A server that accepts the connection and never speaks TLS: the
@@ -163,7 +148,7 @@ fn a_handshake_that_never_ends_could_not_connect() {
         "could not connect within 0.5 s",
         "raise the bound (--timeout",
     ]);
-    assert_plain(&run.stderr);
+    assert_plain(&run);
 }
 
 #[test]

@@ -329,3 +329,32 @@ impl Signer {
         .into_string()
     }
 }
+
+/// The value of header `name` in each request (empty when absent).
+pub fn received(requests: &[wiremock::Request], name: &str) -> Vec<String> {
+    requests
+        .iter()
+        .map(|r| {
+            r.headers
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Asserts that none of the HTTP libraries' own wording reached the user.
+#[track_caller]
+pub fn assert_plain(run: &Run) {
+    for word in [
+        "client error",
+        "UnknownIssuer",
+        "DnsName(",
+        "os error",
+        "tunnel error",
+        "hyper",
+        "reqwest",
+    ] {
+        assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
+    }
+}
