@@ -178,44 +178,41 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         }
     };
     let now = state::now();
-    match decide(options.auto_update, cached.as_ref(), options.interval, now) {
-        Decision::Offline => match cached {
-            Some(cached) => from_cache(cached, warnings),
-            None => embedded(warnings),
-        },
-        Decision::FetchFirst => first_fetch(files, options, warnings),
-        Decision::Cache => {
-            let cached = cached.expect("decided on a cache");
-            report_refresh(files, &cached, &mut warnings);
-            from_cache(cached, warnings)
-        }
-        Decision::CacheAndRefresh => {
-            let cached = cached.expect("decided on a cache");
-            report_refresh(files, &cached, &mut warnings);
-            let request = refresh::Request {
-                url: options.url.clone(),
-                timeout: options.timeout,
-                interval: options.interval,
-                keys: options.keys.clone(),
-            };
-            let mut loaded = from_cache(cached, warnings);
-            match &options.background {
-                Background::Thread => {
-                    let known = loaded.sha256;
-                    loaded.refresh = Some(Refresh::start(files.clone(), request, known));
-                    loaded.refreshing = true;
-                }
-                Background::Process(exe) => match refresh::spawn_helper(exe, files, &request) {
-                    Ok(()) => loaded.refreshing = true,
-                    Err(e) => loaded.warnings.push(format!(
-                        "cannot start the background refresh ({}): {e}; using the cached catalog",
-                        exe.display()
-                    )),
-                },
+    let decision = decide(options.auto_update, cached.as_ref(), options.interval, now);
+    let Some(cached) = cached else {
+        return match decision {
+            Decision::Offline => embedded(warnings),
+            _ => first_fetch(files, options, warnings),
+        };
+    };
+    if decision == Decision::Offline {
+        return from_cache(cached, warnings);
+    }
+    report_refresh(files, &cached, &mut warnings);
+    let mut loaded = from_cache(cached, warnings);
+    if decision == Decision::CacheAndRefresh {
+        let request = refresh::Request {
+            url: options.url.clone(),
+            timeout: options.timeout,
+            interval: options.interval,
+            keys: options.keys.clone(),
+        };
+        match &options.background {
+            Background::Thread => {
+                let known = loaded.sha256;
+                loaded.refresh = Some(Refresh::start(files.clone(), request, known));
+                loaded.refreshing = true;
             }
-            loaded
+            Background::Process(exe) => match refresh::spawn_helper(exe, files, &request) {
+                Ok(()) => loaded.refreshing = true,
+                Err(e) => loaded.warnings.push(format!(
+                    "cannot start the background refresh ({}): {e}; using the cached catalog",
+                    exe.display()
+                )),
+            },
         }
     }
+    loaded
 }
 
 /// Tells of what the last background refresh held back (at every start,
