@@ -295,3 +295,54 @@ async fn start_up_holds_or_refuses_what_is_not_signed() {
     );
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
+
+/// The refresh holds every signature that `update-providers` refuses:
+/// for other bytes, by a rotated-out key, without a timestamp, garbage,
+/// oversized.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_refresh_holds_every_wrong_signature() {
+    let signer = Signer::new();
+    let rotated_out = Signer::new();
+    let key = signer.public_key();
+    let cases: Vec<(Option<String>, &str)> = vec![
+        (
+            Some(signer.sign(CATALOG_B.as_bytes(), Some(T2))),
+            "does not match the catalog",
+        ),
+        (
+            Some(rotated_out.sign(CATALOG_A2.as_bytes(), Some(T2))),
+            "not made by a pinned key",
+        ),
+        (
+            Some(signer.sign(CATALOG_A2.as_bytes(), None)),
+            "no timestamp",
+        ),
+        (Some("garbage".into()), "cannot be read"),
+        (Some("x".repeat(100 * 1024)), "larger than 64 KiB"),
+    ];
+    let good = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
+    for (signature, why) in cases {
+        let bad = mirror(CATALOG_A2, signature).await;
+        let home = Home::new();
+        home.run_env(&["update-providers", &good.uri()], &[(KEY_ENV, &key)])
+            .ok();
+        let before = home.last_refresh();
+        let run = home.run_env(
+            &["providers", "--json"],
+            &[
+                (KEY_ENV, key.as_str()),
+                ("CATWALK_URL", bad.uri().as_str()),
+                ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+            ],
+        );
+        assert_eq!(run.stdout, CATALOG_A);
+        let record = home.wait_for_refresh(&before);
+        assert_eq!(record["outcome"], "held", "{why}: {record}");
+        let change = record["held"]["changes"][0].as_str().unwrap();
+        assert!(
+            change.starts_with("the new catalog was refused: ") && change.contains(why),
+            "{why}: {change}"
+        );
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{why}");
+    }
+}
