@@ -156,10 +156,17 @@ pub struct Shrink {
 
 impl fmt::Display for Shrink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = |n: usize, noun: &str| match n {
+            1 => format!("1 {noun}"),
+            n => format!("{n} {noun}s"),
+        };
         write!(
             f,
-            "the new catalog has {} providers and {} models, against {} and {} in the cache",
-            self.providers.1, self.models.1, self.providers.0, self.models.0
+            "the new catalog has {} and {}, against {} and {} in the cache",
+            count(self.providers.1, "provider"),
+            count(self.models.1, "model"),
+            self.providers.0,
+            self.models.0
         )
     }
 }
