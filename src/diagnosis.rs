@@ -14,6 +14,18 @@ use std::time::Duration;
 use reqwest::Url;
 use rustls::CertificateError;
 
+/// Words of the HTTP libraries that never reach the user: the tests check
+/// every failure message against them.
+pub const LIBRARY_WORDING: [&str; 7] = [
+    "client error",
+    "UnknownIssuer",
+    "DnsName(",
+    "os error",
+    "tunnel error",
+    "hyper",
+    "reqwest",
+];
+
 /// A proxy in use, and where its address came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyOrigin {
@@ -589,15 +601,7 @@ mod tests {
 
     /// Library wording never reaches the user.
     fn assert_plain(text: &str) {
-        for word in [
-            "client error",
-            "UnknownIssuer",
-            "DnsName(",
-            "os error",
-            "tunnel error",
-            "hyper",
-            "reqwest",
-        ] {
+        for word in LIBRARY_WORDING {
             assert!(!text.contains(word), "{word:?} in {text:?}");
         }
     }

@@ -346,15 +346,7 @@ pub fn received(requests: &[wiremock::Request], name: &str) -> Vec<String> {
 /// Asserts that none of the HTTP libraries' own wording reached the user.
 #[track_caller]
 pub fn assert_plain(run: &Run) {
-    for word in [
-        "client error",
-        "UnknownIssuer",
-        "DnsName(",
-        "os error",
-        "tunnel error",
-        "hyper",
-        "reqwest",
-    ] {
+    for word in crush_providers::diagnosis::LIBRARY_WORDING {
         assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
     }
 }
