@@ -351,7 +351,8 @@ struct RefreshLock(#[allow(dead_code)] File);
 
 impl RefreshLock {
     fn acquire(dir: &Path, if_busy: IfBusy, wait: Duration) -> io::Result<Option<RefreshLock>> {
-        std::fs::create_dir_all(dir)?;
+        // Not created: a refresh needs a cache, so the folder exists; one
+        // removed meanwhile (a test's temporary HOME) stays removed.
         let file = File::options()
             .create(true)
             .truncate(false)
