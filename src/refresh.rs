@@ -38,8 +38,8 @@ use crate::validators::Validators;
 
 /// Bound on establishing the connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// How long a refresh waits for another writer of the cache; past it the
-/// refresh gives up (a thread's host still gets the new catalog).
+/// How long a refresh, or the first fetch, waits for another writer of the
+/// cache; past it the new catalog is used without being saved.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 /// The lock file that keeps refreshes of one folder apart.
 const LOCK_FILE: &str = ".providers.refresh.lock";
@@ -246,18 +246,14 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
                 if let Some(held) = held_back(&cached, &bytes, signed_at) {
                     return hold(held);
                 }
-                let mut state = CacheState {
-                    sha256: hex(&digest),
+                let fetched = NewCatalog {
+                    bytes: &bytes,
+                    digest: &digest,
                     validators,
-                    source: request.url.to_string(),
-                    fetched_at: now,
-                    confirmed_at: Some(now),
                     signed_at,
-                    ..CacheState::default()
                 };
-                state.record_refresh(record(RefreshOutcome::Updated, None));
                 // A host gets the new catalog even when it cannot be saved.
-                let _ = cache::write(files, &bytes, &state, LOCK_WAIT);
+                let _ = save(files, &request.url, fetched, now);
                 return Outcome::Updated(bytes);
             }
             Some(validators)
@@ -289,6 +285,47 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         state.record_refresh(record(RefreshOutcome::Unchanged, None));
     });
     settled(&cached, known)
+}
+
+/// A new, valid catalog as fetched.
+pub struct NewCatalog<'a> {
+    /// Its bytes.
+    pub bytes: &'a [u8],
+    /// Their SHA-256.
+    pub digest: &'a [u8; 32],
+    /// The server's validators.
+    pub validators: Validators,
+    /// When it was signed, when keys are pinned.
+    pub signed_at: Option<u64>,
+}
+
+/// Writes a catalog fetched from `url` into the cache, as confirmed at
+/// `now`, with the state a later start reads: its validators, its signing
+/// time, and the refresh that brought it.
+pub fn save(
+    files: &CacheFiles,
+    url: &Url,
+    fetched: NewCatalog<'_>,
+    now: u64,
+) -> Result<(), cache::WriteError> {
+    let mut state = CacheState {
+        sha256: hex(fetched.digest),
+        validators: fetched.validators,
+        source: url.to_string(),
+        fetched_at: now,
+        confirmed_at: Some(now),
+        signed_at: fetched.signed_at,
+        ..CacheState::default()
+    };
+    state.record_refresh(RefreshRecord {
+        at: now,
+        url: url.to_string(),
+        outcome: RefreshOutcome::Updated,
+        cause: None,
+        told: false,
+        held: None,
+    });
+    cache::write(files, fetched.bytes, &state, LOCK_WAIT)
 }
 
 /// What of the new catalog `bytes` (valid, signed at `signed_at` when keys

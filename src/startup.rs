@@ -22,13 +22,13 @@ use std::time::Duration;
 use reqwest::Url;
 
 use crate::cache::{self, CacheFiles, Cached};
-use crate::catalog::{self, hex};
+use crate::catalog;
 use crate::embedded;
 use crate::http::{self, FetchError};
 use crate::refresh::{self, Answer, Refresh, RequestError};
 use crate::signature::TrustedKeys;
 use crate::source;
-use crate::state::{self, CacheState, RefreshOutcome, RefreshRecord};
+use crate::state::{self, RefreshOutcome};
 use crate::validators::Validators;
 
 /// Default bound on a refresh, and on the first fetch.
@@ -41,9 +41,6 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(5 * 60);
 /// Environment variable that changes [`DEFAULT_INTERVAL`]: seconds, or
 /// `90s`, `5m`, `1h`; `0` revalidates at every start.
 pub const INTERVAL_ENV: &str = "CRUSH_PROVIDER_REFRESH_INTERVAL";
-/// How long start-up waits for another writer of the cache; past it the
-/// fresh catalog is used without being saved.
-const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// What the start-up policy needs to know.
 #[derive(Debug, Clone)]
@@ -300,24 +297,13 @@ fn first_fetch(
     };
     let digest = catalog::sha256(&bytes);
     let now = state::now();
-    let mut state = CacheState {
-        sha256: hex(&digest),
+    let fetched = refresh::NewCatalog {
+        bytes: &bytes,
+        digest: &digest,
         validators,
-        source: options.url.to_string(),
-        fetched_at: now,
-        confirmed_at: Some(now),
         signed_at,
-        ..CacheState::default()
     };
-    state.record_refresh(RefreshRecord {
-        at: now,
-        url: options.url.to_string(),
-        outcome: RefreshOutcome::Updated,
-        cause: None,
-        told: false,
-        held: None,
-    });
-    if let Err(e) = cache::write(files, &bytes, &state, LOCK_WAIT) {
+    if let Err(e) = refresh::save(files, &options.url, fetched, now) {
         warnings.push(format!(
             "could not save the refreshed catalog: {e}; it is used for this run only"
         ));
@@ -328,7 +314,7 @@ fn first_fetch(
         provenance: Provenance::Fresh,
         fetched_at: Some(now),
         confirmed_at: Some(now),
-        source: Some(state.source),
+        source: Some(options.url.to_string()),
         ..embedded(warnings)
     }
 }
@@ -441,6 +427,7 @@ pub fn parse_interval(text: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::CacheState;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let pairs: Vec<(String, String)> = pairs
