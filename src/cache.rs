@@ -294,10 +294,17 @@ impl StagedCache {
     /// Renames the new catalog over the cache and records `state`, with the
     /// new file's identity, beside it.
     pub fn commit(self, state: &CacheState) -> Result<(), WriteError> {
+        self.commit_then_record(|| state.clone())
+    }
+
+    /// Like [`StagedCache::commit`], with the state made only once the new
+    /// catalog is in place: what goes into it (its digest) can be worked
+    /// out while the disk is busy.
+    pub fn commit_then_record(self, state: impl FnOnce() -> CacheState) -> Result<(), WriteError> {
         let file = self.catalog.commit_file()?;
         let state = CacheState {
             file: file.metadata().ok().as_ref().and_then(identity),
-            ..state.clone()
+            ..state()
         };
         // Bound to the catalog by its SHA-256: a failure to record it, or a
         // stale one, does not undo the update, and it needs no flush.

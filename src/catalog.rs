@@ -6,7 +6,9 @@
 //! skipped here, never re-serialised.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashSet, HashSetExt};
 use std::fmt;
 
 use serde::Deserialize;

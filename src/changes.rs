@@ -1,7 +1,9 @@
 //! What a new catalog changes against the previous one: providers and models
 //! added and removed, and the changes that redirect users' credentials.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -141,6 +143,20 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
 
 /// The ids of `ids` that `other` lacks, in their order.
 fn not_in(ids: &[&str], other: &[&str]) -> Vec<String> {
+    // A list that changes from one catalog to the next mostly keeps its
+    // beginning and its end: only the ids between need a set.
+    let same_start = ids.iter().zip(other).take_while(|(a, b)| a == b).count();
+    let (ids, other) = (&ids[same_start..], &other[same_start..]);
+    let same_end = ids
+        .iter()
+        .rev()
+        .zip(other.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (ids, other) = (
+        &ids[..ids.len() - same_end],
+        &other[..other.len() - same_end],
+    );
     let other: HashSet<&str> = other.iter().copied().collect();
     ids.iter()
         .filter(|id| !other.contains(*id))
@@ -206,6 +222,24 @@ mod tests {
         let changes = compare(&Summary::parse(old).unwrap(), &validate(new).unwrap());
         assert_eq!(changes.models[0].added, ["m3"]);
         assert_eq!(changes.models[0].removed, ["m1"]);
+    }
+
+    #[test]
+    fn ids_missing_from_the_other_list_wherever_the_lists_differ() {
+        let ids = ["a", "b", "c", "d", "e"];
+        for (other, missing) in [
+            (&["a", "b", "c", "d", "e"][..], &[][..]),
+            (&["a", "x", "c", "d", "e"], &["b"]),
+            (&["b", "c", "d", "e"], &["a"]),
+            (&["a", "b", "c", "d"], &["e"]),
+            (&["e", "d", "c", "b", "a"], &[]),
+            (&["a", "e"], &["b", "c", "d"]),
+            (&["x", "b", "y", "d", "z"], &["a", "c", "e"]),
+            (&[], &["a", "b", "c", "d", "e"]),
+        ] {
+            assert_eq!(not_in(&ids, other), missing, "{other:?}");
+        }
+        assert!(not_in(&[], &["a"]).is_empty());
     }
 
     #[test]

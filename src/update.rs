@@ -2,6 +2,8 @@
 //! (or an output file), reporting what changed.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use crate::cache::{self, CacheFiles};
 use crate::catalog::{self, hex};
 use crate::changes::{self, Changes};
 use crate::error::{Cause, Failure};
-use crate::guard::{self, KeyMove, Shrink};
+use crate::guard;
 use crate::http::FetchOptions;
 use crate::signature::{SignatureError, TrustedKeys};
 use crate::source::{self, Loaded, Source};
@@ -89,18 +91,6 @@ pub struct UpdateReport {
 /// How long an update waits for another writer of the cache to finish.
 const LOCK_WAIT: Duration = Duration::from_secs(30);
 
-/// What validating the new catalog tells.
-struct Validated {
-    providers: usize,
-    models: usize,
-    warnings: Vec<String>,
-    changes: Option<Changes>,
-    shrink: Option<Shrink>,
-    /// New providers that send an existing key somewhere new (moves of
-    /// existing providers are among `changes`' security changes).
-    new_key_moves: Vec<KeyMove>,
-}
-
 /// A staged write: the output file, or the cache with its lock.
 enum Staging {
     File(cache::Staged),
@@ -140,88 +130,66 @@ pub fn update_providers(
         progress: options.progress,
         ..FetchOptions::default()
     };
-    // The CPU work is split over two threads, so that on two cores neither
-    // waits long for the other. The helper starts first, as waking a second
-    // core can take a while: it summarises the previous file (nothing else
-    // needs it), then hashes the new bytes unless this thread got there
-    // first. This thread reads the source, writes it beside the target
-    // (its write-back then goes on in the device), and validates it. The new
-    // file only becomes visible (one rename) once it has passed; a refused
-    // catalog drops its staged file unseen.
-    let digest = OnceLock::new();
-    let mut signed_at = None;
-    let (loaded, validated, staged) = std::thread::scope(|scope| {
-        let (send_bytes, bytes_sent) = std::sync::mpsc::sync_channel::<Arc<Loaded>>(1);
-        let digest = &digest;
-        let helper = scope.spawn(move || {
-            // One that does not hold a catalog has nothing to compare with,
-            // and is replaced all the same.
-            let previous = Summary::read(options.output.as_ref().unwrap_or(&cache.catalog));
-            if let Ok(loaded) = bytes_sent.recv() {
-                digest.get_or_init(|| catalog::sha256(&loaded.bytes));
-            }
-            previous
-        });
-        let loaded = Arc::new(source.load(&fetch).map_err(|e| fail(e.into()))?);
-        let _ = send_bytes.send(Arc::clone(&loaded));
-        let bytes: &[u8] = &loaded.bytes;
-        // Before anything is written: a pinned key's signature.
-        if let Some(keys) = &options.keys {
-            signed_at = verify(source, bytes, keys, options, cache, &fetch).map_err(fail)?;
+    // Two jobs need not wait for each other and can go to a second thread:
+    // summarising the previous file (nothing else needs it), and hashing
+    // the new bytes. Each is done once, by whichever thread claims it
+    // first; this thread does the rest. It reads the source, writes it
+    // beside the target (its write-back then goes on in the device), and
+    // validates it. The new file only becomes visible (one rename) once it
+    // has passed; a refused catalog drops its staged file unseen.
+    let jobs = Arc::new(Jobs::default());
+    let (send_bytes, bytes_sent) = std::sync::mpsc::sync_channel::<Arc<Loaded>>(1);
+    let previous_path = options.output.as_ref().unwrap_or(&cache.catalog);
+    start_helper(&jobs, previous_path.clone(), bytes_sent);
+    let loaded = Arc::new(source.load(&fetch).map_err(|e| fail(e.into()))?);
+    let _ = send_bytes.send(Arc::clone(&loaded));
+    let bytes: &[u8] = &loaded.bytes;
+    let digest = || hex(jobs.digest.take(|| catalog::sha256(bytes)));
+    // Before anything is written: a pinned key's signature.
+    let signed_at = match &options.keys {
+        Some(keys) => verify(source, bytes, keys, options, cache, &fetch).map_err(fail)?,
+        None => None,
+    };
+    let staged = (!options.dry_run).then(|| match &options.output {
+        Some(path) => cache::stage(path, bytes, true).map(Staging::File),
+        None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
+    });
+    let next = catalog::validate(bytes);
+    if let Some(expected) = &options.sha256 {
+        let actual = digest();
+        if !expected.eq_ignore_ascii_case(&actual) {
+            return Err(fail(Cause::Digest {
+                expected: expected.to_ascii_lowercase(),
+                actual,
+            }));
         }
-        let staged = (!options.dry_run).then(|| match &options.output {
-            Some(path) => cache::stage(path, bytes, true).map(Staging::File),
-            None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
-        });
-        let validated = catalog::validate(bytes).map(|next| {
-            digest.get_or_init(|| catalog::sha256(bytes));
-            let previous = helper.join().expect("summarising does not panic");
-            Validated {
-                providers: next.providers.len(),
-                models: next.model_count(),
-                changes: previous
-                    .as_ref()
-                    .map(|previous| changes::compare(previous, &next)),
-                shrink: previous.as_ref().and_then(|p| guard::shrink(p, &next)),
-                new_key_moves: previous
-                    .as_ref()
-                    .map(|p| {
-                        let mut moves = guard::key_moves(p, &next);
-                        moves.retain(|m| !p.providers.iter().any(|old| old.id == m.provider));
-                        moves
-                    })
-                    .unwrap_or_default(),
-                warnings: next.warnings,
-            }
-        });
-        Ok((loaded, validated, staged))
-    })?;
-    let sha256 = hex(digest.get_or_init(|| catalog::sha256(&loaded.bytes)));
-    if let Some(expected) = &options.sha256
-        && !expected.eq_ignore_ascii_case(&sha256)
-    {
-        return Err(fail(Cause::Digest {
-            expected: expected.to_ascii_lowercase(),
-            actual: sha256,
-        }));
     }
-    let Validated {
-        providers,
-        models,
-        warnings: catalog_warnings,
-        changes,
-        shrink,
-        new_key_moves,
-    } = validated.map_err(|e| fail(e.into()))?;
+    let mut next = next.map_err(|e| fail(e.into()))?;
+    // One that does not hold a catalog has nothing to compare with, and is
+    // replaced all the same.
+    let previous = jobs.summary.take(|| Summary::read(previous_path));
+    let changes = previous.as_ref().map(|p| changes::compare(p, &next));
     // A person may apply a shrunken catalog, but must say so; the embedded
     // snapshot is always a whole catalog.
-    if let Some(shrink) = shrink
+    if let Some(shrink) = previous.as_ref().and_then(|p| guard::shrink(p, &next))
         && !options.allow_shrink
         && *source != Source::Embedded
     {
         return Err(fail(Cause::Shrink(shrink)));
     }
-    warnings.extend(catalog_warnings);
+    // New providers that send an existing key somewhere new (moves of
+    // existing providers are among the changes' security changes).
+    let new_key_moves = previous
+        .as_ref()
+        .map(|p| {
+            let mut moves = guard::key_moves(p, &next);
+            moves.retain(|m| !p.providers.iter().any(|old| old.id == m.provider));
+            moves
+        })
+        .unwrap_or_default();
+    let (providers, models) = (next.providers.len(), next.model_count());
+    warnings.append(&mut next.warnings);
+    drop(next);
     for change in changes.iter().flat_map(|c| &c.security) {
         warnings.push(change.describe());
     }
@@ -230,12 +198,15 @@ pub fn update_providers(
             "new {moved}: requests carrying your API key will go to a new place"
         ));
     }
+    // Unless it was checked, the digest is only recorded: it is taken once
+    // the new file is in place, so that hashing on the other thread goes on
+    // while this one waits for the disk.
     match staged.transpose().map_err(|e| fail(e.into()))? {
         None => {}
         Some(Staging::File(staged)) => staged.commit().map_err(|e| fail(e.into()))?,
         Some(Staging::Cache(staged)) => staged
-            .commit(&CacheState {
-                sha256: sha256.clone(),
+            .commit_then_record(|| CacheState {
+                sha256: digest(),
                 validators: loaded.validators.clone(),
                 source: label.clone(),
                 fetched_at: state::now(),
@@ -246,6 +217,7 @@ pub fn update_providers(
             })
             .map_err(|e| fail(e.into()))?,
     }
+    let sha256 = digest();
     Ok(UpdateReport {
         providers,
         models,
@@ -257,6 +229,144 @@ pub fn update_providers(
         changes,
         warnings,
     })
+}
+
+/// The jobs an update can hand to a second thread.
+#[derive(Default)]
+struct Jobs {
+    /// The previous file's summary.
+    summary: Job<Option<Summary>>,
+    /// The new catalog's SHA-256.
+    digest: Job<[u8; 32]>,
+}
+
+/// A job done once, by whichever thread claims it first. The thread that
+/// needs its result never sleeps for it: on a virtual machine a sleeping
+/// thread can wait a millisecond for a CPU once woken (measured; see
+/// docs/BENCHMARKS.md), longer than the jobs of a real catalog take.
+struct Job<T> {
+    claimed: AtomicBool,
+    /// `None` when the job panicked on the thread that claimed it.
+    result: OnceLock<Option<T>>,
+}
+
+impl<T> Default for Job<T> {
+    fn default() -> Self {
+        Job {
+            claimed: AtomicBool::new(false),
+            result: OnceLock::new(),
+        }
+    }
+}
+
+impl<T> Job<T> {
+    /// Does the job here unless another thread has claimed it.
+    fn offer(&self, work: impl FnOnce() -> T) {
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // Should the work panic, whoever awaits it is told rather than left
+        // waiting.
+        struct Abandon<'a, T>(&'a OnceLock<Option<T>>);
+        impl<T> Drop for Abandon<'_, T> {
+            fn drop(&mut self) {
+                let _ = self.0.set(None);
+            }
+        }
+        let abandon = Abandon(&self.result);
+        let _ = self.result.set(Some(work()));
+        drop(abandon);
+    }
+
+    /// The job's result: done here if no other thread has claimed it, else
+    /// awaited without sleeping (the other thread is running it).
+    fn take(&self, work: impl FnOnce() -> T) -> &T {
+        self.offer(work);
+        loop {
+            match self.result.get() {
+                Some(Some(result)) => return result,
+                Some(None) => panic!("a job of the update panicked on its thread"),
+                None => std::thread::yield_now(),
+            }
+        }
+    }
+}
+
+/// Starts the thread that offers to do the update's jobs: the summary of
+/// `previous`, then the digest of the bytes once they come. It is not
+/// waited for: a job it has not claimed by the time its result is needed
+/// is done by the thread that needs it. With one CPU there is no thread,
+/// and that is all.
+fn start_helper(jobs: &Arc<Jobs>, previous: PathBuf, bytes: Receiver<Arc<Loaded>>) {
+    let Some(elsewhere) = OtherCpus::of_this_thread() else {
+        return;
+    };
+    let jobs = Arc::clone(jobs);
+    let helper = std::thread::Builder::new()
+        .name("update-helper".into())
+        .spawn(move || {
+            jobs.summary.offer(|| Summary::read(&previous));
+            if let Ok(loaded) = bytes.recv() {
+                jobs.digest.offer(|| catalog::sha256(&loaded.bytes));
+            }
+        });
+    if let Ok(helper) = helper {
+        elsewhere.move_there(&helper);
+    }
+}
+
+/// The CPUs this thread may run on, but for the one it is on.
+#[cfg(target_os = "linux")]
+struct OtherCpus(libc::cpu_set_t);
+
+#[cfg(target_os = "linux")]
+impl OtherCpus {
+    /// `None` when there is no other.
+    fn of_this_thread() -> Option<OtherCpus> {
+        // SAFETY: `cpu_set_t` is a plain bit array, valid all zeros; the
+        // calls get its size and write only within it.
+        unsafe {
+            let mut cpus: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut cpus) != 0 {
+                return None;
+            }
+            let here = usize::try_from(libc::sched_getcpu()).ok()?;
+            libc::CPU_CLR(here, &mut cpus);
+            (libc::CPU_COUNT(&cpus) > 0).then_some(OtherCpus(cpus))
+        }
+    }
+
+    /// Moves a thread just started there. Linux starts a new thread on its
+    /// parent's CPU and moves it only when it next balances the load: on
+    /// the 2-CPU virtual machine measured, 1.6 to 3 ms later, longer than
+    /// the whole update of a real catalog (0.1 ms when moved at once; see
+    /// docs/BENCHMARKS.md). A failure leaves it where it is.
+    fn move_there(&self, thread: &std::thread::JoinHandle<()>) {
+        use std::os::unix::thread::JoinHandleExt;
+        // SAFETY: the handle keeps the thread's pthread_t valid (it is not
+        // joined or detached before this returns); the set is read only.
+        unsafe {
+            libc::pthread_setaffinity_np(
+                thread.as_pthread_t(),
+                size_of::<libc::cpu_set_t>(),
+                &self.0,
+            );
+        }
+    }
+}
+
+/// Elsewhere, threads are left where the system puts them.
+#[cfg(not(target_os = "linux"))]
+struct OtherCpus;
+
+#[cfg(not(target_os = "linux"))]
+impl OtherCpus {
+    fn of_this_thread() -> Option<OtherCpus> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        (cpus > 1).then_some(OtherCpus)
+    }
+
+    fn move_there(&self, _thread: &std::thread::JoinHandle<()>) {}
 }
 
 /// Checks the signature of `bytes` from `source` against the pinned
@@ -298,6 +408,43 @@ fn verify(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_is_done_once_by_whichever_thread_claims_it() {
+        let job = Job::default();
+        assert_eq!(*job.take(|| 1), 1);
+        job.offer(|| unreachable!("done already"));
+        assert_eq!(*job.take(|| unreachable!("done already")), 1);
+
+        // Claimed by another thread: awaited, not done again.
+        let job = Arc::new(Job::default());
+        let (started, wait) = std::sync::mpsc::channel();
+        let other = {
+            let job = Arc::clone(&job);
+            std::thread::spawn(move || {
+                job.offer(|| {
+                    started.send(()).unwrap();
+                    std::thread::sleep(Duration::from_millis(50));
+                    "there"
+                })
+            })
+        };
+        wait.recv().unwrap();
+        assert_eq!(*job.take(|| "here"), "there");
+        other.join().unwrap();
+    }
+
+    #[test]
+    fn a_job_that_panicked_elsewhere_is_told_not_awaited_forever() {
+        let job = Arc::new(Job::<u8>::default());
+        let other = {
+            let job = Arc::clone(&job);
+            std::thread::spawn(move || job.offer(|| panic!("in the job")))
+        };
+        assert!(other.join().is_err());
+        let taken = std::panic::catch_unwind(|| *job.take(|| 1));
+        assert!(taken.is_err());
+    }
 
     #[test]
     fn plain_http_warning_only_for_other_hosts() {
