@@ -139,8 +139,7 @@ pub fn update_providers(
     // has passed; a refused catalog drops its staged file unseen.
     let jobs = Arc::new(Jobs::default());
     let (send_bytes, bytes_sent) = std::sync::mpsc::sync_channel::<Arc<Loaded>>(1);
-    let previous_path = options.output.as_ref().unwrap_or(&cache.catalog);
-    start_helper(&jobs, previous_path.clone(), bytes_sent);
+    start_helper(&jobs, target.clone(), bytes_sent);
     let loaded = Arc::new(source.load(&fetch).map_err(|e| fail(e.into()))?);
     let _ = send_bytes.send(Arc::clone(&loaded));
     let bytes: &[u8] = &loaded.bytes;
@@ -167,7 +166,7 @@ pub fn update_providers(
     let mut next = next.map_err(|e| fail(e.into()))?;
     // One that does not hold a catalog has nothing to compare with, and is
     // replaced all the same.
-    let previous = jobs.summary.take(|| Summary::read(previous_path));
+    let previous = jobs.summary.take(|| Summary::read(&target));
     let changes = previous.as_ref().map(|p| changes::compare(p, &next));
     // A person may apply a shrunken catalog, but must say so; the embedded
     // snapshot is always a whole catalog.
