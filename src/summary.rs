@@ -228,23 +228,9 @@ const STRING_STOPS: [bool; 256] = {
     stops
 };
 
-/// Marks, in the high bit of each byte of `word` (little-endian), the
-/// string stops: the lowest mark is exact (a borrow can only add marks
-/// above a real one), which is all [`Scanner::string_run`] reads.
-const fn string_stops(word: u64) -> u64 {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGHS: u64 = ONES * 0x80;
-    const fn below(word: u64, n: u8) -> u64 {
-        word.wrapping_sub(ONES * n as u64) & !word & HIGHS
-    }
-    below(word ^ (ONES * b'"' as u64), 1)
-        | below(word ^ (ONES * b'\\' as u64), 1)
-        | below(word, 0x20)
-}
-
 /// Where the bytes that matter to [`Scanner::skip_rest`] are in a block of
 /// 64: bit `i` for byte `i`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Default, PartialEq, Eq)]
 struct Marks {
     quote: u64,
     backslash: u64,
@@ -268,12 +254,7 @@ impl Marks {
         use std::arch::x86_64::{
             _mm_cmpeq_epi8, _mm_movemask_epi8, _mm_or_si128, _mm_set_epi64x, _mm_set1_epi8,
         };
-        let mut marks = Marks {
-            quote: 0,
-            backslash: 0,
-            open: 0,
-            close: 0,
-        };
+        let mut marks = Marks::default();
         for (i, lane) in block.chunks_exact(16).enumerate() {
             let half =
                 |at: usize| i64::from_le_bytes(lane[at..at + 8].try_into().expect("eight bytes"));
@@ -296,12 +277,7 @@ impl Marks {
     /// One byte at a time, where there is no SSE2.
     #[cfg(any(test, not(target_arch = "x86_64")))]
     fn of_bytes(block: &[u8; 64]) -> Marks {
-        let mut marks = Marks {
-            quote: 0,
-            backslash: 0,
-            open: 0,
-            close: 0,
-        };
+        let mut marks = Marks::default();
         for (i, &b) in block.iter().enumerate() {
             let bit = 1 << i;
             match b {
@@ -402,26 +378,14 @@ impl<'a> Scanner<'a> {
 
     /// The plain run of a string from `at` (inside the quotes), up to the
     /// next quote, backslash or control character, which is returned.
-    /// Eight bytes at a time: most of a catalog's bytes are in strings.
     fn string_run(&mut self) -> Scan<u8> {
         let rest = &self.text[self.at..];
-        let mut words = rest.chunks_exact(8);
-        for (i, word) in words.by_ref().enumerate() {
-            let word = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-            let stops = string_stops(word);
-            if stops != 0 {
-                let n = i * 8 + (stops.trailing_zeros() / 8) as usize;
-                self.at += n;
-                return Ok(rest[n]);
-            }
-        }
-        let tail = words.remainder();
-        let n = tail
+        let n = rest
             .iter()
             .position(|&b| STRING_STOPS[usize::from(b)])
             .ok_or(Stop::More)?;
-        self.at += rest.len() - tail.len() + n;
-        Ok(tail[n])
+        self.at += n;
+        Ok(rest[n])
     }
 
     /// Skips a string; its opening quote is next. Its escapes are checked
