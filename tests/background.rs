@@ -33,6 +33,18 @@ async fn catalog_server(body: &str) -> MockServer {
 }
 
 /// Runs `crush ARGS` with `url` as the Catwalk base URL.
+/// A start with `CATALOG_A` cached and `url` as the server: it hands the
+/// cache over at once and says nothing. Returns the record of the refresh
+/// it started, once that refresh has ended.
+fn start_with_a_cache(home: &Home, url: &str) -> serde_json::Value {
+    home.set_cache(CATALOG_A.as_bytes());
+    let run = run_at(home, url, &["providers", "--json"], &[]);
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A);
+    assert!(run.stderr.is_empty(), "{run:?}");
+    home.wait_for_refresh(&None)
+}
+
 fn run_at(home: &Home, url: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut all = vec![("CATWALK_URL", url)];
     all.extend_from_slice(env);
@@ -259,13 +271,8 @@ async fn background_failures_are_told_once_at_the_next_start() {
         let url = server.uri();
 
         let home = Home::new();
-        home.set_cache(CATALOG_A.as_bytes());
-        let run = run_at(&home, &url, &["providers", "--json"], &[]);
-        run.ok();
-        assert_eq!(run.stdout, CATALOG_A);
-        assert!(run.stderr.is_empty(), "{cause}: {run:?}");
-        let refresh = home.wait_for_refresh(&None);
-        assert_eq!(refresh["outcome"], "failed", "{refresh}");
+        let refresh = start_with_a_cache(&home, &url);
+        assert_eq!(refresh["outcome"], "failed", "{cause}: {refresh}");
         assert!(
             refresh["cause"].as_str().unwrap().contains(cause),
             "{refresh}"
@@ -326,12 +333,7 @@ async fn background_failures_are_told_once_at_the_next_start() {
 fn a_refused_connection_is_recorded_and_told() {
     let url = closed_port_url();
     let home = Home::new();
-    home.set_cache(CATALOG_A.as_bytes());
-    let run = run_at(&home, &url, &["providers", "--json"], &[]);
-    run.ok();
-    assert_eq!(run.stdout, CATALOG_A);
-    assert!(run.stderr.is_empty(), "{run:?}");
-    let refresh = home.wait_for_refresh(&None);
+    let refresh = start_with_a_cache(&home, &url);
     assert!(
         refresh["cause"]
             .as_str()
