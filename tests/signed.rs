@@ -14,6 +14,12 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const KEY_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
 
+/// The first change of a refresh that must have been held.
+fn held_change(record: &serde_json::Value) -> &str {
+    assert_eq!(record["outcome"], "held", "{record}");
+    record["held"]["changes"][0].as_str().unwrap()
+}
+
 /// A mirror serving `catalog` at /v2/providers and `signature` (if any)
 /// at /v2/providers.minisig.
 async fn mirror(catalog: &str, signature: Option<String>) -> MockServer {
@@ -225,12 +231,8 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
     );
     assert_eq!(run.stdout, CATALOG_A2);
     let record = home.wait_for_refresh(&before);
-    assert_eq!(record["outcome"], "held", "{record}");
     assert!(
-        record["held"]["changes"][0]
-            .as_str()
-            .unwrap()
-            .contains("before the cached one"),
+        held_change(&record).contains("before the cached one"),
         "{record}"
     );
     assert_eq!(
@@ -285,14 +287,7 @@ async fn start_up_holds_or_refuses_what_is_not_signed() {
     let before = home.last_refresh();
     run_with(&home, &unsigned.uri()).ok();
     let record = home.wait_for_refresh(&before);
-    assert_eq!(record["outcome"], "held", "{record}");
-    assert!(
-        record["held"]["changes"][0]
-            .as_str()
-            .unwrap()
-            .contains("no signature"),
-        "{record}"
-    );
+    assert!(held_change(&record).contains("no signature"), "{record}");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
 
@@ -337,8 +332,7 @@ async fn the_refresh_holds_every_wrong_signature() {
         );
         assert_eq!(run.stdout, CATALOG_A);
         let record = home.wait_for_refresh(&before);
-        assert_eq!(record["outcome"], "held", "{why}: {record}");
-        let change = record["held"]["changes"][0].as_str().unwrap();
+        let change = held_change(&record);
         assert!(
             change.starts_with("the new catalog was refused: ") && change.contains(why),
             "{why}: {change}"
