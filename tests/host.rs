@@ -30,6 +30,18 @@ fn options(server: &MockServer, interval: Duration) -> StartupOptions {
     }
 }
 
+/// A server answering `CATALOG_A2` after 300 ms: long enough to tell a
+/// start that waits for it from one that does not.
+async fn serving_a_new_catalog_slowly() -> MockServer {
+    serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200)
+            .set_body_string(CATALOG_A2)
+            .set_delay(Duration::from_millis(300)),
+    )
+    .await
+}
+
 /// A cache holding `bytes`, with the server's ETag, confirmed `age` ago.
 fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
     let dir = tempfile::tempdir().unwrap();
@@ -52,13 +64,7 @@ fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_host_gets_the_cache_at_once_and_the_new_catalog_while_it_runs() {
-    let server = serve_at(
-        "/v2/providers",
-        ResponseTemplate::new(200)
-            .set_body_string(CATALOG_A2)
-            .set_delay(Duration::from_millis(300)),
-    )
-    .await;
+    let server = serving_a_new_catalog_slowly().await;
     let (_dir, files) = cache_with(CATALOG_A, 3600);
     let start = Instant::now();
     let mut loaded = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
@@ -136,13 +142,7 @@ async fn unchanged_and_failed_refreshes_are_reported_as_such() {
 /// the other's refresh reports the catalog that refresh brought.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hosts_share_one_refresh() {
-    let server = serve_at(
-        "/v2/providers",
-        ResponseTemplate::new(200)
-            .set_body_string(CATALOG_A2)
-            .set_delay(Duration::from_millis(300)),
-    )
-    .await;
+    let server = serving_a_new_catalog_slowly().await;
     let (_dir, files) = cache_with(CATALOG_A, 3600);
     let mut first = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
     let mut second = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
