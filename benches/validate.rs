@@ -7,8 +7,8 @@
 //!     cargo bench --bench validate
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use crush_providers::summary::Summary;
-use crush_providers::{catalog, synthetic};
+use crush_providers::catalog::summary::Summary;
+use crush_providers::catalog::{self, synthetic};
 
 fn validate(c: &mut Criterion) {
     let mut group = c.benchmark_group("validate");

@@ -4,12 +4,12 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::cache::WriteError;
 use crate::catalog::ValidationError;
-use crate::guard::Shrink;
-use crate::paths::NoHome;
-use crate::signature::SignatureError;
-use crate::source::ReadError;
+use crate::fetch::source::ReadError;
+use crate::store::cache::WriteError;
+use crate::store::paths::NoHome;
+use crate::trust::guard::Shrink;
+use crate::trust::signature::SignatureError;
 
 /// A failed command. Its `Display` is the one line shown to the user.
 #[derive(Debug)]

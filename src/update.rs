@@ -9,16 +9,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cache::{self, CacheFiles};
+use crate::catalog::changes::{self, Changes};
+use crate::catalog::summary::Summary;
 use crate::catalog::{self, hex};
-use crate::changes::{self, Changes};
 use crate::error::{Cause, Failure};
-use crate::guard;
-use crate::http::FetchOptions;
-use crate::signature::{SignatureError, TrustedKeys};
-use crate::source::{self, Loaded, Source};
-use crate::state::{self, CacheState};
-use crate::summary::Summary;
+use crate::fetch::http::FetchOptions;
+use crate::fetch::source::{self, Loaded, Source};
+use crate::store::cache::{self, CacheFiles};
+use crate::store::state::{self, CacheState};
+use crate::trust::guard;
+use crate::trust::signature::{SignatureError, TrustedKeys};
 
 /// Options of `update-providers`.
 #[derive(Debug, Clone)]

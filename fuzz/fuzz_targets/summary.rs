@@ -3,7 +3,7 @@
 //! that a whole-file parse would not give.
 #![no_main]
 
-use crush_providers::summary::Summary;
+use crush_providers::catalog::summary::Summary;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,6 +3,7 @@
 //! jq` always works. The exit code is decided in one place, [`main`]: 0 for
 //! success, 1 for a failure, 2 for bad usage.
 
+pub mod cli;
 mod models;
 mod providers;
 mod update_providers;
@@ -12,14 +13,14 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
 
-use crate::cache::CacheFiles;
-use crate::cli::{Cli, Command};
+use crate::commands::cli::{Cli, Command};
+use crate::config::{self, Settings};
 use crate::error::{Cause, Failure};
-use crate::paths::{self, process_env};
-use crate::refresh;
-use crate::settings::{self, Settings};
-use crate::signature::TrustedKeys;
+use crate::startup::refresh;
 use crate::startup::{self, Background, StartupCatalog, StartupOptions};
+use crate::store::cache::CacheFiles;
+use crate::store::paths::{self, process_env};
+use crate::trust::signature::TrustedKeys;
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
@@ -237,7 +238,7 @@ fn cache_files() -> Result<CacheFiles, Failure> {
 
 /// The settings for `cwd`, their warnings printed.
 fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
-    let settings = settings::resolve(cwd, &process_env).map_err(|e| {
+    let settings = config::resolve(cwd, &process_env).map_err(|e| {
         let source = e.path.display().to_string();
         let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
         Exit::from(Failure::new(

@@ -10,7 +10,7 @@ use super::{
     Exit, cache_files, load_settings, print, say, startup_catalog, write_json, write_table,
 };
 use crate::catalog::{self, Catalog};
-use crate::cli::ModelsArgs;
+use crate::commands::cli::ModelsArgs;
 use crate::error::Failure;
 use crate::startup::Provenance;
 

@@ -10,15 +10,15 @@ use super::{
     Exit, ago, cache_files, count, load_settings, print, say, startup_catalog, write_json,
     write_table,
 };
-use crate::cache::{self, CacheFiles, Cached};
+use crate::catalog::embedded;
 use crate::catalog::{self, Catalog};
-use crate::cli::ProvidersArgs;
-use crate::embedded;
+use crate::commands::cli::ProvidersArgs;
+use crate::config::{Setting, Settings};
 use crate::error::Failure;
-use crate::paths::process_env;
-use crate::settings::{Setting, Settings};
 use crate::startup::{self, Provenance, StartupCatalog};
-use crate::state;
+use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::paths::process_env;
+use crate::store::state;
 
 /// `crush providers`.
 pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {

@@ -10,10 +10,10 @@ use unicode_width::UnicodeWidthStr;
 use std::path::Path;
 
 use super::{Exit, cache_files, count, load_settings, pinned_keys, print, say, write_json};
-use crate::changes::{Changes, ModelChanges};
-use crate::cli::UpdateArgs;
-use crate::paths::process_env;
-use crate::source;
+use crate::catalog::changes::{Changes, ModelChanges};
+use crate::commands::cli::UpdateArgs;
+use crate::fetch::source;
+use crate::store::paths::process_env;
 use crate::update::{self, UpdateOptions, UpdateReport};
 
 /// Most lines of the default text report.

@@ -2,11 +2,9 @@
 //! tests/fuzz_regressions/ goes through the real binary, which must refuse
 //! it (or accept it) with one clear line and never panic.
 
-mod common;
-
 use std::fs;
 
-use common::Home;
+use crate::common::Home;
 
 #[test]
 fn every_fuzz_finding_is_handled_cleanly() {

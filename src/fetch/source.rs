@@ -8,10 +8,10 @@ use std::path::PathBuf;
 
 use reqwest::Url;
 
-use crate::embedded;
-use crate::http::{self, FetchError, FetchOptions, Fetched};
-use crate::signature::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX, SignatureError};
-use crate::validators::Validators;
+use crate::catalog::embedded;
+use crate::fetch::http::{self, FetchError, FetchOptions, Fetched};
+use crate::fetch::validators::Validators;
+use crate::trust::signature::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX, SignatureError};
 
 /// The public Catwalk server.
 pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";

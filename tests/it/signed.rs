@@ -4,11 +4,9 @@
 //! signatures are made at test time; the real binary, wiremock on
 //! loopback, a temporary HOME.
 
-mod common;
-
 use std::fs;
 
-use common::*;
+use crate::common::*;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -275,7 +273,7 @@ async fn start_up_holds_or_refuses_what_is_not_signed() {
     run.ok();
     assert_eq!(
         run.stdout.as_bytes(),
-        crush_providers::embedded::catalog_bytes()
+        crush_providers::catalog::embedded::catalog_bytes()
     );
     assert!(run.stderr.contains("refused: no signature"), "{run:?}");
     assert!(home.cache().is_none());

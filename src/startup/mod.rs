@@ -1,7 +1,7 @@
 //! The start-up policy: what Crush calls when it starts. A user waits for a
 //! start-up; nobody waits for a refresh. So a valid cache is handed over at
 //! once, and revalidated off the critical path when it was last confirmed
-//! longer ago than the refresh interval ([`crate::refresh`]); only a
+//! longer ago than the refresh interval ([`crate::startup::refresh`]); only a
 //! machine without a valid cache waits, bounded, for its first catalog,
 //! and falls back to the embedded snapshot. It never fails.
 //!
@@ -15,21 +15,23 @@
 //! What to do is decided by [`decide`], a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
 
+pub mod refresh;
+
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
 
-use crate::cache::{self, CacheFiles, Cached};
+use self::refresh::{Answer, Refresh, RequestError};
 use crate::catalog;
-use crate::embedded;
-use crate::http::{self, FetchError};
-use crate::refresh::{self, Answer, Refresh, RequestError};
-use crate::signature::TrustedKeys;
-use crate::source;
-use crate::state::{self, RefreshOutcome};
-use crate::validators::Validators;
+use crate::catalog::embedded;
+use crate::fetch::http::{self, FetchError};
+use crate::fetch::source;
+use crate::fetch::validators::Validators;
+use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::state::{self, RefreshOutcome};
+use crate::trust::signature::TrustedKeys;
 
 /// Default bound on a refresh, and on the first fetch.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -427,7 +429,7 @@ pub fn parse_interval(text: &str) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::CacheState;
+    use crate::store::state::CacheState;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let pairs: Vec<(String, String)> = pairs

@@ -4,13 +4,11 @@
 //! power cut after success cannot bring the previous catalog back. Uses
 //! strace; skipped with a message where it is missing or not permitted.
 
-mod common;
-
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 
 /// The file-system calls of `cmd` that matter here, one per line, each fd
 /// shown with its path (`fsync(3</path/to/dir>)`); `None` when strace

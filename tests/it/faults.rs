@@ -2,15 +2,13 @@
 //! survives a broken environment, and hostile servers are refused within the
 //! timeout and with bounded memory. Loopback only; bounded in time and count.
 
-mod common;
-
 use std::fs;
 use std::io::{Read, Write};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
-use crush_providers::synthetic;
+use crate::common::*;
+use crush_providers::catalog::synthetic;
 
 /// A small xorshift generator: random enough for kill delays, no dependency.
 struct Rng(u64);

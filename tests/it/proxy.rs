@@ -3,11 +3,9 @@
 //! status), wanted credentials, closed the connection. The proxies are
 //! loopback fakes; the catalog's host is never looked up here.
 
-mod common;
-
 use std::io::Write;
 
-use common::*;
+use crate::common::*;
 
 const TARGET: &str = "https://catalog.mirror.corp.test";
 

@@ -1,13 +1,11 @@
 //! End-to-end tests of `crush update-providers`: the real binary, a
 //! temporary HOME, and loopback servers only.
 
-mod common;
-
 use std::fs;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use wiremock::matchers::path;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -44,7 +42,7 @@ fn embedded_resets_the_cache_to_the_snapshot() {
     );
     assert_eq!(
         home.cache().unwrap(),
-        crush_providers::embedded::catalog_bytes()
+        crush_providers::catalog::embedded::catalog_bytes()
     );
     assert_eq!(home.data_entries(), CACHE_FILES);
 }
@@ -649,7 +647,7 @@ fn xdg_data_home_moves_the_cache() {
 /// `--json` list every id.
 #[test]
 fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
-    use crush_providers::synthetic;
+    use crush_providers::catalog::synthetic;
     let home = Home::new();
     // About 70 providers each; the same provider ids with other models.
     let (_dir, a) = temp_file("a.json", synthetic::catalog(5_000_000, 1).as_bytes());

@@ -21,7 +21,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::http::MAX_BODY_BYTES;
+use crate::fetch::http::MAX_BODY_BYTES;
 
 /// How much of the previous catalog is read at a time, at most (a read
 /// never asks for more than the file holds): large enough that a provider
@@ -775,7 +775,7 @@ mod tests {
             {"id":"c","name":"Ç","models":[{"id":"é"}],"z":0.25} ]
 "#;
         let tricky = tricky.as_bytes();
-        let synthetic = crate::synthetic::catalog(200_000, 3);
+        let synthetic = crate::catalog::synthetic::catalog(200_000, 3);
         // Every chunk size up to the tricky text's length puts a chunk's end
         // inside every token: a number, an escape, a multi-byte character.
         let small_chunks = 1..=tricky.len();
@@ -806,7 +806,7 @@ mod tests {
                 self.0.read(buf)
             }
         }
-        let text = crate::synthetic::catalog(5_000_000, 9);
+        let text = crate::catalog::synthetic::catalog(5_000_000, 9);
         let largest = Summary::parse(text.as_bytes())
             .unwrap()
             .providers

@@ -18,7 +18,7 @@ pub fn catalog_bytes() -> &'static [u8] {
 pub fn origin() -> &'static str {
     // A constant rather than a lookup in `EMBEDDED`: every run shows it in
     // `--version`, whose text clap builds at start.
-    const ORIGIN: &str = include_str!("../embedded/origin").trim_ascii();
+    const ORIGIN: &str = include_str!("../../embedded/origin").trim_ascii();
     ORIGIN
 }
 

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url, redirect};
 
-use crate::diagnosis::{self, Diagnosis, Network, ProxyOrigin, Timeout};
+use crate::fetch::diagnosis::{self, Diagnosis, Network, ProxyOrigin, Timeout};
 
-use crate::validators::Validators;
+use crate::fetch::validators::Validators;
 
 /// Largest body accepted, after decompression.
 pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
@@ -68,7 +68,7 @@ pub enum Fetched {
     },
 }
 
-/// Why a fetch failed, in the project's own words ([`crate::diagnosis`]).
+/// Why a fetch failed, in the project's own words ([`crate::fetch::diagnosis`]).
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// The time allowed ran out, in this phase.

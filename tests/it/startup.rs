@@ -3,11 +3,9 @@
 //! (the refresh itself: tests/background.rs): the real binary, wiremock on
 //! loopback, and a temporary HOME.
 
-mod common;
-
 use std::fs;
 
-use common::*;
+use crate::common::*;
 use wiremock::matchers::{any, header_exists, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 

@@ -2,12 +2,13 @@
 //! ten levels of configuration (spec sections 4 to 6), recording where each
 //! value came from.
 
+pub mod crushrc;
+
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::crushrc;
-use crate::paths::{self, EnvLookup};
+use crate::store::paths::{self, EnvLookup};
 
 /// The environment variable that turns automatic updates off (or back on).
 pub const DISABLE_AUTO_UPDATE_ENV: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
@@ -222,12 +223,12 @@ pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
         }
         settings.files.push(path);
     }
-    if let Some(value) = env(crate::signature::KEYS_ENV) {
+    if let Some(value) = env(crate::trust::signature::KEYS_ENV) {
         let value = value.to_string_lossy().into_owned();
         settings.public_keys = Some(PinnedKeys {
             entries: value.split(',').map(str::trim).map(str::to_owned).collect(),
             origin: Origin::Env {
-                name: crate::signature::KEYS_ENV,
+                name: crate::trust::signature::KEYS_ENV,
                 value,
             },
         });

@@ -7,8 +7,8 @@ use foldhash::{HashMap, HashSet};
 
 use serde::Serialize;
 
+use crate::catalog::summary::{ProviderSummary, Summary};
 use crate::catalog::{Catalog, Text, printable};
-use crate::summary::{ProviderSummary, Summary};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]

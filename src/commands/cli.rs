@@ -93,7 +93,7 @@ pub enum Command {
     },
     /// Refresh the cache in the background: the helper process that the
     /// other commands start (not for people)
-    #[command(name = crate::refresh::HELPER_COMMAND, hide = true)]
+    #[command(name = crate::startup::refresh::HELPER_COMMAND, hide = true)]
     RefreshInBackground(HelperArgs),
 }
 
@@ -107,7 +107,7 @@ pub struct HelperArgs {
     #[arg(long)]
     pub url: reqwest::Url,
     /// Bound on the whole refresh, in seconds
-    #[arg(long, value_parser = crate::http::parse_seconds)]
+    #[arg(long, value_parser = crate::fetch::http::parse_seconds)]
     pub timeout: Duration,
     /// The refresh interval, in seconds
     #[arg(long, value_parser = parse_interval)]
@@ -156,7 +156,7 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "HEX", value_parser = parse_sha256)]
     pub sha256: Option<String>,
     /// Give up on a download after this many seconds
-    #[arg(long, value_name = "SECS", default_value = "60", value_parser = crate::http::parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = crate::fetch::http::parse_seconds)]
     pub timeout: Duration,
     /// Print the report as one JSON object
     #[arg(long)]
@@ -184,7 +184,7 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
     format!(
         "{} (embedded snapshot: {})",
         env!("CARGO_PKG_VERSION"),
-        crate::embedded::origin()
+        crate::catalog::embedded::origin()
     )
 });
 

@@ -13,9 +13,9 @@ use std::fmt;
 
 use reqwest::Url;
 
+use crate::catalog::changes::headers_text;
+use crate::catalog::summary::Summary;
 use crate::catalog::{Catalog, Text, printable};
-use crate::changes::headers_text;
-use crate::summary::Summary;
 
 /// Where a key reference is sent: the endpoint as written (for a URL, its
 /// scheme, host and port; paths may change freely) and the headers sent

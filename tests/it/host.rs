@@ -2,16 +2,14 @@
 //! cache at once and, when it started a refresh, a handle to it on a thread
 //! of the same process. Against wiremock on loopback, in temporary folders.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
-use crush_providers::cache::{self, CacheFiles};
-use crush_providers::refresh::Outcome;
+use crate::common::*;
+use crush_providers::fetch::validators::Validators;
+use crush_providers::startup::refresh::Outcome;
 use crush_providers::startup::{self, Background, Provenance, StartupOptions};
-use crush_providers::state::CacheState;
-use crush_providers::validators::Validators;
+use crush_providers::store::cache::{self, CacheFiles};
+use crush_providers::store::state::CacheState;
 use wiremock::matchers::{header, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -46,7 +44,7 @@ async fn serving_a_new_catalog_slowly() -> MockServer {
 fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
     let dir = tempfile::tempdir().unwrap();
     let files = CacheFiles::in_dir(dir.path().join("crush"));
-    let now = crush_providers::state::now();
+    let now = crush_providers::store::state::now();
     let state = CacheState {
         sha256: sha256_hex(bytes.as_bytes()),
         validators: Validators {

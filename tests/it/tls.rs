@@ -2,13 +2,11 @@
 //! untrusted by default, trusted through SSL_CERT_FILE, and never
 //! redirected from https to http.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 
 struct TlsServer {

@@ -1,6 +1,5 @@
 //! Helpers shared by the end-to-end tests: a temporary HOME, the real
 //! binary run with a clean environment, and small catalogs.
-#![allow(dead_code)]
 
 use std::fs;
 use std::io::Write;
@@ -346,7 +345,7 @@ pub fn received(requests: &[wiremock::Request], name: &str) -> Vec<String> {
 /// Asserts that none of the HTTP libraries' own wording reached the user.
 #[track_caller]
 pub fn assert_plain(run: &Run) {
-    for word in crush_providers::diagnosis::LIBRARY_WORDING {
+    for word in crush_providers::fetch::diagnosis::LIBRARY_WORDING {
         assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! A new catalog that would send an API key to a new place, that lost most
 //! of the cache, or that is not signed as a pinned key requires, is held
-//! ([`crate::guard`], [`crate::signature`]): the cache stays as it is, and
+//! ([`crate::trust::guard`], [`crate::trust::signature`]): the cache stays as it is, and
 //! the refresh records what it held back for every start to tell.
 //!
 //! Start-up runs it off the user's path ([`crate::startup`]): on a thread
@@ -26,15 +26,15 @@ use std::time::{Duration, Instant};
 
 use reqwest::Url;
 
-use crate::cache::{self, CacheFiles, Cached};
+use crate::catalog::summary::Summary;
 use crate::catalog::{self, hex};
-use crate::guard;
-use crate::http::{self, FetchError, FetchOptions, Fetched};
-use crate::signature::{SignatureError, TrustedKeys};
-use crate::source::Source;
-use crate::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
-use crate::summary::Summary;
-use crate::validators::Validators;
+use crate::fetch::http::{self, FetchError, FetchOptions, Fetched};
+use crate::fetch::source::Source;
+use crate::fetch::validators::Validators;
+use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
+use crate::trust::guard;
+use crate::trust::signature::{SignatureError, TrustedKeys};
 
 /// Bound on establishing the connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -421,8 +421,8 @@ impl RefreshLock {
 ///
 /// ```
 /// use std::time::Duration;
-/// use crush_providers::cache::CacheFiles;
-/// use crush_providers::refresh::Outcome;
+/// use crush_providers::store::cache::CacheFiles;
+/// use crush_providers::startup::refresh::Outcome;
 /// use crush_providers::startup::{self, Background, StartupOptions};
 ///
 /// # fn serve_once(body: &'static str) -> String {

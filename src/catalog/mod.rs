@@ -5,6 +5,11 @@
 //! printed, so fields this module does not know are never lost: they are only
 //! skipped here, never re-serialised.
 
+pub mod changes;
+pub mod embedded;
+pub mod summary;
+pub mod synthetic;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 

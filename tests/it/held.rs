@@ -5,9 +5,7 @@
 //! ordinary release is applied. The real binary, wiremock on loopback, a
 //! temporary HOME.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use wiremock::ResponseTemplate;
 
 const EVERY_START: (&str, &str) = ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
@@ -135,7 +133,7 @@ async fn an_ordinary_release_is_applied() {
 /// The first `n` providers of the embedded (real) catalog.
 fn first_providers(n: usize) -> String {
     let all: serde_json::Value =
-        serde_json::from_slice(crush_providers::embedded::catalog_bytes()).unwrap();
+        serde_json::from_slice(crush_providers::catalog::embedded::catalog_bytes()).unwrap();
     serde_json::to_string(&all.as_array().unwrap()[..n]).unwrap()
 }
 
@@ -184,7 +182,7 @@ async fn a_sudden_shrink_is_held_and_needs_allow_shrink() {
     assert_eq!(home.cache().unwrap(), five.as_bytes());
 
     // Back to the embedded snapshot from a catalog many times its size.
-    let big = crush_providers::synthetic::catalog(3_000_000, 4);
+    let big = crush_providers::catalog::synthetic::catalog(3_000_000, 4);
     home.run_stdin(&["update-providers", "-", "--allow-shrink"], big.as_bytes())
         .ok();
     home.run(&["update-providers", "embedded"]).ok();
@@ -194,12 +192,12 @@ async fn a_sudden_shrink_is_held_and_needs_allow_shrink() {
 /// A long-lived host is told too: the handle's outcome is `Held`.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_host_gets_held_changes_from_its_handle() {
-    use crush_providers::refresh::Outcome;
+    use crush_providers::startup::refresh::Outcome;
     use crush_providers::startup::{self, Background, StartupOptions};
     let moved = CATALOG_A.replace("https://api.beta.example", "https://attacker.example");
     let server = serving(&moved).await;
     let home = home_with_a();
-    let files = crush_providers::cache::CacheFiles::in_dir(home.data_dir());
+    let files = crush_providers::store::cache::CacheFiles::in_dir(home.data_dir());
     let options = StartupOptions {
         auto_update: true,
         default_providers: true,

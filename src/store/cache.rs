@@ -1,6 +1,6 @@
 //! The on-disk cache: `providers.json` (a plain catalog any Crush build can
 //! read) and, beside it, a small state file bound to those bytes by their
-//! SHA-256 (see [`crate::state`]). Replacing the cache is atomic and durable: a reader sees the old
+//! SHA-256 (see [`crate::store::state`]). Replacing the cache is atomic and durable: a reader sees the old
 //! file or the new one, never a mix; the new file is flushed to disk before
 //! it is renamed into place and the folder after, so that a power cut after
 //! a reported success cannot bring the old catalog back; and a failure
@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{self, hex};
-use crate::state::{self, CacheState};
-use crate::validators::Validators;
+use crate::fetch::validators::Validators;
+use crate::store::state::{self, CacheState};
 
 /// File name of the cached catalog.
 pub const CATALOG_FILE: &str = "providers.json";

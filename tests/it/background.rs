@@ -3,14 +3,12 @@
 //! interval; only a machine without a valid cache waits for its first
 //! catalog. The real binary, wiremock on loopback, a temporary HOME.
 
-mod common;
-
 use std::fs;
 use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use wiremock::matchers::{any, header, header_regex, method, path};
 use wiremock::{Mock, MockServer, Request, ResponseTemplate};
 
@@ -393,7 +391,7 @@ async fn a_hanging_server_never_delays_a_start_with_a_cache() {
     );
     assert_eq!(
         run.stdout.as_bytes(),
-        crush_providers::embedded::catalog_bytes()
+        crush_providers::catalog::embedded::catalog_bytes()
     );
 }
 
@@ -485,7 +483,7 @@ async fn output_through_a_pipe_ends_when_the_command_does() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
-    use crush_providers::synthetic;
+    use crush_providers::catalog::synthetic;
     let old = synthetic::catalog(600_000, 1);
     let new = synthetic::catalog(500_000, 2);
     let server = serve_at(

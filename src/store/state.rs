@@ -11,7 +11,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `sha256` | lowercase hex SHA-256 of the `providers.json` it describes |
-//! | `file` | that file's identity when written (see [`crate::cache::identity`]); while the file keeps it, `sha256` is trusted without hashing |
+//! | `file` | that file's identity when written (see [`crate::store::cache::identity`]); while the file keeps it, `sha256` is trusted without hashing |
 //! | `etag`, `last_modified` | the validators the server sent with the bytes |
 //! | `source` | where the bytes came from (a URL, a path, `embedded snapshot`) |
 //! | `fetched_at` | when they were written, in seconds since the Unix epoch |
@@ -28,14 +28,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::validators::Validators;
+use crate::fetch::validators::Validators;
 
 /// What the state file records about the cached bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheState {
     /// Lowercase hex SHA-256 of the `providers.json` this state describes.
     pub sha256: String,
-    /// The [`crate::cache::identity`] of that `providers.json` when it was
+    /// The [`crate::store::cache::identity`] of that `providers.json` when it was
     /// written: while the file keeps it, its SHA-256 need not be computed
     /// again.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,7 @@
+//! Files on disk: the cache and its atomic, durable swap ([`cache`]), the
+//! state file beside it ([`state`]), and where Crush keeps its folders
+//! ([`paths`]).
+
+pub mod cache;
+pub mod paths;
+pub mod state;

@@ -1,0 +1,18 @@
+//! The end-to-end tests: the real binary against loopback servers and a
+//! temporary HOME. One test binary, a module per area, so that the
+//! dependency tree is linked once (as cargo's and rust-analyzer's own
+//! suites do).
+
+mod common;
+
+mod background;
+mod durability;
+mod faults;
+mod fuzz_regressions;
+mod held;
+mod host;
+mod proxy;
+mod signed;
+mod startup;
+mod tls;
+mod update_providers;
