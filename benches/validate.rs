@@ -1,14 +1,14 @@
 //! In-process throughput of the CPU work of an update, on synthetic
 //! catalogs of 0.7 MB and 50 MB (the shape of a real Catwalk catalog),
 //! reported in bytes/s: parsing and validating the new catalog, hashing it,
-//! and summarising the previous one (streamed in chunks, as `update` reads
-//! it):
+//! and what an update does with the previous one (validated by the same
+//! reader, compared, and reviewed by the guard):
 //!
 //!     cargo bench --bench validate
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use crush_providers::catalog::summary::Summary;
-use crush_providers::catalog::{self, synthetic};
+use crush_providers::catalog::{self, changes, synthetic};
+use crush_providers::trust::guard::{self, Baseline};
 
 fn validate(c: &mut Criterion) {
     let mut group = c.benchmark_group("validate");
@@ -27,12 +27,14 @@ fn validate(c: &mut Criterion) {
         group.bench_function(format!("{label} sha256"), |b| {
             b.iter(|| catalog::sha256(std::hint::black_box(text.as_bytes())))
         });
-        group.bench_function(format!("{label} summary"), |b| {
+        let next_text = synthetic::catalog(size, 2);
+        let next = catalog::validate(next_text.as_bytes()).unwrap();
+        group.bench_function(format!("{label} previous, compared and reviewed"), |b| {
             b.iter(|| {
-                Summary::read_from(std::hint::black_box(text.as_bytes()), 1 << 20)
-                    .unwrap()
-                    .providers
-                    .len()
+                let previous = catalog::validate(std::hint::black_box(text.as_bytes())).unwrap();
+                let changes = changes::compare(&previous, &next);
+                let review = guard::review(&Baseline::Cache(&previous, None), &next, None);
+                (changes.providers_changed.len(), review.moves.len())
             })
         });
     }

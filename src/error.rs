@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
 use crate::fetch::source::ReadError;
@@ -10,6 +11,20 @@ use crate::store::cache::WriteError;
 use crate::store::paths::NoHome;
 use crate::trust::guard::Shrink;
 use crate::trust::signature::SignatureError;
+
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name hints give this program: how it was invoked (installed as
+/// `crush-providers`, hints say `crush-providers update-providers`), set
+/// once by the command line; `crush` for a library host, which is Crush.
+pub fn program() -> &'static str {
+    PROGRAM.get().map_or("crush", String::as_str)
+}
+
+/// Sets the name [`program`] gives; the first call wins.
+pub fn set_program(name: &str) {
+    let _ = PROGRAM.set(name.to_owned());
+}
 
 /// A failed command. Its `Display` is the one line shown to the user.
 #[derive(Debug)]

@@ -1,23 +1,20 @@
-//! `update-providers`: read a source, validate it, and swap it into the cache
-//! (or an output file), reporting what changed.
+//! `update-providers`: read a source, validate it, review it against the
+//! catalog it replaces, and swap it into the cache (or an output file),
+//! reporting what changed.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::Receiver;
-use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::catalog::changes::{self, Changes};
-use crate::catalog::summary::Summary;
-use crate::catalog::{self, hex};
+use crate::catalog::{self, embedded, hex};
 use crate::error::{Cause, Failure};
 use crate::fetch::http::FetchOptions;
-use crate::fetch::source::{self, Loaded, Source};
+use crate::fetch::source::{self, Source};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::state::{self, CacheState};
-use crate::trust::guard;
+use crate::trust::guard::{self, Baseline};
 use crate::trust::signature::{SignatureError, TrustedKeys};
 
 /// Options of `update-providers`.
@@ -76,16 +73,28 @@ pub struct UpdateReport {
     pub target: PathBuf,
     /// Whether the file was written.
     pub written: bool,
+    /// Whether the target already held exactly these bytes (then they were
+    /// not written again).
+    pub up_to_date: bool,
     /// Lowercase hex SHA-256 of the catalog bytes.
     pub sha256: String,
     /// When the catalog was signed (seconds since the Unix epoch), when a
-    /// key is pinned.
+    /// key is pinned; in JSON an RFC 3339 time, as `providers --status`
+    /// shows it.
+    #[serde(serialize_with = "rfc3339_or_null")]
     pub signed_at: Option<u64>,
     /// Changes against the previous file; `None` when there was none (or it
     /// was not a valid catalog).
     pub changes: Option<Changes>,
     /// Problems worth telling that did not stop the update.
     pub warnings: Vec<String>,
+}
+
+fn rfc3339_or_null<S: serde::Serializer>(at: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => s.serialize_str(&state::rfc3339(*at)),
+        None => s.serialize_none(),
+    }
 }
 
 /// How long an update waits for another writer of the cache to finish.
@@ -121,6 +130,7 @@ pub fn update_providers(
         cause,
     };
     let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
+    let to_cache = options.output.is_none();
     let target = options
         .output
         .clone()
@@ -130,99 +140,124 @@ pub fn update_providers(
         progress: options.progress,
         ..FetchOptions::default()
     };
-    // Two jobs need not wait for each other and can go to a second thread:
-    // summarising the previous file (nothing else needs it), and hashing
-    // the new bytes. Each is done once, by whichever thread claims it
-    // first; this thread does the rest. It reads the source, writes it
-    // beside the target (its write-back then goes on in the device), and
-    // validates it. The new file only becomes visible (one rename) once it
-    // has passed; a refused catalog drops its staged file unseen.
-    let jobs = Arc::new(Jobs::default());
-    let (send_bytes, bytes_sent) = std::sync::mpsc::sync_channel::<Arc<Loaded>>(1);
-    start_helper(&jobs, target.clone(), bytes_sent);
-    let loaded = Arc::new(source.load(&fetch).map_err(|e| fail(e.into()))?);
-    let _ = send_bytes.send(Arc::clone(&loaded));
+    let loaded = source.load(&fetch).map_err(|e| fail(e.into()))?;
     let bytes: &[u8] = &loaded.bytes;
-    let digest = || hex(jobs.digest.take(|| catalog::sha256(bytes)));
     // Before anything is written: a pinned key's signature.
     let signed_at = match &options.keys {
-        Some(keys) => verify(source, bytes, keys, options, cache, &fetch).map_err(fail)?,
+        Some(keys) => verify(source, bytes, keys, options, &fetch).map_err(fail)?,
         None => None,
     };
-    let staged = (!options.dry_run).then(|| match &options.output {
-        Some(path) => cache::stage(path, bytes, true).map(Staging::File),
-        None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
-    });
-    let next = catalog::validate(bytes);
-    if let Some(expected) = &options.sha256 {
-        let actual = digest();
-        if !expected.eq_ignore_ascii_case(&actual) {
-            return Err(fail(Cause::Digest {
-                expected: expected.to_ascii_lowercase(),
-                actual,
-            }));
+    // What the new catalog replaces, and what is known of it.
+    let (previous_bytes, previous_state, stand_in) = if to_cache {
+        match cache::read(cache) {
+            Ok(Some(cached)) => {
+                let stand_in = cached.is_stand_in();
+                (Some(cached.bytes), cached.state, stand_in)
+            }
+            _ => (None, None, false),
         }
+    } else {
+        (std::fs::read(&target).ok(), None, false)
+    };
+    let up_to_date = previous_bytes.as_deref() == Some(bytes);
+    let write = !options.dry_run && !up_to_date;
+    // Three jobs that need not wait for each other: this thread validates
+    // the new catalog; one reads the previous one and hashes the new bytes;
+    // one takes the lock and writes the new bytes beside the target, flushed
+    // (the new file becomes visible only with the rename, once it passed).
+    let (next, (previous, digest), staged) = std::thread::scope(|scope| {
+        let summary = scope.spawn(|| {
+            let previous = previous_bytes
+                .as_deref()
+                .and_then(|b| catalog::validate(b).ok());
+            (previous, catalog::sha256(bytes))
+        });
+        let staging = write.then(|| {
+            scope.spawn(|| match &options.output {
+                Some(path) => cache::stage(path, bytes, true).map(Staging::File),
+                None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
+            })
+        });
+        let next = catalog::validate(bytes);
+        (next, join(summary), staging.map(join))
+    });
+    let sha256 = hex(&digest);
+    if let Some(expected) = &options.sha256
+        && !expected.eq_ignore_ascii_case(&sha256)
+    {
+        return Err(fail(Cause::Digest {
+            expected: expected.to_ascii_lowercase(),
+            actual: sha256,
+        }));
     }
     let mut next = next.map_err(|e| fail(e.into()))?;
-    // One that does not hold a catalog has nothing to compare with, and is
-    // replaced all the same.
-    let previous = jobs.summary.take(|| Summary::read(&target));
-    let changes = previous.as_ref().map(|p| changes::compare(p, &next));
-    // A person may apply a shrunken catalog, but must say so; the embedded
-    // snapshot is always a whole catalog.
-    if let Some(shrink) = previous.as_ref().and_then(|p| guard::shrink(p, &next))
+    // Without a valid catalog to replace (or with one that only stands in
+    // for none), the embedded snapshot is what key moves are told against.
+    let snapshot = (previous.is_none() || stand_in)
+        .then(embedded::catalog)
+        .flatten();
+    let baseline = match (&previous, &snapshot) {
+        (_, Some(snapshot)) => Some(Baseline::Embedded(snapshot)),
+        (Some(previous), None) => Some(Baseline::Cache(
+            previous,
+            previous_state.as_ref().and_then(|s| s.signed_at),
+        )),
+        (None, None) => None,
+    };
+    let review = baseline
+        .map(|baseline| guard::review(&baseline, &next, signed_at))
+        .unwrap_or_default();
+    // A person may apply a shrunken or older catalog, but must say so; the
+    // embedded snapshot is always a whole catalog.
+    if let Some(shrink) = review.shrink
         && !options.allow_shrink
         && *source != Source::Embedded
     {
         return Err(fail(Cause::Shrink(shrink)));
     }
-    // New providers that send an existing key somewhere new (moves of
-    // existing providers are among the changes' security changes).
-    let new_key_moves = previous
-        .as_ref()
-        .map(|p| {
-            let mut moves = guard::key_moves(p, &next);
-            moves.retain(|m| !p.providers.iter().any(|old| old.id == m.provider));
-            moves
-        })
-        .unwrap_or_default();
+    if let Some(downgrade) = review.downgrade
+        && !options.allow_downgrade
+    {
+        return Err(fail(Cause::Signature(SignatureError::Older {
+            signed: state::rfc3339(downgrade.signed),
+            cached: state::rfc3339(downgrade.cached),
+        })));
+    }
+    let changes = previous.as_ref().map(|p| changes::compare(p, &next));
     let (providers, models) = (next.providers.len(), next.model_count());
     warnings.append(&mut next.warnings);
-    drop(next);
-    for change in changes.iter().flat_map(|c| &c.security) {
-        warnings.push(change.describe());
-    }
-    for moved in new_key_moves {
+    for moved in &review.moves {
         warnings.push(format!(
-            "new {moved}: requests carrying your API key will go to a new place"
+            "{moved}: requests carrying its value will go to this new place"
         ));
     }
-    // Unless it was checked, the digest is only recorded: it is taken once
-    // the new file is in place, so that hashing on the other thread goes on
-    // while this one waits for the disk.
+    drop(next);
+    let state = || CacheState {
+        sha256: sha256.clone(),
+        validators: loaded.validators.clone(),
+        source: label.clone(),
+        fetched_at: state::now(),
+        // A person asked for these bytes: they are current.
+        confirmed_at: Some(state::now()),
+        signed_at,
+        ..CacheState::default()
+    };
     match staged.transpose().map_err(|e| fail(e.into()))? {
-        None => {}
         Some(Staging::File(staged)) => staged.commit().map_err(|e| fail(e.into()))?,
-        Some(Staging::Cache(staged)) => staged
-            .commit_then_record(|| CacheState {
-                sha256: digest(),
-                validators: loaded.validators.clone(),
-                source: label.clone(),
-                fetched_at: state::now(),
-                // A person asked for these bytes: they are current.
-                confirmed_at: Some(state::now()),
-                signed_at,
-                ..CacheState::default()
-            })
-            .map_err(|e| fail(e.into()))?,
+        Some(Staging::Cache(staged)) => staged.commit(&state()).map_err(|e| fail(e.into()))?,
+        // The same bytes again: only the confirmation is new.
+        None if up_to_date && to_cache && !options.dry_run => {
+            confirm(cache, &loaded, &label, signed_at).map_err(|e| fail(e.into()))?;
+        }
+        None => {}
     }
-    let sha256 = digest();
     Ok(UpdateReport {
         providers,
         models,
-        source: label.clone(),
+        source: label,
         target,
-        written: !options.dry_run,
+        written: write,
+        up_to_date,
         sha256,
         signed_at,
         changes,
@@ -230,220 +265,55 @@ pub fn update_providers(
     })
 }
 
-/// The jobs an update can hand to a second thread.
-#[derive(Default)]
-struct Jobs {
-    /// The previous file's summary.
-    summary: Job<Option<Summary>>,
-    /// The new catalog's SHA-256.
-    digest: Job<[u8; 32]>,
+/// A scoped thread's result; its panic, passed on.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
-/// A job done once, by whichever thread claims it first. The thread that
-/// needs its result never sleeps for it: on a virtual machine a sleeping
-/// thread can wait a millisecond for a CPU once woken (measured; see
-/// docs/BENCHMARKS.md), longer than the jobs of a real catalog take.
-struct Job<T> {
-    claimed: AtomicBool,
-    /// `None` when the job panicked on the thread that claimed it.
-    result: OnceLock<Option<T>>,
-}
-
-impl<T> Default for Job<T> {
-    fn default() -> Self {
-        Job {
-            claimed: AtomicBool::new(false),
-            result: OnceLock::new(),
-        }
-    }
-}
-
-impl<T> Job<T> {
-    /// Does the job here unless another thread has claimed it.
-    fn offer(&self, work: impl FnOnce() -> T) {
-        if self.claimed.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        // Should the work panic, whoever awaits it is told rather than left
-        // waiting.
-        struct Abandon<'a, T>(&'a OnceLock<Option<T>>);
-        impl<T> Drop for Abandon<'_, T> {
-            fn drop(&mut self) {
-                let _ = self.0.set(None);
-            }
-        }
-        let abandon = Abandon(&self.result);
-        let _ = self.result.set(Some(work()));
-        drop(abandon);
-    }
-
-    /// The job's result: done here if no other thread has claimed it, else
-    /// awaited without sleeping (the other thread is running it).
-    fn take(&self, work: impl FnOnce() -> T) -> &T {
-        self.offer(work);
-        loop {
-            match self.result.get() {
-                Some(Some(result)) => return result,
-                Some(None) => panic!("a job of the update panicked on its thread"),
-                None => std::thread::yield_now(),
-            }
-        }
-    }
-}
-
-/// Starts the thread that offers to do the update's jobs: the summary of
-/// `previous`, then the digest of the bytes once they come. It is not
-/// waited for: a job it has not claimed by the time its result is needed
-/// is done by the thread that needs it. With one CPU there is no thread,
-/// and that is all.
-fn start_helper(jobs: &Arc<Jobs>, previous: PathBuf, bytes: Receiver<Arc<Loaded>>) {
-    let Some(elsewhere) = OtherCpus::of_this_thread() else {
-        return;
+/// Records that the cache, which holds exactly what `loaded` brought, is
+/// current, with the validators a server sent with it.
+fn confirm(
+    cache: &CacheFiles,
+    loaded: &source::Loaded,
+    label: &str,
+    signed_at: Option<u64>,
+) -> Result<(), cache::WriteError> {
+    let Ok(Some(cached)) = cache::read(cache) else {
+        return Ok(());
     };
-    let jobs = Arc::clone(jobs);
-    let helper = std::thread::Builder::new()
-        .name("update-helper".into())
-        .spawn(move || {
-            jobs.summary.offer(|| Summary::read(&previous));
-            if let Ok(loaded) = bytes.recv() {
-                jobs.digest.offer(|| catalog::sha256(&loaded.bytes));
-            }
-        });
-    if let Ok(helper) = helper {
-        elsewhere.move_there(&helper);
-    }
-}
-
-/// The CPUs this thread may run on, but for the one it is on.
-#[cfg(target_os = "linux")]
-struct OtherCpus(libc::cpu_set_t);
-
-#[cfg(target_os = "linux")]
-impl OtherCpus {
-    /// `None` when there is no other.
-    fn of_this_thread() -> Option<OtherCpus> {
-        // SAFETY: `cpu_set_t` is a plain bit array, valid all zeros; the
-        // calls get its size and write only within it.
-        unsafe {
-            let mut cpus: libc::cpu_set_t = std::mem::zeroed();
-            if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut cpus) != 0 {
-                return None;
-            }
-            let here = usize::try_from(libc::sched_getcpu()).ok()?;
-            libc::CPU_CLR(here, &mut cpus);
-            (libc::CPU_COUNT(&cpus) > 0).then_some(OtherCpus(cpus))
+    cache::update_state(cache, &cached, LOCK_WAIT, |state| {
+        if !loaded.validators.is_empty() {
+            state.validators = loaded.validators.clone();
+            state.source = label.to_owned();
         }
-    }
-
-    /// Moves a thread just started there. Linux starts a new thread on its
-    /// parent's CPU and moves it only when it next balances the load: on
-    /// the 2-CPU virtual machine measured, 1.6 to 3 ms later, longer than
-    /// the whole update of a real catalog (0.1 ms when moved at once; see
-    /// docs/BENCHMARKS.md). A failure leaves it where it is.
-    fn move_there(&self, thread: &std::thread::JoinHandle<()>) {
-        use std::os::unix::thread::JoinHandleExt;
-        // SAFETY: the handle keeps the thread's pthread_t valid (it is not
-        // joined or detached before this returns); the set is read only.
-        unsafe {
-            libc::pthread_setaffinity_np(
-                thread.as_pthread_t(),
-                size_of::<libc::cpu_set_t>(),
-                &self.0,
-            );
+        state.confirmed_at = Some(state::now());
+        if signed_at.is_some() {
+            state.signed_at = signed_at;
         }
-    }
-}
-
-/// Elsewhere, threads are left where the system puts them.
-#[cfg(not(target_os = "linux"))]
-struct OtherCpus;
-
-#[cfg(not(target_os = "linux"))]
-impl OtherCpus {
-    fn of_this_thread() -> Option<OtherCpus> {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cpus > 1).then_some(OtherCpus)
-    }
-
-    fn move_there(&self, _thread: &std::thread::JoinHandle<()>) {}
+    })
+    .map(drop)
 }
 
 /// Checks the signature of `bytes` from `source` against the pinned
-/// `keys`, and that it was not signed before the cached catalog (unless
-/// allowed); returns the signing time. The embedded snapshot needs none.
+/// `keys`; returns the signing time. The embedded snapshot needs none.
 fn verify(
     source: &Source,
     bytes: &[u8],
     keys: &TrustedKeys,
     options: &UpdateOptions,
-    cache: &CacheFiles,
     fetch: &FetchOptions,
 ) -> Result<Option<u64>, Cause> {
     let Some(signature) = source.load_signature(options.signature.as_deref(), fetch)? else {
         return Ok(None);
     };
-    let signed = keys.verify(bytes, &signature)?;
-    // Replaying an older signed catalog over the cache is refused; an
-    // output file has no recorded signing time to compare with.
-    let cached = options
-        .output
-        .is_none()
-        .then(|| cache::vouched_state(cache))
-        .flatten()
-        .and_then(|state| state.signed_at);
-    if let Some(cached) = cached
-        && signed < cached
-        && !options.allow_downgrade
-    {
-        return Err(SignatureError::Older {
-            signed: state::rfc3339(signed),
-            cached: state::rfc3339(cached),
-        }
-        .into());
-    }
-    Ok(Some(signed))
+    Ok(Some(keys.verify(bytes, &signature)?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_job_is_done_once_by_whichever_thread_claims_it() {
-        let job = Job::default();
-        assert_eq!(*job.take(|| 1), 1);
-        job.offer(|| unreachable!("done already"));
-        assert_eq!(*job.take(|| unreachable!("done already")), 1);
-
-        // Claimed by another thread: awaited, not done again.
-        let job = Arc::new(Job::default());
-        let (started, wait) = std::sync::mpsc::channel();
-        let other = {
-            let job = Arc::clone(&job);
-            std::thread::spawn(move || {
-                job.offer(|| {
-                    started.send(()).unwrap();
-                    std::thread::sleep(Duration::from_millis(50));
-                    "there"
-                })
-            })
-        };
-        wait.recv().unwrap();
-        assert_eq!(*job.take(|| "here"), "there");
-        other.join().unwrap();
-    }
-
-    #[test]
-    fn a_job_that_panicked_elsewhere_is_told_not_awaited_forever() {
-        let job = Arc::new(Job::<u8>::default());
-        let other = {
-            let job = Arc::clone(&job);
-            std::thread::spawn(move || job.offer(|| panic!("in the job")))
-        };
-        assert!(other.join().is_err());
-        let taken = std::panic::catch_unwind(|| *job.take(|| 1));
-        assert!(taken.is_err());
-    }
 
     #[test]
     fn plain_http_warning_only_for_other_hosts() {

@@ -1,14 +1,16 @@
-//! What a new catalog changes against the previous one: providers and models
-//! added and removed, and the changes that redirect users' credentials.
+//! What a new catalog changes against the previous one: providers added and
+//! removed, and for each provider in both, its fields that changed and its
+//! models added, removed and changed (with each changed field, old and new).
+//! Values are compared as Crush sees them: an absent field and `null` are
+//! Go's zero value, so a price that goes from absent to `0` is no change.
 
 use std::collections::BTreeMap;
 
 use foldhash::{HashMap, HashSet};
-
 use serde::Serialize;
+use serde_json::Value;
 
-use crate::catalog::summary::{ProviderSummary, Summary};
-use crate::catalog::{Catalog, Text, printable};
+use crate::catalog::{Catalog, Model, ModelOptions, Provider, Text};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
@@ -17,10 +19,8 @@ pub struct Changes {
     pub providers_added: Vec<String>,
     /// Ids of providers only in the previous catalog.
     pub providers_removed: Vec<String>,
-    /// Model changes of providers in both catalogs.
-    pub models: Vec<ModelChanges>,
-    /// Changes of where requests go or what they carry.
-    pub security: Vec<SecurityChange>,
+    /// Providers in both catalogs that changed.
+    pub providers_changed: Vec<ProviderChanges>,
 }
 
 impl Changes {
@@ -28,60 +28,62 @@ impl Changes {
     pub fn is_empty(&self) -> bool {
         self.providers_added.is_empty()
             && self.providers_removed.is_empty()
-            && self.models.is_empty()
-            && self.security.is_empty()
+            && self.providers_changed.is_empty()
+    }
+
+    /// Models added, removed and changed, over all providers in both.
+    pub fn model_counts(&self) -> (usize, usize, usize) {
+        self.providers_changed
+            .iter()
+            .fold((0, 0, 0), |(a, r, c), p| {
+                (
+                    a + p.models_added.len(),
+                    r + p.models_removed.len(),
+                    c + p.models_changed.len(),
+                )
+            })
     }
 }
 
-/// Models added to and removed from one provider.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ModelChanges {
+/// What changed in one provider.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderChanges {
     /// The provider id.
     pub provider: String,
-    /// Model ids only in the new catalog.
-    pub added: Vec<String>,
-    /// Model ids only in the previous catalog.
-    pub removed: Vec<String>,
+    /// Its own fields that changed (`name`, `type`, `api_endpoint`, ...).
+    pub fields: Vec<FieldChange>,
+    /// Ids of models only in the new catalog.
+    pub models_added: Vec<String>,
+    /// Ids of models only in the previous catalog.
+    pub models_removed: Vec<String>,
+    /// Models in both that changed.
+    pub models_changed: Vec<ModelChange>,
 }
 
-/// A change of a provider's `api_endpoint`, `api_key` reference or
-/// `default_headers`: a catalog that moves an endpoint sends users' API keys
-/// somewhere else.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SecurityChange {
-    /// The provider id.
-    pub provider: String,
-    /// The field that changed.
-    pub field: &'static str,
-    /// Its previous value (absent fields as null).
-    pub before: Option<String>,
+/// What changed in one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelChange {
+    /// The model id.
+    pub model: String,
+    /// Its fields that changed.
+    pub fields: Vec<FieldChange>,
+}
+
+/// One field's old and new value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldChange {
+    /// The field, as the catalog names it (`options.temperature` inside
+    /// options).
+    pub field: String,
+    /// Its previous value.
+    pub before: Value,
     /// Its new value.
-    pub after: Option<String>,
-}
-
-impl SecurityChange {
-    /// One line for a human, with every value quoted and escaped.
-    pub fn describe(&self) -> String {
-        let show =
-            |v: &Option<String>| v.as_deref().map_or_else(|| "(none)".to_string(), printable);
-        let consequence = match self.field {
-            "api_endpoint" => "requests carrying your API key will go to the new address",
-            "api_key" => "a different credential will be sent",
-            _ => "different headers will be sent with your requests",
-        };
-        format!(
-            "provider {}: {} changed from {} to {}; {consequence}",
-            printable(&self.provider),
-            self.field,
-            show(&self.before),
-            show(&self.after)
-        )
-    }
+    pub after: Value,
 }
 
 /// Compares the `previous` catalog with the `next` one.
-pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
-    let old: HashMap<&str, &ProviderSummary> = previous
+pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
+    let old: HashMap<&str, &Provider<'_>> = previous
         .providers
         .iter()
         .map(|p| (p.id.as_str(), p))
@@ -90,44 +92,17 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
     let mut changes = Changes::default();
     for provider in &next.providers {
         let id = provider.id.as_str();
-        let Some(before) = old.get(id) else {
-            changes.providers_added.push(id.to_owned());
-            continue;
-        };
-        let before_ids: Vec<&str> = before.models().iter().map(|m| m.id.as_str()).collect();
-        let after_ids: Vec<&str> = provider.models().iter().map(|m| m.id.as_str()).collect();
-        // Most providers keep their model list from one catalog to the
-        // next: then there are no sets to build.
-        if before_ids != after_ids {
-            let added = not_in(&after_ids, &before_ids);
-            let removed = not_in(&before_ids, &after_ids);
-            if !added.is_empty() || !removed.is_empty() {
-                changes.models.push(ModelChanges {
-                    provider: id.to_owned(),
-                    added,
-                    removed,
-                });
-            }
-        }
-        let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.as_str().to_owned());
-        let new_headers = headers_text(provider.default_headers.as_ref());
-        let old_headers = headers_text(before.default_headers.as_ref());
-        for (field, before, after) in [
-            (
-                "api_endpoint",
-                before.api_endpoint.clone(),
-                text(&provider.api_endpoint),
-            ),
-            ("api_key", before.api_key.clone(), text(&provider.api_key)),
-            ("default_headers", old_headers, new_headers),
-        ] {
-            if before != after {
-                changes.security.push(SecurityChange {
-                    provider: id.to_owned(),
-                    field,
-                    before,
-                    after,
-                });
+        match old.get(id) {
+            None => changes.providers_added.push(id.to_owned()),
+            Some(before) => {
+                let changed = compare_provider(before, provider);
+                if !(changed.fields.is_empty()
+                    && changed.models_added.is_empty()
+                    && changed.models_removed.is_empty()
+                    && changed.models_changed.is_empty())
+                {
+                    changes.providers_changed.push(changed);
+                }
             }
         }
     }
@@ -141,40 +116,208 @@ pub fn compare(previous: &Summary, next: &Catalog<'_>) -> Changes {
     changes
 }
 
-/// The ids of `ids` that `other` lacks, in their order.
-fn not_in(ids: &[&str], other: &[&str]) -> Vec<String> {
-    // A list that changes from one catalog to the next mostly keeps its
-    // beginning and its end: only the ids between need a set.
-    let same_start = ids.iter().zip(other).take_while(|(a, b)| a == b).count();
-    let (ids, other) = (&ids[same_start..], &other[same_start..]);
-    let same_end = ids
-        .iter()
-        .rev()
-        .zip(other.iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count();
-    let (ids, other) = (
-        &ids[..ids.len() - same_end],
-        &other[..other.len() - same_end],
+fn compare_provider(before: &Provider<'_>, after: &Provider<'_>) -> ProviderChanges {
+    let mut fields = Fields::default();
+    fields.text("name", Some(&before.name), Some(&after.name));
+    fields.text("type", before.kind.as_ref(), after.kind.as_ref());
+    fields.text(
+        "api_endpoint",
+        before.api_endpoint.as_ref(),
+        after.api_endpoint.as_ref(),
     );
-    let other: HashSet<&str> = other.iter().copied().collect();
-    ids.iter()
-        .filter(|id| !other.contains(*id))
-        .map(|id| id.to_string())
-        .collect()
+    fields.text("api_key", before.api_key.as_ref(), after.api_key.as_ref());
+    fields.text(
+        "default_large_model_id",
+        before.default_large_model_id.as_ref(),
+        after.default_large_model_id.as_ref(),
+    );
+    fields.text(
+        "default_small_model_id",
+        before.default_small_model_id.as_ref(),
+        after.default_small_model_id.as_ref(),
+    );
+    if before.default_headers != after.default_headers {
+        fields.push(
+            "default_headers",
+            headers(&before.default_headers),
+            headers(&after.default_headers),
+        );
+    }
+    let old: HashMap<&str, &Model<'_>> =
+        before.models().iter().map(|m| (m.id.as_str(), m)).collect();
+    let new_ids: HashSet<&str> = after.models().iter().map(|m| m.id.as_str()).collect();
+    let mut changes = ProviderChanges {
+        provider: after.id.as_str().to_owned(),
+        fields: fields.0,
+        models_added: Vec::new(),
+        models_removed: before
+            .models()
+            .iter()
+            .map(|m| m.id.as_str())
+            .filter(|id| !new_ids.contains(id))
+            .map(str::to_owned)
+            .collect(),
+        models_changed: Vec::new(),
+    };
+    for model in after.models() {
+        match old.get(model.id.as_str()) {
+            None => changes.models_added.push(model.id.as_str().to_owned()),
+            // Most models are the same from one catalog to the next.
+            Some(previous) if *previous == model => {}
+            Some(previous) => {
+                let fields = compare_model(previous, model);
+                if !fields.is_empty() {
+                    changes.models_changed.push(ModelChange {
+                        model: model.id.as_str().to_owned(),
+                        fields,
+                    });
+                }
+            }
+        }
+    }
+    changes
 }
 
-/// Headers in one line, sorted by name (both sides come from sorted maps).
-pub(crate) fn headers_text<K: AsRef<str>, V: AsRef<str>>(
-    headers: Option<&BTreeMap<K, V>>,
-) -> Option<String> {
-    let headers = headers.filter(|h| !h.is_empty())?;
-    Some(
+fn compare_model(before: &Model<'_>, after: &Model<'_>) -> Vec<FieldChange> {
+    let mut fields = Fields::default();
+    fields.text("name", before.name.as_ref(), after.name.as_ref());
+    for (field, b, a) in [
+        (
+            "cost_per_1m_in",
+            before.cost_per_1m_in,
+            after.cost_per_1m_in,
+        ),
+        (
+            "cost_per_1m_out",
+            before.cost_per_1m_out,
+            after.cost_per_1m_out,
+        ),
+        (
+            "cost_per_1m_in_cached",
+            before.cost_per_1m_in_cached,
+            after.cost_per_1m_in_cached,
+        ),
+        (
+            "cost_per_1m_out_cached",
+            before.cost_per_1m_out_cached,
+            after.cost_per_1m_out_cached,
+        ),
+    ] {
+        fields.value(field, b.unwrap_or_default(), a.unwrap_or_default());
+    }
+    for (field, b, a) in [
+        (
+            "context_window",
+            before.context_window,
+            after.context_window,
+        ),
+        (
+            "default_max_tokens",
+            before.default_max_tokens,
+            after.default_max_tokens,
+        ),
+    ] {
+        fields.value(field, b.unwrap_or_default(), a.unwrap_or_default());
+    }
+    for (field, b, a) in [
+        ("can_reason", before.can_reason, after.can_reason),
+        (
+            "supports_attachments",
+            before.supports_attachments,
+            after.supports_attachments,
+        ),
+    ] {
+        fields.value(field, b.unwrap_or_default(), a.unwrap_or_default());
+    }
+    if before.reasoning_levels != after.reasoning_levels {
+        let list = |l: &[Text<'_>]| Value::from(l.iter().map(|t| t.as_str()).collect::<Vec<_>>());
+        fields.push(
+            "reasoning_levels",
+            list(&before.reasoning_levels),
+            list(&after.reasoning_levels),
+        );
+    }
+    fields.text(
+        "default_reasoning_effort",
+        before.default_reasoning_effort.as_ref(),
+        after.default_reasoning_effort.as_ref(),
+    );
+    let none = ModelOptions::default();
+    let (b, a) = (
+        before.options.as_deref().unwrap_or(&none),
+        after.options.as_deref().unwrap_or(&none),
+    );
+    // Unlike the fields above, an option Go reads into a pointer: absent
+    // (the provider's default) is not zero.
+    for (field, b, a) in [
+        ("options.temperature", b.temperature, a.temperature),
+        ("options.top_p", b.top_p, a.top_p),
+        (
+            "options.frequency_penalty",
+            b.frequency_penalty,
+            a.frequency_penalty,
+        ),
+        (
+            "options.presence_penalty",
+            b.presence_penalty,
+            a.presence_penalty,
+        ),
+    ] {
+        fields.value(field, b, a);
+    }
+    fields.value("options.top_k", b.top_k, a.top_k);
+    let provider_options = |o: &ModelOptions| match &o.provider_options {
+        Some(map) if !map.is_empty() => Value::Object(map.clone()),
+        _ => Value::Null,
+    };
+    if b.provider_options != a.provider_options {
+        fields.push(
+            "options.provider_options",
+            provider_options(b),
+            provider_options(a),
+        );
+    }
+    fields.0
+}
+
+/// The changed fields of one provider or model.
+#[derive(Default)]
+struct Fields(Vec<FieldChange>);
+
+impl Fields {
+    fn push(&mut self, field: &str, before: Value, after: Value) {
+        if before != after {
+            self.0.push(FieldChange {
+                field: field.to_owned(),
+                before,
+                after,
+            });
+        }
+    }
+
+    /// A value compared as is, made JSON only when it changed.
+    fn value<T: PartialEq + Into<Value>>(&mut self, field: &str, before: T, after: T) {
+        if before != after {
+            self.push(field, before.into(), after.into());
+        }
+    }
+
+    /// A string, absent being empty.
+    fn text(&mut self, field: &str, before: Option<&Text<'_>>, after: Option<&Text<'_>>) {
+        self.value(field, text(before), text(after));
+    }
+}
+
+fn text<'t>(t: Option<&'t Text<'_>>) -> &'t str {
+    t.map_or("", Text::as_str)
+}
+
+fn headers(headers: &BTreeMap<Text<'_>, Text<'_>>) -> Value {
+    Value::Object(
         headers
             .iter()
-            .map(|(k, v)| format!("{}: {}", k.as_ref(), v.as_ref()))
-            .collect::<Vec<_>>()
-            .join(", "),
+            .map(|(k, v)| (k.as_str().to_owned(), Value::from(v.as_str())))
+            .collect(),
     )
 }
 
@@ -183,75 +326,86 @@ mod tests {
     use super::*;
     use crate::catalog::validate;
 
+    fn changes(old: &str, new: &str) -> Changes {
+        compare(
+            &validate(old.as_bytes()).unwrap(),
+            &validate(new.as_bytes()).unwrap(),
+        )
+    }
+
+    fn field(field: &str, before: Value, after: Value) -> FieldChange {
+        FieldChange {
+            field: field.into(),
+            before,
+            after,
+        }
+    }
+
     #[test]
-    fn reports_providers_models_and_security_changes() {
-        let old = br#"[{"id":"a","name":"A","api_endpoint":"https://a","api_key":"$A","models":[{"id":"m1"},{"id":"m2"}]},
+    fn reports_providers_models_and_their_fields() {
+        let old = r#"[{"id":"a","name":"A","api_endpoint":"https://a","api_key":"$A",
+                        "models":[{"id":"m1"},{"id":"m2","cost_per_1m_in":10,"context_window":200000}]},
                        {"id":"gone","name":"G"}]"#;
-        let new = br#"[{"id":"a","name":"A","api_endpoint":"https://evil","api_key":"$A","default_headers":{"X":"1"},"models":[{"id":"m2"},{"id":"m3"}]},
+        let new = r#"[{"id":"a","name":"A2","api_endpoint":"https://evil","api_key":"$A","default_headers":{"X":"1"},
+                        "models":[{"id":"m2","cost_per_1m_in":99,"context_window":5},{"id":"m3"}]},
                        {"id":"fresh","name":"F"}]"#;
-        let changes = compare(
-            &serde_json::from_slice(old).unwrap(),
-            &validate(new).unwrap(),
-        );
+        let changes = changes(old, new);
         assert_eq!(changes.providers_added, ["fresh"]);
         assert_eq!(changes.providers_removed, ["gone"]);
+        let a = &changes.providers_changed[0];
         assert_eq!(
-            changes.models,
-            [ModelChanges {
-                provider: "a".into(),
-                added: vec!["m3".into()],
-                removed: vec!["m1".into()]
+            a.fields,
+            [
+                field("name", "A".into(), "A2".into()),
+                field("api_endpoint", "https://a".into(), "https://evil".into()),
+                field(
+                    "default_headers",
+                    serde_json::json!({}),
+                    serde_json::json!({"X": "1"})
+                ),
+            ]
+        );
+        assert_eq!(a.models_added, ["m3"]);
+        assert_eq!(a.models_removed, ["m1"]);
+        assert_eq!(
+            a.models_changed,
+            [ModelChange {
+                model: "m2".into(),
+                fields: vec![
+                    field("cost_per_1m_in", 10.0.into(), 99.0.into()),
+                    field("context_window", 200000.into(), 5.into()),
+                ]
             }]
         );
-        let fields: Vec<_> = changes.security.iter().map(|c| c.field).collect();
-        assert_eq!(fields, ["api_endpoint", "default_headers"]);
+        assert_eq!(changes.model_counts(), (1, 1, 1));
+    }
+
+    #[test]
+    fn values_are_compared_as_crush_sees_them() {
+        let old = r#"[{"id":"a","name":"A","models":[{"id":"m","cost_per_1m_in":0,"name":"","can_reason":false}]}]"#;
+        let new = r#"[{"id":"a","name":"A","type":null,"models":[{"id":"m","reasoning_levels":null,"options":{}}]}]"#;
+        assert!(changes(old, new).is_empty());
+        // Options are pointers in Go: unset is not zero.
+        let set = r#"[{"id":"a","name":"A","models":[{"id":"m","options":{"temperature":0,"top_k":40,"provider_options":{"x":[1]}}}]}]"#;
+        let fields: Vec<String> = changes(old, set).providers_changed[0].models_changed[0]
+            .fields
+            .iter()
+            .map(|f| format!("{}: {} -> {}", f.field, f.before, f.after))
+            .collect();
         assert_eq!(
-            changes.security[0].describe(),
-            "provider \"a\": api_endpoint changed from \"https://a\" to \"https://evil\"; requests carrying your API key will go to the new address"
+            fields,
+            [
+                "options.temperature: null -> 0.0",
+                "options.top_k: null -> 40",
+                "options.provider_options: null -> {\"x\":[1]}"
+            ]
         );
-        assert_eq!(changes.security[1].after.as_deref(), Some("X: 1"));
     }
 
     #[test]
-    fn reordered_or_renamed_models_are_not_changes_of_the_model_list() {
-        let old = br#"[{"id":"a","name":"A","models":[{"id":"m1"},{"id":"m2"}]}]"#;
-        let new = br#"[{"id":"a","name":"A","models":[{"id":"m2","name":"x"},{"id":"m1"}]}]"#;
-        let changes = compare(&Summary::parse(old).unwrap(), &validate(new).unwrap());
-        assert!(changes.is_empty(), "{changes:?}");
-        let new = br#"[{"id":"a","name":"A","models":[{"id":"m2"},{"id":"m3"}]}]"#;
-        let changes = compare(&Summary::parse(old).unwrap(), &validate(new).unwrap());
-        assert_eq!(changes.models[0].added, ["m3"]);
-        assert_eq!(changes.models[0].removed, ["m1"]);
-    }
-
-    #[test]
-    fn ids_missing_from_the_other_list_wherever_the_lists_differ() {
-        let ids = ["a", "b", "c", "d", "e"];
-        for (other, missing) in [
-            (&["a", "b", "c", "d", "e"][..], &[][..]),
-            (&["a", "x", "c", "d", "e"], &["b"]),
-            (&["b", "c", "d", "e"], &["a"]),
-            (&["a", "b", "c", "d"], &["e"]),
-            (&["e", "d", "c", "b", "a"], &[]),
-            (&["a", "e"], &["b", "c", "d"]),
-            (&["x", "b", "y", "d", "z"], &["a", "c", "e"]),
-            (&[], &["a", "b", "c", "d", "e"]),
-        ] {
-            assert_eq!(not_in(&ids, other), missing, "{other:?}");
-        }
-        assert!(not_in(&[], &["a"]).is_empty());
-    }
-
-    #[test]
-    fn identical_catalogs_have_no_changes() {
-        let json = br#"[{"id":"a","name":"A","models":[{"id":"m"}],"default_headers":{}}]"#;
-        let json2 = br#"[{"id":"a","name":"A","models":[{"id":"m"}]}]"#;
-        assert!(
-            compare(
-                &serde_json::from_slice(json).unwrap(),
-                &validate(json2).unwrap()
-            )
-            .is_empty()
-        );
+    fn reordered_models_are_no_change() {
+        let old = r#"[{"id":"a","name":"A","models":[{"id":"m1"},{"id":"m2","name":"x"}]}]"#;
+        let new = r#"[{"id":"a","name":"A","models":[{"id":"m2","name":"x"},{"id":"m1"}]}]"#;
+        assert!(changes(old, new).is_empty());
     }
 }

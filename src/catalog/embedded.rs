@@ -13,6 +13,13 @@ pub fn catalog_bytes() -> &'static [u8] {
         .unwrap_or_default()
 }
 
+/// The snapshot, validated: what the first catalog of a machine without a
+/// cache is reviewed against ([`crate::trust::guard::Baseline`]). `None`
+/// only for a build whose snapshot is broken, which its tests refuse.
+pub fn catalog() -> Option<crate::catalog::Catalog<'static>> {
+    crate::catalog::validate(catalog_bytes()).ok()
+}
+
 /// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
 /// in `embedded/origin`: e.g. `Catwalk v0.52.6, released 2026-08-21`.
 pub fn origin() -> &'static str {

@@ -124,8 +124,12 @@ pub struct ProvidersArgs {
     #[arg(long)]
     pub json: bool,
     /// Show the cache and the auto-update setting without any network access
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wait")]
     pub status: bool,
+    /// Wait for a refresh that is due (with a progress bar), instead of
+    /// running it in the background
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// Arguments of `models`.
@@ -137,6 +141,10 @@ pub struct ModelsArgs {
     /// Print an array of JSON objects
     #[arg(long)]
     pub json: bool,
+    /// Wait for a refresh that is due (with a progress bar), instead of
+    /// running it in the background
+    #[arg(long)]
+    pub wait: bool,
 }
 
 /// Arguments of `update-providers`.

@@ -6,6 +6,7 @@
 pub mod cli;
 mod models;
 mod providers;
+mod terminal;
 mod update_providers;
 
 use std::io::{self, Write};
@@ -101,6 +102,7 @@ fn run(cli: Cli) -> Result<(), Exit> {
                 timeout: args.timeout,
                 interval: args.interval,
                 keys,
+                foreground: false,
             };
             // Nobody waits for the outcome: it is in the state file.
             refresh::run(
@@ -114,10 +116,18 @@ fn run(cli: Cli) -> Result<(), Exit> {
     }
 }
 
-/// Writes one line to standard error. Unlike `eprintln!`, which panics,
-/// a failure there is ignored: there is nowhere left to report it.
-pub fn say(line: std::fmt::Arguments<'_>) {
-    let _ = writeln!(io::stderr().lock(), "{line}");
+/// Writes a message to standard error: one line when it goes to a pipe or
+/// a file, wrapped to a terminal's width with the text after `error: ` or
+/// `warning: ` kept in its column. Unlike `eprintln!`, which panics, a
+/// failure there is ignored: there is nowhere left to report it.
+pub fn say(message: std::fmt::Arguments<'_>) {
+    let text = message.to_string();
+    let indent = ["error: ", "warning: "]
+        .iter()
+        .find(|prefix| text.starts_with(*prefix))
+        .map_or(2, |prefix| prefix.len());
+    let text = terminal::wrap(&text, terminal::stderr_width(), &" ".repeat(indent));
+    let _ = writeln!(io::stderr().lock(), "{text}");
 }
 
 /// Runs `write` on standard output, buffered (a table or a JSON document
@@ -266,7 +276,11 @@ fn pinned_keys(settings: &Settings) -> Result<Option<TrustedKeys>, Failure> {
 /// exactly as Crush does when it starts, printing its warnings. A refresh
 /// runs in a detached helper process: this command prints and exits at
 /// once, and a new catalog shows from the next start on.
-fn startup_catalog(settings: &Settings, files: &CacheFiles) -> Result<StartupCatalog, Exit> {
+fn startup_catalog(
+    settings: &Settings,
+    files: &CacheFiles,
+    wait: bool,
+) -> Result<StartupCatalog, Exit> {
     let mut warnings = Vec::new();
     let env = startup::options_from_env(
         |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
@@ -291,7 +305,7 @@ fn startup_catalog(settings: &Settings, files: &CacheFiles) -> Result<StartupCat
         timeout: env.timeout,
         interval: env.interval,
         background,
-        interruptible: true,
+        wait,
         keys,
     };
     let loaded = startup::load(files, &options);

@@ -31,7 +31,7 @@ struct ModelRow<'a> {
 /// `crush models`.
 pub fn run(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
-    let loaded = startup_catalog(&settings, &cache_files()?)?;
+    let loaded = startup_catalog(&settings, &cache_files()?, args.wait)?;
     if loaded.provenance == Provenance::Disabled {
         return print(|out| {
             if args.json {

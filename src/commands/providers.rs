@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::terminal;
 use super::{
     Exit, ago, cache_files, count, load_settings, print, say, startup_catalog, write_json,
     write_table,
@@ -27,7 +28,7 @@ pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     if args.status {
         return status(&settings, &files, args.json);
     }
-    let loaded = startup_catalog(&settings, &files)?;
+    let loaded = startup_catalog(&settings, &files, args.wait)?;
     if args.json {
         return print(|out| out.write_all(&loaded.bytes));
     }
@@ -104,6 +105,10 @@ fn header(loaded: &StartupCatalog) -> String {
             };
             format!("Providers: cached{from}, {fetched}{confirmed}{refreshing}")
         }
+        Provenance::Embedded if loaded.refreshing => format!(
+            "Providers: embedded snapshot ({}); fetching the current catalog in the background",
+            embedded::origin()
+        ),
         Provenance::Embedded => format!("Providers: embedded snapshot ({})", embedded::origin()),
         Provenance::Disabled => "No providers".into(),
     }
@@ -120,10 +125,12 @@ struct Status {
     fetched_at: Option<String>,
     age_seconds: Option<u64>,
     confirmed_at: Option<String>,
+    confirmed_age_seconds: Option<u64>,
     last_refresh: Option<LastRefresh>,
     signed_at: Option<String>,
     public_keys: Option<PinnedJson>,
     refresh_interval_seconds: f64,
+    refresh_interval_origin: String,
     etag: Option<String>,
     last_modified: Option<String>,
     sha256: Option<String>,
@@ -191,6 +198,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         fetched_at: None,
         age_seconds: None,
         confirmed_at: None,
+        confirmed_age_seconds: None,
         last_refresh: None,
         signed_at: None,
         public_keys: settings.public_keys.as_ref().map(|p| PinnedJson {
@@ -198,6 +206,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
             origin: p.origin.to_string(),
         }),
         refresh_interval_seconds: env.interval.as_secs_f64(),
+        refresh_interval_origin: env.interval_origin.clone(),
         etag: None,
         last_modified: None,
         sha256: None,
@@ -225,7 +234,18 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
 }
 
 fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
-    let mut row = |key: &str, value: String| writeln!(out, "{:<21} {value}", format!("{key}:"));
+    // A value too long for the terminal wraps under itself.
+    let width = terminal::stdout_width();
+    let indent = " ".repeat(22);
+    let mut row = |key: &str, value: String| {
+        let key = if key.is_empty() {
+            String::new()
+        } else {
+            format!("{key}:")
+        };
+        let line = format!("{key:<21} {value}");
+        writeln!(out, "{}", terminal::wrap(&line, width, &indent))
+    };
     let state = match (status.cache_state, &status.problem) {
         ("valid", _) => String::new(),
         ("missing", _) => " (none: the embedded snapshot is used)".to_string(),
@@ -239,8 +259,8 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     if let (Some(at), Some(age)) = (&status.fetched_at, status.age_seconds) {
         row("fetched", format!("{at} ({})", ago(age)))?;
     }
-    if let Some(at) = &status.confirmed_at {
-        row("confirmed current", at.clone())?;
+    if let (Some(at), Some(age)) = (&status.confirmed_at, status.confirmed_age_seconds) {
+        row("confirmed current", format!("{at} ({})", ago(age)))?;
     }
     if let Some(last) = &status.last_refresh {
         let cause = last
@@ -257,6 +277,15 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
                 last.url
             ),
         )?;
+        for (i, finding) in last.held.iter().flatten().enumerate() {
+            row(if i == 0 { "held back" } else { "" }, finding.clone())?;
+        }
+        if let Some(accept) = &last.accept {
+            row("to apply it", accept.clone())?;
+        }
+    }
+    if let Some(signed) = &status.signed_at {
+        row("signed", signed.clone())?;
     }
     for (key, value) in [
         ("etag", &status.etag),
@@ -283,10 +312,13 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     }
     row(
         "refresh interval",
-        humantime::format_duration(std::time::Duration::from_secs_f64(
-            status.refresh_interval_seconds,
-        ))
-        .to_string(),
+        format!(
+            "{} ({})",
+            humantime::format_duration(std::time::Duration::from_secs_f64(
+                status.refresh_interval_seconds,
+            )),
+            status.refresh_interval_origin
+        ),
     )?;
     row("default-providers", settings.default_providers.to_string())
 }
@@ -310,9 +342,8 @@ fn describe_cache(cached: &Cached, status: &mut Status) {
         status.age_seconds = Some(now.saturating_sub(at));
     }
     if let Some(state) = &cached.state {
-        status.confirmed_at = state
-            .confirmed_at
-            .map(|at| format!("{} ({})", state::rfc3339(at), ago(now.saturating_sub(at))));
+        status.confirmed_at = state.confirmed_at.map(state::rfc3339);
+        status.confirmed_age_seconds = state.confirmed_at.map(|at| now.saturating_sub(at));
         status.last_refresh = state.refresh.as_ref().map(|r| LastRefresh {
             at: state::rfc3339(r.at),
             age_seconds: now.saturating_sub(r.at),
@@ -320,7 +351,7 @@ fn describe_cache(cached: &Cached, status: &mut Status) {
             outcome: r.outcome.word(),
             cause: r.cause.clone(),
             held: r.held.as_ref().map(|h| h.changes.clone()),
-            accept: r.held.as_ref().map(|h| h.accept.clone()),
+            accept: r.held.as_ref().map(|h| startup::held_hint(&h.flags)),
         });
         status.signed_at = state.signed_at.map(state::rfc3339);
     }

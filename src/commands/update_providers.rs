@@ -1,16 +1,19 @@
 //! `crush update-providers`: runs [`crate::update`] and reports what it did
-//! in text a person can read at a glance (at most [`MAX_LINES`] lines of
-//! [`MAX_COLUMNS`] columns, whatever the catalogs), in full with
+//! in text a person can read at a glance (counts first, then the changes
+//! that matter most, in at most [`MAX_LINES`] lines no wider than the
+//! terminal or [`MAX_COLUMNS`]), every change one to a line with
 //! `--verbose`, or as one JSON object.
 
-use std::io::{self, Write};
-
-use unicode_width::UnicodeWidthStr;
-
+use std::io::Write;
 use std::path::Path;
 
+use serde_json::Value;
+use unicode_width::UnicodeWidthStr;
+
+use super::terminal::{self, fit, shorten};
 use super::{Exit, cache_files, count, load_settings, pinned_keys, print, say, write_json};
-use crate::catalog::changes::{Changes, ModelChanges};
+use crate::catalog::changes::{Changes, FieldChange, ProviderChanges};
+use crate::catalog::printable;
 use crate::commands::cli::UpdateArgs;
 use crate::fetch::source;
 use crate::store::paths::process_env;
@@ -18,7 +21,7 @@ use crate::update::{self, UpdateOptions, UpdateReport};
 
 /// Most lines of the default text report.
 pub const MAX_LINES: usize = 60;
-/// Widest line of the default text report that lists catalog contents.
+/// Widest line of the default text report, and of a terminal's.
 pub const MAX_COLUMNS: usize = 120;
 /// Widest a provider id is shown in a shortened list.
 const MAX_ID_COLUMNS: usize = 40;
@@ -57,80 +60,90 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
             for warning in &report.warnings {
                 say(format_args!("warning: {warning}"));
             }
-            write_report(out, &report, args.verbose)
+            let width = terminal::stdout_width().map_or(MAX_COLUMNS, |w| w.min(MAX_COLUMNS));
+            let lines = if args.verbose {
+                every_line(&report)
+            } else {
+                summary_lines(&report, width, MAX_LINES)
+            };
+            lines.iter().try_for_each(|line| writeln!(out, "{line}"))
         }
     })
 }
 
-fn write_report(out: &mut impl Write, report: &UpdateReport, verbose: bool) -> io::Result<()> {
-    let counts = format!("{} providers, {} models", report.providers, report.models);
-    let (done, target) = if report.written {
-        ("Updated", "written to")
+/// What the update did, in one line, and where it wrote.
+fn head(report: &UpdateReport) -> Vec<String> {
+    let counts = format!(
+        "{}, {}",
+        count(report.providers, "provider"),
+        count(report.models, "model")
+    );
+    let mut lines = Vec::new();
+    if report.up_to_date {
+        lines.push(format!(
+            "Already up to date: {} holds the same catalog as {} ({counts})",
+            report.target.display(),
+            report.source
+        ));
     } else {
-        ("Checked", "dry run: not written to")
-    };
-    // The source and the target are the user's own; the lines with them
-    // are as long as they are.
-    writeln!(out, "{done} providers from {}: {counts}", report.source)?;
-    writeln!(out, "  {target} {}", report.target.display())?;
-    let Some(changes) = &report.changes else {
-        return Ok(());
-    };
-    let lines = if verbose {
-        every_change(changes)
-    } else {
-        change_summary(changes, MAX_LINES - 2)
-    };
-    for line in lines {
-        writeln!(out, "{line}")?;
+        let done = if report.written { "Updated" } else { "Checked" };
+        lines.push(format!("{done} providers from {}: {counts}", report.source));
+        let target = if report.written {
+            "written to"
+        } else {
+            "dry run: not written to"
+        };
+        lines.push(format!("  {target} {}", report.target.display()));
     }
-    Ok(())
+    lines.push(format!("  sha256 {}", report.sha256));
+    lines
 }
 
-/// The changes, one line per kind and per provider, every id listed.
-fn every_change(changes: &Changes) -> Vec<String> {
-    let mut lines = provider_lines(changes, usize::MAX);
-    for m in &changes.models {
-        let mut parts = Vec::new();
-        for (sign, ids) in [('+', &m.added), ('-', &m.removed)] {
-            if !ids.is_empty() {
-                let n = count(ids.len(), "model");
-                parts.push(format!("{sign}{n} ({})", ids.join(", ")));
+/// The report with every change, one to a line.
+fn every_line(report: &UpdateReport) -> Vec<String> {
+    let mut lines = head(report);
+    let Some(changes) = report.changes.as_ref().filter(|_| !report.up_to_date) else {
+        return lines;
+    };
+    lines.extend(counts(changes, usize::MAX));
+    for id in &changes.providers_added {
+        lines.push(format!("  + provider {id}"));
+    }
+    for id in &changes.providers_removed {
+        lines.push(format!("  - provider {id}"));
+    }
+    for p in &changes.providers_changed {
+        lines.push(format!("  ~ provider {}", p.provider));
+        for field in &p.fields {
+            lines.push(format!("      {}", field_text(field)));
+        }
+        for id in &p.models_added {
+            lines.push(format!("      + model {id}"));
+        }
+        for id in &p.models_removed {
+            lines.push(format!("      - model {id}"));
+        }
+        for m in &p.models_changed {
+            lines.push(format!("      ~ model {}", m.model));
+            for field in &m.fields {
+                lines.push(format!("          {}", field_text(field)));
             }
         }
-        lines.push(format!("  ~ {}: {}", m.provider, parts.join(", ")));
     }
     lines
 }
 
-/// The changes in at most `max_lines` lines of at most [`MAX_COLUMNS`]
-/// columns: counts, the first ids that fit, and how many more.
-fn change_summary(changes: &Changes, max_lines: usize) -> Vec<String> {
-    let mut lines = provider_lines(changes, MAX_COLUMNS);
-    let room = max_lines.saturating_sub(lines.len());
-    let shown = if changes.models.len() <= room {
-        changes.models.len()
-    } else {
-        room.saturating_sub(1)
+/// The report in at most `max_lines` lines of at most `width` columns:
+/// counts first, then the changes that matter most to a user of the
+/// catalog (where requests go, then providers, then prices and context
+/// windows), then how much was left out.
+fn summary_lines(report: &UpdateReport, width: usize, max_lines: usize) -> Vec<String> {
+    let mut lines = head(report);
+    let Some(changes) = report.changes.as_ref().filter(|_| !report.up_to_date) else {
+        return lines;
     };
-    lines.extend(changes.models[..shown].iter().map(model_line));
-    let hidden = changes.models.len() - shown;
-    if hidden > 0 {
-        lines.push(format!(
-            "  … and {} with model changes; --verbose lists them all",
-            count(hidden, "more provider")
-        ));
-    }
-    lines
-}
-
-/// `no changes`, or the providers added and removed, each list fitted into
-/// `width` columns.
-fn provider_lines(changes: &Changes, width: usize) -> Vec<String> {
-    if changes.is_empty() {
-        return vec!["  no changes to providers or models".into()];
-    }
-    let mut lines = Vec::new();
+    lines.extend(counts(changes, width));
+    let mut body: Vec<String> = Vec::new();
     for (sign, ids) in [
         ('+', &changes.providers_added),
         ('-', &changes.providers_removed),
@@ -138,85 +151,188 @@ fn provider_lines(changes: &Changes, width: usize) -> Vec<String> {
         if !ids.is_empty() {
             let head = format!("  {sign} {}: ", count(ids.len(), "provider"));
             let list = fit(ids, width.saturating_sub(head.width()));
-            lines.push(format!("{head}{list}"));
+            body.push(format!("{head}{list}").trim_end().to_owned());
         }
     }
+    // Per provider, the line of its own changes; then its models' field
+    // changes, most relevant first.
+    let mut providers: Vec<&ProviderChanges> = changes.providers_changed.iter().collect();
+    providers.sort_by_key(|p| std::cmp::Reverse(relevance(&p.fields)));
+    let mut model_lines: Vec<(u8, String)> = Vec::new();
+    for p in &providers {
+        body.push(provider_line(p, width));
+        for m in &p.models_changed {
+            let head = format!(
+                "      {}/{}: ",
+                shorten(&p.provider, MAX_ID_COLUMNS),
+                m.model
+            );
+            let fields: Vec<String> = m.fields.iter().map(field_text).collect();
+            let list = fit(&fields, width.saturating_sub(head.width()));
+            let line = if list.is_empty() {
+                shorten(&format!("{head}{}", fields.join(", ")), width)
+            } else {
+                format!("{head}{list}")
+            };
+            model_lines.push((relevance(&m.fields), line));
+        }
+    }
+    model_lines.sort_by_key(|(relevance, _)| std::cmp::Reverse(*relevance));
+    body.extend(model_lines.into_iter().map(|(_, line)| line));
+    let room = max_lines.saturating_sub(lines.len());
+    if body.len() > room {
+        let shown = room.saturating_sub(1);
+        let hidden = body.len() - shown;
+        body.truncate(shown);
+        let lines = if hidden == 1 { "line" } else { "lines" };
+        body.push(format!(
+            "  … and {hidden} more {lines}; --verbose lists every change (--json too)"
+        ));
+    }
+    lines.extend(body);
     lines
 }
 
-/// `  ~ provider: +3 models (a, b, … and 1 more), -1 model (c)` in at most
-/// [`MAX_COLUMNS`] columns; the two lists share what room is left.
-fn model_line(m: &ModelChanges) -> String {
-    let lists: Vec<(char, &Vec<String>)> = [('+', &m.added), ('-', &m.removed)]
+/// `changes: providers 1 added, 2 changed; models 3 added`: counts of
+/// everything that changed, wrapped to `width`.
+fn counts(changes: &Changes, width: usize) -> Vec<String> {
+    if changes.is_empty() {
+        return vec![
+            "  no change Crush would see (the bytes differ only in what it does not read)".into(),
+        ];
+    }
+    let (added, removed, changed) = changes.model_counts();
+    let group = |what: &str, counts: [usize; 3]| {
+        let parts: Vec<String> = counts
+            .iter()
+            .zip(["added", "removed", "changed"])
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, how)| format!("{n} {how}"))
+            .collect();
+        (!parts.is_empty()).then(|| format!("{what} {}", parts.join(", ")))
+    };
+    let groups: Vec<String> = [
+        group(
+            "providers",
+            [
+                changes.providers_added.len(),
+                changes.providers_removed.len(),
+                changes.providers_changed.len(),
+            ],
+        ),
+        group("models", [added, removed, changed]),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let line = format!("  changes: {}", groups.join("; "));
+    terminal::wrap(&line, Some(width), "    ")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// How much a user of the catalog cares about these field changes: where
+/// requests go first, then prices and context windows, then the rest.
+fn relevance(fields: &[FieldChange]) -> u8 {
+    fields
+        .iter()
+        .map(|f| match f.field.as_str() {
+            "api_endpoint" | "api_key" | "default_headers" | "type" => 3,
+            field if field.starts_with("cost_") || field == "context_window" => 2,
+            "default_max_tokens" | "default_large_model_id" | "default_small_model_id" => 1,
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// `  ~ anthropic: name "A" → "B", +2 models (a, b), -1 model (c), 3
+/// models changed`, fitted to `width`: the two id lists share what room is
+/// left.
+fn provider_line(p: &ProviderChanges, width: usize) -> String {
+    let head = format!("  ~ {}: ", shorten(&p.provider, MAX_ID_COLUMNS));
+    let fields: Vec<String> = p.fields.iter().map(field_text).collect();
+    let changed = (!p.models_changed.is_empty())
+        .then(|| format!("{} changed", count(p.models_changed.len(), "model")));
+    let lists: Vec<(String, &Vec<String>)> = [('+', &p.models_added), ('-', &p.models_removed)]
         .into_iter()
         .filter(|(_, ids)| !ids.is_empty())
+        .map(|(sign, ids)| (format!("{sign}{}", count(ids.len(), "model")), ids))
         .collect();
-    let head = format!("  ~ {}: ", shorten(&m.provider, MAX_ID_COLUMNS));
-    let counts: Vec<String> = lists
-        .iter()
-        .map(|(sign, ids)| format!("{sign}{}", count(ids.len(), "model")))
-        .collect();
-    // Each list costs its count, ` (` and `)`, and `, ` between lists.
-    let fixed = head.width() + counts.iter().map(|c| c.width() + 3).sum::<usize>() + 2;
-    let share = MAX_COLUMNS.saturating_sub(fixed) / lists.len().max(1);
-    let parts: Vec<String> = lists
-        .iter()
-        .zip(&counts)
-        .map(|((_, ids), counted)| match fit(ids, share) {
-            list if list.is_empty() => counted.clone(),
+    // What is shown whatever the room: each part and its `, `; each list
+    // also costs ` (` and `)`.
+    let fixed = head.width()
+        + fields
+            .iter()
+            .chain(&changed)
+            .map(|s| s.width() + 2)
+            .sum::<usize>()
+        + lists
+            .iter()
+            .map(|(counted, _)| counted.width() + 5)
+            .sum::<usize>();
+    let share = width
+        .saturating_sub(fixed)
+        .checked_div(lists.len())
+        .unwrap_or(0);
+    let mut parts = fields;
+    for (counted, ids) in lists {
+        parts.push(match fit(ids, share) {
+            list if list.is_empty() => counted,
             list => format!("{counted} ({list})"),
-        })
-        .collect();
-    format!("{head}{}", parts.join(", "))
+        });
+    }
+    parts.extend(changed);
+    shorten(&format!("{head}{}", parts.join(", ")), width)
 }
 
-/// As many of `ids` as fit in `width` columns, `, `-separated, then
-/// `… and N more` for the rest; empty when not even one fits.
-fn fit(ids: &[String], width: usize) -> String {
-    let mut shown = String::new();
-    for (i, id) in ids.iter().enumerate() {
-        let rest = ids.len() - i - 1;
-        let more = if rest == 0 {
-            String::new()
-        } else {
-            format!(", … and {rest} more")
-        };
-        let sep = if shown.is_empty() { "" } else { ", " };
-        if shown.width() + sep.len() + id.width() + more.width() > width {
-            let left = ids.len() - i;
-            if shown.is_empty() {
-                return String::new();
-            }
-            return format!("{shown}, … and {left} more");
-        }
-        shown.push_str(sep);
-        shown.push_str(id);
-    }
-    shown
+/// `cost_per_1m_in 10 → 99`.
+fn field_text(field: &FieldChange) -> String {
+    format!(
+        "{} {} → {}",
+        field.field,
+        value_text(&field.before),
+        value_text(&field.after)
+    )
 }
 
-/// `text`, cut to `width` columns with `…` when longer.
-fn shorten(text: &str, width: usize) -> String {
-    if text.width() <= width {
-        return text.to_owned();
+/// A value as a person reads it: numbers plain, strings quoted.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Null => "(none)".into(),
+        Value::String(s) if s.is_empty() => "(none)".into(),
+        Value::String(s) => printable(s),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
     }
-    let mut out = String::new();
-    for c in text.chars() {
-        if out.width() + c.to_string().width() + 1 > width {
-            break;
-        }
-        out.push(c);
-    }
-    out.push('…');
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::changes::ModelChange;
 
     fn ids(prefix: &str, n: usize) -> Vec<String> {
         (0..n).map(|i| format!("{prefix}-{i}")).collect()
+    }
+
+    fn report(changes: Changes) -> UpdateReport {
+        UpdateReport {
+            source: "https://catwalk.charm.land/v2/providers".into(),
+            providers: 40,
+            models: 1517,
+            target: "/home/u/.local/share/crush/providers.json".into(),
+            written: true,
+            up_to_date: false,
+            sha256: "ab".repeat(32),
+            signed_at: None,
+            changes: Some(changes),
+            warnings: Vec::new(),
+        }
     }
 
     fn changes(providers: usize, models: usize, id_len: usize) -> Changes {
@@ -224,102 +340,125 @@ mod tests {
         Changes {
             providers_added: ids(&format!("new{long}"), providers),
             providers_removed: ids("gone", providers),
-            models: (0..providers)
-                .map(|p| ModelChanges {
+            providers_changed: (0..providers)
+                .map(|p| ProviderChanges {
                     provider: format!("provider-{p}-{long}"),
-                    added: ids(&format!("model{long}"), models),
-                    removed: ids("old", models / 2),
+                    fields: vec![FieldChange {
+                        field: "name".into(),
+                        before: "A".into(),
+                        after: format!("B{long}").into(),
+                    }],
+                    models_added: ids(&format!("model{long}"), models),
+                    models_removed: ids("old", models / 2),
+                    models_changed: (0..models)
+                        .map(|m| ModelChange {
+                            model: format!("m{m}{long}"),
+                            fields: vec![FieldChange {
+                                field: "cost_per_1m_in".into(),
+                                before: 10.0.into(),
+                                after: 99.0.into(),
+                            }],
+                        })
+                        .collect(),
                 })
                 .collect(),
-            security: Vec::new(),
         }
     }
 
-    /// Whatever the catalogs, the default report fits a screen: at most
-    /// 60 lines (two of them the summary and the target) of at most 120
-    /// columns, and says how much it left out.
+    /// Whatever the catalogs, the default report fits a screen: at most 60
+    /// lines of at most the width, and says how much it left out.
     #[test]
-    fn the_summary_fits_in_sixty_lines_of_120_columns() {
-        for (providers, models, id_len) in [
-            (0, 0, 0),
-            (1, 1, 0),
-            (3, 5, 0),
-            (40, 300, 10),
-            (200, 2000, 0),
-            (500, 3, 256),
-        ] {
-            let changes = changes(providers, models, id_len);
-            let lines = change_summary(&changes, MAX_LINES - 2);
-            assert!(lines.len() <= MAX_LINES - 2, "{providers}: {}", lines.len());
-            for line in &lines {
-                assert!(
-                    line.width() <= MAX_COLUMNS,
-                    "{} columns: {line}",
-                    line.width()
+    fn the_summary_fits_the_screen() {
+        for width in [80, 120] {
+            for (providers, models, id_len) in [
+                (0, 0, 0),
+                (1, 1, 0),
+                (3, 5, 0),
+                (40, 300, 10),
+                (200, 2000, 0),
+                (500, 3, 256),
+            ] {
+                let lines = summary_lines(
+                    &report(changes(providers, models, id_len)),
+                    width,
+                    MAX_LINES,
                 );
-            }
-            if providers >= 200 {
-                // The summary and the target, providers added and removed,
-                // then one line per provider but the last, which counts the
-                // rest.
-                let last = lines.last().unwrap();
-                let hidden = providers - (MAX_LINES - 2 - 2 - 1);
-                assert_eq!(
-                    last,
-                    &format!(
-                        "  … and {hidden} more providers with model changes; --verbose lists them all"
-                    )
-                );
+                assert!(lines.len() <= MAX_LINES, "{providers}: {}", lines.len());
+                for line in &lines {
+                    // The head names the user's own source and target.
+                    if line.starts_with("Updated") || line.starts_with("  written") {
+                        continue;
+                    }
+                    assert!(line.width() <= width, "{} columns: {line}", line.width());
+                }
+                if providers >= 40 {
+                    assert!(
+                        lines
+                            .last()
+                            .unwrap()
+                            .contains("--verbose lists every change")
+                    );
+                }
             }
         }
     }
 
     #[test]
-    fn lists_show_the_first_ids_that_fit_then_how_many_more() {
-        let ids = ids("model", 30);
-        assert_eq!(fit(&ids[..2], 120), "model-0, model-1");
-        let list = fit(&ids, 60);
-        assert!(list.starts_with("model-0, model-1, "), "{list}");
-        assert!(list.width() <= 60, "{list}");
-        let shown = list.matches(", ").count();
+    fn prices_and_context_windows_are_named_old_and_new() {
+        let changes = Changes {
+            providers_changed: vec![ProviderChanges {
+                provider: "anthropic".into(),
+                fields: Vec::new(),
+                models_added: Vec::new(),
+                models_removed: Vec::new(),
+                models_changed: vec![ModelChange {
+                    model: "claude-x".into(),
+                    fields: vec![
+                        FieldChange {
+                            field: "cost_per_1m_in".into(),
+                            before: 10.0.into(),
+                            after: 99.0.into(),
+                        },
+                        FieldChange {
+                            field: "context_window".into(),
+                            before: 200000.into(),
+                            after: 5.into(),
+                        },
+                    ],
+                }],
+            }],
+            ..Changes::default()
+        };
+        let lines = summary_lines(&report(changes), 80, MAX_LINES);
         assert!(
-            list.ends_with(&format!("… and {} more", 30 - shown)),
-            "{list}"
+            lines.contains(&"  changes: providers 1 changed; models 1 changed".to_string()),
+            "{lines:#?}"
         );
-        assert_eq!(fit(&ids, 5), "", "not even one fits");
-        assert_eq!(fit(&["日本語モデル".to_string()], 12), "日本語モデル");
-        assert_eq!(fit(&["日本語モデル".to_string()], 11), "");
+        assert!(
+            lines.contains(
+                &"      anthropic/claude-x: cost_per_1m_in 10 → 99, context_window 200000 → 5"
+                    .to_string()
+            ),
+            "{lines:#?}"
+        );
     }
 
     #[test]
-    fn model_lines_count_both_lists_and_shorten_long_provider_ids() {
-        let m = ModelChanges {
-            provider: "anthropic".into(),
-            added: vec!["claude-a".into(), "claude-b".into()],
-            removed: vec!["claude-old".into()],
-        };
-        assert_eq!(
-            model_line(&m),
-            "  ~ anthropic: +2 models (claude-a, claude-b), -1 model (claude-old)"
-        );
-        let m = ModelChanges {
-            provider: "p".repeat(300),
-            added: ids("m", 500),
-            removed: Vec::new(),
-        };
-        let line = model_line(&m);
-        assert!(line.width() <= MAX_COLUMNS, "{line}");
-        assert!(
-            line.contains(&format!("{}…: +500 models (m-0, ", "p".repeat(39))),
-            "{line}"
-        );
+    fn verbose_lists_one_change_a_line() {
+        let lines = every_line(&report(changes(2, 3, 0)));
+        assert!(lines.contains(&"  + provider new-0".to_string()));
+        assert!(lines.contains(&"      + model model-2".to_string()));
+        assert!(lines.contains(&"          cost_per_1m_in 10 → 99".to_string()));
+        assert!(lines[4..].iter().all(|l| !l.contains(", ")), "{lines:#?}");
     }
 
     #[test]
-    fn verbose_lists_every_id() {
-        let changes = changes(100, 50, 0);
-        let lines = every_change(&changes);
-        assert_eq!(lines.len(), 2 + 100);
-        assert!(lines[2].contains("model-49)"), "{}", lines[2]);
+    fn an_unchanged_catalog_is_already_up_to_date() {
+        let mut unchanged = report(Changes::default());
+        unchanged.up_to_date = true;
+        unchanged.written = false;
+        let lines = summary_lines(&unchanged, 80, MAX_LINES);
+        assert!(lines[0].starts_with("Already up to date"), "{lines:?}");
+        assert_eq!(lines.len(), 2);
     }
 }

@@ -1,16 +1,18 @@
 //! The start-up policy: what Crush calls when it starts. A user waits for a
-//! start-up; nobody waits for a refresh. So a valid cache is handed over at
-//! once, and revalidated off the critical path when it was last confirmed
-//! longer ago than the refresh interval ([`crate::startup::refresh`]); only a
-//! machine without a valid cache waits, bounded, for its first catalog,
-//! and falls back to the embedded snapshot. It never fails.
+//! start-up; nobody waits for a refresh. So a start hands over a valid
+//! catalog at once, the cache or, without a valid one, the embedded
+//! snapshot (the real catalog of a named release), and revalidates it off
+//! the critical path when it was last confirmed longer ago than the
+//! refresh interval ([`refresh`]). Only a caller that asks to wait
+//! ([`StartupOptions::wait`]) waits, bounded. It never fails.
 //!
 //! | situation | the caller gets | network |
 //! |---|---|---|
 //! | auto-update off | the cache, else the embedded snapshot | none |
 //! | valid cache, confirmed less than the interval ago | the cache | none |
 //! | valid cache, confirmed longer ago (or never) | the cache | one conditional request, in the background |
-//! | no valid cache | a fresh catalog, else the embedded snapshot | one request, waited for |
+//! | no valid cache | the embedded snapshot | one request, in the background; the next start has its catalog |
+//! | either of the last two, waiting | what the request brings, else the cache or the embedded snapshot | one request, waited for |
 //!
 //! What to do is decided by [`decide`], a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
@@ -23,17 +25,15 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use self::refresh::{Answer, Refresh, RequestError};
-use crate::catalog;
-use crate::catalog::embedded;
-use crate::fetch::http::{self, FetchError};
-use crate::fetch::source;
-use crate::fetch::validators::Validators;
+use self::refresh::{IfBusy, Outcome, Refresh};
+use crate::catalog::{self, embedded};
+use crate::error::program;
+use crate::fetch::{http, source};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::state::{self, RefreshOutcome};
 use crate::trust::signature::TrustedKeys;
 
-/// Default bound on a refresh, and on the first fetch.
+/// Default bound on a refresh.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Environment variable that changes [`DEFAULT_TIMEOUT`] (seconds).
 pub const TIMEOUT_ENV: &str = "CRUSH_PROVIDER_TIMEOUT";
@@ -53,16 +53,18 @@ pub struct StartupOptions {
     pub default_providers: bool,
     /// The catalog URL to refresh from.
     pub url: Url,
-    /// Bound on one refresh, or on the first fetch.
+    /// Bound on one refresh.
     pub timeout: Duration,
     /// A cache confirmed less than this long ago is used without a request.
     pub interval: Duration,
     /// Where a background refresh runs.
     pub background: Background,
-    /// Whether Ctrl-C or SIGTERM ends the first fetch (see
-    /// [`StartupCatalog::interrupted`]). For the command line; a library
-    /// host keeps its own signal handling, untouched, with this off.
-    pub interruptible: bool,
+    /// Whether a refresh that is due is waited for instead of run in the
+    /// background (`--wait`): a person then sees a progress bar on a
+    /// terminal, and Ctrl-C or SIGTERM ends it ([`StartupCatalog::interrupted`]).
+    /// For the command line; a library host keeps its own signal handling,
+    /// untouched, with this off.
+    pub wait: bool,
     /// The pinned keys: a catalog from the network must be signed by one of
     /// them, or it is not applied.
     pub keys: Option<TrustedKeys>,
@@ -85,7 +87,7 @@ pub enum Background {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Provenance {
-    /// Just downloaded (there was no valid cache) and written to the cache.
+    /// Just downloaded, waited for, and written to the cache.
     Fresh,
     /// The cache.
     Cached,
@@ -118,9 +120,9 @@ pub struct StartupCatalog {
     pub refresh: Option<Refresh>,
     /// Whether a refresh was started in the background, either way.
     pub refreshing: bool,
-    /// The exit code when Ctrl-C (130) or SIGTERM (143) ended the first
-    /// fetch; nothing was written. Only with
-    /// [`StartupOptions::interruptible`].
+    /// The exit code when Ctrl-C (130) or SIGTERM (143) ended a refresh
+    /// that was waited for; nothing was written. Only with
+    /// [`StartupOptions::wait`].
     pub interrupted: Option<u8>,
 }
 
@@ -133,39 +135,61 @@ pub enum Decision {
     Cache,
     /// The cache at once, and a refresh in the background.
     CacheAndRefresh,
-    /// No valid cache: wait for a first catalog.
-    FetchFirst,
+    /// No valid cache: the embedded snapshot at once, and a first fetch in
+    /// the background.
+    EmbeddedAndFetch,
+    /// A refresh (or first fetch) waited for, then its catalog.
+    Wait,
 }
 
 /// Decides what start-up does, given the settings, the valid cache (if
-/// any), the refresh interval and the time now (seconds since the epoch).
+/// any), the refresh interval, the time now (seconds since the epoch), and
+/// whether the caller waits for a refresh that is due.
 pub fn decide(
     auto_update: bool,
     cached: Option<&Cached>,
     interval: Duration,
     now: u64,
+    wait: bool,
 ) -> Decision {
     match cached {
         _ if !auto_update => Decision::Offline,
-        None => Decision::FetchFirst,
         Some(cached) if refresh::is_confirmed(cached.state.as_ref(), interval, now) => {
             Decision::Cache
         }
+        _ if wait => Decision::Wait,
+        None => Decision::EmbeddedAndFetch,
         Some(_) => Decision::CacheAndRefresh,
     }
 }
 
-/// The hint appended to every start-up refresh warning.
-pub const REFRESH_HINT: &str = "to stop refreshing at start-up set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; to update by hand run `crush update-providers`";
+/// The hint appended to a warning about a failed refresh.
+pub fn refresh_hint() -> String {
+    let me = program();
+    format!(
+        "on a machine without network, set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} update-providers` fetches it by hand"
+    )
+}
 
-/// Loads the catalog for start-up, at once unless there is no valid cache.
+/// What a held refresh's warning ends with: the commands that show it and
+/// apply it.
+pub fn held_hint(flags: &[String]) -> String {
+    let me = program();
+    let apply = std::iter::once(format!("{me} update-providers"))
+        .chain(flags.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    format!("review it with `{me} update-providers --dry-run`, then apply it with `{apply}`")
+}
+
+/// Loads the catalog for start-up, at once unless the caller waits.
 /// Never fails: every problem becomes a warning and a fallback.
 pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
             provenance: Provenance::Disabled,
-            ..embedded(Vec::new())
+            ..snapshot(Vec::new())
         };
     }
     let mut warnings = Vec::new();
@@ -176,42 +200,145 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             None
         }
     };
-    let now = state::now();
-    let decision = decide(options.auto_update, cached.as_ref(), options.interval, now);
-    let Some(cached) = cached else {
-        return match decision {
-            Decision::Offline => embedded(warnings),
-            _ => first_fetch(files, options, warnings),
-        };
-    };
-    if decision == Decision::Offline {
-        return from_cache(cached, warnings);
+    let decision = decide(
+        options.auto_update,
+        cached.as_ref(),
+        options.interval,
+        state::now(),
+        options.wait,
+    );
+    if let Some(cached) = &cached
+        && decision != Decision::Offline
+    {
+        report_refresh(files, cached, &mut warnings);
     }
-    report_refresh(files, &cached, &mut warnings);
-    let mut loaded = from_cache(cached, warnings);
-    if decision == Decision::CacheAndRefresh {
-        let request = refresh::Request {
-            url: options.url.clone(),
-            timeout: options.timeout,
-            interval: options.interval,
-            keys: options.keys.clone(),
-        };
-        match &options.background {
-            Background::Thread => {
-                let known = loaded.sha256;
-                loaded.refresh = Some(Refresh::start(files.clone(), request, known));
-                loaded.refreshing = true;
+    let known = cached.as_ref().map(|c| c.sha256);
+    let in_use = using(cached.as_ref());
+    let at_hand = |warnings| match cached {
+        Some(cached) => from_cache(cached, warnings),
+        None => snapshot(warnings),
+    };
+    let request = refresh::Request {
+        url: options.url.clone(),
+        timeout: options.timeout,
+        interval: options.interval,
+        keys: options.keys.clone(),
+        foreground: options.wait,
+    };
+    match decision {
+        Decision::Offline | Decision::Cache => at_hand(warnings),
+        Decision::CacheAndRefresh | Decision::EmbeddedAndFetch => {
+            let mut loaded = at_hand(warnings);
+            start_refresh(files, options, request, &mut loaded);
+            loaded
+        }
+        Decision::Wait => {
+            match refresh::run(files, &request, known, IfBusy::Wait) {
+                Outcome::Updated(bytes) => fresh(bytes, &options.url, warnings),
+                Outcome::Unsaved(bytes, why) => {
+                    warnings.push(format!(
+                        "could not save the refreshed catalog: {why}; it is used for this run only"
+                    ));
+                    fresh(bytes, &options.url, warnings)
+                }
+                Outcome::Interrupted(code) => StartupCatalog {
+                    interrupted: Some(code),
+                    ..snapshot(warnings)
+                },
+                Outcome::Unchanged => match cache::read_valid(files) {
+                    Ok(Some(cached)) => from_cache(cached, warnings),
+                    _ => at_hand(warnings),
+                },
+                Outcome::Failed(why) => {
+                    warnings.push(format!(
+                        "could not refresh the provider catalog from {}: {why}; using {}; {}",
+                        options.url,
+                        in_use,
+                        refresh_hint()
+                    ));
+                    at_hand(warnings)
+                }
+                // The findings are in the state, told below by the next
+                // start as by every start while it is held; tell them now.
+                Outcome::Held(findings) => {
+                    let flags = cache::read_valid(files)
+                        .ok()
+                        .flatten()
+                        .and_then(|c| c.state)
+                        .and_then(|s| s.refresh)
+                        .and_then(|r| r.held)
+                        .map(|h| h.flags)
+                        .unwrap_or_default();
+                    warnings.push(held_warning(&options.url, None, &findings, &flags));
+                    at_hand(warnings)
+                }
             }
-            Background::Process(exe) => match refresh::spawn_helper(exe, files, &request) {
-                Ok(()) => loaded.refreshing = true,
-                Err(e) => loaded.warnings.push(format!(
-                    "cannot start the background refresh ({}): {e}; using the cached catalog",
-                    exe.display()
-                )),
-            },
         }
     }
-    loaded
+}
+
+/// What a start uses while it has no fresh catalog.
+fn using(cached: Option<&Cached>) -> String {
+    match cached {
+        Some(_) => "the cached catalog".into(),
+        None => format!("the embedded catalog ({})", embedded::origin()),
+    }
+}
+
+/// Starts the refresh of `files` in the background, as `options` say, for
+/// the catalog handed over in `loaded`.
+fn start_refresh(
+    files: &CacheFiles,
+    options: &StartupOptions,
+    request: refresh::Request,
+    loaded: &mut StartupCatalog,
+) {
+    match &options.background {
+        Background::Thread => {
+            let known = loaded
+                .sha256
+                .unwrap_or_else(|| catalog::sha256(&loaded.bytes));
+            loaded.refresh = Some(Refresh::start(files.clone(), request, Some(known)));
+            loaded.refreshing = true;
+        }
+        Background::Process(exe) => match refresh::spawn_helper(exe, files, &request) {
+            Ok(()) => loaded.refreshing = true,
+            Err(e) => loaded.warnings.push(format!(
+                "cannot start the background refresh ({}): {e}; using {} meanwhile",
+                exe.display(),
+                if loaded.provenance == Provenance::Cached {
+                    "the cached catalog".to_string()
+                } else {
+                    format!("the embedded catalog ({})", embedded::origin())
+                }
+            )),
+        },
+    }
+}
+
+/// The warning for a held refresh from `url`, held at `at` (when known).
+fn held_warning(
+    url: &impl std::fmt::Display,
+    at: Option<u64>,
+    findings: &[String],
+    flags: &[String],
+) -> String {
+    let more = match findings.len() {
+        0 | 1 => String::new(),
+        n => format!(
+            " (and {} more: `{} providers --status` lists them)",
+            n - 1,
+            program()
+        ),
+    };
+    let when = at
+        .map(|at| format!(" at {}", state::rfc3339(at)))
+        .unwrap_or_default();
+    format!(
+        "a refresh of the provider catalog from {url} was held{when}, and the catalog in use is kept: {}{more}; {}",
+        findings.first().map_or("", String::as_str),
+        held_hint(flags)
+    )
 }
 
 /// Tells of what the last background refresh held back (at every start,
@@ -222,29 +349,27 @@ fn report_refresh(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String
         return;
     };
     if let Some((refresh, held)) = state.held() {
-        let more = match held.changes.len() {
-            0 | 1 => String::new(),
-            n => format!(
-                " (and {} more: `crush providers --status` lists them)",
-                n - 1
-            ),
-        };
-        warnings.push(format!(
-            "a refresh of the provider catalog from {} was held at {}, the cache is kept: {}{more}; to review and apply it run `{}`",
-            refresh.url,
-            state::rfc3339(refresh.at),
-            held.changes.first().map_or("", String::as_str),
-            held.accept
+        warnings.push(held_warning(
+            &refresh.url,
+            Some(refresh.at),
+            &held.changes,
+            &held.flags,
         ));
     }
     let Some(failure) = state.untold_failure() else {
         return;
     };
+    let catalog = if state.source == source::Source::Embedded.to_string() {
+        format!("the embedded catalog ({})", embedded::origin())
+    } else {
+        "the cached catalog".to_string()
+    };
     warnings.push(format!(
-        "the last refresh of the provider catalog from {} failed at {}: {}; using the cached catalog; {REFRESH_HINT}",
+        "the last refresh of the provider catalog from {} failed at {}: {}; using {catalog}; {}",
         failure.url,
         state::rfc3339(failure.at),
-        failure.cause.as_deref().unwrap_or("no cause recorded")
+        failure.cause.as_deref().unwrap_or("no cause recorded"),
+        refresh_hint()
     ));
     let cause = failure.cause.clone();
     // Best effort: should it not be saved, the warning shows once more. By
@@ -260,77 +385,17 @@ fn report_refresh(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String
     });
 }
 
-/// No valid cache: one request, waited for within the bounds; the catalog
-/// it brings is written to the cache; else the embedded snapshot.
-fn first_fetch(
-    files: &CacheFiles,
-    options: &StartupOptions,
-    mut warnings: Vec<String>,
-) -> StartupCatalog {
-    let answer = refresh::request(
-        &options.url,
-        options.timeout,
-        Validators::default(),
-        options.keys.as_ref(),
-        options.interruptible,
-    );
-    let (bytes, validators, signed_at) = match answer {
-        Ok(Answer::Catalog {
-            bytes,
-            validators,
-            signed_at,
-        }) => (bytes, validators, signed_at),
-        // An unconditional request gets no 304 past `fetch`, which refuses
-        // it.
-        Ok(Answer::NotModified) => {
-            return refresh_failed(
-                options,
-                "the server answered 304 Not Modified".into(),
-                warnings,
-            );
-        }
-        Err(RequestError::Fetch(FetchError::Interrupted(code))) => {
-            return StartupCatalog {
-                interrupted: Some(code),
-                ..embedded(warnings)
-            };
-        }
-        Err(e) => return refresh_failed(options, e.explain(), warnings),
-    };
-    let digest = catalog::sha256(&bytes);
-    let now = state::now();
-    let fetched = refresh::NewCatalog {
-        bytes: &bytes,
-        digest: &digest,
-        validators,
-        signed_at,
-    };
-    if let Err(e) = refresh::save(files, &options.url, fetched, now) {
-        warnings.push(format!(
-            "could not save the refreshed catalog: {e}; it is used for this run only"
-        ));
-    }
+/// A catalog just fetched from `url`.
+fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<String>) -> StartupCatalog {
     StartupCatalog {
+        sha256: Some(catalog::sha256(&bytes)),
         bytes: Cow::Owned(bytes),
-        sha256: Some(digest),
         provenance: Provenance::Fresh,
-        fetched_at: Some(now),
-        confirmed_at: Some(now),
-        source: Some(options.url.to_string()),
-        ..embedded(warnings)
+        fetched_at: Some(state::now()),
+        confirmed_at: Some(state::now()),
+        source: Some(url.to_string()),
+        ..snapshot(warnings)
     }
-}
-
-fn refresh_failed(
-    options: &StartupOptions,
-    failure: String,
-    mut warnings: Vec<String>,
-) -> StartupCatalog {
-    warnings.push(format!(
-        "could not refresh the provider catalog from {}: {failure}; using the embedded catalog; {REFRESH_HINT}",
-        options.url
-    ));
-    embedded(warnings)
 }
 
 fn from_cache(cached: Cached, warnings: Vec<String>) -> StartupCatalog {
@@ -341,11 +406,11 @@ fn from_cache(cached: Cached, warnings: Vec<String>) -> StartupCatalog {
         sha256: Some(cached.sha256),
         bytes: Cow::Owned(cached.bytes),
         provenance: Provenance::Cached,
-        ..embedded(warnings)
+        ..snapshot(warnings)
     }
 }
 
-fn embedded(warnings: Vec<String>) -> StartupCatalog {
+fn snapshot(warnings: Vec<String>) -> StartupCatalog {
     StartupCatalog {
         bytes: Cow::Borrowed(embedded::catalog_bytes()),
         sha256: None,
@@ -369,6 +434,8 @@ pub struct EnvOptions {
     pub timeout: Duration,
     /// From [`INTERVAL_ENV`], else [`DEFAULT_INTERVAL`].
     pub interval: Duration,
+    /// Where the interval came from: `default`, or `NAME=value`.
+    pub interval_origin: String,
 }
 
 /// Reads the start-up settings from the environment (`env` looks up one
@@ -399,8 +466,9 @@ pub fn options_from_env(
             DEFAULT_TIMEOUT
         })
     });
+    let mut interval_origin = "default".to_string();
     let interval = env(INTERVAL_ENV).map_or(DEFAULT_INTERVAL, |text| {
-        parse_interval(&text).unwrap_or_else(|| {
+        parse_interval(&text).inspect(|_| interval_origin = format!("{INTERVAL_ENV}={text}")).unwrap_or_else(|| {
             warnings.push(format!(
                 "{INTERVAL_ENV}={text:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
             ));
@@ -411,6 +479,7 @@ pub fn options_from_env(
         url,
         timeout,
         interval,
+        interval_origin,
     }
 }
 
@@ -532,31 +601,40 @@ mod tests {
         let old = cached(Some(now - 600));
         let never = cached(None);
         let future = cached(Some(now + 3600));
-        assert_eq!(decide(false, Some(&old), five_min, now), Decision::Offline);
-        assert_eq!(decide(false, None, five_min, now), Decision::Offline);
-        assert_eq!(decide(true, None, five_min, now), Decision::FetchFirst);
-        assert_eq!(decide(true, Some(&recent), five_min, now), Decision::Cache);
+        let decide = |auto, cached, interval, wait| decide(auto, cached, interval, now, wait);
+        for wait in [false, true] {
+            assert_eq!(decide(false, Some(&old), five_min, wait), Decision::Offline);
+            assert_eq!(decide(false, None, five_min, wait), Decision::Offline);
+            assert_eq!(decide(true, Some(&recent), five_min, wait), Decision::Cache);
+        }
+        // Nobody waits for the network unless they ask to.
         assert_eq!(
-            decide(true, Some(&old), five_min, now),
+            decide(true, None, five_min, false),
+            Decision::EmbeddedAndFetch
+        );
+        assert_eq!(decide(true, None, five_min, true), Decision::Wait);
+        assert_eq!(
+            decide(true, Some(&old), five_min, false),
             Decision::CacheAndRefresh
         );
+        assert_eq!(decide(true, Some(&old), five_min, true), Decision::Wait);
         assert_eq!(
-            decide(true, Some(&never), five_min, now),
+            decide(true, Some(&never), five_min, false),
             Decision::CacheAndRefresh
         );
         // A confirmation from the future (a clock set back) is not trusted.
         assert_eq!(
-            decide(true, Some(&future), five_min, now),
+            decide(true, Some(&future), five_min, false),
             Decision::CacheAndRefresh
         );
         // 0 revalidates at every start.
         assert_eq!(
-            decide(true, Some(&recent), Duration::ZERO, now),
+            decide(true, Some(&recent), Duration::ZERO, false),
             Decision::CacheAndRefresh
         );
         let just_now = cached(Some(now));
         assert_eq!(
-            decide(true, Some(&just_now), Duration::ZERO, now),
+            decide(true, Some(&just_now), Duration::ZERO, false),
             Decision::CacheAndRefresh
         );
     }
@@ -571,7 +649,7 @@ mod tests {
             timeout: DEFAULT_TIMEOUT,
             interval: DEFAULT_INTERVAL,
             background: Background::Thread,
-            interruptible: false,
+            wait: false,
             keys: None,
         };
         let catalog = load(&CacheFiles::in_dir(tmp.path()), &options);

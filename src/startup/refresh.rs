@@ -22,18 +22,19 @@ use std::io;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::Url;
 
-use crate::catalog::summary::Summary;
+use crate::catalog::embedded::{self, catalog as embedded_baseline};
 use crate::catalog::{self, hex};
 use crate::fetch::http::{self, FetchError, FetchOptions, Fetched};
 use crate::fetch::source::Source;
 use crate::fetch::validators::Validators;
 use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::lock;
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
-use crate::trust::guard;
+use crate::trust::guard::{self, Baseline};
 use crate::trust::signature::{SignatureError, TrustedKeys};
 
 /// Bound on establishing the connection.
@@ -57,6 +58,10 @@ pub struct Request {
     pub interval: Duration,
     /// The pinned keys: a new catalog must come signed by one of them.
     pub keys: Option<TrustedKeys>,
+    /// Whether a person waits for it (`--wait`): then Ctrl-C or SIGTERM
+    /// ends it ([`FetchError::Interrupted`]) and a progress bar is drawn
+    /// when stderr is a terminal.
+    pub foreground: bool,
 }
 
 /// How a refresh ended.
@@ -66,12 +71,18 @@ pub enum Outcome {
     Unchanged,
     /// A new catalog is in the cache: these bytes, validated.
     Updated(Vec<u8>),
+    /// A new catalog, validated and reviewed, that could not be written to
+    /// the cache (why, in one line): these bytes, for this run only.
+    Unsaved(Vec<u8>, String),
     /// The refresh failed, for this reason (one line); the cache is kept.
     Failed(String),
     /// The new catalog needs a person (it moves a key, lost most of the
-    /// cache, or is not signed as it must be): these changes, one line
-    /// each; the cache is kept, and `crush update-providers` applies them.
+    /// cache, or is not signed as it must be): these findings, one line
+    /// each; the cache is kept, and `crush update-providers` applies it.
     Held(Vec<String>),
+    /// Ctrl-C (130) or SIGTERM (143) ended a refresh a person waited for;
+    /// nothing was written.
+    Interrupted(u8),
 }
 
 /// What one request brought, checked.
@@ -120,22 +131,23 @@ impl RequestError {
 /// One request for the catalog at `url`, conditional on `conditional`,
 /// within `timeout` (and [`CONNECT_TIMEOUT`] to connect); a 200's body must
 /// be a valid catalog and, with `keys` pinned, come with a valid signature
-/// (`URL.minisig`, fetched with the same bounds). With `interruptible`,
-/// Ctrl-C or SIGTERM ends it ([`FetchError::Interrupted`]).
+/// (`URL.minisig`, fetched with the same bounds). In the `foreground`,
+/// Ctrl-C or SIGTERM ends it ([`FetchError::Interrupted`]) and a progress
+/// bar is drawn.
 pub fn request(
     url: &Url,
     timeout: Duration,
     conditional: Validators,
     keys: Option<&TrustedKeys>,
-    interruptible: bool,
+    foreground: bool,
 ) -> Result<Answer, RequestError> {
     let options = FetchOptions {
         timeout,
         connect_timeout: CONNECT_TIMEOUT.min(timeout),
         conditional,
-        progress: false,
+        progress: foreground,
         max_body: http::MAX_BODY_BYTES,
-        interruptible,
+        interruptible: foreground,
     };
     match http::fetch(url, &options)? {
         Fetched::NotModified => Ok(Answer::NotModified),
@@ -146,6 +158,7 @@ pub fn request(
                 Some(keys) => {
                     let options = FetchOptions {
                         conditional: Validators::default(),
+                        progress: false,
                         ..options
                     };
                     let source = Source::Url(url.clone());
@@ -180,15 +193,12 @@ pub fn run(
     known: Option<[u8; 32]>,
     if_busy: IfBusy,
 ) -> Outcome {
+    // A folder where no lock can be made is one where no catalog can be
+    // saved either: the refresh still brings one for this run.
     let lock = match RefreshLock::acquire(&files.dir, if_busy, request.timeout + LOCK_WAIT) {
-        Ok(Some(lock)) => lock,
         Ok(None) => return Outcome::Unchanged,
-        Err(e) => {
-            return Outcome::Failed(format!(
-                "cannot lock {}: {e}",
-                files.dir.join(LOCK_FILE).display()
-            ));
-        }
+        Ok(Some(lock)) => Some(lock),
+        Err(_) => None,
     };
     let outcome = refresh_locked(files, request, known);
     drop(lock);
@@ -196,42 +206,39 @@ pub fn run(
 }
 
 fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>) -> Outcome {
-    let cached = match cache::read_valid(files) {
-        Ok(Some(cached)) => cached,
-        Ok(None) => return Outcome::Failed("there is no valid cache to refresh".into()),
-        Err(why) => return Outcome::Failed(why),
-    };
+    // No valid cache (none yet, or one that cannot be used): the first
+    // catalog is reviewed against the embedded snapshot.
+    let cached = cache::read_valid(files).ok().flatten();
     let now = state::now();
-    // Another refresh may have confirmed the cache while this one waited.
-    if is_confirmed(cached.state.as_ref(), request.interval, now) {
-        return settled(&cached, known);
+    if let Some(cached) = &cached
+        && is_confirmed(cached.state.as_ref(), request.interval, now)
+    {
+        // Another refresh confirmed the cache while this one waited.
+        return settled(cached, known);
     }
-    let record = |outcome, cause| RefreshRecord {
+    let record = |outcome, cause, held| RefreshRecord {
         at: now,
         url: request.url.to_string(),
         outcome,
         cause,
         told: false,
-        held: None,
+        held,
     };
     // The cache stays; the state says what was held back, for every start
     // to tell.
     let hold = |held: Held| {
-        let changes = held.changes.clone();
-        let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
-            state.record_refresh(RefreshRecord {
-                held: Some(held),
-                ..record(RefreshOutcome::Held, None)
-            })
+        let findings = held.changes.clone();
+        keep(files, cached.as_ref(), |state| {
+            state.record_refresh(record(RefreshOutcome::Held, None, Some(held)))
         });
-        Outcome::Held(changes)
+        Outcome::Held(findings)
     };
     let answer = self::request(
         &request.url,
         request.timeout,
-        cached.validators(),
+        cached.as_ref().map(Cached::validators).unwrap_or_default(),
         request.keys.as_ref(),
-        false,
+        request.foreground,
     );
     let validators = match answer {
         Ok(Answer::NotModified) => None,
@@ -242,9 +249,13 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         }) => {
             let digest = catalog::sha256(&bytes);
             // Else a server that ignores validators sent the same bytes.
-            if digest != cached.sha256 {
-                if let Some(held) = held_back(&cached, &bytes, signed_at) {
-                    return hold(held);
+            if cached.as_ref().is_none_or(|c| digest != c.sha256) {
+                let review = review(cached.as_ref(), &bytes, signed_at);
+                if !review.is_clear() {
+                    return hold(Held {
+                        changes: review.findings(),
+                        flags: review.flags(),
+                    });
                 }
                 let fetched = NewCatalog {
                     bytes: &bytes,
@@ -253,38 +264,95 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
                     signed_at,
                 };
                 // A host gets the new catalog even when it cannot be saved.
-                let _ = save(files, &request.url, fetched, now);
-                return Outcome::Updated(bytes);
+                return match save(files, &request.url, fetched, now) {
+                    Ok(()) => Outcome::Updated(bytes),
+                    Err(e) => Outcome::Unsaved(bytes, e.to_string()),
+                };
             }
             Some(validators)
+        }
+        Err(RequestError::Fetch(FetchError::Interrupted(code))) => {
+            return Outcome::Interrupted(code);
         }
         // Not signed as it must be: not a failure of the network, but a
         // catalog that needs a person.
         Err(RequestError::Signature(e)) => {
             return hold(Held {
                 changes: vec![format!("the new catalog was refused: {e}")],
-                accept: "crush update-providers".into(),
+                flags: Vec::new(),
             });
         }
         Err(e) => {
             let cause = e.explain();
-            let failure = record(RefreshOutcome::Failed, Some(cause.clone()));
-            let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
-                state.record_refresh(failure)
+            keep(files, cached.as_ref(), |state| {
+                state.record_refresh(record(RefreshOutcome::Failed, Some(cause.clone()), None))
             });
             return Outcome::Failed(cause);
         }
     };
+    let Some(cached) = &cached else {
+        // Not reachable: an unconditional request gets no 304 past
+        // `fetch`, which refuses it.
+        return Outcome::Failed("the server answered 304 Not Modified".into());
+    };
     // Current. Should the confirmation not be saved, the next start asks
     // again; nothing else is lost.
-    let _ = cache::update_state(files, &cached, LOCK_WAIT, |state| {
+    let _ = cache::update_state(files, cached, LOCK_WAIT, |state| {
         if let Some(validators) = validators {
             state.validators = validators;
         }
         state.confirmed_at = Some(now);
-        state.record_refresh(record(RefreshOutcome::Unchanged, None));
+        state.record_refresh(record(RefreshOutcome::Unchanged, None, None));
     });
-    settled(&cached, known)
+    settled(cached, known)
+}
+
+/// The review of the new catalog `bytes` (valid, signed at `signed_at`
+/// when keys are pinned) against the cache `cached`, or, without one, the
+/// embedded snapshot ([`guard::review`]).
+fn review(cached: Option<&Cached>, bytes: &[u8], signed_at: Option<u64>) -> guard::Review {
+    let Ok(next) = catalog::validate(bytes) else {
+        return guard::Review::default();
+    };
+    let previous = cached
+        .filter(|c| !c.is_stand_in())
+        .and_then(|c| catalog::validate(&c.bytes).ok());
+    let snapshot = previous.is_none().then(embedded_baseline).flatten();
+    let baseline = match (&previous, &snapshot) {
+        (Some(previous), _) => Baseline::Cache(
+            previous,
+            cached
+                .and_then(|c| c.state.as_ref())
+                .and_then(|s| s.signed_at),
+        ),
+        (None, Some(snapshot)) => Baseline::Embedded(snapshot),
+        (None, None) => return guard::Review::default(),
+    };
+    guard::review(&baseline, &next, signed_at)
+}
+
+/// Records what a refresh that changed nothing came to, in the state of
+/// the cache `cached`. Without a cache file at all (the first start), the
+/// embedded snapshot, which start-up uses meanwhile, becomes the cache, so
+/// that the record has a home and the next start tells it; a file that is
+/// there but not valid is left for a person.
+fn keep(files: &CacheFiles, cached: Option<&Cached>, change: impl FnOnce(&mut CacheState)) {
+    match cached {
+        Some(cached) => {
+            let _ = cache::update_state(files, cached, LOCK_WAIT, change);
+        }
+        None => {
+            let bytes = embedded::catalog_bytes();
+            let mut state = CacheState {
+                sha256: hex(&catalog::sha256(bytes)),
+                source: Source::Embedded.to_string(),
+                fetched_at: state::now(),
+                ..CacheState::default()
+            };
+            change(&mut state);
+            let _ = cache::install_if_absent(files, bytes, &state, LOCK_WAIT);
+        }
+    }
 }
 
 /// A new, valid catalog as fetched.
@@ -328,39 +396,6 @@ pub fn save(
     cache::write(files, fetched.bytes, &state, LOCK_WAIT)
 }
 
-/// What of the new catalog `bytes` (valid, signed at `signed_at` when keys
-/// are pinned) needs a person before it replaces the cache `cached`: a key
-/// sent to a new place, most of the cache gone, or a signature older than
-/// the cache's. `None` when it can be applied.
-fn held_back(cached: &Cached, bytes: &[u8], signed_at: Option<u64>) -> Option<Held> {
-    let next = catalog::validate(bytes).ok()?;
-    let mut changes = Vec::new();
-    let mut accept = "crush update-providers".to_string();
-    let cached_signed = cached.state.as_ref().and_then(|s| s.signed_at);
-    if let (Some(signed), Some(cached_signed)) = (signed_at, cached_signed)
-        && signed < cached_signed
-    {
-        changes.push(format!(
-            "the new catalog was signed at {}, before the cached one (signed at {})",
-            state::rfc3339(signed),
-            state::rfc3339(cached_signed)
-        ));
-        accept.push_str(" --allow-downgrade");
-    }
-    if let Some(previous) = Summary::parse(&cached.bytes) {
-        changes.extend(
-            guard::key_moves(&previous, &next)
-                .iter()
-                .map(ToString::to_string),
-        );
-        if let Some(shrink) = guard::shrink(&previous, &next) {
-            changes.push(shrink.to_string());
-            accept.push_str(" --allow-shrink");
-        }
-    }
-    (!changes.is_empty()).then_some(Held { changes, accept })
-}
-
 /// The outcome for a caller holding `known`, now that the cache is
 /// `cached`.
 fn settled(cached: &Cached, known: Option<[u8; 32]>) -> Outcome {
@@ -388,26 +423,30 @@ struct RefreshLock(#[allow(dead_code)] File);
 
 impl RefreshLock {
     fn acquire(dir: &Path, if_busy: IfBusy, wait: Duration) -> io::Result<Option<RefreshLock>> {
-        // Not created: a refresh needs a cache, so the folder exists; one
-        // removed meanwhile (a test's temporary HOME) stays removed.
-        let file = File::options()
+        // The folder is not created for the lock alone: a first start with
+        // no data folder creates it when it writes a catalog.
+        let file = match File::options()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(dir.join(LOCK_FILE))?;
-        let start = Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Some(RefreshLock(file))),
-                Err(std::fs::TryLockError::Error(e)) => return Err(e),
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    if if_busy == IfBusy::Skip || start.elapsed() >= wait {
-                        return Ok(None);
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                }
+            .open(dir.join(LOCK_FILE))
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir)?;
+                File::options()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(dir.join(LOCK_FILE))?
             }
-        }
+            Err(e) => return Err(e),
+        };
+        let wait = match if_busy {
+            IfBusy::Skip => Duration::ZERO,
+            IfBusy::Wait => wait,
+        };
+        Ok(lock::within(&file, wait)?.then_some(RefreshLock(file)))
     }
 }
 
@@ -452,7 +491,7 @@ impl RefreshLock {
 ///     timeout: startup::DEFAULT_TIMEOUT,
 ///     interval: startup::DEFAULT_INTERVAL,
 ///     background: Background::Thread,
-///     interruptible: false,
+///     wait: false,
 ///     keys: None,
 /// };
 /// let mut loaded = startup::load(&files, &options);
@@ -463,8 +502,8 @@ impl RefreshLock {
 /// // Later, in the host's loop: `poll` never blocks; here we wait.
 /// if let Some(refresh) = &mut loaded.refresh {
 ///     match refresh.wait(Duration::from_secs(10)) {
-///         Some(Outcome::Updated(new)) => catalog = new.clone(),
-///         Some(Outcome::Unchanged) | None => {}
+///         Some(Outcome::Updated(new) | Outcome::Unsaved(new, _)) => catalog = new.clone(),
+///         Some(Outcome::Unchanged | Outcome::Interrupted(_)) | None => {}
 ///         Some(Outcome::Failed(why)) => eprintln!("catalog refresh failed: {why}"),
 ///         // Moves a key, shrank, or is not signed as it must be: tell the
 ///         // user; `crush update-providers` applies it.

@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{self, hex};
 use crate::fetch::validators::Validators;
+use crate::store::lock;
 use crate::store::state::{self, CacheState};
 
 /// File name of the cached catalog.
@@ -74,6 +75,17 @@ impl Cached {
                 last_modified: None,
             },
         }
+    }
+
+    /// Whether the cache only stands in for none: the embedded snapshot,
+    /// written by a first start whose fetch failed or was held so that its
+    /// record has a home, and confirmed by nobody since. A new catalog is
+    /// reviewed against it as against no cache: nobody chose it.
+    pub fn is_stand_in(&self) -> bool {
+        self.state
+            .as_ref()
+            .is_some_and(|s| s.confirmed_at.is_none())
+            && self.bytes == crate::catalog::embedded::catalog_bytes()
     }
 
     /// Seconds since the Unix epoch when these bytes were written.
@@ -224,6 +236,22 @@ pub fn write(
     stage_cache(files, bytes, wait)?.commit(state)
 }
 
+/// Writes `bytes` as the cache, with `state`, only if there is no cache
+/// file: decided under the folder lock, so that no writer's catalog is
+/// replaced. `Ok(false)` when there was one.
+pub fn install_if_absent(
+    files: &CacheFiles,
+    bytes: &[u8],
+    state: &CacheState,
+    wait: Duration,
+) -> Result<bool, WriteError> {
+    let staged = stage_cache(files, bytes, wait)?;
+    if files.catalog.exists() {
+        return Ok(false);
+    }
+    staged.commit(state).map(|()| true)
+}
+
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder,
 /// renamed over `path`; when `durable`, the file is flushed to disk before
 /// the rename and the folder after it. On any failure `path` is untouched
@@ -239,38 +267,20 @@ pub struct Staged {
     temp: tempfile::NamedTempFile,
     target: PathBuf,
     /// Whether the contents must survive a power cut once committed: their
-    /// data flushed before the rename, and the rename itself flushed (the
-    /// folder) after it. Two separate facts: flushing the data early does
-    /// not make the rename durable.
+    /// data was flushed when staged, and the rename itself is flushed (the
+    /// folder) after it. Two separate facts: flushing the data does not
+    /// make the rename durable.
     durable: bool,
-    /// Whether the data has been flushed already.
-    synced: bool,
 }
 
 impl Staged {
-    /// Flushes the new contents to disk, when they are to be durable and
-    /// were not yet. It waits for the device; the write-back [`stage`]
-    /// started has usually done the work by the time a caller commits.
-    fn sync(&mut self) -> Result<(), WriteError> {
-        if self.durable && !self.synced {
-            self.temp
-                .as_file()
-                .sync_all()
-                .map_err(WriteError::at("flush to disk", self.temp.path()))?;
-            self.synced = true;
-        }
-        Ok(())
-    }
-
     /// Makes the new contents visible: one rename over the target.
     pub fn commit(self) -> Result<(), WriteError> {
         self.commit_file().map(drop)
     }
 
     /// Like [`Staged::commit`], and hands back the file now at the target.
-    fn commit_file(mut self) -> Result<File, WriteError> {
-        // Durable means flushed before it can be seen, whatever the caller did.
-        self.sync()?;
+    fn commit_file(self) -> Result<File, WriteError> {
         let durable = self.durable;
         let dir = parent(&self.target).to_owned();
         let file = persist(self.temp, &self.target)?;
@@ -369,7 +379,6 @@ pub fn stage_cache(
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
     let lock = FolderLock::acquire(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    remove_leftovers(&files.dir);
     Ok(StagedCache {
         catalog: stage(&files.catalog, bytes, true)?,
         files: files.clone(),
@@ -384,9 +393,9 @@ fn parent(path: &Path) -> &Path {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path`. When `durable`, the
-/// write to disk is started but not waited for: [`Staged::sync`] (or the
-/// commit) waits.
+/// Writes `bytes` to a temporary file beside `path`; when `durable`,
+/// flushed to disk before this returns, so that it is whole on disk before
+/// any rename can make it visible.
 pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
     let dir = parent(path);
     let name = path
@@ -407,29 +416,15 @@ pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteEr
     temp.write_all(bytes)
         .map_err(WriteError::at("write", temp.path()))?;
     if durable {
-        start_write_back(temp.as_file());
+        temp.as_file()
+            .sync_all()
+            .map_err(WriteError::at("flush to disk", temp.path()))?;
     }
     Ok(Staged {
         temp,
         target: path.to_owned(),
         durable,
-        synced: false,
     })
-}
-
-/// Asks the kernel to start writing a file's data to disk now, without
-/// waiting, so that the flush before the rename finds the device work done
-/// or under way. A hint only (Linux); the flush is what makes it durable.
-fn start_write_back(file: &File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain system call on a file descriptor this `File` owns
-        // for the duration of the call; it touches no memory of ours.
-        unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
 }
 
 #[cfg(not(windows))]
@@ -494,22 +489,16 @@ struct FolderLock(#[allow(dead_code)] File);
 impl FolderLock {
     fn acquire(dir: &Path, wait: Duration) -> io::Result<FolderLock> {
         let file = Self::open(dir)?;
-        let start = std::time::Instant::now();
-        loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(FolderLock(file)),
-                Err(std::fs::TryLockError::Error(e)) => return Err(e),
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() >= wait => {
-                    return Err(io::Error::other(format!(
-                        "another process has been writing it for over {} s",
-                        wait.as_secs_f64()
-                    )));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    std::thread::sleep(Duration::from_millis(10))
-                }
-            }
+        if !lock::within(&file, wait)? {
+            return Err(io::Error::other(format!(
+                "another process has been writing it for over {} s",
+                wait.as_secs_f64()
+            )));
         }
+        // Whoever holds the lock may clean up after writers that were
+        // killed: no other writer is between its stage and its rename.
+        remove_leftovers(dir);
+        Ok(FolderLock(file))
     }
 
     /// Unix locks the folder itself, so no lock file is left behind.
@@ -545,22 +534,15 @@ mod tests {
         DIR_SYNCS.with(Cell::get)
     }
 
-    /// Every durable rename is followed by a flush of its folder, also when
-    /// the data was flushed first: flushing the data does not make the
-    /// rename durable.
+    /// Every durable rename is followed by a flush of its folder: flushing
+    /// the data when it was staged does not make the rename durable.
     #[test]
     fn every_durable_rename_flushes_its_folder() {
         let tmp = tempfile::tempdir().unwrap();
         let target = tmp.path().join("out.json");
-        for flush_first in [false, true] {
-            let before = dir_syncs();
-            let mut staged = stage(&target, b"[1]", true).unwrap();
-            if flush_first {
-                staged.sync().unwrap();
-            }
-            staged.commit().unwrap();
-            assert_eq!(dir_syncs(), before + 1, "flushed first: {flush_first}");
-        }
+        let before = dir_syncs();
+        stage(&target, b"[1]", true).unwrap().commit().unwrap();
+        assert_eq!(dir_syncs(), before + 1);
         let before = dir_syncs();
         let files = CacheFiles::in_dir(tmp.path().join("crush"));
         let staged = stage_cache(&files, b"[2]", WAIT).unwrap();

@@ -3,5 +3,6 @@
 //! ([`paths`]).
 
 pub mod cache;
+pub mod lock;
 pub mod paths;
 pub mod state;

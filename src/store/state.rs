@@ -16,7 +16,7 @@
 //! | `source` | where the bytes came from (a URL, a path, `embedded snapshot`) |
 //! | `fetched_at` | when they were written, in seconds since the Unix epoch |
 //! | `confirmed_at` | when they were last confirmed current: written by `update-providers`, or answered 200 (valid) or 304 by a refresh |
-//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the changes it held back, one line each, and `accept`, the command that applies them), and `told`, whether a start-up has reported that failure |
+//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the findings it held back, one line each, and `flags`, what `update-providers` needs to apply it), and `told`, whether a start-up has reported that failure |
 //! | `signed_at` | when the cached catalog was signed, when a pinned key verified it |
 //!
 //! Keys it does not know are ignored, and every key but `sha256` may be
@@ -119,10 +119,12 @@ pub struct RefreshRecord {
 /// The changes a refresh held back for a person to review.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Held {
-    /// Each change, one line.
+    /// Each finding, one line.
     pub changes: Vec<String>,
-    /// The command that shows them and applies them.
-    pub accept: String,
+    /// The flags `update-providers` needs to apply it (`--allow-shrink`,
+    /// `--allow-downgrade`), none for a key move.
+    #[serde(default)]
+    pub flags: Vec<String>,
 }
 
 /// What came of an automatic refresh.

@@ -2,4 +2,5 @@
 //! lost most of the cache ([`guard`]), and signed catalogs ([`signature`]).
 
 pub mod guard;
+pub mod place;
 pub mod signature;

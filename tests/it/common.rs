@@ -103,15 +103,7 @@ impl Home {
 
     /// A command for the binary with only this HOME in its environment.
     pub fn crush(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_crush"));
-        cmd.args(args)
-            .env_clear()
-            .env("HOME", self.path())
-            .env("USERPROFILE", self.path())
-            .env("LOCALAPPDATA", self.path().join("AppData/Local"))
-            .current_dir(self.path())
-            .stdin(Stdio::null());
-        cmd
+        crush_in(self.path(), args)
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
@@ -137,6 +129,19 @@ impl Home {
         child.stdin.take().unwrap().write_all(input).unwrap();
         Run::from(child.wait_with_output().unwrap())
     }
+}
+
+/// A command for the binary with only `home` as HOME in its environment.
+pub fn crush_in(home: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_crush"));
+    cmd.args(args)
+        .env_clear()
+        .env("HOME", home)
+        .env("USERPROFILE", home)
+        .env("LOCALAPPDATA", home.join("AppData/Local"))
+        .current_dir(home)
+        .stdin(Stdio::null());
+    cmd
 }
 
 /// What one run of the binary did.

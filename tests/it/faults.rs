@@ -184,6 +184,8 @@ fn answer_catalog_b(s: &mut std::net::TcpStream) {
     let _ = s.write_all(body);
 }
 
+/// A start that waits for the catalog gets it even where it cannot be
+/// saved, told why; one that does not wait gets the embedded snapshot.
 #[test]
 fn start_up_with_an_unwritable_data_folder_still_gets_the_new_catalog() {
     let server = raw_server(answer_catalog_b);
@@ -191,6 +193,15 @@ fn start_up_with_an_unwritable_data_folder_still_gets_the_new_catalog() {
     fs::create_dir_all(home.path().join(".local/share")).unwrap();
     fs::write(home.path().join(".local/share/crush"), b"in the way").unwrap();
     let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &server)]);
+    run.ok();
+    assert_eq!(
+        run.stdout.as_bytes(),
+        crush_providers::catalog::embedded::catalog_bytes()
+    );
+    let run = home.run_env(
+        &["providers", "--json", "--wait"],
+        &[("CATWALK_URL", &server)],
+    );
     run.ok();
     assert_eq!(run.stdout, CATALOG_B);
     assert!(
@@ -284,7 +295,7 @@ fn full_disk_leaves_the_cache_and_no_temp_file() {
         "mount -t tmpfs -o size=256k tmpfs '{data}' || exit 77
          export XDG_DATA_HOME='{data}'
          '{exe}' update-providers '{small}' -q || exit 78
-         '{exe}' update-providers '{big}'; echo \"exit=$?\"
+         '{exe}' update-providers '{big}' --allow-shrink; echo \"exit=$?\"
          cmp '{data}/crush/providers.json' '{small}' && echo untouched
          ls -A '{data}/crush'",
         data = data.display(),
@@ -333,7 +344,7 @@ fn file_size_limit_leaves_the_cache_and_no_temp_file() {
         .args([
             "-c",
             &format!(
-                "trap '' XFSZ; ulimit -f 64; exec '{exe}' update-providers '{}'",
+                "trap '' XFSZ; ulimit -f 64; exec '{exe}' update-providers '{}' --allow-shrink",
                 big.display()
             ),
         ])
@@ -454,11 +465,62 @@ fn oversized_headers_are_refused() {
 }
 
 /// Peak memory of one run of the binary, from `wait4` on that very process.
+///
+/// Measured from a fresh, small process: this test binary run again for
+/// [`memory_probe`] alone. A child started by `posix_spawn` shares its
+/// parent's memory until it execs, and Linux counts the parent's peak
+/// into the child's at that moment; this process holds whatever other
+/// tests allocated.
 #[cfg(target_os = "linux")]
-#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot do
 fn run_measuring_memory(home: &Home, args: &[&str]) -> (Run, u64) {
-    let mut child = home
-        .crush(args)
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "faults::memory_probe",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "-q",
+        ])
+        .env("CRUSH_TEST_PROBE_HOME", home.path())
+        .env(
+            "CRUSH_TEST_PROBE_ARGS",
+            serde_json::to_string(args).unwrap(),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("PROBE "))
+        .unwrap_or_else(|| panic!("the probe said nothing: {stdout}"));
+    let probe: serde_json::Value = serde_json::from_str(line).unwrap();
+    let text = |key: &str| probe[key].as_str().unwrap().to_owned();
+    (
+        Run {
+            code: probe["code"].as_i64().map(|c| c as i32),
+            stdout: text("stdout"),
+            stderr: text("stderr"),
+        },
+        probe["peak"].as_u64().unwrap(),
+    )
+}
+
+/// Run by [`run_measuring_memory`] in a process of its own: runs the binary
+/// with the arguments it is given and prints what it did and its peak.
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "a helper of run_measuring_memory, run in a process of its own"]
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot do
+fn memory_probe() {
+    let (Some(home), Some(args)) = (
+        std::env::var_os("CRUSH_TEST_PROBE_HOME"),
+        std::env::var("CRUSH_TEST_PROBE_ARGS").ok(),
+    ) else {
+        return;
+    };
+    let args: Vec<String> = serde_json::from_str(&args).unwrap();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = crush_in(std::path::Path::new(&home), &args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -478,14 +540,13 @@ fn run_measuring_memory(home: &Home, args: &[&str]) -> (Run, u64) {
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as libc::pid_t);
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (
-        Run {
-            code,
-            stdout,
-            stderr,
-        },
-        usage.ru_maxrss as u64 * 1024,
-    )
+    let probe = serde_json::json!({
+        "code": code,
+        "stdout": stdout,
+        "stderr": stderr,
+        "peak": usage.ru_maxrss as u64 * 1024,
+    });
+    println!("PROBE {probe}");
 }
 
 #[cfg(target_os = "linux")]
@@ -539,6 +600,7 @@ fn hostile_bodies_are_cut_with_bounded_memory() {
 /// `update-providers`) must not hang start-up. With a valid cache there is
 /// nothing to wait for: the cache is handed over at once, and the
 /// background refresh gives up on the lock by itself. Without one, the
+/// embedded snapshot is handed over at once; a start that waits for the
 /// first fetch waits briefly for the lock, then uses the fresh catalog
 /// without saving it.
 #[cfg(unix)]
@@ -551,6 +613,21 @@ fn a_held_cache_lock_does_not_hang_start_up() {
     holder.lock().unwrap();
     let start = Instant::now();
     let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &server)]);
+    run.ok();
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert_eq!(
+        run.stdout.as_bytes(),
+        crush_providers::catalog::embedded::catalog_bytes()
+    );
+    let start = Instant::now();
+    let run = home.run_env(
+        &["providers", "--json", "--wait"],
+        &[("CATWALK_URL", &server)],
+    );
     run.ok();
     assert!(
         start.elapsed() < Duration::from_secs(8),

@@ -23,7 +23,7 @@ fn options(server: &MockServer, interval: Duration) -> StartupOptions {
         timeout: Duration::from_secs(5),
         interval,
         background: Background::Thread,
-        interruptible: false,
+        wait: false,
         keys: None,
     }
 }

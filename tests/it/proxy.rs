@@ -72,20 +72,26 @@ fn a_proxy_closing_the_connection_is_told_as_such() {
 fn start_up_warnings_carry_the_same_cause_without_credentials() {
     let port = closed_port_url();
     let proxy = port.replace("http://", "http://alice:s3cret@");
+    let env = [("HTTPS_PROXY", proxy.as_str()), ("CATWALK_URL", TARGET)];
+    // Told at once by a start that waits, and by the next start after one
+    // that did not.
     let home = Home::new();
-    let run = home.run_env(
-        &["providers", "--json"],
-        &[("HTTPS_PROXY", proxy.as_str()), ("CATWALK_URL", TARGET)],
-    );
-    run.ok();
-    let warning = run.stderr.lines().next().unwrap_or_default();
-    assert!(
-        warning.contains(&format!(
-            "the proxy {port} (from HTTPS_PROXY) cannot be reached"
-        )) && warning.contains("using the embedded catalog")
-            && warning.contains("option provider-auto-update false"),
-        "{run:?}"
-    );
-    assert!(!run.stderr.contains("s3cret"), "{run:?}");
-    assert_plain(&run);
+    let waited = home.run_env(&["providers", "--json", "--wait"], &env);
+    let home = Home::new();
+    home.run_env(&["providers", "--json"], &env).ok();
+    home.wait_for_refresh(&None);
+    let next = home.run_env(&["providers", "--json"], &env);
+    for run in [waited, next] {
+        run.ok();
+        let warning = run.stderr.lines().next().unwrap_or_default();
+        assert!(
+            warning.contains(&format!(
+                "the proxy {port} (from HTTPS_PROXY) cannot be reached"
+            )) && warning.contains("using the embedded catalog")
+                && warning.contains("option provider-auto-update false"),
+            "{run:?}"
+        );
+        assert!(!run.stderr.contains("s3cret"), "{run:?}");
+        assert_plain(&run);
+    }
 }

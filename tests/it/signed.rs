@@ -51,7 +51,8 @@ async fn a_signed_mirror_is_accepted_and_its_signing_time_recorded() {
         &[(KEY_ENV, &key)],
     );
     run.ok();
-    assert_eq!(run.json()["signed_at"], T1);
+    // The same RFC 3339 time as `providers --status` shows.
+    assert_eq!(run.json()["signed_at"], "2027-01-15T08:00:00Z");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     assert_eq!(home.state().unwrap()["signed_at"], T1);
     let status = home
@@ -234,8 +235,8 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
         "{record}"
     );
     assert_eq!(
-        record["held"]["accept"],
-        "crush update-providers --allow-downgrade"
+        record["held"]["flags"],
+        serde_json::json!(["--allow-downgrade"])
     );
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
 
@@ -247,9 +248,10 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
 
-/// At start-up: an unsigned or wrongly signed catalog is held by the
-/// refresh, never applied; without a cache the first fetch refuses it and
-/// the embedded snapshot is used.
+/// At start-up an unsigned or wrongly signed catalog is never applied:
+/// held by the refresh, and told at every start. Without a cache the start
+/// uses the embedded snapshot meanwhile, and a signed catalog is applied by
+/// the next refresh.
 #[tokio::test(flavor = "multi_thread")]
 async fn start_up_holds_or_refuses_what_is_not_signed() {
     let signer = Signer::new();
@@ -263,27 +265,37 @@ async fn start_up_holds_or_refuses_what_is_not_signed() {
             ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0".to_string()),
         ]
     };
-    let run_with = |home: &Home, url: &str| {
+    let run_with = |home: &Home, url: &str, args: &[&str]| {
         let env = env(url);
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        home.run_env(&["providers", "--json"], &env)
+        home.run_env(args, &env)
     };
+    let embedded = crush_providers::catalog::embedded::catalog_bytes();
     let home = Home::new();
-    let run = run_with(&home, &unsigned.uri());
+    let run = run_with(&home, &unsigned.uri(), &["providers", "--json"]);
     run.ok();
-    assert_eq!(
-        run.stdout.as_bytes(),
-        crush_providers::catalog::embedded::catalog_bytes()
+    assert_eq!(run.stdout.as_bytes(), embedded);
+    let record = home.wait_for_refresh(&None);
+    assert!(
+        held_change(&record).contains("refused: no signature"),
+        "{record}"
     );
+    let run = run_with(&home, &unsigned.uri(), &["providers", "--json", "--wait"]);
+    assert_eq!(run.stdout.as_bytes(), embedded);
     assert!(run.stderr.contains("refused: no signature"), "{run:?}");
-    assert!(home.cache().is_none());
 
-    let run = run_with(&home, &good.uri());
-    assert_eq!(run.stdout, CATALOG_A, "signed: the first fetch applies it");
+    let before = home.last_refresh();
+    run_with(&home, &good.uri(), &["providers", "--json"]).ok();
+    assert_eq!(home.wait_for_refresh(&before)["outcome"], "updated");
+    assert_eq!(
+        home.cache().unwrap(),
+        CATALOG_A.as_bytes(),
+        "signed: applied"
+    );
     assert_eq!(home.state().unwrap()["signed_at"], T1);
 
     let before = home.last_refresh();
-    run_with(&home, &unsigned.uri()).ok();
+    run_with(&home, &unsigned.uri(), &["providers", "--json"]).ok();
     let record = home.wait_for_refresh(&before);
     assert!(held_change(&record).contains("no signature"), "{record}");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());

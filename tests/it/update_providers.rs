@@ -504,15 +504,21 @@ fn change_report_lists_changes_and_warns_about_moved_endpoints() {
         .ok();
     let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
     run.ok();
-    assert!(run.stdout.contains("+ 1 provider: gamma"), "{run:?}");
+    for line in [
+        "  changes: providers 1 added, 2 changed; models 1 added, 1 removed, 1 changed",
+        "  + 1 provider: gamma",
+        "  ~ beta: api_endpoint \"https://api.beta.example\" → \"https://attacker.example\"",
+        "  ~ alpha: +1 model (a-new), -1 model (a-small), 1 model changed",
+    ] {
+        assert!(run.stdout.lines().any(|l| l == line), "{line}: {run:?}");
+    }
     assert!(
-        run.stdout
-            .contains("~ alpha: +1 model (a-new), -1 model (a-small)"),
+        run.stdout.contains("      alpha/a-large: cost_per_1m_in 3 → 0, cost_per_1m_out 15 → 0, context_window 200000 → 0"),
         "{run:?}"
     );
     assert!(
         run.stderr.contains(
-            "warning: provider \"beta\": api_endpoint changed from \"https://api.beta.example\" to \"https://attacker.example\""
+            "warning: provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443, where it was never sent before (only to https://api.beta.example:443)"
         ),
         "{run:?}"
     );
@@ -529,25 +535,27 @@ fn change_report_lists_changes_and_warns_about_moved_endpoints() {
     assert_eq!(report["providers"], 3);
     assert_eq!(report["models"], 4);
     assert_eq!(report["written"], true);
+    let changes = &report["changes"];
+    assert_eq!(changes["providers_added"], serde_json::json!(["gamma"]));
+    let alpha = &changes["providers_changed"][0];
+    assert_eq!(alpha["provider"], "alpha");
+    assert_eq!(alpha["models_removed"], serde_json::json!(["a-small"]));
+    assert_eq!(alpha["models_changed"][0]["model"], "a-large");
     assert_eq!(
-        report["changes"]["providers_added"],
-        serde_json::json!(["gamma"])
+        alpha["models_changed"][0]["fields"][0],
+        serde_json::json!({"field": "cost_per_1m_in", "before": 3.0, "after": 0.0})
     );
+    let beta = &changes["providers_changed"][1];
     assert_eq!(
-        report["changes"]["models"][0]["removed"],
-        serde_json::json!(["a-small"])
-    );
-    assert_eq!(report["changes"]["security"][0]["provider"], "beta");
-    assert_eq!(report["changes"]["security"][0]["field"], "api_endpoint");
-    assert_eq!(
-        report["changes"]["security"][0]["after"],
-        "https://attacker.example"
+        beta["fields"][0],
+        serde_json::json!({"field": "api_endpoint", "before": "https://api.beta.example", "after": "https://attacker.example"})
     );
     let warnings = report["warnings"].as_array().unwrap();
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("api_endpoint changed")),
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .contains("would send $BETA_API_KEY to https://attacker.example:443")),
         "{warnings:?}"
     );
     assert!(
@@ -665,7 +673,7 @@ fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
         lines
             .last()
             .unwrap()
-            .ends_with("more providers with model changes; --verbose lists them all"),
+            .ends_with("more lines; --verbose lists every change (--json too)"),
         "{run:?}"
     );
     assert!(run.stdout.contains("… and "), "{run:?}");
@@ -675,14 +683,19 @@ fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
     let report = home
         .run(&["update-providers", b, "--dry-run", "--json"])
         .json();
-    let changed = report["changes"]["models"].as_array().unwrap();
+    let changed = report["changes"]["providers_changed"].as_array().unwrap();
     assert!(changed.len() > 60, "{} providers changed", changed.len());
-    let model_lines = verbose.stdout.lines().filter(|l| l.starts_with("  ~ "));
-    assert_eq!(model_lines.count(), changed.len());
+    let provider_lines = verbose
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  ~ provider "));
+    assert_eq!(provider_lines.count(), changed.len());
+    // One change a line: every id on a line of its own.
+    let lines: std::collections::HashSet<&str> = verbose.stdout.lines().collect();
     for provider in changed {
-        for id in provider["added"].as_array().unwrap() {
-            let id = id.as_str().unwrap();
-            assert!(verbose.stdout.contains(id), "--verbose lacks {id}");
+        for id in provider["models_added"].as_array().unwrap() {
+            let line = format!("      + model {}", id.as_str().unwrap());
+            assert!(lines.contains(line.as_str()), "--verbose lacks {line}");
         }
     }
     home.run(&["update-providers", b, "-q", "-v"]).usage_error();
