@@ -97,6 +97,9 @@ impl Failure {
             Cause::Signature(SignatureError::Older { .. }) => {
                 "to apply an older catalog all the same, run again with --allow-downgrade"
             }
+            Cause::Signature(SignatureError::Legacy) => {
+                "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
+            }
             Cause::Signature(SignatureError::Missing(_)) => {
                 "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE); check CRUSH_PROVIDER_PUBLIC_KEY"
             }

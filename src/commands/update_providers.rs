@@ -33,13 +33,20 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         .map_err(|e| Exit::Usage(e.to_string()))?;
     let cache = cache_files()?;
     let settings = load_settings(cwd)?;
+    let keys = pinned_keys(&settings)?;
+    if keys.is_none() && args.signature.is_some() {
+        // A signature nothing checks would be a promise not kept.
+        return Err(Exit::Usage(
+            "--signature is checked against a pinned key, and none is pinned; set CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys) to the mirror's public key".into(),
+        ));
+    }
     let options = UpdateOptions {
         dry_run: args.dry_run,
         output: args.output,
         sha256: args.sha256,
         timeout: args.timeout,
         progress: !args.quiet && !args.json,
-        keys: pinned_keys(&settings)?,
+        keys,
         signature: args.signature,
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,

@@ -479,7 +479,7 @@ impl RefreshLock {
 /// #     });
 /// #     url
 /// # }
-/// # let new_catalog = r#"[{"id":"new","name":"New","models":[{"id":"m"}]}]"#;
+/// # let new_catalog = r#"[{"id":"old","name":"Old"},{"id":"new","name":"New","models":[{"id":"m"}]}]"#;
 /// # let url = serve_once(new_catalog);
 /// # let dir = tempfile::tempdir().unwrap();
 /// # std::fs::write(dir.path().join("providers.json"), r#"[{"id":"old","name":"Old"}]"#).unwrap();
@@ -497,7 +497,7 @@ impl RefreshLock {
 /// let mut loaded = startup::load(&files, &options);
 /// // At once: the cache, never confirmed, so a refresh was started.
 /// let mut catalog = loaded.bytes.to_vec();
-/// assert!(String::from_utf8_lossy(&catalog).contains("old"));
+/// assert!(!String::from_utf8_lossy(&catalog).contains("new"));
 ///
 /// // Later, in the host's loop: `poll` never blocks; here we wait.
 /// if let Some(refresh) = &mut loaded.refresh {

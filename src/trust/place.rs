@@ -207,16 +207,15 @@ fn host(hostport: &str) -> Option<(String, Option<String>)> {
         let inside = &hostport[..=close];
         // An IPv6 zone (`%25en0`) may escape what it likes; the address
         // itself may not.
-        match inside.find("%25") {
-            Some(zone) => {
-                unescape(&inside[..zone], Mode::Host)?;
-                unescape(&inside[zone..close], Mode::Zone)?;
-            }
-            None => {
-                unescape(inside, Mode::Host)?;
-            }
-        }
-        (inside.to_owned(), port)
+        let host = match inside.find("%25") {
+            Some(zone) => format!(
+                "{}{}]",
+                unescape(&inside[..zone], Mode::Host)?,
+                unescape(&inside[zone..close], Mode::Zone)?
+            ),
+            None => unescape(inside, Mode::Host)?,
+        };
+        (host, port)
     } else {
         let port = match hostport.rfind(':') {
             Some(i) => &hostport[i..],

@@ -87,6 +87,12 @@ impl TrustedKeys {
             match key.verify(bytes, &signature, false) {
                 Ok(()) => return timestamp(signature.trusted_comment()),
                 Err(minisign_verify::Error::UnexpectedKeyId) => {}
+                // A pinned key's signature of the raw bytes: minisign's
+                // legacy format, which signs what it is given rather than
+                // its hash.
+                Err(minisign_verify::Error::UnexpectedAlgorithm) => {
+                    return Err(SignatureError::Legacy);
+                }
                 Err(_) => error = SignatureError::Invalid,
             }
         }
@@ -146,6 +152,10 @@ pub enum SignatureError {
     /// A pinned key's signature, but not of these bytes.
     #[error("the signature does not match the catalog (altered, or signed for another file)")]
     Invalid,
+    /// Minisign's legacy format (`minisign -S -l`), which signs the raw
+    /// bytes: not accepted.
+    #[error("the signature is in minisign's legacy format, which is not accepted")]
+    Legacy,
     /// The trusted comment has no signing time, so a replay cannot be told.
     #[error("the signature's trusted comment has no timestamp")]
     NoTimestamp,

@@ -9,6 +9,7 @@ mod background;
 mod durability;
 mod faults;
 mod fuzz_regressions;
+mod go_agreement;
 mod held;
 mod host;
 mod proxy;

@@ -37,6 +37,17 @@ async fn mirror(catalog: &str, signature: Option<String>) -> MockServer {
     server
 }
 
+/// `signature` as minisign's legacy format says it: the algorithm `Ed`
+/// (the raw bytes signed) instead of `ED` (their hash). Its base64 line
+/// starts with the two algorithm bytes, of which the second is the second
+/// character's low half: `RU…` becomes `RW…`.
+fn legacy(signature: &str) -> String {
+    let mut lines: Vec<String> = signature.lines().map(str::to_owned).collect();
+    assert!(lines[1].starts_with("RU"), "{signature}");
+    lines[1].replace_range(1..2, "W");
+    lines.join("\n") + "\n"
+}
+
 const T1: u64 = 1_800_000_000;
 const T2: u64 = 1_800_086_400;
 
@@ -89,6 +100,14 @@ async fn unsigned_wrongly_signed_or_foreign_catalogs_are_refused() {
             "no timestamp",
             Some(signer.sign(CATALOG_A.as_bytes(), None)),
             &["trusted comment has no timestamp"],
+        ),
+        (
+            "the legacy format",
+            Some(legacy(&signer.sign(CATALOG_A.as_bytes(), Some(T1)))),
+            &[
+                "the signature is in minisign's legacy format, which is not accepted",
+                "without -l",
+            ],
         ),
         (
             "garbage",
@@ -197,6 +216,18 @@ fn files_standard_input_and_the_embedded_snapshot() {
     .ok();
 
     home.run_env(&["update-providers", "embedded"], &env).ok();
+    // Without a pinned key a signature would go unchecked: a usage error.
+    let run = home.run(&[
+        "update-providers",
+        "embedded",
+        "--signature",
+        signature.to_str().unwrap(),
+    ]);
+    run.usage_error();
+    assert!(
+        run.stderr.contains("--signature is checked against a pinned key, and none is pinned; set CRUSH_PROVIDER_PUBLIC_KEY"),
+        "{run:?}"
+    );
 }
 
 /// A signed catalog older than the cached one is a replay: refused unless
@@ -323,6 +354,10 @@ async fn the_refresh_holds_every_wrong_signature() {
             "no timestamp",
         ),
         (Some("garbage".into()), "cannot be read"),
+        (
+            Some(legacy(&signer.sign(CATALOG_A2.as_bytes(), Some(T2)))),
+            "legacy format",
+        ),
         (Some("x".repeat(100 * 1024)), "larger than 64 KiB"),
     ];
     let good = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;

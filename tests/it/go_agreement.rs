@@ -1,0 +1,453 @@
+//! The real reader of the cache is Crush's Go code. `go_reader/main.go`, a
+//! program of ours on the standard library only, decodes a catalog with
+//! Go's `encoding/json` into the catwalk structs and tells, per provider,
+//! the effective endpoint, key reference and headers, the variables they
+//! refer to, and the place Go's `net/url` makes of the endpoint. Here it
+//! reads the catalogs the test suite uses and mutations of the real one:
+//! whatever the project accepts, Go decodes to the same values, and the
+//! guard's view (variables and places) is Go's. What the project refuses
+//! as a type Crush cannot decode, Go refuses too.
+//!
+//! Needs `go` (Debian's `golang-go`, which `.ci/run` installs); without it
+//! the test says so and passes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::common::*;
+use crush_providers::catalog::{self, Catalog, embedded, synthetic};
+use crush_providers::trust::guard;
+use crush_providers::trust::place::Place;
+use serde_json::Value;
+
+/// The Go reader, built once; `None` where there is no Go.
+fn go_reader() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/go_reader/main.go");
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go_reader");
+            let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-build-cache");
+            let built = Command::new("go")
+                .arg("build")
+                .arg("-o")
+                .arg(&out)
+                .arg(&source)
+                // The standard library only: nothing to download, no
+                // toolchain to switch to.
+                .env("GOTOOLCHAIN", "local")
+                .env("GOPROXY", "off")
+                .env("GOFLAGS", "")
+                .env("GOCACHE", &cache)
+                .current_dir(source.parent().unwrap())
+                .output();
+            match built {
+                Ok(output) if output.status.success() => Some(out),
+                Ok(output) => panic!(
+                    "the Go reader does not build: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                ),
+                Err(_) => None,
+            }
+        })
+        .as_deref()
+}
+
+/// One provider as either side sees it.
+#[derive(Debug, PartialEq)]
+struct View {
+    id: String,
+    api_key: String,
+    endpoint: String,
+    headers: BTreeMap<String, String>,
+    variables: Vec<String>,
+    place: String,
+    models: usize,
+}
+
+/// What Go makes of `bytes`: the views, or its decode error.
+fn go_view(reader: &Path, bytes: &[u8]) -> Result<Vec<View>, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("catalog.json");
+    std::fs::write(&file, bytes).unwrap();
+    let output = Command::new(reader).arg(&file).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    if let Some(error) = answer.get("error") {
+        return Err(error.as_str().unwrap().to_owned());
+    }
+    let text = |v: &Value| v.as_str().unwrap().to_owned();
+    Ok(answer["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| View {
+            id: text(&p["id"]),
+            api_key: text(&p["api_key"]),
+            endpoint: text(&p["api_endpoint"]),
+            headers: p["headers"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), text(v)))
+                .collect(),
+            variables: p["variables"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(text)
+                .collect(),
+            place: text(&p["place"]),
+            models: p["models"].as_u64().unwrap() as usize,
+        })
+        .collect())
+}
+
+/// What the project's reader and guard make of a validated catalog.
+fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
+    catalog
+        .providers
+        .iter()
+        .map(|p| {
+            let (place, mut variables) = guard::reach(p);
+            variables.sort();
+            let text =
+                |t: &Option<catalog::Text<'_>>| t.as_ref().map_or("", |t| t.as_str()).to_owned();
+            View {
+                id: p.id.as_str().to_owned(),
+                api_key: text(&p.api_key),
+                endpoint: text(&p.api_endpoint),
+                headers: p
+                    .default_headers
+                    .iter()
+                    .map(|(k, v)| (k.as_str().to_owned(), v.as_str().to_owned()))
+                    .collect(),
+                variables,
+                place: match place {
+                    Place::Default => "default".into(),
+                    Place::Url { scheme, host, port } => format!("{scheme}://{host}:{port}"),
+                    Place::Written(endpoint) => format!("written:{endpoint}"),
+                },
+                models: p.models().len(),
+            }
+        })
+        .collect()
+}
+
+/// What a mutation is expected to come to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Expect {
+    /// Accepted by both, read the same.
+    Same,
+    /// Refused here; Go may read it (a duplicate, a command).
+    RefusedHere,
+    /// A type Crush cannot decode: refused by both.
+    RefusedByBoth,
+}
+
+/// A catalog's text built from the real one, provider by provider, each
+/// object written member by member so that a mutation can spell keys and
+/// repeat them.
+struct Mutable {
+    providers: Vec<Vec<(String, String)>>,
+}
+
+impl Mutable {
+    fn real() -> Mutable {
+        let all: Value = serde_json::from_slice(embedded::catalog_bytes()).unwrap();
+        let providers = all
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p.as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_string()))
+                    .collect()
+            })
+            .collect();
+        Mutable { providers }
+    }
+
+    fn text(&self) -> String {
+        let objects: Vec<String> = self
+            .providers
+            .iter()
+            .map(|members| {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            })
+            .collect();
+        format!("[{}]", objects.join(",\n"))
+    }
+
+    /// Sets `key` (any spelling) of provider `p` to the JSON `value`,
+    /// replacing the member with that exact key, or adding one.
+    fn set(&mut self, p: usize, key: &str, value: &str) {
+        let members = &mut self.providers[p];
+        match members.iter_mut().find(|(k, _)| k == key) {
+            Some(member) => member.1 = value.to_owned(),
+            None => members.push((key.to_owned(), value.to_owned())),
+        }
+    }
+
+    /// Renames the member `from` of provider `p` to `to`.
+    fn rename(&mut self, p: usize, from: &str, to: &str) {
+        for member in &mut self.providers[p] {
+            if member.0 == from {
+                member.0 = to.to_owned();
+            }
+        }
+    }
+
+    fn push(&mut self, p: usize, key: &str, value: &str) {
+        self.providers[p].push((key.to_owned(), value.to_owned()));
+    }
+}
+
+const ENDPOINTS: &[&str] = &[
+    "https://API.X.AI/v1",
+    "https://api.x.ai:443/v1",
+    "HTTP://api.x.ai:80",
+    "https://u:$ANTHROPIC_API_KEY@collector.evil.example/",
+    "https://collector.evil.example/?k=${OPENAI_API_KEY}",
+    "https://$EVIL_HOST/v1",
+    "$SOME_ENDPOINT",
+    "https://api.x.ai$SUFFIX/v1",
+    "https://api.x.ai:$PORT/",
+    "https://api.x.ai\\\\@evil.example/",
+    "https://api.x.ai@collector.evil.example/",
+    "https://a@b@collector.evil.example/",
+    "https://api.x.ai#@evil.example",
+    "https://api.x.ai?@evil.example",
+    "http://[::1]:8080/",
+    "https://[fe80::1%25en0]:443/",
+    "https://user@[::1]/v1",
+    "https://%C3%A9.example/",
+    "https://%41pi.x.ai/",
+    "https:api.x.ai",
+    "api.x.ai/v1",
+    "//evil.example/x",
+    "https://exa mple.com/",
+    "https://api.x.ai:99999/",
+    "https://api.x.ai:44x/",
+    "ftp://files.example/x",
+    "https://${A:-evil.example}/",
+    "https://x.example/${A:+$B}",
+    "https://x.example/\\\\$NOT_A_VARIABLE",
+    "https://аpi.x.ai/",
+    "https:///v1",
+    "",
+];
+
+const KEYS: &[&str] = &[
+    "$ANTHROPIC_API_KEY",
+    "${ANTHROPIC_API_KEY}",
+    "Bearer $OPENAI_API_KEY",
+    "$ANTHROPIC_API_KEY ",
+    "${A:-$B}",
+    "$A$B",
+    "\\\\$NOT",
+    "literal-key",
+    "5$ off",
+    "",
+];
+
+/// Mutations of the real catalog, each with what it should come to.
+fn mutations() -> Vec<(String, Expect, String)> {
+    let mut out = Vec::new();
+    let mut rng = 0x2545_F491_4F6C_DD1D_u64;
+    let mut next = |n: usize| {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        (rng % n as u64) as usize
+    };
+    let providers = Mutable::real().providers.len();
+    let quote = |s: &str| Value::from(s).to_string();
+    for (i, endpoint) in ENDPOINTS.iter().enumerate() {
+        let mut m = Mutable::real();
+        let p = i % providers;
+        m.set(p, "api_endpoint", &quote(endpoint));
+        m.set(p, "api_key", &quote(KEYS[next(KEYS.len())]));
+        out.push((format!("endpoint {endpoint:?}"), Expect::Same, m.text()));
+    }
+    for (i, key) in KEYS.iter().enumerate() {
+        let mut m = Mutable::real();
+        let p = (i * 7) % providers;
+        m.set(p, "api_key", &quote(key));
+        m.set(
+            p,
+            "default_headers",
+            &format!(
+                r#"{{"X-A":{},"Authorization":"Bearer ${{OPENAI_API_KEY}}"}}"#,
+                quote(key)
+            ),
+        );
+        out.push((format!("key {key:?}"), Expect::Same, m.text()));
+    }
+    // Keys in other letter cases, and the two non-ASCII letters Go folds.
+    for (from, to) in [
+        ("api_endpoint", "API_ENDPOINT"),
+        ("api_key", "Api_Key"),
+        ("api_key", "api_\u{212A}ey"),
+        ("default_headers", "Default_Header\u{17F}"),
+        ("models", "MODELS"),
+        ("id", "ID"),
+        ("name", "nAmE"),
+        ("type", "Type"),
+        ("default_large_model_id", "DEFAULT_LARGE_MODEL_ID"),
+    ] {
+        for _ in 0..3 {
+            let mut m = Mutable::real();
+            let p = next(providers);
+            m.rename(p, from, to);
+            if from == "default_headers" {
+                m.set(p, to, r#"{"X-K":"$ANTHROPIC_API_KEY"}"#);
+            }
+            out.push((format!("{from} as {to:?}"), Expect::Same, m.text()));
+        }
+    }
+    // A look-alike that Go does not fold is another key, ignored by both.
+    let mut m = Mutable::real();
+    m.push(0, "\u{0430}pi_key", r#""$OPENAI_API_KEY""#);
+    out.push(("a Cyrillic look-alike key".into(), Expect::Same, m.text()));
+    // The same field twice: refused here, whatever Go makes of it.
+    for (first, second) in [
+        ("api_endpoint", "API_ENDPOINT"),
+        ("api_key", "api_key"),
+        ("default_headers", "DEFAULT_HEADERS"),
+        ("api_key", "api_\u{212A}ey"),
+    ] {
+        let mut m = Mutable::real();
+        let p = next(providers);
+        m.set(p, first, r#""https://api.x.ai/v1""#);
+        let value = if first == "default_headers" {
+            r#"{"X":"$A"}"#
+        } else {
+            r#""https://evil.example/v1""#
+        };
+        if first == "default_headers" {
+            m.set(p, first, "{}");
+        }
+        m.push(p, second, value);
+        out.push((
+            format!("{first} then {second:?}"),
+            Expect::RefusedHere,
+            m.text(),
+        ));
+    }
+    // Commands.
+    for value in ["$(id)", "`id`", "${A:-$(id)}"] {
+        let mut m = Mutable::real();
+        m.set(next(providers), "api_key", &quote(value));
+        out.push((format!("command {value:?}"), Expect::RefusedHere, m.text()));
+    }
+    // Types Crush cannot decode, wherever Crush decodes them.
+    for (field, value) in [
+        ("options", r#"{"temperature":"hot"}"#),
+        ("options", r#"{"top_k":1.5}"#),
+        ("options", r#"{"Top_P":"x"}"#),
+        ("options", r#"{"provider_options":[1]}"#),
+        ("options", r#"{"provider_options":{"x":1e400}}"#),
+        ("options", "[]"),
+        ("cost_per_1m_in", r#""3""#),
+        ("context_window", "1.5"),
+        ("context_window", "99999999999999999999"),
+        ("can_reason", "1"),
+        ("reasoning_levels", r#""high""#),
+        ("Supports_Attachments", r#""yes""#),
+    ] {
+        let mut all: Value = serde_json::from_slice(embedded::catalog_bytes()).unwrap();
+        let p = next(providers);
+        let models = all[p]["models"].as_array_mut().unwrap();
+        let m = next(models.len());
+        models[m]
+            .as_object_mut()
+            .unwrap()
+            .retain(|k, _| !k.eq_ignore_ascii_case(field));
+        let mut text = serde_json::to_string(&all).unwrap();
+        // Added as the model's last member, spelled as given.
+        let model = serde_json::to_string(&all[p]["models"][m]).unwrap();
+        let mutated = format!("{},\"{field}\":{value}}}", &model[..model.len() - 1]);
+        text = text.replacen(&model, &mutated, 1);
+        out.push((format!("{field}: {value}"), Expect::RefusedByBoth, text));
+    }
+    out
+}
+
+#[test]
+fn the_guard_reads_every_catalog_as_crush_does() {
+    let Some(reader) = go_reader() else {
+        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        return;
+    };
+    let mut corpus: Vec<(String, Expect, String)> = vec![
+        ("CATALOG_A".into(), Expect::Same, CATALOG_A.into()),
+        ("CATALOG_A2".into(), Expect::Same, CATALOG_A2.into()),
+        ("CATALOG_B".into(), Expect::Same, CATALOG_B.into()),
+        (
+            "the real catalog".into(),
+            Expect::Same,
+            String::from_utf8(embedded::catalog_bytes().to_vec()).unwrap(),
+        ),
+        (
+            "a synthetic catalog".into(),
+            Expect::Same,
+            synthetic::catalog(300_000, 9),
+        ),
+    ];
+    for (what, catalog, _) in crate::held::moving_a_key() {
+        corpus.push((what.into(), Expect::Same, catalog));
+    }
+    for (what, catalog) in crate::held::harmless() {
+        corpus.push((what.into(), Expect::Same, catalog));
+    }
+    for (what, catalog, words) in crate::held::refused() {
+        let expect = if words.contains("invalid type") {
+            Expect::RefusedByBoth
+        } else {
+            Expect::RefusedHere
+        };
+        corpus.push((what.into(), expect, catalog));
+    }
+    corpus.extend(mutations());
+    let mut compared = 0;
+    for (what, expect, text) in &corpus {
+        let ours = catalog::validate(text.as_bytes());
+        let go = go_view(reader, text.as_bytes());
+        match (expect, ours, go) {
+            (Expect::Same, Ok(catalog), Ok(go)) => {
+                let ours = our_view(&catalog);
+                assert_eq!(ours.len(), go.len(), "{what}");
+                for (ours, go) in ours.iter().zip(&go) {
+                    assert_eq!(ours, go, "{what}: ours, then Go's");
+                }
+                compared += 1;
+            }
+            (Expect::RefusedHere, Err(_), _) => {}
+            (Expect::RefusedByBoth, Err(ours), Err(_)) => {
+                assert!(
+                    ours.0.contains("invalid type") || ours.0.contains("out of range"),
+                    "{what}: {ours}"
+                );
+            }
+            (expect, ours, go) => panic!(
+                "{what}: expected {expect:?}, the project said {:?}, Go said {:?}",
+                ours.map(|c| c.providers.len()),
+                go.map(|v| v.len())
+            ),
+        }
+    }
+    eprintln!(
+        "{compared} catalogs read the same by both, of {}",
+        corpus.len()
+    );
+    assert!(compared > 60, "{compared}");
+}
