@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::catalog::changes::{self, Changes};
 use crate::catalog::{self, embedded, hex};
 use crate::error::{Cause, Failure};
-use crate::fetch::http::FetchOptions;
+use crate::fetch::http::{FetchOptions, Session};
 use crate::fetch::source::{self, Source};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::state::{self, CacheState};
@@ -140,11 +140,23 @@ pub fn update_providers(
         progress: options.progress,
         ..FetchOptions::default()
     };
-    let loaded = source.load(&fetch).map_err(|e| fail(e.into()))?;
+    // One session: the signature comes on the catalog's connection.
+    let session = Session::default();
+    let loaded = source.load(&fetch, &session).map_err(|e| fail(e.into()))?;
     let bytes: &[u8] = &loaded.bytes;
     // Before anything is written: a pinned key's signature.
     let signed_at = match &options.keys {
-        Some(keys) => verify(source, bytes, keys, options, &fetch).map_err(fail)?,
+        Some(keys) => {
+            let signature = source
+                .load_signature(options.signature.as_deref(), &fetch, &session)
+                .map_err(|e| fail(e.into()))?;
+            match signature {
+                Some(signature) => {
+                    Some(keys.verify(bytes, &signature).map_err(|e| fail(e.into()))?)
+                }
+                None => None,
+            }
+        }
         None => None,
     };
     // What the new catalog replaces, and what is known of it.
@@ -294,21 +306,6 @@ fn confirm(
         }
     })
     .map(drop)
-}
-
-/// Checks the signature of `bytes` from `source` against the pinned
-/// `keys`; returns the signing time. The embedded snapshot needs none.
-fn verify(
-    source: &Source,
-    bytes: &[u8],
-    keys: &TrustedKeys,
-    options: &UpdateOptions,
-    fetch: &FetchOptions,
-) -> Result<Option<u64>, Cause> {
-    let Some(signature) = source.load_signature(options.signature.as_deref(), fetch)? else {
-        return Ok(None);
-    };
-    Ok(Some(keys.verify(bytes, &signature)?))
 }
 
 #[cfg(test)]

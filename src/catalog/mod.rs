@@ -687,12 +687,12 @@ fn looks_like_html(bytes: &[u8]) -> bool {
     head.first() == Some(&b'<') || head.to_ascii_lowercase().windows(5).any(|w| w == b"<html")
 }
 
-/// SHA-256 of `bytes`: the project's one hash function. aws-lc's (the
-/// cryptography rustls already links) rather than the `sha2` crate's: as
-/// fast on a CPU with SHA extensions, a third faster on one without, where
-/// `sha2` falls back to portable code (docs/BENCHMARKS.md).
+/// SHA-256 of `bytes`: the project's one hash function, ring's (the
+/// cryptography rustls uses here, one library in the binary rather than
+/// two), with assembly for CPUs with and without SHA extensions
+/// (docs/BENCHMARKS.md).
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, bytes);
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
     let mut out = [0u8; 32];
     out.copy_from_slice(digest.as_ref());
     out

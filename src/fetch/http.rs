@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url, redirect};
 
-use crate::fetch::diagnosis::{self, Diagnosis, Network, ProxyOrigin, Timeout};
+use crate::fetch::diagnosis::{self, Diagnosis, Network, Timeout};
 
+use crate::fetch::tls;
 use crate::fetch::validators::Validators;
 
 /// Largest body accepted, after decompression.
@@ -76,12 +77,14 @@ pub enum FetchError {
     Timeout(Timeout),
     /// No answer came from the network: a name, a connection, a
     /// certificate, a proxy.
-    #[error("{cause}")]
+    #[error("{}{cause}", redirected.as_deref().map(|to| format!("redirected to {to}: ")).unwrap_or_default())]
     Network {
         /// What went wrong.
         cause: Box<Network>,
         /// The HTTP stack's own messages, for `--verbose`.
         chain: String,
+        /// Where the last redirect led, when the failure was there.
+        redirected: Option<String>,
     },
     /// The client could not be set up (an unreadable `SSL_CERT_FILE`).
     #[error("{0}")]
@@ -162,53 +165,103 @@ struct Progress {
     received: AtomicU64,
 }
 
-/// Fetches `url`. Blocks the calling thread; runs its own small runtime.
+/// Fetches `url` on a session of its own ([`Session`]).
 pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| FetchError::Setup(format!("cannot start the network runtime: {e}")))?;
-    let progress = Arc::new(Progress::default());
-    let env = |name: &str| std::env::var(name).ok();
-    let proxy = diagnosis::proxy_for(url, env);
-    let no_proxy_set = env("NO_PROXY").or_else(|| env("no_proxy")).is_some();
-    let on = Attempt {
-        url,
-        options,
-        progress: &progress,
-        proxy: proxy.as_ref(),
-        no_proxy_set,
-    };
-    runtime.block_on(async {
-        let attempt = async {
-            // Loading the system's trust store costs more than a whole
-            // loopback exchange, so a plain-http fetch starts without TLS and
-            // starts over with it only if a redirect leads to https.
-            match fetch_async(&on, url.scheme() == "https").await {
-                Ok(None) => fetch_async(&on, true)
-                    .await?
-                    .ok_or_else(|| FetchError::Redirect("a redirect needs TLS twice".into())),
-                Ok(Some(fetched)) => Ok(fetched),
-                Err(e) => Err(e),
-            }
-        };
-        let bounded = async {
-            match tokio::time::timeout(options.timeout, attempt).await {
-                Ok(result) => result,
-                Err(_) => Err(FetchError::Timeout(timeout_phase(
-                    &progress,
-                    options.timeout,
-                ))),
-            }
-        };
-        if !options.interruptible {
-            return bounded.await;
+    Session::default().fetch(url, options)
+}
+
+/// Fetches that share one HTTP client, and so its connections: a catalog's
+/// signature goes on the connection that brought the catalog (kept alive),
+/// not behind a new name lookup and TLS handshake. The client is set up on
+/// the first fetch; a session that fetches nothing costs nothing.
+#[derive(Default)]
+pub struct Session {
+    client: std::sync::OnceLock<Client>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Session")
+    }
+}
+
+/// A session's client, and what its fetches learn.
+struct Client {
+    runtime: tokio::runtime::Runtime,
+    http: reqwest::Client,
+    /// The bound on connecting it was built with.
+    connect_timeout: Duration,
+    progress: Arc<Progress>,
+    /// The URLs the current fetch was redirected to, in order.
+    redirects: Arc<std::sync::Mutex<Vec<Url>>>,
+}
+
+impl Session {
+    /// Fetches `url`, blocking the calling thread (the session runs its own
+    /// small runtime). The session's first fetch sets its client up with
+    /// `options.connect_timeout`.
+    pub fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+        if self.client.get().is_none() {
+            let _ = self.client.set(Client::new(options.connect_timeout)?);
         }
-        tokio::select! {
-            result = bounded => result,
-            code = interrupted() => Err(FetchError::Interrupted(code)),
-        }
-    })
+        let client = self.client.get().expect("set just above");
+        client.fetch(url, options)
+    }
+}
+
+impl Client {
+    fn new(connect_timeout: Duration) -> Result<Client, FetchError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| FetchError::Setup(format!("cannot start the network runtime: {e}")))?;
+        let progress = Arc::new(Progress::default());
+        let redirects = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let http = http_client(connect_timeout, &progress, &redirects)?;
+        Ok(Client {
+            runtime,
+            http,
+            connect_timeout,
+            progress,
+            redirects,
+        })
+    }
+
+    fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+        // What one fetch learnt is not the next one's; a connection made
+        // for an earlier fetch of this session is still there.
+        self.progress.answered.store(false, Ordering::Relaxed);
+        self.progress.received.store(0, Ordering::Relaxed);
+        self.redirects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        let on = Attempt {
+            url,
+            options,
+            connect_timeout: self.connect_timeout,
+            progress: &self.progress,
+            redirects: &self.redirects,
+        };
+        self.runtime.block_on(async {
+            let bounded = async {
+                match tokio::time::timeout(options.timeout, fetch_async(&self.http, &on)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(FetchError::Timeout(timeout_phase(
+                        &self.progress,
+                        options.timeout,
+                    ))),
+                }
+            };
+            if !options.interruptible {
+                return bounded.await;
+            }
+            tokio::select! {
+                result = bounded => result,
+                code = interrupted() => Err(FetchError::Interrupted(code)),
+            }
+        })
+    }
 }
 
 /// The phase a timeout of `after` struck in.
@@ -229,9 +282,9 @@ fn timeout_phase(progress: &Progress, after: Duration) -> Timeout {
 struct Attempt<'a> {
     url: &'a Url,
     options: &'a FetchOptions,
+    connect_timeout: Duration,
     progress: &'a Arc<Progress>,
-    proxy: Option<&'a ProxyOrigin>,
-    no_proxy_set: bool,
+    redirects: &'a std::sync::Mutex<Vec<Url>>,
 }
 
 impl Attempt<'_> {
@@ -243,23 +296,33 @@ impl Attempt<'_> {
                 .map_or_else(|| e.to_string(), |source| source.to_string());
             return FetchError::Redirect(why);
         }
+        // A redirect's target that fails is that target's failure.
+        let redirected = self
+            .redirects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .cloned();
+        let url = redirected.as_ref().unwrap_or(self.url);
+        let env = |name: &str| std::env::var(name).ok();
+        let proxy = diagnosis::proxy_for(url, env);
         let context = diagnosis::Context {
-            url: self.url,
-            proxy: self.proxy,
-            no_proxy_set: self.no_proxy_set,
+            url,
+            proxy: proxy.as_ref(),
+            no_proxy_set: env("NO_PROXY").or_else(|| env("no_proxy")).is_some(),
             connected: self.progress.connected.load(Ordering::Relaxed),
             received: self.progress.received.load(Ordering::Relaxed),
         };
         let Diagnosis { cause, chain } = diagnosis::diagnose(&e, context);
         let target = format!(
             "{}:{}",
-            self.url.host_str().unwrap_or_default(),
-            self.url.port_or_known_default().unwrap_or_default()
+            url.host_str().unwrap_or_default(),
+            url.port_or_known_default().unwrap_or_default()
         );
         let cause = match cause {
             diagnosis::Cause::Network(cause) => cause,
             diagnosis::Cause::ConnectTimeout => {
-                return FetchError::Timeout(Timeout::Connect(self.options.connect_timeout));
+                return FetchError::Timeout(Timeout::Connect(self.connect_timeout));
             }
             // The client keeps no status of its own: ask the proxy once more,
             // briefly, what it answers.
@@ -275,6 +338,7 @@ impl Attempt<'_> {
         FetchError::Network {
             cause: Box::new(cause),
             chain,
+            redirected: redirected.map(|u| u.to_string()),
         }
     }
 }
@@ -302,61 +366,61 @@ async fn interrupted() -> u8 {
     std::future::pending().await
 }
 
-/// Marks a redirect to https met by a client built without TLS roots.
-#[derive(Debug)]
-struct NeedsTls;
-
-impl std::fmt::Display for NeedsTls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a redirect leads to https")
-    }
-}
-
-impl std::error::Error for NeedsTls {}
-
-fn client(
-    options: &FetchOptions,
-    tls: bool,
+/// The HTTP client: rustls with ring's cryptography (which takes its
+/// randomness from the operating system: aws-lc seeds its own generator
+/// with CPU jitter, tens of milliseconds of CPU in every process that
+/// makes a connection; docs/BENCHMARKS.md), the system's trust store
+/// loaded only for a first certificate to verify, the proxy variables,
+/// gzip, and the redirect policy.
+fn http_client(
+    connect_timeout: Duration,
     progress: &Arc<Progress>,
+    redirects: &Arc<std::sync::Mutex<Vec<Url>>>,
 ) -> Result<reqwest::Client, FetchError> {
+    let hops = Arc::clone(redirects);
     let policy = redirect::Policy::custom(move |attempt| {
-        if !tls && attempt.url().scheme() == "https" {
-            return attempt.error(NeedsTls);
-        }
         match redirect_verdict(attempt.previous(), attempt.url()) {
-            Ok(()) => attempt.follow(),
+            Ok(()) => {
+                hops.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(attempt.url().clone());
+                attempt.follow()
+            }
             Err(why) => attempt.error(why),
         }
     });
-    let mut builder = reqwest::Client::builder();
-    if !tls {
-        builder = builder.tls_certs_only([]);
-    } else if let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) {
-        // The platform verifier reads SSL_CERT_FILE on Linux only; elsewhere
-        // the bundle is added to the OS store, so a corporate CA works
-        // everywhere.
-        let pem = std::fs::read(&path).map_err(|e| {
-            FetchError::Setup(format!(
-                "cannot read SSL_CERT_FILE {}: {}",
-                path.to_string_lossy(),
-                e.kind()
-            ))
-        })?;
-        let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|_| {
-            FetchError::Setup(format!(
-                "SSL_CERT_FILE {} holds no PEM certificate",
-                path.to_string_lossy()
-            ))
-        })?;
-        builder = builder.tls_certs_merge(certs);
-    }
-    builder
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls::config(extra_roots()?))
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(options.connect_timeout)
+        .connect_timeout(connect_timeout)
         .connector_layer(MarkConnected(Arc::clone(progress)))
         .redirect(policy)
         .build()
         .map_err(|e| FetchError::Setup(format!("cannot set up the HTTP client: {e}")))
+}
+
+/// The certificates of `SSL_CERT_FILE`, trusted besides the system's (on
+/// Linux the system's loader reads that file in their place, as OpenSSL
+/// does; elsewhere only this adds them, so a corporate CA works
+/// everywhere).
+fn extra_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, FetchError> {
+    use rustls::pki_types::pem::PemObject;
+    let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let shown = path.to_string_lossy();
+    let pem = std::fs::read(&path).map_err(|e| {
+        FetchError::Setup(format!("cannot read SSL_CERT_FILE {shown}: {}", e.kind()))
+    })?;
+    let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
+        .filter_map(Result::ok)
+        .collect();
+    if certs.is_empty() {
+        return Err(FetchError::Setup(format!(
+            "SSL_CERT_FILE {shown} holds no PEM certificate"
+        )));
+    }
+    Ok(certs)
 }
 
 /// A layer over the client's connector that marks when a connection (TCP,
@@ -423,9 +487,8 @@ pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
     }
 }
 
-/// One attempt; `Ok(None)` when a client built without TLS (`tls` false)
-/// met a redirect to https and the fetch must start over with TLS.
-async fn fetch_async(on: &Attempt<'_>, tls: bool) -> Result<Option<Fetched>, FetchError> {
+/// One fetch on `client`.
+async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetched, FetchError> {
     let (url, options) = (on.url, on.options);
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
@@ -446,21 +509,13 @@ async fn fetch_async(on: &Attempt<'_>, tls: bool) -> Result<Option<Fetched>, Fet
     {
         headers.insert(header::IF_MODIFIED_SINCE, date);
     }
-    let response = client(options, tls, on.progress)?
-        .get(url.clone())
-        .headers(headers)
-        .send()
-        .await;
-    let mut response = match response {
-        Ok(response) => response,
-        Err(e) if needs_tls(&e) => return Ok(None),
-        Err(e) => return Err(on.classify(e)),
-    };
+    let response = client.get(url.clone()).headers(headers).send().await;
+    let mut response = response.map_err(|e| on.classify(e))?;
     on.progress.answered.store(true, Ordering::Relaxed);
     let status = response.status();
     if status == StatusCode::NOT_MODIFIED {
         return if conditional {
-            Ok(Some(Fetched::NotModified))
+            Ok(Fetched::NotModified)
         } else {
             Err(FetchError::UnexpectedNotModified)
         };
@@ -499,7 +554,7 @@ async fn fetch_async(on: &Attempt<'_>, tls: bool) -> Result<Option<Fetched>, Fet
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    Ok(Some(Fetched::Body { bytes, validators }))
+    Ok(Fetched::Body { bytes, validators })
 }
 
 fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressBar> {
@@ -549,17 +604,6 @@ async fn first_line(response: &mut reqwest::Response) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     let clean: String = line.chars().filter(|c| !c.is_control()).take(200).collect();
     Some(clean)
-}
-
-fn needs_tls(e: &reqwest::Error) -> bool {
-    let mut source: Option<&dyn std::error::Error> = Some(e);
-    while let Some(err) = source {
-        if err.is::<NeedsTls>() {
-            return true;
-        }
-        source = err.source();
-    }
-    false
 }
 
 #[cfg(test)]

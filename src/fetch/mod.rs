@@ -1,8 +1,10 @@
 //! Reading a SOURCE: what it means ([`source`]), bounded downloads
-//! ([`http`]), why a download failed in plain words ([`diagnosis`]), and the
-//! HTTP validators sent back to a server ([`validators`]).
+//! ([`http`]) over TLS set up once ([`tls`]), why a download failed in plain
+//! words ([`diagnosis`]), and the HTTP validators sent back to a server
+//! ([`validators`]).
 
 pub mod diagnosis;
 pub mod http;
 pub mod source;
+pub mod tls;
 pub mod validators;

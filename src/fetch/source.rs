@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use reqwest::Url;
 
 use crate::catalog::embedded;
-use crate::fetch::http::{self, FetchError, FetchOptions, Fetched};
+use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::validators::Validators;
 use crate::trust::signature::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX, SignatureError};
 
@@ -143,8 +143,9 @@ pub struct Loaded {
 }
 
 impl Source {
-    /// Reads the source's bytes, never more than `options.max_body`.
-    pub fn load(&self, options: &FetchOptions) -> Result<Loaded, ReadError> {
+    /// Reads the source's bytes, never more than `options.max_body`; a URL
+    /// on `session`, whose connection its signature can then share.
+    pub fn load(&self, options: &FetchOptions, session: &Session) -> Result<Loaded, ReadError> {
         let local = |bytes: Vec<u8>| Loaded {
             bytes: Cow::Owned(bytes),
             validators: Validators::default(),
@@ -163,7 +164,7 @@ impl Source {
                 }
                 read_capped(file, hint as usize, options.max_body).map(local)
             }
-            Source::Url(url) => match http::fetch(url, options)? {
+            Source::Url(url) => match session.fetch(url, options)? {
                 Fetched::Body { bytes, validators } => Ok(Loaded {
                     bytes: Cow::Owned(bytes),
                     validators,
@@ -179,13 +180,15 @@ impl Source {
 impl Source {
     /// Reads this source's detached signature, at most
     /// [`MAX_SIGNATURE_BYTES`]: for a URL, the same URL with `.minisig`
-    /// appended, fetched with the same client and bounds; for a file,
-    /// `FILE.minisig`; for standard input, `given` (`--signature FILE`).
-    /// `Ok(None)` for the embedded snapshot, which needs none.
+    /// appended, fetched on `session` (the connection that brought the
+    /// catalog) with the same bounds; for a file, `FILE.minisig`; for
+    /// standard input, `given` (`--signature FILE`). `Ok(None)` for the
+    /// embedded snapshot, which needs none.
     pub fn load_signature(
         &self,
         given: Option<&std::path::Path>,
         options: &FetchOptions,
+        session: &Session,
     ) -> Result<Option<Vec<u8>>, SignatureError> {
         let read_file = |path: &std::path::Path| -> Result<Vec<u8>, SignatureError> {
             let file = std::fs::File::open(path).map_err(|e| {
@@ -215,7 +218,7 @@ impl Source {
                     progress: false,
                     ..options.clone()
                 };
-                match http::fetch(&url, &options) {
+                match session.fetch(&url, &options) {
                     Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
                     Ok(Fetched::NotModified) => {
                         Err(SignatureError::Missing(format!("{url}: answered 304")))

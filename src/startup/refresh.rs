@@ -28,7 +28,7 @@ use reqwest::Url;
 
 use crate::catalog::embedded::{self, catalog as embedded_baseline};
 use crate::catalog::{self, hex};
-use crate::fetch::http::{self, FetchError, FetchOptions, Fetched};
+use crate::fetch::http::{self, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
 use crate::fetch::validators::Validators;
 use crate::store::cache::{self, CacheFiles, Cached};
@@ -149,7 +149,9 @@ pub fn request(
         max_body: http::MAX_BODY_BYTES,
         interruptible: foreground,
     };
-    match http::fetch(url, &options)? {
+    // One session: the signature comes on the catalog's connection.
+    let session = Session::default();
+    match session.fetch(url, &options)? {
         Fetched::NotModified => Ok(Answer::NotModified),
         Fetched::Body { bytes, validators } => {
             catalog::validate(&bytes)?;
@@ -162,7 +164,9 @@ pub fn request(
                         ..options
                     };
                     let source = Source::Url(url.clone());
-                    let signature = source.load_signature(None, &options)?.unwrap_or_default();
+                    let signature = source
+                        .load_signature(None, &options, &session)?
+                        .unwrap_or_default();
                     Some(keys.verify(&bytes, &signature)?)
                 }
             };

@@ -385,3 +385,82 @@ async fn the_refresh_holds_every_wrong_signature() {
         assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{why}");
     }
 }
+
+/// A mirror over one keep-alive connection per client: it counts the
+/// connections it accepts and answers every request on each, the catalog
+/// at /v2/providers and `signature` at /v2/providers.minisig.
+fn counting_mirror(
+    catalog: &'static str,
+    signature: String,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&connections);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let signature = signature.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let body = if request.contains(".minisig ") {
+                        signature.as_bytes()
+                    } else {
+                        catalog.as_bytes()
+                    };
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                    if stream.write_all(head.as_bytes()).is_err() || stream.write_all(body).is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, connections)
+}
+
+/// The signature comes on the connection that brought the catalog, for
+/// `update-providers` and for the start-up refresh alike: one connection,
+/// one name lookup, one handshake per download.
+#[test]
+fn a_catalog_and_its_signature_share_one_connection() {
+    use std::sync::atomic::Ordering;
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let (url, connections) =
+        counting_mirror(CATALOG_A, signer.sign(CATALOG_A.as_bytes(), Some(T1)));
+    let home = Home::new();
+    home.run_env(&["update-providers", &url], &[(KEY_ENV, &key)])
+        .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
+
+    let (url, connections) =
+        counting_mirror(CATALOG_A2, signer.sign(CATALOG_A2.as_bytes(), Some(T2)));
+    let before = home.last_refresh();
+    home.run_env(
+        &["providers", "--json"],
+        &[
+            (KEY_ENV, key.as_str()),
+            ("CATWALK_URL", url.as_str()),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+        ],
+    )
+    .ok();
+    assert_eq!(home.wait_for_refresh(&before)["outcome"], "updated");
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
+    assert_eq!(connections.load(Ordering::SeqCst), 1);
+}
