@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
 
+use crate::catalog::{self, Catalog};
 use crate::commands::cli::{Cli, Command};
 use crate::config::{self, Settings};
 use crate::error::{Cause, Failure};
 use crate::startup::refresh;
-use crate::startup::{self, Background, StartupCatalog, StartupOptions};
+use crate::startup::{self, Background, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
 use crate::trust::signature::TrustedKeys;
@@ -92,7 +93,6 @@ fn run(cli: Cli) -> Result<(), Exit> {
             print(|out| out.write_all(&script))
         }
         Command::RefreshInBackground(args) => {
-            refresh::detach();
             // The start-up checked these keys before passing them on.
             let Ok(keys) = TrustedKeys::parse(&args.public_keys) else {
                 return Ok(());
@@ -316,6 +316,36 @@ fn startup_catalog(
         say(format_args!("warning: {warning}"));
     }
     Ok(loaded)
+}
+
+/// The catalog a listing command shows: the start-up catalog, validated;
+/// or, with `default-providers` off, `None`, the command having said that
+/// there are no `what` (`[]` in JSON).
+fn listed<'a>(
+    loaded: &'a StartupCatalog,
+    settings: &Settings,
+    what: &str,
+    json: bool,
+) -> Result<Option<Catalog<'a>>, Exit> {
+    if loaded.provenance == Provenance::Disabled {
+        print(|out| {
+            if json {
+                writeln!(out, "[]")
+            } else {
+                writeln!(
+                    out,
+                    "No {what}: default-providers is {}.",
+                    settings.default_providers
+                )
+            }
+        })?;
+        return Ok(None);
+    }
+    // Valid by construction; a failure here would be a bug, reported as
+    // such rather than a panic.
+    catalog::validate(&loaded.bytes)
+        .map(Some)
+        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))
 }
 
 /// `crush dirs`.

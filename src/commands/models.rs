@@ -7,12 +7,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{
-    Exit, cache_files, load_settings, print, say, startup_catalog, write_json, write_table,
+    Exit, cache_files, listed, load_settings, print, say, startup_catalog, write_json, write_table,
 };
-use crate::catalog::{self, Catalog};
+use crate::catalog::Catalog;
 use crate::commands::cli::ModelsArgs;
-use crate::error::Failure;
-use crate::startup::Provenance;
 
 /// One model in `models --json`.
 #[derive(Debug, Serialize)]
@@ -32,23 +30,9 @@ struct ModelRow<'a> {
 pub fn run(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
     let loaded = startup_catalog(&settings, &cache_files()?, args.wait)?;
-    if loaded.provenance == Provenance::Disabled {
-        return print(|out| {
-            if args.json {
-                writeln!(out, "[]")
-            } else {
-                writeln!(
-                    out,
-                    "No models: default-providers is {}.",
-                    settings.default_providers
-                )
-            }
-        });
-    }
-    // Valid by construction; a failure here would be a bug, reported as
-    // such rather than a panic.
-    let catalog = catalog::validate(&loaded.bytes)
-        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))?;
+    let Some(catalog) = listed(&loaded, &settings, "models", args.json)? else {
+        return Ok(());
+    };
     print(|out| write_models(out, args, &catalog))
 }
 

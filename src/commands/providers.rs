@@ -8,14 +8,13 @@ use serde::Serialize;
 
 use super::terminal;
 use super::{
-    Exit, ago, cache_files, count, load_settings, print, say, startup_catalog, write_json,
+    Exit, ago, cache_files, count, listed, load_settings, print, say, startup_catalog, write_json,
     write_table,
 };
 use crate::catalog::embedded;
 use crate::catalog::{self, Catalog};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::{Setting, Settings};
-use crate::error::Failure;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::paths::process_env;
@@ -32,19 +31,9 @@ pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     if args.json {
         return print(|out| out.write_all(&loaded.bytes));
     }
-    if loaded.provenance == Provenance::Disabled {
-        return print(|out| {
-            writeln!(
-                out,
-                "No providers: default-providers is {}.",
-                settings.default_providers
-            )
-        });
-    }
-    // Valid by construction; a failure here would be a bug, reported as
-    // such rather than a panic.
-    let catalog = catalog::validate(&loaded.bytes)
-        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))?;
+    let Some(catalog) = listed(&loaded, &settings, "providers", false)? else {
+        return Ok(());
+    };
     print(|out| write_providers(out, &loaded, &catalog))
 }
 

@@ -570,9 +570,11 @@ fn stopped() -> Outcome {
 /// Starts a refresh in a detached helper process, this very program run
 /// with [`HELPER_COMMAND`], for a short-lived command: its standard
 /// streams are on the null device (a reader of the command's output sees
-/// the end of it when the command exits), and on Windows it has no
-/// console window. It puts itself in a session of its own
-/// ([`detach`]) and always exits by itself within the request's bounds.
+/// the end of it when the command exits); it is in a process group of its
+/// own, so that Ctrl-C in the terminal, which signals the foreground
+/// group, does not reach it (on Windows: a new process group, and no
+/// console window); and it always exits by itself within the request's
+/// bounds.
 pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Result<()> {
     let mut command = Command::new(exe);
     command
@@ -595,6 +597,13 @@ pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Re
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    #[cfg(unix)]
+    {
+        // A safe call that the standard library still starts the fast way
+        // (posix_spawn with its process-group attribute).
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
     #[cfg(windows)]
     {
         use std::os::windows::process::CommandExt;
@@ -606,18 +615,4 @@ pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Re
     // Not waited for: it outlives this process, and is nobody's child
     // once this process has exited.
     command.spawn().map(drop)
-}
-
-/// Leaves the terminal's session, so that neither Ctrl-C in it nor its
-/// closing reaches the helper. Called first thing by the helper itself,
-/// which is started as an ordinary child (so that the standard library
-/// can start it the fast way, without a hook between fork and exec). Unix
-/// only; on Windows the creation flags did the same.
-pub fn detach() {
-    #[cfg(unix)]
-    // SAFETY: setsid takes no arguments and touches no memory; it fails
-    // harmlessly if this process already leads a group.
-    unsafe {
-        libc::setsid();
-    }
 }

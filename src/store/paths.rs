@@ -27,6 +27,16 @@ fn home(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {
         .ok_or(NoHome { what, needs: var })
 }
 
+/// `%LOCALAPPDATA%\crush`, where Windows keeps both of Crush's folders.
+fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {
+    env("LOCALAPPDATA")
+        .map(|d| PathBuf::from(d).join("crush"))
+        .ok_or(NoHome {
+            what,
+            needs: "LOCALAPPDATA",
+        })
+}
+
 /// Crush's data folder: `$XDG_DATA_HOME/crush`, else `%LOCALAPPDATA%\crush`
 /// on Windows, else `~/.local/share/crush`.
 pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
@@ -34,12 +44,7 @@ pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
         return Ok(PathBuf::from(xdg).join("crush"));
     }
     if cfg!(windows) {
-        return env("LOCALAPPDATA")
-            .map(|d| PathBuf::from(d).join("crush"))
-            .ok_or(NoHome {
-                what: "the data folder",
-                needs: "LOCALAPPDATA",
-            });
+        return local_app_data(env, "the data folder");
     }
     Ok(home(env, "the data folder")?.join(".local/share/crush"))
 }
@@ -55,12 +60,7 @@ pub fn config_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
         return Ok(PathBuf::from(xdg).join("crush"));
     }
     if cfg!(windows) {
-        return env("LOCALAPPDATA")
-            .map(|d| PathBuf::from(d).join("crush"))
-            .ok_or(NoHome {
-                what: "the config folder",
-                needs: "LOCALAPPDATA",
-            });
+        return local_app_data(env, "the config folder");
     }
     Ok(home(env, "the config folder")?.join(".config/crush"))
 }
