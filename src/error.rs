@@ -70,9 +70,15 @@ pub enum Cause {
     /// A pinned public key cannot be used.
     #[error("{0}")]
     Key(String),
+    /// `--output` cannot take the catalog.
+    #[error("cannot write the catalog there: {0}")]
+    Output(String),
     /// The command's output could not be written.
     #[error("cannot write: {0}")]
-    Output(std::io::Error),
+    Stdout(std::io::Error),
+    /// No model matches the terms given.
+    #[error("no model matches {0}")]
+    NoMatch(String),
 }
 
 impl Failure {
@@ -90,6 +96,15 @@ impl Failure {
             Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint().into(),
             Cause::Read(ReadError::Io(_)) => "check the path and its permissions",
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
+            // A page where a catalog was expected: a login page or a
+            // proxy's, unless it is a file the user gave.
+            Cause::Invalid(e)
+                if e.0 == crate::catalog::HTML_PAGE
+                    && (self.source.starts_with("http://")
+                        || self.source.starts_with("https://")) =>
+            {
+                "a login page or a proxy's page may have answered instead: check the URL, and HTTPS_PROXY if a proxy is in the way"
+            }
             Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
@@ -116,7 +131,11 @@ impl Failure {
             Cause::Key(_) => {
                 "give a minisign public key (the RWQ… line of its .pub file) or the path of the .pub file"
             }
-            Cause::Output(_) => "free space where the output goes, or send it elsewhere",
+            Cause::Output(_) => "the folder is not created for you",
+            Cause::Stdout(_) => "free space where the output goes, or send it elsewhere",
+            Cause::NoMatch(_) => {
+                return format!("`{} models` lists them all", program()).into();
+            }
         };
         hint.into()
     }

@@ -2,7 +2,7 @@
 //! catalog it replaces, and swap it into the cache (or an output file),
 //! reporting what changed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -11,7 +11,7 @@ use crate::catalog::changes::{self, Changes};
 use crate::catalog::{self, embedded, hex};
 use crate::error::{Cause, Failure};
 use crate::fetch::http::{FetchOptions, Session};
-use crate::fetch::source::{self, Source};
+use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::state::{self, CacheState};
 use crate::trust::guard::{self, Baseline};
@@ -88,6 +88,10 @@ pub struct UpdateReport {
     pub changes: Option<Changes>,
     /// Problems worth telling that did not stop the update.
     pub warnings: Vec<String>,
+    /// The validated bytes, for the caller to write, with `--output -`
+    /// (standard output).
+    #[serde(skip)]
+    pub catalog: Option<Vec<u8>>,
 }
 
 fn rfc3339_or_null<S: serde::Serializer>(at: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
@@ -131,6 +135,17 @@ pub fn update_providers(
     };
     let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
     let to_cache = options.output.is_none();
+    let to_stdout = options.output.as_deref() == Some(Path::new(STDOUT));
+    // An output file's own failures are told by its path; checked before
+    // anything is downloaded.
+    let output_file = options.output.as_deref().filter(|_| !to_stdout);
+    let fail_output = |cause: Cause| Failure {
+        source: output_file.map_or_else(|| label.clone(), |p| p.display().to_string()),
+        cause,
+    };
+    if let Some(path) = output_file {
+        check_output(path).map_err(|why| fail_output(Cause::Output(why)))?;
+    }
     let target = options
         .output
         .clone()
@@ -145,19 +160,17 @@ pub fn update_providers(
     let loaded = source.load(&fetch, &session).map_err(|e| fail(e.into()))?;
     let bytes: &[u8] = &loaded.bytes;
     // Before anything is written: a pinned key's signature.
-    let signed_at = match &options.keys {
-        Some(keys) => {
-            let signature = source
-                .load_signature(options.signature.as_deref(), &fetch, &session)
-                .map_err(|e| fail(e.into()))?;
-            match signature {
-                Some(signature) => {
-                    Some(keys.verify(bytes, &signature).map_err(|e| fail(e.into()))?)
-                }
-                None => None,
-            }
-        }
+    let signature = match &options.keys {
+        Some(_) => source
+            .load_signature(options.signature.as_deref(), &fetch, &session)
+            .map_err(|e| fail(SignatureError::from(e).into()))?,
         None => None,
+    };
+    let signed_at = match (&options.keys, &signature) {
+        (Some(keys), Some(signature)) => {
+            Some(keys.verify(bytes, signature).map_err(|e| fail(e.into()))?)
+        }
+        _ => None,
     };
     // What the new catalog replaces, and what is known of it.
     let (previous_bytes, previous_state, stand_in) = if to_cache {
@@ -168,11 +181,13 @@ pub fn update_providers(
             }
             _ => (None, None, false),
         }
+    } else if to_stdout {
+        (None, None, false)
     } else {
         (std::fs::read(&target).ok(), None, false)
     };
     let up_to_date = previous_bytes.as_deref() == Some(bytes);
-    let write = !options.dry_run && !up_to_date;
+    let write = !options.dry_run && !up_to_date && !to_stdout;
     // Three jobs that need not wait for each other: this thread validates
     // the new catalog; one reads the previous one and hashes the new bytes;
     // one takes the lock and writes the new bytes beside the target, flushed
@@ -254,8 +269,18 @@ pub fn update_providers(
         signed_at,
         ..CacheState::default()
     };
-    match staged.transpose().map_err(|e| fail(e.into()))? {
-        Some(Staging::File(staged)) => staged.commit().map_err(|e| fail(e.into()))?,
+    match staged.transpose().map_err(|e| fail_output(e.into()))? {
+        Some(Staging::File(staged)) => {
+            staged.commit().map_err(|e| fail_output(e.into()))?;
+            // A signed catalog goes on with its signature, which a client
+            // pinning the key will look for beside it.
+            if let (Some(signature), Some(path)) = (&signature, output_file) {
+                let mut name = path.as_os_str().to_owned();
+                name.push(SIGNATURE_SUFFIX);
+                cache::write_atomically(Path::new(&name), signature, true)
+                    .map_err(|e| fail_output(e.into()))?;
+            }
+        }
         Some(Staging::Cache(staged)) => staged.commit(&state()).map_err(|e| fail(e.into()))?,
         // The same bytes again: only the confirmation is new.
         None if up_to_date && to_cache && !options.dry_run => {
@@ -274,7 +299,33 @@ pub fn update_providers(
         signed_at,
         changes,
         warnings,
+        catalog: to_stdout.then(|| bytes.to_vec()),
     })
+}
+
+/// The `--output` that means standard output.
+pub const STDOUT: &str = "-";
+
+/// Why `path` cannot take the catalog, before anything is downloaded: a
+/// folder, or a file in a folder that does not exist (which is not made).
+fn check_output(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!(
+            "it is a folder; give --output a file's path, e.g. {}",
+            path.join("providers.json").display()
+        ));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(format!(
+            "the folder {} does not exist; create it first, or write elsewhere",
+            folder.display()
+        ));
+    }
+    Ok(())
 }
 
 /// A scoped thread's result; its panic, passed on.

@@ -585,14 +585,15 @@ fn describe_parse_error(bytes: &[u8]) -> ValidationError {
             e.valid_up_to()
         ));
     }
+    if bytes.trim_ascii().is_empty() {
+        return ValidationError("it is empty".into());
+    }
     let generic: serde_json::Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
-        Err(e) if looks_like_html(bytes) => {
-            return ValidationError(format!(
-                "got an HTML page, not a JSON catalog (a proxy or login page?): {e}"
-            ));
+        Err(_) if looks_like_html(bytes) => {
+            return ValidationError(HTML_PAGE.into());
         }
-        Err(e) => return ValidationError(format!("not valid JSON: {e}")),
+        Err(e) => return ValidationError(json_syntax(bytes, &e)),
     };
     let Some(array) = generic.as_array() else {
         return ValidationError(format!(
@@ -646,6 +647,47 @@ fn describe_parse_error(bytes: &[u8]) -> ValidationError {
     } else {
         ValidationError(format!("{place}: field {field}: {inner}"))
     }
+}
+
+/// What validation says of an HTML page: a login page or a proxy's, when
+/// it came from a URL ([`crate::error`] gives that hint).
+pub const HTML_PAGE: &str = "an HTML page, not a JSON catalog";
+
+/// A JSON syntax error in plain words, with where it is and what stands
+/// there.
+fn json_syntax(bytes: &[u8], e: &serde_json::Error) -> String {
+    let (line, column) = (e.line(), e.column());
+    if e.classify() == serde_json::error::Category::Eof {
+        return format!(
+            "not JSON: it ends before the catalog is complete (line {line}, column {column}), as if cut short"
+        );
+    }
+    let message = e.to_string();
+    let what = message.split(" at line ").next().unwrap_or(&message);
+    let what = match what {
+        "expected value" => "a JSON value was expected",
+        "expected ident" => "an unknown word (JSON knows only true, false and null)",
+        "trailing comma" => "a comma before a closing bracket",
+        "trailing characters" => "more text after the catalog's closing bracket",
+        "key must be a string" => "an object key that is not a string in quotes",
+        "expected `:`" => "a colon after an object key was expected",
+        "expected `,` or `]`" => "a comma or `]` was expected",
+        "expected `,` or `}`" => "a comma or `}` was expected",
+        "invalid escape" => "an invalid escape in a string",
+        other if other.starts_with("control character") => {
+            "a raw control character inside a string"
+        }
+        other => other,
+    };
+    // What stands there, when it is a character one can show.
+    let found = String::from_utf8_lossy(bytes)
+        .lines()
+        .nth(line.saturating_sub(1))
+        .and_then(|l| l.chars().nth(column.saturating_sub(1)))
+        .filter(|c| !c.is_control())
+        .map(|c| format!(", found `{c}`"))
+        .unwrap_or_default();
+    format!("not JSON: {what}{found} (line {line}, column {column})")
 }
 
 fn value_id(value: &serde_json::Value) -> String {
@@ -749,8 +791,25 @@ mod tests {
 
     #[test]
     fn refuses_non_json_and_wrong_shapes() {
-        assert!(err("").starts_with("not valid JSON"));
-        assert!(err("<html><body>login</body></html>").contains("HTML page"));
+        assert_eq!(err(""), "it is empty");
+        assert_eq!(err(" \n\t"), "it is empty");
+        assert_eq!(err("<html><body>login</body></html>"), HTML_PAGE);
+        assert_eq!(
+            err("hello"),
+            "not JSON: a JSON value was expected, found `h` (line 1, column 1)"
+        );
+        assert_eq!(
+            err("[{\"id\":\"a\",\"name\":\"A\"},\n]"),
+            "not JSON: a comma before a closing bracket, found `]` (line 2, column 1)"
+        );
+        assert_eq!(
+            err("[{\"id\":\"a\",\"name\":\"A\"}"),
+            "not JSON: it ends before the catalog is complete (line 1, column 22), as if cut short"
+        );
+        assert_eq!(
+            err("[{\"id\":\"a\" \"name\":\"A\"}]"),
+            "not JSON: a comma or `}` was expected, found `\"` (line 1, column 12)"
+        );
         assert_eq!(
             err("{}"),
             "expected a JSON array of providers, found an object"

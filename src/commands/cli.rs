@@ -97,6 +97,18 @@ pub enum Command {
     RefreshInBackground(HelperArgs),
 }
 
+impl Command {
+    /// Whether the command was asked for JSON on standard output.
+    pub fn wants_json(&self) -> bool {
+        match self {
+            Command::UpdateProviders(args) => args.json,
+            Command::Providers(args) => args.json,
+            Command::Models(args) => args.json,
+            _ => false,
+        }
+    }
+}
+
 /// Arguments of the background refresh helper, as the start-up passes them.
 #[derive(Debug, Args)]
 pub struct HelperArgs {
@@ -157,7 +169,12 @@ pub struct UpdateArgs {
     /// Read and validate, report what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Write the validated catalog to FILE instead of the cache
+    /// As --dry-run, and exit 0 when the cache already holds this catalog,
+    /// 3 when the update would change it, 1 on failure
+    #[arg(long)]
+    pub check: bool,
+    /// Write the validated catalog to FILE instead of the cache (`-`:
+    /// standard output), with its signature beside it when a key is pinned
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Refuse the catalog unless its raw bytes have this SHA-256 (64 hex digits)
@@ -186,6 +203,46 @@ pub struct UpdateArgs {
     /// Apply a signed catalog signed before the cached one
     #[arg(long)]
     pub allow_downgrade: bool,
+}
+
+/// The command line as `name` (how this program was invoked) shows it:
+/// usage, help, examples and completions name it so.
+pub fn command(name: &str) -> clap::Command {
+    use clap::CommandFactory;
+    let mut command = Cli::command()
+        .name(name.to_owned())
+        .bin_name(name.to_owned());
+    if name != "crush" {
+        let ours = format!("{name} ");
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        for sub in names {
+            command = command.mut_subcommand(sub, |c| match c.get_after_help() {
+                Some(help) => {
+                    let help = help.to_string().replace("crush ", &ours);
+                    c.after_help(help)
+                }
+                None => c,
+            });
+        }
+    }
+    command
+}
+
+/// How this program was invoked, for [`command`]: the file name of its
+/// path, without an extension (`crush-providers`, not `crush.exe`).
+pub fn invoked_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| {
+            std::path::Path::new(&arg)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "crush".into())
 }
 
 static VERSION: LazyLock<String> = LazyLock::new(|| {

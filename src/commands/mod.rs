@@ -12,7 +12,7 @@ mod update_providers;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use clap::{CommandFactory, Parser};
+use clap::FromArgMatches;
 
 use crate::catalog::{self, Catalog};
 use crate::commands::cli::{Cli, Command};
@@ -27,38 +27,60 @@ use crate::trust::signature::TrustedKeys;
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
 pub fn main() -> u8 {
-    let result = match Cli::try_parse() {
-        Ok(cli) => run(cli),
+    let name = cli::invoked_name();
+    crate::error::set_program(&name);
+    let parsed = cli::command(&name)
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let (result, json) = match parsed {
+        Ok(cli) => {
+            let json = cli.command.wants_json();
+            (run(cli), json)
+        }
         Err(e) => {
             let printed = e.print();
             if e.use_stderr() {
                 return 2;
             }
             // `--help` or `--version`, printed on standard output.
-            output_result(printed)
+            (output_result(printed), false)
         }
+    };
+    let failure = |failure: &Failure, verbose: bool| {
+        // A script reading JSON gets the failure as JSON too.
+        if json {
+            let _ = print(|out| write_json(out, &failure_json(failure)));
+        }
+        say(format_args!("error: {failure}"));
+        if verbose && let Some(detail) = failure.detail() {
+            say(format_args!("  detail (for a bug report): {detail}"));
+        }
+        1
     };
     match result {
         Ok(()) => 0,
         Err(Exit::Usage(message)) => {
             say(format_args!(
-                "error: {message}\nRun `crush --help` for usage."
+                "error: {message}\nRun `{name} --help` for usage."
             ));
             2
         }
-        Err(Exit::Failed(failure)) => {
-            say(format_args!("error: {failure}"));
-            1
-        }
-        Err(Exit::FailedVerbose(failure)) => {
-            say(format_args!("error: {failure}"));
-            if let Some(detail) = failure.detail() {
-                say(format_args!("  detail (for a bug report): {detail}"));
-            }
-            1
-        }
-        Err(Exit::Interrupted(code)) => code,
+        Err(Exit::Failed(f)) => failure(&f, false),
+        Err(Exit::FailedVerbose(f)) => failure(&f, true),
+        Err(Exit::Interrupted(code) | Exit::Code(code)) => code,
     }
+}
+
+/// A failure as `--json` prints it on standard output.
+fn failure_json(failure: &Failure) -> serde_json::Value {
+    serde_json::json!({
+        "error": {
+            "source": failure.source,
+            "cause": failure.cause.to_string(),
+            "hint": failure.hint(),
+            "message": failure.to_string(),
+        }
+    })
 }
 
 /// How a command ended when it did not succeed.
@@ -72,6 +94,8 @@ pub enum Exit {
     FailedVerbose(Box<Failure>),
     /// Ended by Ctrl-C (130) or SIGTERM (143) before anything was written.
     Interrupted(u8),
+    /// Done, with an exit code that answers a question (`--check`).
+    Code(u8),
 }
 
 impl From<Failure> for Exit {
@@ -89,7 +113,8 @@ fn run(cli: Cli) -> Result<(), Exit> {
         Command::Completion { shell } => {
             // Generated whole first: clap_complete panics on a failed write.
             let mut script = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "crush", &mut script);
+            let name = crate::error::program();
+            clap_complete::generate(shell, &mut cli::command(name), name, &mut script);
             print(|out| out.write_all(&script))
         }
         Command::RefreshInBackground(args) => {
@@ -147,7 +172,7 @@ fn output_result(written: io::Result<()>) -> Result<(), Exit> {
     match written {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Exit::from(Failure::new(
             "standard output",
-            Cause::Output(e),
+            Cause::Stdout(e),
         ))),
         _ => Ok(()),
     }
@@ -179,34 +204,69 @@ fn ago(seconds: u64) -> String {
     format!("{} ago", count(n as usize, unit))
 }
 
-/// Writes rows under a head, each column as wide as its widest cell.
-fn write_table<const N: usize>(
-    out: &mut impl Write,
-    head: [&str; N],
-    rows: &[[String; N]],
-) -> io::Result<()> {
-    let mut widths = head.map(str::len);
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut text = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i + 1 == N {
-                text.push_str(cell);
-            } else {
-                text.push_str(&format!("{cell:<width$}  ", width = widths[i]));
+/// A table: a head, rows, and how to narrow it.
+struct Table<'a, const N: usize> {
+    head: [&'a str; N],
+    rows: &'a [[String; N]],
+    /// Columns to drop, first to last, while the table is wider than the
+    /// terminal; what is left of the first column is then shortened with
+    /// `…`. Rows are never wrapped.
+    droppable: &'a [usize],
+}
+
+impl<const N: usize> Table<'_, N> {
+    /// Writes the table, each column as wide as its widest cell, no wider
+    /// in all than `width` (a terminal's; `None` when piped: whole rows).
+    fn write(&self, out: &mut impl Write, width: Option<usize>) -> io::Result<()> {
+        use unicode_width::UnicodeWidthStr;
+        let mut widths = self.head.map(UnicodeWidthStr::width);
+        for row in self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.width());
             }
         }
-        text.trim_end().to_string()
-    };
-    writeln!(out, "{}", line(head.to_vec()))?;
-    for row in rows {
-        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
+        let mut shown: Vec<usize> = (0..N).collect();
+        let total = |shown: &[usize], widths: &[usize; N]| {
+            shown
+                .iter()
+                .map(|&c| widths[c] + 2)
+                .sum::<usize>()
+                .saturating_sub(2)
+        };
+        if let Some(width) = width {
+            for column in self.droppable {
+                if total(&shown, &widths) <= width {
+                    break;
+                }
+                shown.retain(|c| c != column);
+            }
+            let over = total(&shown, &widths).saturating_sub(width);
+            widths[0] = widths[0].saturating_sub(over).max(self.head[0].len());
+        }
+        let line = |cells: &[&str]| {
+            let mut text = String::new();
+            for (i, &column) in shown.iter().enumerate() {
+                let cell = terminal::shorten(cells[column], widths[column]);
+                if i + 1 == shown.len() {
+                    text.push_str(&cell);
+                } else {
+                    let pad = widths[column] - cell.width();
+                    text.push_str(&format!("{cell}{}  ", " ".repeat(pad)));
+                }
+            }
+            let text = text.trim_end().to_string();
+            match width {
+                Some(width) => terminal::shorten(&text, width),
+                None => text,
+            }
+        };
+        writeln!(out, "{}", line(&self.head))?;
+        for row in self.rows {
+            let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+            writeln!(out, "{}", line(&cells))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The folder the project walk starts from: `--cwd` or the current one.
@@ -248,7 +308,16 @@ fn cache_files() -> Result<CacheFiles, Failure> {
 
 /// The settings for `cwd`, their warnings printed.
 fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
-    let settings = config::resolve(cwd, &process_env).map_err(|e| {
+    load_settings_tolerating(cwd, |_| false)
+}
+
+/// The settings for `cwd`, a file of a format `tolerated` allows skipped
+/// with a warning when it cannot be used ([`config::resolve_tolerating`]).
+fn load_settings_tolerating(
+    cwd: &Path,
+    tolerated: impl Fn(config::Format) -> bool,
+) -> Result<Settings, Exit> {
+    let settings = config::resolve_tolerating(cwd, &process_env, tolerated).map_err(|e| {
         let source = e.path.display().to_string();
         let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
         Exit::from(Failure::new(
@@ -379,12 +448,56 @@ mod tests {
     #[test]
     fn tables_align_columns() {
         let mut out = Vec::new();
-        write_table(
-            &mut out,
-            ["A", "BB"],
-            &[["long".into(), "x".into()], ["s".into(), "".into()]],
-        )
-        .unwrap();
+        let rows = [["long".into(), "x".into()], ["s".into(), "".into()]];
+        let table = Table {
+            head: ["A", "BB"],
+            rows: &rows,
+            droppable: &[],
+        };
+        table.write(&mut out, None).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "A     BB\nlong  x\ns\n");
+    }
+
+    /// Narrowed to a terminal: droppable columns go first, then the first
+    /// column is shortened; no row is ever wider than the terminal.
+    #[test]
+    fn tables_fit_the_terminal_without_wrapping() {
+        let rows = [
+            [
+                "anthropic/claude-sonnet-4-5-20250929".to_string(),
+                "Claude Sonnet 4.5".into(),
+                "200K".into(),
+                "$3/$15".into(),
+            ],
+            [
+                "x/y".to_string(),
+                "Y".into(),
+                "8K".into(),
+                "$0.1/$0.2".into(),
+            ],
+        ];
+        let table = Table {
+            head: ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"],
+            rows: &rows,
+            droppable: &[1],
+        };
+        let text = |width| {
+            let mut out = Vec::new();
+            table.write(&mut out, width).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let wide = text(None);
+        assert!(wide.contains("Claude Sonnet 4.5"), "{wide}");
+        let narrow = text(Some(60));
+        assert!(
+            !narrow.contains("NAME")
+                && narrow.contains("anthropic/claude-sonnet-4-5-20250929  200K"),
+            "{narrow}"
+        );
+        let narrower = text(Some(40));
+        for line in narrower.lines() {
+            assert!(unicode_width::UnicodeWidthStr::width(line) <= 40, "{line}");
+        }
+        assert!(narrower.contains("anthropic/claude-…  200K"), "{narrower}");
     }
 }

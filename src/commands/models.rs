@@ -7,10 +7,11 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{
-    Exit, cache_files, listed, load_settings, print, say, startup_catalog, write_json, write_table,
+    Exit, Table, cache_files, listed, load_settings, print, startup_catalog, terminal, write_json,
 };
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, printable};
 use crate::commands::cli::ModelsArgs;
+use crate::error::{Cause, Failure, program};
 
 /// One model in `models --json`.
 #[derive(Debug, Serialize)]
@@ -33,10 +34,21 @@ pub fn run(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     let Some(catalog) = listed(&loaded, &settings, "models", args.json)? else {
         return Ok(());
     };
-    print(|out| write_models(out, args, &catalog))
+    let rows = matching(args, &catalog);
+    // Like grep: nothing found is an answer scripts can test.
+    if rows.is_empty() && !args.terms.is_empty() {
+        let terms: Vec<String> = args.terms.iter().map(|t| printable(t)).collect();
+        return Err(Exit::from(Failure::new(
+            format!("{} models", program()),
+            Cause::NoMatch(terms.join(" ")),
+        )));
+    }
+    print(|out| write_models(out, args, &rows))
 }
 
-fn write_models(out: &mut impl Write, args: &ModelsArgs, catalog: &Catalog<'_>) -> io::Result<()> {
+/// The models whose provider id or name, or own id or name, contains every
+/// term, case aside.
+fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog<'a>) -> Vec<ModelRow<'a>> {
     let terms: Vec<String> = args.terms.iter().map(|t| t.to_lowercase()).collect();
     let mut rows = Vec::new();
     for provider in &catalog.providers {
@@ -67,12 +79,12 @@ fn write_models(out: &mut impl Write, args: &ModelsArgs, catalog: &Catalog<'_>) 
             }
         }
     }
+    rows
+}
+
+fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) -> io::Result<()> {
     if args.json {
         return write_json(out, &rows);
-    }
-    if rows.is_empty() {
-        say(format_args!("No model matches {}.", args.terms.join(" ")));
-        return Ok(());
     }
     let table: Vec<[String; 4]> = rows
         .iter()
@@ -88,7 +100,13 @@ fn write_models(out: &mut impl Write, args: &ModelsArgs, catalog: &Catalog<'_>) 
             ]
         })
         .collect();
-    write_table(out, ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"], &table)
+    // On a narrow terminal the name goes first: the id says it too.
+    Table {
+        head: ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"],
+        rows: &table,
+        droppable: &[1],
+    }
+    .write(out, terminal::stdout_width())
 }
 
 fn tokens(n: i64) -> String {

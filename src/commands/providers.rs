@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::terminal;
 use super::{
-    Exit, ago, cache_files, count, listed, load_settings, print, say, startup_catalog, write_json,
-    write_table,
+    Exit, Table, ago, cache_files, count, listed, load_settings, print, say, startup_catalog,
+    write_json,
 };
 use crate::catalog::embedded;
 use crate::catalog::{self, Catalog};
@@ -42,7 +42,8 @@ fn write_providers(
     loaded: &StartupCatalog,
     catalog: &Catalog<'_>,
 ) -> io::Result<()> {
-    writeln!(out, "{}", header(loaded))?;
+    let width = terminal::stdout_width();
+    writeln!(out, "{}", terminal::wrap(&header(loaded), width, "  "))?;
     let text = |t: Option<&catalog::Text<'_>>| printable_cell(t.map_or("", |t| t.as_str()));
     let rows: Vec<[String; 4]> = catalog
         .providers
@@ -56,7 +57,12 @@ fn write_providers(
             ]
         })
         .collect();
-    write_table(out, ["ID", "NAME", "TYPE", "MODELS"], &rows)
+    Table {
+        head: ["ID", "NAME", "TYPE", "MODELS"],
+        rows: &rows,
+        droppable: &[2],
+    }
+    .write(out, width)
 }
 
 /// A cell as is when it is plain text; quoted and escaped when it holds

@@ -4,18 +4,22 @@
 //! terminal or [`MAX_COLUMNS`]), every change one to a line with
 //! `--verbose`, or as one JSON object.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
 use super::terminal::{self, fit, shorten};
-use super::{Exit, cache_files, count, load_settings, pinned_keys, print, say, write_json};
+use super::{
+    Exit, cache_files, count, load_settings_tolerating, pinned_keys, print, say, write_json,
+};
 use crate::catalog::changes::{Changes, FieldChange, ProviderChanges};
 use crate::catalog::printable;
 use crate::commands::cli::UpdateArgs;
-use crate::fetch::source;
+use crate::config::Format;
+use crate::error::program;
+use crate::fetch::source::{self, Source};
 use crate::store::paths::process_env;
 use crate::update::{self, UpdateOptions, UpdateReport};
 
@@ -26,13 +30,43 @@ pub const MAX_COLUMNS: usize = 120;
 /// Widest a provider id is shown in a shortened list.
 const MAX_ID_COLUMNS: usize = 40;
 
+/// The exit code of `--check` when the update would change the cache.
+pub const WOULD_CHANGE: u8 = 3;
+
 /// `crush update-providers`.
 pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
     let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
     let source = source::resolve(args.source.as_deref(), catwalk_url.as_deref())
         .map_err(|e| Exit::Usage(e.to_string()))?;
+    match &source {
+        Source::File(path) if !path.exists() => {
+            if let Some(url) = args.source.as_deref().and_then(source::meant_url) {
+                return Err(Exit::Usage(format!(
+                    "there is no file {}; for a URL, write its scheme: {url}",
+                    path.display()
+                )));
+            }
+        }
+        Source::Stdin if std::io::stdin().is_terminal() => {
+            return Err(Exit::Usage(format!(
+                "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
+                program()
+            )));
+        }
+        _ => {}
+    }
+    let to_stdout = args.output.as_deref() == Some(Path::new(update::STDOUT));
+    if to_stdout && args.json {
+        return Err(Exit::Usage(
+            "--output - and --json both write to standard output; give --output a file".into(),
+        ));
+    }
     let cache = cache_files()?;
-    let settings = load_settings(cwd)?;
+    // A recovery command: a crushrc that cannot be read is skipped (it pins
+    // no key), and so is a JSON config when the embedded snapshot, which
+    // needs no signature, is asked for.
+    let embedded = source == Source::Embedded;
+    let settings = load_settings_tolerating(cwd, |format| format == Format::Crushrc || embedded)?;
     let keys = pinned_keys(&settings)?;
     if keys.is_none() && args.signature.is_some() {
         // A signature nothing checks would be a promise not kept.
@@ -41,7 +75,7 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         ));
     }
     let options = UpdateOptions {
-        dry_run: args.dry_run,
+        dry_run: args.dry_run || args.check,
         output: args.output,
         sha256: args.sha256,
         timeout: args.timeout,
@@ -59,23 +93,35 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         }
     })?;
     print(|out| {
-        if args.json {
-            write_json(out, &report)
-        } else if args.quiet {
-            Ok(())
-        } else {
-            for warning in &report.warnings {
-                say(format_args!("warning: {warning}"));
-            }
-            let width = terminal::stdout_width().map_or(MAX_COLUMNS, |w| w.min(MAX_COLUMNS));
-            let lines = if args.verbose {
-                every_line(&report)
-            } else {
-                summary_lines(&report, width, MAX_LINES)
-            };
-            lines.iter().try_for_each(|line| writeln!(out, "{line}"))
+        if let Some(catalog) = &report.catalog {
+            out.write_all(catalog)?;
         }
-    })
+        if args.json {
+            return write_json(out, &report);
+        }
+        if args.quiet {
+            return Ok(());
+        }
+        for warning in &report.warnings {
+            say(format_args!("warning: {warning}"));
+        }
+        let width = terminal::stdout_width().map_or(MAX_COLUMNS, |w| w.min(MAX_COLUMNS));
+        let lines = if args.verbose {
+            every_line(&report)
+        } else {
+            summary_lines(&report, width, MAX_LINES)
+        };
+        // With the catalog on standard output, the report goes beside it.
+        if report.catalog.is_some() {
+            lines.iter().for_each(|line| say(format_args!("{line}")));
+            return Ok(());
+        }
+        lines.iter().try_for_each(|line| writeln!(out, "{line}"))
+    })?;
+    if args.check && !report.up_to_date {
+        return Err(Exit::Code(WOULD_CHANGE));
+    }
+    Ok(())
 }
 
 /// What the update did, in one line, and where it wrote.
@@ -90,6 +136,11 @@ fn head(report: &UpdateReport) -> Vec<String> {
         lines.push(format!(
             "Already up to date: {} holds the same catalog as {} ({counts})",
             report.target.display(),
+            report.source
+        ));
+    } else if report.catalog.is_some() {
+        lines.push(format!(
+            "Checked providers from {}: {counts}; written to standard output",
             report.source
         ));
     } else {
@@ -339,6 +390,7 @@ mod tests {
             signed_at: None,
             changes: Some(changes),
             warnings: Vec::new(),
+            catalog: None,
         }
     }
 

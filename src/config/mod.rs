@@ -185,44 +185,79 @@ pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, Confi
 
 /// Resolves the settings for a working directory.
 pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
+    resolve_tolerating(cwd, env, |_| false)
+}
+
+/// Resolves the settings, skipping each file of a format `tolerated` says
+/// may be skipped that cannot be used, with a warning naming it, rather
+/// than failing: what a recovery command needs, for which such a file
+/// holds nothing that matters (a crushrc pins no key).
+pub fn resolve_tolerating(
+    cwd: &Path,
+    env: EnvLookup,
+    tolerated: impl Fn(Format) -> bool,
+) -> Result<Settings, ConfigError> {
     let mut settings = Settings::defaults();
     for (path, format) in config_files(cwd, env) {
-        let text = match fs::read(&path) {
-            Ok(bytes) => bytes,
-            // A file inside a folder that is a file (ENOTDIR) is as missing
-            // as one that does not exist.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                ) =>
-            {
-                continue;
+        let before = settings.clone();
+        match read_into(&mut settings, path, format) {
+            Ok(()) => {}
+            Err(e) if tolerated(format) => {
+                settings = before;
+                settings
+                    .warnings
+                    .push(format!("{e}; this file is not read"));
             }
-            // A folder where a file is expected, or an unreadable file, is
-            // not a configuration: say so rather than guess.
-            Err(e) => {
-                return Err(ConfigError {
-                    path,
-                    line: None,
-                    message: format!("cannot read: {e}"),
-                });
-            }
-        };
-        let text = String::from_utf8(text).map_err(|_| ConfigError {
-            path: path.clone(),
-            line: None,
-            message: "not UTF-8 text".into(),
-        })?;
-        if text.trim().is_empty() {
-            continue;
+            Err(e) => return Err(e),
         }
-        match format {
-            Format::Json => apply_json(&mut settings, &path, &text)?,
-            Format::Crushrc => apply_crushrc(&mut settings, &path, &text)?,
-        }
-        settings.files.push(path);
     }
+    apply_env(&mut settings, env);
+    Ok(settings)
+}
+
+/// Reads one configuration file into `settings`; a missing or empty one
+/// is skipped.
+fn read_into(settings: &mut Settings, path: PathBuf, format: Format) -> Result<(), ConfigError> {
+    let text = match fs::read(&path) {
+        Ok(bytes) => bytes,
+        // A file inside a folder that is a file (ENOTDIR) is as missing
+        // as one that does not exist.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(());
+        }
+        // A folder where a file is expected, or an unreadable file, is
+        // not a configuration: say so rather than guess.
+        Err(e) => {
+            return Err(ConfigError {
+                path,
+                line: None,
+                message: format!("cannot read: {e}"),
+            });
+        }
+    };
+    let text = String::from_utf8(text).map_err(|_| ConfigError {
+        path: path.clone(),
+        line: None,
+        message: "not UTF-8 text".into(),
+    })?;
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    match format {
+        Format::Json => apply_json(settings, &path, &text)?,
+        Format::Crushrc => apply_crushrc(settings, &path, &text)?,
+    }
+    settings.files.push(path);
+    Ok(())
+}
+
+/// Level 10: the environment.
+fn apply_env(settings: &mut Settings, env: EnvLookup) {
     if let Some(value) = env(crate::trust::signature::KEYS_ENV) {
         let value = value.to_string_lossy().into_owned();
         settings.public_keys = Some(PinnedKeys {
@@ -250,7 +285,6 @@ pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
             )),
         }
     }
-    Ok(settings)
 }
 
 /// Go's `strconv.ParseBool`, which Crush uses for environment variables.

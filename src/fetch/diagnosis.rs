@@ -146,6 +146,12 @@ pub enum Network {
         /// What is wrong with it.
         problem: Certificate,
     },
+    /// An https request answered in plain HTTP, not TLS.
+    #[error("{target} answered in plain HTTP, not TLS")]
+    PlainHttp {
+        /// `host:port`.
+        target: String,
+    },
     /// The TLS handshake failed otherwise.
     #[error("the secure connection to {host} failed: {detail}")]
     Tls {
@@ -237,6 +243,9 @@ impl Network {
                 problem: Certificate::WrongName { .. },
                 ..
             } => "use a host name the certificate names, or have the server's certificate fixed".into(),
+            Network::PlainHttp { .. } => {
+                "the server speaks plain http on that port: use http:// instead of https:// (or the port where it speaks TLS)".into()
+            }
             Network::Certificate { .. } | Network::Tls { .. } => {
                 "have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem".into()
             }
@@ -310,8 +319,9 @@ pub struct Context<'a> {
     pub url: &'a Url,
     /// The proxy the environment names for it.
     pub proxy: Option<&'a ProxyOrigin>,
-    /// Whether `NO_PROXY` (or `no_proxy`) is set.
-    pub no_proxy_set: bool,
+    /// Whether the request went through that proxy: false when `NO_PROXY`
+    /// sends this host around it.
+    pub proxied: bool,
     /// Whether a connection was established.
     pub connected: bool,
     /// Body bytes received so far.
@@ -337,7 +347,14 @@ pub fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagn
         .find_map(|e| e.downcast_ref::<io::Error>())
         .map(io::Error::kind);
     let tls = links.iter().find_map(|e| e.downcast_ref::<rustls::Error>());
-    let via_proxy = says("tunnel error");
+    // An https request goes through a proxy's tunnel, whose failures say
+    // so; a plain-http one is sent to the proxy itself, so whatever fails
+    // before an answer is the proxy's.
+    let via_proxy = says("tunnel error")
+        || (context.proxied
+            && context.url.scheme() == "http"
+            && context.received == 0
+            && !context.connected);
     let proxy = context.proxy.cloned().unwrap_or(ProxyOrigin {
         url: String::new(),
         variable: None,
@@ -381,12 +398,12 @@ pub fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagn
         return proxy_problem(Proxy::Unreachable(why));
     }
     if let Some(tls) = tls {
-        return network(tls_problem(tls, &host));
+        return network(tls_problem(tls, &host, &target));
     }
     if says("dns error") {
         return network(Network::Dns {
             host,
-            around_proxy: context.proxy.is_some() && context.no_proxy_set,
+            around_proxy: context.proxy.is_some() && !context.proxied,
         });
     }
     let timed_out = links.iter().any(|e| {
@@ -423,9 +440,15 @@ pub fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagn
 }
 
 /// The TLS library's error as the project's cause.
-fn tls_problem(error: &rustls::Error, host: &str) -> Network {
+fn tls_problem(error: &rustls::Error, host: &str, target: &str) -> Network {
     let host = host.to_owned();
     let problem = match error {
+        // Not a TLS record at all: the other side speaks plain HTTP.
+        rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+            return Network::PlainHttp {
+                target: target.to_owned(),
+            };
+        }
         rustls::Error::InvalidCertificate(certificate) => match certificate {
             CertificateError::UnknownIssuer => Certificate::UnknownIssuer,
             CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
@@ -504,6 +527,18 @@ fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'st
     links
 }
 
+/// Whether a request for `url` goes through a proxy, as the HTTP client
+/// decides it (the same matcher: the proxy variables, `NO_PROXY`, and on
+/// macOS and Windows the system's settings).
+pub fn proxied(url: &Url) -> bool {
+    let Ok(uri) = url.as_str().parse::<http::Uri>() else {
+        return false;
+    };
+    hyper_util::client::proxy::matcher::Matcher::from_system()
+        .intercept(&uri)
+        .is_some()
+}
+
 /// Asks the proxy at `proxy` what it answers to a request for a tunnel to
 /// `target`, as the HTTP client asked: its status line (`403 Forbidden`),
 /// or `None` when it cannot be told within `wait`. Only for a plain-http
@@ -579,7 +614,7 @@ mod tests {
         Context {
             url,
             proxy,
-            no_proxy_set: false,
+            proxied: proxy.is_some(),
             connected: false,
             received: 0,
         }
@@ -749,7 +784,7 @@ mod tests {
         assert_plain(&text);
         let proxy = squid();
         let around = Context {
-            no_proxy_set: true,
+            proxied: false,
             ..context(&url, Some(&proxy))
         };
         assert!(said(&diagnose(&dns, around)).contains("NO_PROXY sends it around the proxy"));

@@ -309,7 +309,7 @@ impl Attempt<'_> {
         let context = diagnosis::Context {
             url,
             proxy: proxy.as_ref(),
-            no_proxy_set: env("NO_PROXY").or_else(|| env("no_proxy")).is_some(),
+            proxied: proxy.is_some() && diagnosis::proxied(url),
             connected: self.progress.connected.load(Ordering::Relaxed),
             received: self.progress.received.load(Ordering::Relaxed),
         };
@@ -410,7 +410,13 @@ fn extra_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, Fetc
     };
     let shown = path.to_string_lossy();
     let pem = std::fs::read(&path).map_err(|e| {
-        FetchError::Setup(format!("cannot read SSL_CERT_FILE {shown}: {}", e.kind()))
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "there is no such file".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            std::io::ErrorKind::IsADirectory => "it is a folder".to_string(),
+            kind => kind.to_string(),
+        };
+        FetchError::Setup(format!("cannot read SSL_CERT_FILE {shown}: {why}"))
     })?;
     let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
         .filter_map(Result::ok)
@@ -572,7 +578,9 @@ fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressB
     let bar = match total {
         Some(n) => indicatif::ProgressBar::new(n),
         None => indicatif::ProgressBar::no_length(),
-    };
+    }
+    // Ctrl-C drops the fetch mid-way: the bar goes, not half drawn.
+    .with_finish(indicatif::ProgressFinish::AndClear);
     let style = indicatif::ProgressStyle::with_template(template).ok()?;
     bar.set_style(style.progress_chars("=> "));
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
@@ -602,6 +610,10 @@ async fn first_line(response: &mut reqwest::Response) -> Option<String> {
     }
     let text = String::from_utf8_lossy(&head);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    // A server's error page says nothing a person can use here.
+    if line.starts_with('<') {
+        return None;
+    }
     let clean: String = line.chars().filter(|c| !c.is_control()).take(200).collect();
     Some(clean)
 }

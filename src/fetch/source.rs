@@ -11,10 +11,23 @@ use reqwest::Url;
 use crate::catalog::embedded;
 use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::validators::Validators;
-use crate::trust::signature::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX, SignatureError};
 
 /// The public Catwalk server.
 pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
+
+/// What is appended to a catalog's URL or path to find its signature.
+pub const SIGNATURE_SUFFIX: &str = ".minisig";
+/// Largest signature read: a minisign signature is about 300 bytes.
+pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
+
+/// Why no signature could be read where one must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoSignature {
+    /// None there, or it could not be read (why).
+    Missing(String),
+    /// Larger than [`MAX_SIGNATURE_BYTES`].
+    TooLarge,
+}
 
 /// Path of the catalog on a Catwalk server, below its base URL.
 pub const CATALOG_PATH: &str = "v2/providers";
@@ -67,6 +80,12 @@ pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, S
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
         _ if is_http(arg) => catalog_url(arg).map(Source::Url),
+        _ if arg.contains("://") && !starts_with_ignore_case(arg, "file:") => {
+            let scheme = arg.split("://").next().unwrap_or_default();
+            Err(SourceError(format!(
+                "{arg:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
+            )))
+        }
         _ if starts_with_ignore_case(arg, "file:") => {
             let url = Url::parse(arg)
                 .map_err(|e| SourceError(format!("{arg:?} is not a valid file:// URL: {e}")))?;
@@ -78,6 +97,30 @@ pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, S
         }
         _ => Ok(Source::File(PathBuf::from(arg))),
     }
+}
+
+/// The URL a `SOURCE` that names no file probably meant: `mirror.corp/x/`
+/// or `127.0.0.1:8080` are a host written without its scheme (a missing
+/// file named so is a typo of a URL far more often than of a path).
+/// `None` for what looks like a file's path.
+pub fn meant_url(arg: &str) -> Option<String> {
+    let (host, rest) = arg.split_once('/').unwrap_or((arg, ""));
+    let (name, port) = match host.rsplit_once(':') {
+        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (name, Some(port))
+        }
+        _ => (host, None),
+    };
+    let labels: Vec<&str> = name.split('.').collect();
+    let hostname = name == "localhost"
+        || (labels.len() >= 2
+            && labels.iter().all(|l| {
+                !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            }));
+    // `providers.json` alone is a file; with a path or a port after it, a
+    // host.
+    let looks_like_a_file = rest.is_empty() && port.is_none();
+    (hostname && !looks_like_a_file).then(|| format!("https://{arg}"))
 }
 
 /// The catalog URL for a URL given by the user: itself when it already names a
@@ -189,21 +232,21 @@ impl Source {
         given: Option<&std::path::Path>,
         options: &FetchOptions,
         session: &Session,
-    ) -> Result<Option<Vec<u8>>, SignatureError> {
-        let read_file = |path: &std::path::Path| -> Result<Vec<u8>, SignatureError> {
+    ) -> Result<Option<Vec<u8>>, NoSignature> {
+        let read_file = |path: &std::path::Path| -> Result<Vec<u8>, NoSignature> {
             let file = std::fs::File::open(path).map_err(|e| {
-                SignatureError::Missing(format!("cannot read {}: {e}", path.display()))
+                NoSignature::Missing(format!("cannot read {}: {e}", path.display()))
             })?;
             match read_capped(file, 0, MAX_SIGNATURE_BYTES) {
                 Ok(bytes) => Ok(bytes),
-                Err(ReadError::TooLarge(_)) => Err(too_large()),
-                Err(e) => Err(SignatureError::Missing(format!("{}: {e}", path.display()))),
+                Err(ReadError::TooLarge(_)) => Err(NoSignature::TooLarge),
+                Err(e) => Err(NoSignature::Missing(format!("{}: {e}", path.display()))),
             }
         };
         match (self, given) {
             (Source::Embedded, _) => Ok(None),
             (_, Some(path)) => read_file(path).map(Some),
-            (Source::Stdin, None) => Err(SignatureError::Missing(
+            (Source::Stdin, None) => Err(NoSignature::Missing(
                 "standard input comes with no signature; give it with --signature FILE".into(),
             )),
             (Source::File(path), None) => {
@@ -221,21 +264,14 @@ impl Source {
                 match session.fetch(&url, &options) {
                     Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
                     Ok(Fetched::NotModified) => {
-                        Err(SignatureError::Missing(format!("{url}: answered 304")))
+                        Err(NoSignature::Missing(format!("{url}: answered 304")))
                     }
-                    Err(FetchError::TooLarge(_)) => Err(too_large()),
-                    Err(e) => Err(SignatureError::Missing(format!("{url}: {e}"))),
+                    Err(FetchError::TooLarge(_)) => Err(NoSignature::TooLarge),
+                    Err(e) => Err(NoSignature::Missing(format!("{url}: {e}"))),
                 }
             }
         }
     }
-}
-
-fn too_large() -> SignatureError {
-    SignatureError::Malformed(format!(
-        "it is larger than {} KiB",
-        MAX_SIGNATURE_BYTES / 1024
-    ))
 }
 
 /// Where the signature of the catalog at `url` is: the same URL with
@@ -364,6 +400,35 @@ mod tests {
             read_capped(&data[..], data.len(), data.len() - 1),
             Err(ReadError::TooLarge(_))
         ));
+    }
+
+    #[test]
+    fn other_schemes_are_usage_errors_and_bare_hosts_are_told() {
+        for arg in ["htp://mirror.corp/x", "ftp://files.example/providers.json"] {
+            let err = resolve(Some(arg), None).unwrap_err().0;
+            assert!(err.contains("is not a scheme this reads"), "{err}");
+        }
+        assert_eq!(
+            meant_url("mirror.corp/catwalk/").as_deref(),
+            Some("https://mirror.corp/catwalk/")
+        );
+        assert_eq!(
+            meant_url("127.0.0.1:45187").as_deref(),
+            Some("https://127.0.0.1:45187")
+        );
+        assert_eq!(
+            meant_url("localhost:8080/x").as_deref(),
+            Some("https://localhost:8080/x")
+        );
+        for file in [
+            "providers.json",
+            "./providers.json",
+            "/tmp/x.json",
+            "cache/providers.json",
+            "a b.c/x",
+        ] {
+            assert_eq!(meant_url(file), None, "{file}");
+        }
     }
 
     #[test]

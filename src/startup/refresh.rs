@@ -165,7 +165,8 @@ pub fn request(
                     };
                     let source = Source::Url(url.clone());
                     let signature = source
-                        .load_signature(None, &options, &session)?
+                        .load_signature(None, &options, &session)
+                        .map_err(SignatureError::from)?
                         .unwrap_or_default();
                     Some(keys.verify(&bytes, &signature)?)
                 }

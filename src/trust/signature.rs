@@ -14,10 +14,8 @@ use std::path::Path;
 
 use minisign_verify::{PublicKey, Signature};
 
-/// What is appended to a catalog's URL or path to find its signature.
-pub const SIGNATURE_SUFFIX: &str = ".minisig";
-/// Largest signature accepted: a minisign signature is about 300 bytes.
-pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
+use crate::fetch::source::NoSignature;
+pub use crate::fetch::source::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX};
 /// The environment variable that pins keys, separated by commas.
 pub const KEYS_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
 
@@ -167,6 +165,18 @@ pub enum SignatureError {
         /// When the cached one was.
         cached: String,
     },
+}
+
+impl From<NoSignature> for SignatureError {
+    fn from(e: NoSignature) -> Self {
+        match e {
+            NoSignature::Missing(why) => SignatureError::Missing(why),
+            NoSignature::TooLarge => SignatureError::Malformed(format!(
+                "it is larger than {} KiB",
+                MAX_SIGNATURE_BYTES / 1024
+            )),
+        }
+    }
 }
 
 #[cfg(test)]

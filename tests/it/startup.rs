@@ -320,12 +320,13 @@ fn models_lists_filters_and_prints_json() {
             "can_reason": true, "supports_attachments": null
         }])
     );
+    // Nothing found is a failure a script can test, as with grep.
     let run = home.run_env(&["models", "nothing-matches"], &off);
-    run.ok();
-    assert!(
-        run.stdout.is_empty() && run.stderr.contains("No model matches"),
-        "{run:?}"
-    );
+    run.fails_with(&[
+        "crush models: no model matches \"nothing-matches\"",
+        "`crush models` lists them all",
+    ]);
+    assert!(run.stdout.is_empty(), "{run:?}");
 }
 
 #[test]
