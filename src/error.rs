@@ -131,7 +131,7 @@ impl Failure {
             Cause::Key(_) => {
                 "give a minisign public key (the RWQ… line of its .pub file) or the path of the .pub file"
             }
-            Cause::Output(_) => "the folder is not created for you",
+            Cause::Output(_) => "give --output the path of a file in a folder that exists",
             Cause::Stdout(_) => "free space where the output goes, or send it elsewhere",
             Cause::NoMatch(_) => {
                 return format!("`{} models` lists them all", program()).into();

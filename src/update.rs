@@ -42,6 +42,10 @@ pub struct UpdateOptions {
     /// Apply a signed catalog older than the cached one
     /// (`--allow-downgrade`).
     pub allow_downgrade: bool,
+    /// Whether Ctrl-C or SIGTERM ends the download (then the failure's
+    /// cause is [`crate::fetch::http::FetchError::Interrupted`]); for the
+    /// command line, not a host with signal handling of its own.
+    pub interruptible: bool,
 }
 
 impl Default for UpdateOptions {
@@ -56,6 +60,7 @@ impl Default for UpdateOptions {
             signature: None,
             allow_shrink: false,
             allow_downgrade: false,
+            interruptible: false,
         }
     }
 }
@@ -153,6 +158,7 @@ pub fn update_providers(
     let fetch = FetchOptions {
         timeout: options.timeout,
         progress: options.progress,
+        interruptible: options.interruptible,
         ..FetchOptions::default()
     };
     // One session: the signature comes on the catalog's connection.
@@ -311,7 +317,7 @@ pub const STDOUT: &str = "-";
 fn check_output(path: &Path) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!(
-            "it is a folder; give --output a file's path, e.g. {}",
+            "it is a folder, not a file's path (such as {})",
             path.join("providers.json").display()
         ));
     }
@@ -321,7 +327,7 @@ fn check_output(path: &Path) -> Result<(), String> {
     };
     if !folder.is_dir() {
         return Err(format!(
-            "the folder {} does not exist; create it first, or write elsewhere",
+            "the folder {} does not exist, and is not made",
             folder.display()
         ));
     }

@@ -19,6 +19,7 @@ use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::paths::process_env;
 use crate::store::state;
+use unicode_width::UnicodeWidthStr;
 
 /// `crush providers`.
 pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
@@ -239,7 +240,16 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
             format!("{key}:")
         };
         let line = format!("{key:<21} {value}");
-        writeln!(out, "{}", terminal::wrap(&line, width, &indent))
+        let wrapped = terminal::wrap(&line, width, &indent);
+        // A word too long for the value's column (a digest, a path) goes
+        // on a line of its own under the key, rather than past the edge.
+        let fits = width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w));
+        if fits {
+            writeln!(out, "{wrapped}")
+        } else {
+            let value = terminal::wrap(&format!("  {value}"), width, "  ");
+            writeln!(out, "{key}\n{value}")
+        }
     };
     let state = match (status.cache_state, &status.problem) {
         ("valid", _) => String::new(),

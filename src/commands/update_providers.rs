@@ -18,7 +18,9 @@ use crate::catalog::changes::{Changes, FieldChange, ProviderChanges};
 use crate::catalog::printable;
 use crate::commands::cli::UpdateArgs;
 use crate::config::Format;
-use crate::error::program;
+use crate::error::{Cause, program};
+use crate::fetch::http::FetchError;
+use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
 use crate::store::paths::process_env;
 use crate::update::{self, UpdateOptions, UpdateReport};
@@ -84,8 +86,12 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         signature: args.signature,
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
+        interruptible: true,
     };
     let report = update::update_providers(&source, &cache, &options).map_err(|failure| {
+        if let Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) = failure.cause {
+            return Exit::Interrupted(code);
+        }
         if args.verbose {
             Exit::FailedVerbose(Box::new(failure))
         } else {

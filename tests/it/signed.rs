@@ -464,3 +464,39 @@ fn a_catalog_and_its_signature_share_one_connection() {
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
     assert_eq!(connections.load(Ordering::SeqCst), 1);
 }
+
+/// A signed catalog written with `--output` carries its signature beside
+/// it: the file goes on to a machine pinning the key as it came.
+#[tokio::test(flavor = "multi_thread")]
+async fn output_carries_the_signature_along() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let signature = signer.sign(CATALOG_A.as_bytes(), Some(T1));
+    let server = mirror(CATALOG_A, Some(signature.clone())).await;
+    let home = Home::new();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("providers.json");
+    home.run_env(
+        &[
+            "update-providers",
+            &server.uri(),
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
+    assert_eq!(fs::read(&out).unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(
+        fs::read_to_string(dir.path().join("providers.json.minisig")).unwrap(),
+        signature
+    );
+    let other = Home::new();
+    other
+        .run_env(
+            &["update-providers", out.to_str().unwrap()],
+            &[(KEY_ENV, &key)],
+        )
+        .ok();
+    assert_eq!(other.cache().unwrap(), CATALOG_A.as_bytes());
+}

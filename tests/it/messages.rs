@@ -1,0 +1,392 @@
+//! Every failure names its real cause and a next step that works, in the
+//! project's own words: each case a user met where the tool once blamed the
+//! wrong thing, run through the real binary.
+
+use std::fs;
+
+use crate::common::*;
+use wiremock::matchers::path;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A plain `http://` URL is sent to the proxy itself (no tunnel): what
+/// fails before an answer is the proxy's, and it is named with its
+/// variable.
+#[test]
+fn a_proxy_for_plain_http_is_named() {
+    let target = "http://127.0.0.1:45187/";
+    let home = Home::new();
+    let refused = closed_port_url();
+    let run = home.run_env(&["update-providers", target], &[("HTTP_PROXY", &refused)]);
+    run.fails_with(&[
+        &format!(
+            "the proxy {refused} (from HTTP_PROXY) cannot be reached: it refused the connection"
+        ),
+        "check HTTP_PROXY",
+    ]);
+    assert!(!run.stderr.contains("45187 refused"), "{run:?}");
+    let run = home.run_env(
+        &["update-providers", target, "--timeout", "5"],
+        &[("HTTP_PROXY", "http://proxy.invalid:3128")],
+    );
+    run.fails_with(&["the proxy http://proxy.invalid:3128 (from HTTP_PROXY) cannot be reached"]);
+    assert!(!run.stderr.contains("the name 127.0.0.1"), "{run:?}");
+    assert_plain(&run);
+    // NO_PROXY sends the host around the proxy: then it is the server's.
+    let run = home.run_env(
+        &["update-providers", target],
+        &[("HTTP_PROXY", &refused), ("NO_PROXY", "127.0.0.1")],
+    );
+    run.fails_with(&["127.0.0.1:45187 refused the connection"]);
+}
+
+/// A redirect whose target fails: the target is blamed, and the redirect
+/// said.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_redirect_target_is_named() {
+    let closed = closed_port_url();
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(302).insert_header("location", format!("{closed}/moved.json")),
+    )
+    .await;
+    let home = Home::new();
+    let run = home.run(&["update-providers", &server.uri()]);
+    let port = closed.rsplit(':').next().unwrap();
+    run.fails_with(&[&format!(
+        "redirected to {closed}/moved.json: 127.0.0.1:{port} refused the connection"
+    )]);
+}
+
+/// `https://` to a server that speaks plain HTTP says so, and what to write.
+#[tokio::test(flavor = "multi_thread")]
+async fn https_to_a_plain_http_server_says_so() {
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(CATALOG_A),
+    )
+    .await;
+    let url = server.uri().replace("http://", "https://");
+    let home = Home::new();
+    let run = home.run(&["update-providers", &url]);
+    run.fails_with(&[
+        "answered in plain HTTP, not TLS",
+        "use http:// instead of https://",
+    ]);
+    assert_plain(&run);
+}
+
+/// What looks like a URL without its scheme, or with one this does not
+/// read, is a usage error saying so, not a missing file.
+#[test]
+fn hosts_and_other_schemes_are_not_read_as_files() {
+    let home = Home::new();
+    for (arg, words) in [
+        (
+            "mirror.corp/catwalk/",
+            "there is no file mirror.corp/catwalk/; for a URL, write its scheme: https://mirror.corp/catwalk/",
+        ),
+        (
+            "127.0.0.1:45187",
+            "for a URL, write its scheme: https://127.0.0.1:45187",
+        ),
+        ("htp://mirror.corp/x", "htp:// is not a scheme this reads"),
+        (
+            "ftp://files.example/providers.json",
+            "ftp:// is not a scheme this reads",
+        ),
+    ] {
+        let run = home.run(&["update-providers", arg]);
+        run.usage_error();
+        assert!(run.stderr.contains(words), "{arg}: {run:?}");
+    }
+    // A missing file that is a file's name stays a missing file.
+    home.run(&["update-providers", "providers.json"])
+        .fails_with(&["providers.json", "cannot read"]);
+}
+
+/// Broken JSON is described in plain words, where it is and what stands
+/// there; the line is named once.
+#[test]
+fn broken_json_is_described_plainly() {
+    let home = Home::new();
+    for (text, words) in [
+        ("", "not a valid catalog: it is empty"),
+        (
+            "hello",
+            "not JSON: a JSON value was expected, found `h` (line 1, column 1)",
+        ),
+        (
+            "[{\"id\":\"a\",\"name\":\"A\"},\n]",
+            "not JSON: a comma before a closing bracket, found `]` (line 2, column 1)",
+        ),
+    ] {
+        let (_dir, file) = temp_file("bad.json", text.as_bytes());
+        let run = home.run(&["update-providers", file.to_str().unwrap()]);
+        run.fails_with(&[words]);
+        // The place is named once, in brackets.
+        assert!(run.stderr.matches("line ").count() <= 1, "{run:?}");
+        assert!(
+            !run.stderr.contains("EOF while parsing") && !run.stderr.contains("expected ident"),
+            "{run:?}"
+        );
+    }
+}
+
+/// An unreadable SSL_CERT_FILE is named, and why, in plain words.
+#[test]
+fn a_missing_ssl_cert_file_is_named() {
+    let home = Home::new();
+    let run = home.run_env(
+        &["update-providers", "https://127.0.0.1:9/"],
+        &[("SSL_CERT_FILE", "/nonexistent.pem")],
+    );
+    run.fails_with(&[
+        "cannot read SSL_CERT_FILE /nonexistent.pem: there is no such file",
+        "point SSL_CERT_FILE at a readable PEM file, or unset it",
+    ]);
+    assert!(!run.stderr.contains("entity not found"), "{run:?}");
+}
+
+/// A server's HTML error page is not quoted; an HTML page where a catalog
+/// was expected points at a login or proxy page only when it came from a
+/// URL.
+#[tokio::test(flavor = "multi_thread")]
+async fn html_pages_are_told_not_quoted() {
+    let server = MockServer::start().await;
+    Mock::given(path("/missing/v2/providers"))
+        .respond_with(ResponseTemplate::new(404).set_body_string(
+            "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body><center><h1>404 Not Found</h1></center><hr><center>nginx/1.22.1</center></body></html>",
+        ))
+        .mount(&server)
+        .await;
+    Mock::given(path("/login/v2/providers"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_string("<!DOCTYPE html><html>Sign in</html>"),
+        )
+        .mount(&server)
+        .await;
+    let home = Home::new();
+    let run = home.run(&["update-providers", &format!("{}/missing", server.uri())]);
+    run.fails_with(&["server answered 404 Not Found; check the URL"]);
+    assert!(
+        !run.stderr.contains("<html") && !run.stderr.contains("nginx"),
+        "{run:?}"
+    );
+    let run = home.run(&["update-providers", &format!("{}/login", server.uri())]);
+    run.fails_with(&[
+        "an HTML page, not a JSON catalog",
+        "a login page or a proxy's page",
+    ]);
+    let (_dir, file) = temp_file("page.html", b"<html><body>notes</body></html>");
+    let run = home.run(&["update-providers", file.to_str().unwrap()]);
+    run.fails_with(&[
+        "an HTML page, not a JSON catalog",
+        "check that the source is a Catwalk v2 provider catalog",
+    ]);
+    assert!(!run.stderr.contains("proxy"), "{run:?}");
+}
+
+/// `--output` names its own failures by its path, before anything is
+/// downloaded; `-` is standard output.
+#[test]
+fn output_is_checked_and_dash_is_standard_output() {
+    let home = Home::new();
+    let (dir, source) = temp_file("c.json", CATALOG_A.as_bytes());
+    let source = source.to_str().unwrap();
+    let folder = dir.path().to_str().unwrap();
+    let run = home.run(&["update-providers", source, "--output", folder]);
+    run.fails_with(&[
+        &format!("error: {folder}: cannot write the catalog there: it is a folder, not a file's path (such as {folder}/providers.json)"),
+    ]);
+    let missing = dir.path().join("no/such/folder/out.json");
+    let run = home.run(&[
+        "update-providers",
+        source,
+        "--output",
+        missing.to_str().unwrap(),
+    ]);
+    run.fails_with(&[
+        &format!("error: {}: cannot write the catalog there: the folder {} does not exist, and is not made", missing.display(), missing.parent().unwrap().display()),
+        "give --output the path of a file in a folder that exists",
+    ]);
+    assert!(
+        !run.stderr.contains(".out.json.") && !run.stderr.contains("free space"),
+        "{run:?}"
+    );
+    assert!(!dir.path().join("no").exists());
+
+    let run = home.run(&["update-providers", source, "--output", "-"]);
+    run.ok();
+    assert_eq!(run.stdout, CATALOG_A, "the catalog, byte for byte");
+    assert!(run.stderr.contains("written to standard output"), "{run:?}");
+    assert!(home.cache().is_none(), "the cache is not touched");
+    home.run(&["update-providers", source, "--output", "-", "--json"])
+        .usage_error();
+}
+
+/// `--json` keeps standard output JSON when the command fails.
+#[test]
+fn json_commands_fail_in_json() {
+    let home = Home::new();
+    let run = home.run(&["update-providers", "missing.json", "--json"]);
+    assert_eq!(run.code, Some(1));
+    let error = &run.json()["error"];
+    assert_eq!(error["source"], "missing.json");
+    assert!(
+        error["cause"].as_str().unwrap().starts_with("cannot read"),
+        "{error}"
+    );
+    assert_eq!(error["hint"], "check the path and its permissions");
+    let run = home.run_env(
+        &["models", "--json", "nothing-matches"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.json()["error"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains("no model matches")
+    );
+}
+
+/// A bad crushrc blocks no recovery: `update-providers` skips it with a
+/// warning (it pins no key); a bad JSON config, which may pin one, only
+/// for the embedded snapshot, which needs no signature.
+#[test]
+fn a_bad_config_blocks_no_recovery() {
+    let home = Home::new();
+    let rc = home.path().join("crushrc");
+    fs::write(&rc, "option provider-auto-update perhaps\n").unwrap();
+    let run = home.run(&["update-providers", "embedded", "--dry-run"]);
+    run.ok();
+    assert!(
+        run.stderr.contains("crushrc:1") && run.stderr.contains("this file is not read"),
+        "{run:?}"
+    );
+    home.run(&["providers"]).fails_with(&["crushrc"]);
+    fs::remove_file(&rc).unwrap();
+    fs::write(home.path().join("crush.json"), "{not json").unwrap();
+    home.run(&["update-providers", "embedded"]).ok();
+    let (_dir, file) = temp_file("c.json", CATALOG_A.as_bytes());
+    home.run(&["update-providers", file.to_str().unwrap()])
+        .fails_with(&["crush.json"]);
+}
+
+/// Installed under another name, the program says that name: in usage,
+/// help, `--version`, completions and hints.
+#[cfg(unix)]
+#[test]
+fn the_invoked_name_is_the_one_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("crush-providers");
+    fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
+    let home = Home::new();
+    let run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", home.path())
+            .env("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1");
+        Run::from(cmd.output().unwrap())
+    };
+    assert!(
+        run(&["--version"])
+            .stdout
+            .starts_with("crush-providers 0.1.0")
+    );
+    let help = run(&["update-providers", "--help"]);
+    assert!(
+        help.stdout
+            .contains("Usage: crush-providers update-providers"),
+        "{help:?}"
+    );
+    assert!(
+        help.stdout
+            .contains("  crush-providers update-providers embedded"),
+        "{help:?}"
+    );
+    let completion = run(&["completion", "bash"]);
+    assert!(
+        completion.stdout.contains("crush-providers"),
+        "{completion:?}"
+    );
+    assert!(!completion.stdout.contains("_crush()"), "{completion:?}");
+    let usage = run(&["update-providers", "--bogus"]);
+    assert_eq!(usage.code, Some(2));
+    assert!(usage.stderr.contains("crush-providers"), "{usage:?}");
+    let none = run(&["models", "nothing-matches"]);
+    assert!(
+        none.stderr
+            .contains("`crush-providers models` lists them all"),
+        "{none:?}"
+    );
+}
+
+/// An unchanged catalog is already up to date: its bytes are not written
+/// again, only the confirmation; `--check` answers with its exit code.
+#[test]
+fn an_unchanged_catalog_is_already_up_to_date_and_check_says_so() {
+    let home = Home::new();
+    let (_dir, a) = temp_file("a.json", CATALOG_A.as_bytes());
+    let a = a.to_str().unwrap();
+    home.run(&["update-providers", a]).ok();
+    let written = fs::metadata(home.cache_file()).unwrap().modified().unwrap();
+    let confirmed = home.state().unwrap()["confirmed_at"].as_u64().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let run = home.run(&["update-providers", a]);
+    run.ok();
+    assert!(run.stdout.starts_with("Already up to date: "), "{run:?}");
+    assert_eq!(
+        fs::metadata(home.cache_file()).unwrap().modified().unwrap(),
+        written
+    );
+    assert!(home.state().unwrap()["confirmed_at"].as_u64().unwrap() > confirmed);
+    assert_eq!(home.run(&["update-providers", a, "--check"]).code, Some(0));
+    let (_dir2, b) = temp_file("b.json", CATALOG_A2.as_bytes());
+    let run = home.run(&["update-providers", b.to_str().unwrap(), "--check"]);
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stdout.contains("dry run: not written"), "{run:?}");
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    home.run(&["update-providers", "missing.json", "--check"])
+        .fails_with(&["missing.json"]);
+}
+
+/// A price raised and a context window cut are changes, named old and new,
+/// in text and in JSON.
+#[test]
+fn prices_and_context_windows_are_reported() {
+    let home = Home::new();
+    let before = r#"[{"id":"p","name":"P","models":[{"id":"m","cost_per_1m_in":10,"context_window":200000}]}]"#;
+    let after =
+        r#"[{"id":"p","name":"P","models":[{"id":"m","cost_per_1m_in":99,"context_window":5}]}]"#;
+    home.run_stdin(
+        &["update-providers", "-", "--allow-shrink"],
+        before.as_bytes(),
+    )
+    .ok();
+    let run = home.run_stdin(&["update-providers", "-"], after.as_bytes());
+    run.ok();
+    assert!(
+        run.stdout
+            .contains("  changes: providers 1 changed; models 1 changed"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("p/m: cost_per_1m_in 10 → 99, context_window 200000 → 5"),
+        "{run:?}"
+    );
+    home.run_stdin(&["update-providers", "-"], before.as_bytes())
+        .ok();
+    let json = home
+        .run_stdin(&["update-providers", "-", "--json"], after.as_bytes())
+        .json();
+    assert_eq!(
+        json["changes"]["providers_changed"][0]["models_changed"][0]["fields"],
+        serde_json::json!([
+            {"field": "cost_per_1m_in", "before": 10.0, "after": 99.0},
+            {"field": "context_window", "before": 200000, "after": 5}
+        ])
+    );
+}
