@@ -1,4 +1,24 @@
 //! Keeps the Crush coding assistant's provider catalog up to date.
+//!
+//! The map, one folder a layer; each uses only those above it:
+//!
+//! - [`catalog`]: the format, read as Crush reads it (Go's rules, its
+//!   resolver's `$VAR` forms), the changes between two catalogs, the
+//!   embedded snapshot, synthetic catalogs for benchmarks.
+//! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
+//!   in one session, plain-word diagnoses, HTTP validators.
+//! - [`store`]: files on disk: the cache's atomic, durable swap, its state
+//!   file, locks, Crush's folders.
+//! - [`trust`]: what needs a person: the guard's review (a key sent to a
+//!   new place, most of the cache gone, a replay) and signed catalogs.
+//! - [`config`]: the settings, through Crush's ten levels of files.
+//! - [`error`]: the one-line failure every command reports, and the name
+//!   its hints give the program.
+//! - [`update`]: `update-providers`, the path from a source to the cache.
+//! - [`startup`]: what Crush calls when it starts, and the background
+//!   refresh.
+//! - [`commands`]: the command line, one file per command.
+
 pub mod catalog;
 pub mod commands;
 pub mod config;

@@ -14,6 +14,7 @@ mod held;
 mod host;
 mod messages;
 mod proxy;
+mod readme;
 mod signed;
 mod startup;
 mod terminal;

@@ -1,0 +1,171 @@
+//! Every example in the README runs as written: each ```sh block, as one
+//! bash script (`set -e`, `pipefail`), with the built binary as `crush` on
+//! the PATH, a HOME of its own, and the hosts it names (Catwalk,
+//! example.com, mirror.corp) served on loopback by a static server that
+//! serves the block's own `srv/` folder, and the real catalog at any
+//! `…/v2/providers` it lacks.
+//!
+//! Two kinds of lines are not run as written: `cargo run --release -- ARGS`
+//! runs as `crush ARGS` with the binary this test built (the release build
+//! itself is the first README command, which CI does not repeat), and other
+//! `cargo` lines (building, installing, `cargo test` itself) are skipped.
+//! A block that needs a program this machine lacks (minisign, jq, curl;
+//! `.ci/run` installs them) says so and is skipped.
+
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::*;
+
+/// The README's ```sh blocks.
+fn sh_blocks() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in readme.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some(String::new()),
+            (Some(block), "```") => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), line) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+/// A static server rooted at `root/srv`: a file there, else the real
+/// catalog for any path ending in `/v2/providers`, else 404. Keeps
+/// connections alive, as a mirror does.
+fn static_server(root: PathBuf) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let root = root.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let path = request.split_whitespace().nth(1).unwrap_or("/");
+                    let path = path.split('?').next().unwrap_or_default();
+                    let file = root.join("srv").join(path.trim_start_matches('/'));
+                    let body = if file.is_file() {
+                        Some(std::fs::read(&file).unwrap())
+                    } else if path.ends_with("/v2/providers") {
+                        Some(crush_providers::catalog::embedded::catalog_bytes().to_vec())
+                    } else {
+                        None
+                    };
+                    let head = match &body {
+                        Some(body) => {
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len())
+                        }
+                        None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string(),
+                    };
+                    if stream.write_all(head.as_bytes()).is_err()
+                        || stream
+                            .write_all(body.as_deref().unwrap_or_default())
+                            .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+/// The block as this test runs it, for the server at `url`.
+fn script(block: &str, url: &str) -> String {
+    let mut script = String::from("set -eo pipefail\n");
+    for line in block.lines() {
+        let line = match line.strip_prefix("cargo run --release -- ") {
+            Some(args) => format!("crush {args}"),
+            None if line.starts_with("cargo ") => continue,
+            None => line.to_owned(),
+        };
+        let line = [
+            "https://catwalk.charm.land",
+            "https://example.com",
+            "https://mirror.corp",
+        ]
+        .iter()
+        .fold(line, |line, host| line.replace(host, url));
+        script.push_str(&line);
+        script.push('\n');
+    }
+    script
+}
+
+fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn every_readme_example_runs_as_written() {
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_crush"), bin.path().join("crush")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let blocks = sh_blocks();
+    assert!(blocks.len() >= 6, "{} blocks", blocks.len());
+    let mut ran = 0;
+    for block in &blocks {
+        let missing: Vec<&str> = ["minisign", "jq", "curl"]
+            .into_iter()
+            .filter(|p| block.contains(&format!("{p} ")) && !have(p))
+            .collect();
+        if !missing.is_empty() {
+            eprintln!("skipped (no {}): {block}", missing.join(", "));
+            continue;
+        }
+        let home = Home::new();
+        let work = tempfile::tempdir().unwrap();
+        let url = static_server(work.path().to_owned());
+        let script = script(block, &url);
+        let output = Command::new("bash")
+            .args(["-c", &script])
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", home.path())
+            .env("CATWALK_URL", &url)
+            .current_dir(work.path())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "a README example failed:\n{script}\nstdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        ran += 1;
+    }
+    eprintln!("{ran} of {} README blocks ran", blocks.len());
+}
