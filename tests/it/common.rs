@@ -354,3 +354,55 @@ pub fn assert_plain(run: &Run) {
         assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
     }
 }
+
+/// A loopback HTTP/1.1 server that keeps its connections alive, as a
+/// mirror does, answering each GET with `answer(path)` (404 for `None`).
+/// Returns its base URL and the count of connections it accepted.
+pub fn keep_alive_server(
+    answer: impl Fn(&str) -> Option<Vec<u8>> + Send + Sync + 'static,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead, BufReader};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&connections);
+    let answer = Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let answer = Arc::clone(&answer);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let path = request.split_whitespace().nth(1).unwrap_or("/");
+                    let body = answer(path.split('?').next().unwrap_or_default());
+                    let head = match &body {
+                        Some(body) => {
+                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len())
+                        }
+                        None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string(),
+                    };
+                    if stream.write_all(head.as_bytes()).is_err()
+                        || stream
+                            .write_all(body.as_deref().unwrap_or_default())
+                            .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, connections)
+}

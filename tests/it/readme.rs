@@ -14,8 +14,6 @@
 
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,54 +43,18 @@ fn sh_blocks() -> Vec<String> {
 }
 
 /// A static server rooted at `root/srv`: a file there, else the real
-/// catalog for any path ending in `/v2/providers`, else 404. Keeps
-/// connections alive, as a mirror does.
+/// catalog for any path ending in `/v2/providers`, else 404.
 fn static_server(root: PathBuf) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let root = root.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut request = String::new();
-                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut line = String::new();
-                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                        line.clear();
-                    }
-                    let path = request.split_whitespace().nth(1).unwrap_or("/");
-                    let path = path.split('?').next().unwrap_or_default();
-                    let file = root.join("srv").join(path.trim_start_matches('/'));
-                    let body = if file.is_file() {
-                        Some(std::fs::read(&file).unwrap())
-                    } else if path.ends_with("/v2/providers") {
-                        Some(crush_providers::catalog::embedded::catalog_bytes().to_vec())
-                    } else {
-                        None
-                    };
-                    let head = match &body {
-                        Some(body) => {
-                            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len())
-                        }
-                        None => "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_string(),
-                    };
-                    if stream.write_all(head.as_bytes()).is_err()
-                        || stream
-                            .write_all(body.as_deref().unwrap_or_default())
-                            .is_err()
-                    {
-                        return;
-                    }
-                }
-            });
+    keep_alive_server(move |path| {
+        let file = root.join("srv").join(path.trim_start_matches('/'));
+        if file.is_file() {
+            std::fs::read(&file).ok()
+        } else {
+            path.ends_with("/v2/providers")
+                .then(|| crush_providers::catalog::embedded::catalog_bytes().to_vec())
         }
-    });
-    url
+    })
+    .0
 }
 
 /// The block as this test runs it, for the server at `url`.

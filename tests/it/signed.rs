@@ -386,50 +386,17 @@ async fn the_refresh_holds_every_wrong_signature() {
     }
 }
 
-/// A mirror over one keep-alive connection per client: it counts the
-/// connections it accepts and answers every request on each, the catalog
-/// at /v2/providers and `signature` at /v2/providers.minisig.
+/// A mirror that counts its connections: the catalog at /v2/providers and
+/// `signature` at /v2/providers.minisig.
 fn counting_mirror(
     catalog: &'static str,
     signature: String,
 ) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
-    use std::io::{BufRead, BufReader, Write};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let connections = std::sync::Arc::new(AtomicUsize::new(0));
-    let counted = std::sync::Arc::clone(&connections);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            counted.fetch_add(1, Ordering::SeqCst);
-            let signature = signature.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut stream = stream;
-                loop {
-                    let mut request = String::new();
-                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let mut line = String::new();
-                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                        line.clear();
-                    }
-                    let body = if request.contains(".minisig ") {
-                        signature.as_bytes()
-                    } else {
-                        catalog.as_bytes()
-                    };
-                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
-                    if stream.write_all(head.as_bytes()).is_err() || stream.write_all(body).is_err()
-                    {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    (url, connections)
+    keep_alive_server(move |path| match path {
+        "/v2/providers" => Some(catalog.as_bytes().to_vec()),
+        "/v2/providers.minisig" => Some(signature.clone().into_bytes()),
+        _ => None,
+    })
 }
 
 /// The signature comes on the connection that brought the catalog, for
