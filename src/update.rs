@@ -65,9 +65,9 @@ impl Default for UpdateOptions {
     }
 }
 
-/// What an update did.
+/// What an update did, borrowing from the catalogs it read.
 #[derive(Debug, Clone, Serialize)]
-pub struct UpdateReport {
+pub struct UpdateReport<'a> {
     /// The source, as shown to the user.
     pub source: String,
     /// Number of providers in the new catalog.
@@ -90,13 +90,13 @@ pub struct UpdateReport {
     pub signed_at: Option<u64>,
     /// Changes against the previous file; `None` when there was none (or it
     /// was not a valid catalog).
-    pub changes: Option<Changes>,
+    pub changes: Option<Changes<'a>>,
     /// Problems worth telling that did not stop the update.
     pub warnings: Vec<String>,
     /// The validated bytes, for the caller to write, with `--output -`
     /// (standard output).
     #[serde(skip)]
-    pub catalog: Option<Vec<u8>>,
+    pub catalog: Option<&'a [u8]>,
 }
 
 fn rfc3339_or_null<S: serde::Serializer>(at: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
@@ -126,13 +126,16 @@ pub fn plain_http_warning(source: &Source) -> Option<String> {
     }
 }
 
-/// Runs `update-providers`: `source` into `cache` (or `options.output`).
-/// On failure nothing was written.
-pub fn update_providers(
+/// Runs `update-providers`: `source` into `cache` (or `options.output`),
+/// then hands what it did to `report`, whose result it returns; the report
+/// borrows from the catalogs, which live until `report` returns. On
+/// failure nothing was written.
+pub fn update_providers<R>(
     source: &Source,
     cache: &CacheFiles,
     options: &UpdateOptions,
-) -> Result<UpdateReport, Failure> {
+    report: impl FnOnce(&UpdateReport<'_>) -> R,
+) -> Result<R, Failure> {
     let label = source.to_string();
     let fail = |cause: Cause| Failure {
         source: label.clone(),
@@ -194,10 +197,14 @@ pub fn update_providers(
     };
     let up_to_date = previous_bytes.as_deref() == Some(bytes);
     let write = !options.dry_run && !up_to_date && !to_stdout;
-    // Three jobs that need not wait for each other: this thread validates
-    // the new catalog; one reads the previous one and hashes the new bytes;
-    // one takes the lock and writes the new bytes beside the target, flushed
-    // (the new file becomes visible only with the rename, once it passed).
+    // Three jobs that need not wait for each other: validating the new
+    // catalog; reading the previous one and hashing the new bytes; and,
+    // when there is a write, taking the lock and writing the new bytes
+    // beside the target, flushed (visible only with the rename, once they
+    // passed). The computing goes to new threads and this thread does the
+    // write, whose flush soon blocks it and leaves its CPU to them; the
+    // other way round, a new writing thread can wait for a CPU while this
+    // one computes (this order measured 4 % faster on the real catalog).
     let (next, (previous, digest), staged) = std::thread::scope(|scope| {
         let summary = scope.spawn(|| {
             let previous = previous_bytes
@@ -205,14 +212,16 @@ pub fn update_providers(
                 .and_then(|b| catalog::validate(b).ok());
             (previous, catalog::sha256(bytes))
         });
-        let staging = write.then(|| {
-            scope.spawn(|| match &options.output {
-                Some(path) => cache::stage(path, bytes, true).map(Staging::File),
-                None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
-            })
-        });
-        let next = catalog::validate(bytes);
-        (next, join(summary), staging.map(join))
+        if !write {
+            let next = catalog::validate(bytes);
+            return (next, join(summary), None);
+        }
+        let next = scope.spawn(|| catalog::validate(bytes));
+        let staged = match &options.output {
+            Some(path) => cache::stage(path, bytes, true).map(Staging::File),
+            None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
+        };
+        (join(next), join(summary), Some(staged))
     });
     let sha256 = hex(&digest);
     if let Some(expected) = &options.sha256
@@ -256,15 +265,12 @@ pub fn update_providers(
             cached: state::rfc3339(downgrade.cached),
         })));
     }
-    let changes = previous.as_ref().map(|p| changes::compare(p, &next));
-    let (providers, models) = (next.providers.len(), next.model_count());
     warnings.append(&mut next.warnings);
     for moved in &review.moves {
         warnings.push(format!(
             "{moved}: requests carrying its value will go to this new place"
         ));
     }
-    drop(next);
     let state = || CacheState {
         sha256: sha256.clone(),
         validators: loaded.validators.clone(),
@@ -294,19 +300,19 @@ pub fn update_providers(
         }
         None => {}
     }
-    Ok(UpdateReport {
-        providers,
-        models,
+    Ok(report(&UpdateReport {
+        providers: next.providers.len(),
+        models: next.model_count(),
+        changes: previous.as_ref().map(|p| changes::compare(p, &next)),
         source: label,
         target,
         written: write,
         up_to_date,
         sha256,
         signed_at,
-        changes,
         warnings,
-        catalog: to_stdout.then(|| bytes.to_vec()),
-    })
+        catalog: to_stdout.then_some(bytes),
+    }))
 }
 
 /// The `--output` that means standard output.

@@ -3,27 +3,33 @@
 //! models added, removed and changed (with each changed field, old and new).
 //! Values are compared as Crush sees them: an absent field and `null` are
 //! Go's zero value, so a price that goes from absent to `0` is no change.
+//!
+//! The changes borrow from the two catalogs, and a changed model's fields
+//! are worked out when asked for: two unrelated 50 MB catalogs change every
+//! one of 110,000 models, and a list of their 770,000 field changes made
+//! up front took 94 MB and a third of such an update's time (measured:
+//! `scripts/bench`, docs/BENCHMARKS.md).
 
 use std::collections::BTreeMap;
 
 use foldhash::{HashMap, HashSet};
-use serde::Serialize;
-use serde_json::Value;
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Serialize, Serializer};
 
 use crate::catalog::{Catalog, Model, ModelOptions, Provider, Text};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
-pub struct Changes {
+pub struct Changes<'a> {
     /// Ids of providers only in the new catalog.
-    pub providers_added: Vec<String>,
+    pub providers_added: Vec<&'a str>,
     /// Ids of providers only in the previous catalog.
-    pub providers_removed: Vec<String>,
+    pub providers_removed: Vec<&'a str>,
     /// Providers in both catalogs that changed.
-    pub providers_changed: Vec<ProviderChanges>,
+    pub providers_changed: Vec<ProviderChanges<'a>>,
 }
 
-impl Changes {
+impl Changes<'_> {
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
         self.providers_added.is_empty()
@@ -47,42 +53,138 @@ impl Changes {
 
 /// What changed in one provider.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ProviderChanges {
+pub struct ProviderChanges<'a> {
     /// The provider id.
-    pub provider: String,
+    pub provider: &'a str,
     /// Its own fields that changed (`name`, `type`, `api_endpoint`, ...).
-    pub fields: Vec<FieldChange>,
+    pub fields: Vec<FieldChange<'a>>,
     /// Ids of models only in the new catalog.
-    pub models_added: Vec<String>,
+    pub models_added: Vec<&'a str>,
     /// Ids of models only in the previous catalog.
-    pub models_removed: Vec<String>,
+    pub models_removed: Vec<&'a str>,
     /// Models in both that changed.
-    pub models_changed: Vec<ModelChange>,
+    pub models_changed: Vec<ModelChange<'a>>,
 }
 
-/// What changed in one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelChange {
+/// One model in both catalogs that changed: the model as it was and as it
+/// is. In JSON, `{"model": id, "fields": [...]}`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelChange<'a> {
+    /// The model in the previous catalog.
+    pub before: &'a Model<'a>,
+    /// The model in the new catalog (the same id).
+    pub after: &'a Model<'a>,
+}
+
+impl<'a> ModelChange<'a> {
     /// The model id.
-    pub model: String,
+    pub fn model(&self) -> &'a str {
+        self.after.id.as_str()
+    }
+
     /// Its fields that changed.
-    pub fields: Vec<FieldChange>,
+    pub fn fields(&self) -> Vec<FieldChange<'a>> {
+        let mut fields = Vec::new();
+        compare_model(self.before, self.after, &mut fields);
+        fields
+    }
+}
+
+impl Serialize for ModelChange<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut s = serializer.serialize_struct("ModelChange", 2)?;
+        s.serialize_field("model", self.model())?;
+        s.serialize_field("fields", &self.fields())?;
+        s.end()
+    }
 }
 
 /// One field's old and new value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FieldChange {
+pub struct FieldChange<'a> {
     /// The field, as the catalog names it (`options.temperature` inside
     /// options).
-    pub field: String,
+    pub field: &'static str,
     /// Its previous value.
-    pub before: Value,
+    pub before: Scalar<'a>,
     /// Its new value.
-    pub after: Value,
+    pub after: Scalar<'a>,
+}
+
+/// A field's value, borrowed from its catalog; in JSON, the value itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar<'a> {
+    /// Absent (an option Go reads into a pointer); `null`.
+    None,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A number.
+    Float(f64),
+    /// A string (an absent one being empty).
+    Text(&'a str),
+    /// A list of strings.
+    Texts(&'a [Text<'a>]),
+    /// Headers: names and values.
+    Headers(&'a BTreeMap<Text<'a>, Text<'a>>),
+    /// An object of anything (`provider_options`).
+    Object(&'a serde_json::Map<String, serde_json::Value>),
+}
+
+impl Serialize for Scalar<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            Scalar::None => serializer.serialize_none(),
+            Scalar::Bool(b) => serializer.serialize_bool(b),
+            Scalar::Int(i) => serializer.serialize_i64(i),
+            Scalar::Float(f) => serializer.serialize_f64(f),
+            Scalar::Text(t) => serializer.serialize_str(t),
+            Scalar::Texts(list) => serializer.collect_seq(list),
+            Scalar::Headers(headers) => {
+                let mut map = serializer.serialize_map(Some(headers.len()))?;
+                for (name, value) in headers {
+                    map.serialize_entry(name, value)?;
+                }
+                map.end()
+            }
+            Scalar::Object(object) => object.serialize(serializer),
+        }
+    }
+}
+
+impl<'a> From<&'a str> for Scalar<'a> {
+    fn from(text: &'a str) -> Self {
+        Scalar::Text(text)
+    }
+}
+
+impl From<f64> for Scalar<'_> {
+    fn from(number: f64) -> Self {
+        Scalar::Float(number)
+    }
+}
+
+impl From<i64> for Scalar<'_> {
+    fn from(number: i64) -> Self {
+        Scalar::Int(number)
+    }
+}
+
+impl From<bool> for Scalar<'_> {
+    fn from(b: bool) -> Self {
+        Scalar::Bool(b)
+    }
+}
+
+impl<'a, T: Into<Scalar<'a>>> From<Option<T>> for Scalar<'a> {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Scalar::None, Into::into)
+    }
 }
 
 /// Compares the `previous` catalog with the `next` one.
-pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
+pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<'a> {
     let old: HashMap<&str, &Provider<'_>> = previous
         .providers
         .iter()
@@ -90,12 +192,15 @@ pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
         .collect();
     let new_ids: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
     let mut changes = Changes::default();
+    // One list of a model's field changes, reused: most models that differ
+    // at all change in a field Crush reads, and are then kept without it.
+    let mut fields = Vec::new();
     for provider in &next.providers {
         let id = provider.id.as_str();
         match old.get(id) {
-            None => changes.providers_added.push(id.to_owned()),
+            None => changes.providers_added.push(id),
             Some(before) => {
-                let changed = compare_provider(before, provider);
+                let changed = compare_provider(before, provider, &mut fields);
                 if !(changed.fields.is_empty()
                     && changed.models_added.is_empty()
                     && changed.models_removed.is_empty()
@@ -111,65 +216,85 @@ pub fn compare(previous: &Catalog<'_>, next: &Catalog<'_>) -> Changes {
         .iter()
         .map(|p| p.id.as_str())
         .filter(|id| !new_ids.contains(id))
-        .map(str::to_owned)
         .collect();
     changes
 }
 
-fn compare_provider(before: &Provider<'_>, after: &Provider<'_>) -> ProviderChanges {
-    let mut fields = Fields::default();
-    fields.text("name", Some(&before.name), Some(&after.name));
-    fields.text("type", before.kind.as_ref(), after.kind.as_ref());
-    fields.text(
+fn compare_provider<'a>(
+    before: &'a Provider<'a>,
+    after: &'a Provider<'a>,
+    scratch: &mut Vec<FieldChange<'a>>,
+) -> ProviderChanges<'a> {
+    let mut fields = Vec::new();
+    let mut push = |field, b: Scalar<'a>, a: Scalar<'a>| {
+        if b != a {
+            fields.push(FieldChange {
+                field,
+                before: b,
+                after: a,
+            });
+        }
+    };
+    push("name", text(Some(&before.name)), text(Some(&after.name)));
+    push(
+        "type",
+        text(before.kind.as_ref()),
+        text(after.kind.as_ref()),
+    );
+    push(
         "api_endpoint",
-        before.api_endpoint.as_ref(),
-        after.api_endpoint.as_ref(),
+        text(before.api_endpoint.as_ref()),
+        text(after.api_endpoint.as_ref()),
     );
-    fields.text("api_key", before.api_key.as_ref(), after.api_key.as_ref());
-    fields.text(
+    push(
+        "api_key",
+        text(before.api_key.as_ref()),
+        text(after.api_key.as_ref()),
+    );
+    push(
         "default_large_model_id",
-        before.default_large_model_id.as_ref(),
-        after.default_large_model_id.as_ref(),
+        text(before.default_large_model_id.as_ref()),
+        text(after.default_large_model_id.as_ref()),
     );
-    fields.text(
+    push(
         "default_small_model_id",
-        before.default_small_model_id.as_ref(),
-        after.default_small_model_id.as_ref(),
+        text(before.default_small_model_id.as_ref()),
+        text(after.default_small_model_id.as_ref()),
     );
     if before.default_headers != after.default_headers {
-        fields.push(
+        push(
             "default_headers",
-            headers(&before.default_headers),
-            headers(&after.default_headers),
+            Scalar::Headers(&before.default_headers),
+            Scalar::Headers(&after.default_headers),
         );
     }
     let old: HashMap<&str, &Model<'_>> =
         before.models().iter().map(|m| (m.id.as_str(), m)).collect();
     let new_ids: HashSet<&str> = after.models().iter().map(|m| m.id.as_str()).collect();
     let mut changes = ProviderChanges {
-        provider: after.id.as_str().to_owned(),
-        fields: fields.0,
+        provider: after.id.as_str(),
+        fields,
         models_added: Vec::new(),
         models_removed: before
             .models()
             .iter()
             .map(|m| m.id.as_str())
             .filter(|id| !new_ids.contains(id))
-            .map(str::to_owned)
             .collect(),
         models_changed: Vec::new(),
     };
     for model in after.models() {
         match old.get(model.id.as_str()) {
-            None => changes.models_added.push(model.id.as_str().to_owned()),
+            None => changes.models_added.push(model.id.as_str()),
             // Most models are the same from one catalog to the next.
             Some(previous) if *previous == model => {}
             Some(previous) => {
-                let fields = compare_model(previous, model);
-                if !fields.is_empty() {
+                scratch.clear();
+                compare_model(previous, model, scratch);
+                if !scratch.is_empty() {
                     changes.models_changed.push(ModelChange {
-                        model: model.id.as_str().to_owned(),
-                        fields,
+                        before: previous,
+                        after: model,
                     });
                 }
             }
@@ -178,9 +303,26 @@ fn compare_provider(before: &Provider<'_>, after: &Provider<'_>) -> ProviderChan
     changes
 }
 
-fn compare_model(before: &Model<'_>, after: &Model<'_>) -> Vec<FieldChange> {
-    let mut fields = Fields::default();
-    fields.text("name", before.name.as_ref(), after.name.as_ref());
+/// Appends to `fields` each field of the model that changed.
+fn compare_model<'a>(
+    before: &'a Model<'a>,
+    after: &'a Model<'a>,
+    fields: &mut Vec<FieldChange<'a>>,
+) {
+    let mut push = |field, b: Scalar<'a>, a: Scalar<'a>| {
+        if b != a {
+            fields.push(FieldChange {
+                field,
+                before: b,
+                after: a,
+            });
+        }
+    };
+    push(
+        "name",
+        text(before.name.as_ref()),
+        text(after.name.as_ref()),
+    );
     for (field, b, a) in [
         (
             "cost_per_1m_in",
@@ -203,7 +345,11 @@ fn compare_model(before: &Model<'_>, after: &Model<'_>) -> Vec<FieldChange> {
             after.cost_per_1m_out_cached,
         ),
     ] {
-        fields.value(field, b.unwrap_or_default(), a.unwrap_or_default());
+        push(
+            field,
+            b.unwrap_or_default().into(),
+            a.unwrap_or_default().into(),
+        );
     }
     for (field, b, a) in [
         (
@@ -217,7 +363,11 @@ fn compare_model(before: &Model<'_>, after: &Model<'_>) -> Vec<FieldChange> {
             after.default_max_tokens,
         ),
     ] {
-        fields.value(field, b.unwrap_or_default(), a.unwrap_or_default());
+        push(
+            field,
+            b.unwrap_or_default().into(),
+            a.unwrap_or_default().into(),
+        );
     }
     for (field, b, a) in [
         ("can_reason", before.can_reason, after.can_reason),
@@ -227,25 +377,35 @@ fn compare_model(before: &Model<'_>, after: &Model<'_>) -> Vec<FieldChange> {
             after.supports_attachments,
         ),
     ] {
-        fields.value(field, b.unwrap_or_default(), a.unwrap_or_default());
-    }
-    if before.reasoning_levels != after.reasoning_levels {
-        let list = |l: &[Text<'_>]| Value::from(l.iter().map(|t| t.as_str()).collect::<Vec<_>>());
-        fields.push(
-            "reasoning_levels",
-            list(&before.reasoning_levels),
-            list(&after.reasoning_levels),
+        push(
+            field,
+            b.unwrap_or_default().into(),
+            a.unwrap_or_default().into(),
         );
     }
-    fields.text(
+    if before.reasoning_levels != after.reasoning_levels {
+        push(
+            "reasoning_levels",
+            Scalar::Texts(&before.reasoning_levels),
+            Scalar::Texts(&after.reasoning_levels),
+        );
+    }
+    push(
         "default_reasoning_effort",
-        before.default_reasoning_effort.as_ref(),
-        after.default_reasoning_effort.as_ref(),
+        text(before.default_reasoning_effort.as_ref()),
+        text(after.default_reasoning_effort.as_ref()),
     );
-    let none = ModelOptions::default();
+    const NONE: &ModelOptions = &ModelOptions {
+        temperature: None,
+        top_p: None,
+        top_k: None,
+        frequency_penalty: None,
+        presence_penalty: None,
+        provider_options: None,
+    };
     let (b, a) = (
-        before.options.as_deref().unwrap_or(&none),
-        after.options.as_deref().unwrap_or(&none),
+        before.options.as_deref().unwrap_or(NONE),
+        after.options.as_deref().unwrap_or(NONE),
     );
     // Unlike the fields above, an option Go reads into a pointer: absent
     // (the provider's default) is not zero.
@@ -263,62 +423,24 @@ fn compare_model(before: &Model<'_>, after: &Model<'_>) -> Vec<FieldChange> {
             a.presence_penalty,
         ),
     ] {
-        fields.value(field, b, a);
+        push(field, b.into(), a.into());
     }
-    fields.value("options.top_k", b.top_k, a.top_k);
-    let provider_options = |o: &ModelOptions| match &o.provider_options {
-        Some(map) if !map.is_empty() => Value::Object(map.clone()),
-        _ => Value::Null,
+    push("options.top_k", b.top_k.into(), a.top_k.into());
+    // An empty object is no options at all to Go's map.
+    let provider_options = |o: &'a ModelOptions| match &o.provider_options {
+        Some(map) if !map.is_empty() => Scalar::Object(map),
+        _ => Scalar::None,
     };
-    if b.provider_options != a.provider_options {
-        fields.push(
-            "options.provider_options",
-            provider_options(b),
-            provider_options(a),
-        );
-    }
-    fields.0
+    push(
+        "options.provider_options",
+        provider_options(b),
+        provider_options(a),
+    );
 }
 
-/// The changed fields of one provider or model.
-#[derive(Default)]
-struct Fields(Vec<FieldChange>);
-
-impl Fields {
-    fn push(&mut self, field: &str, before: Value, after: Value) {
-        if before != after {
-            self.0.push(FieldChange {
-                field: field.to_owned(),
-                before,
-                after,
-            });
-        }
-    }
-
-    /// A value compared as is, made JSON only when it changed.
-    fn value<T: PartialEq + Into<Value>>(&mut self, field: &str, before: T, after: T) {
-        if before != after {
-            self.push(field, before.into(), after.into());
-        }
-    }
-
-    /// A string, absent being empty.
-    fn text(&mut self, field: &str, before: Option<&Text<'_>>, after: Option<&Text<'_>>) {
-        self.value(field, text(before), text(after));
-    }
-}
-
-fn text<'t>(t: Option<&'t Text<'_>>) -> &'t str {
-    t.map_or("", Text::as_str)
-}
-
-fn headers(headers: &BTreeMap<Text<'_>, Text<'_>>) -> Value {
-    Value::Object(
-        headers
-            .iter()
-            .map(|(k, v)| (k.as_str().to_owned(), Value::from(v.as_str())))
-            .collect(),
-    )
+/// A string, absent being empty.
+fn text<'a>(t: Option<&'a Text<'_>>) -> Scalar<'a> {
+    Scalar::Text(t.map_or("", Text::as_str))
 }
 
 #[cfg(test)]
@@ -326,19 +448,21 @@ mod tests {
     use super::*;
     use crate::catalog::validate;
 
-    fn changes(old: &str, new: &str) -> Changes {
-        compare(
-            &validate(old.as_bytes()).unwrap(),
-            &validate(new.as_bytes()).unwrap(),
-        )
+    /// The changes from `old` to `new`, as JSON.
+    fn changes(old: &str, new: &str) -> serde_json::Value {
+        let (old, new) = (
+            validate(old.as_bytes()).unwrap(),
+            validate(new.as_bytes()).unwrap(),
+        );
+        serde_json::to_value(compare(&old, &new)).unwrap()
     }
 
-    fn field(field: &str, before: Value, after: Value) -> FieldChange {
-        FieldChange {
-            field: field.into(),
-            before,
-            after,
-        }
+    fn is_empty(old: &str, new: &str) -> bool {
+        let (old, new) = (
+            validate(old.as_bytes()).unwrap(),
+            validate(new.as_bytes()).unwrap(),
+        );
+        compare(&old, &new).is_empty()
     }
 
     #[test]
@@ -349,48 +473,57 @@ mod tests {
         let new = r#"[{"id":"a","name":"A2","api_endpoint":"https://evil","api_key":"$A","default_headers":{"X":"1"},
                         "models":[{"id":"m2","cost_per_1m_in":99,"context_window":5},{"id":"m3"}]},
                        {"id":"fresh","name":"F"}]"#;
-        let changes = changes(old, new);
-        assert_eq!(changes.providers_added, ["fresh"]);
-        assert_eq!(changes.providers_removed, ["gone"]);
-        let a = &changes.providers_changed[0];
         assert_eq!(
-            a.fields,
-            [
-                field("name", "A".into(), "A2".into()),
-                field("api_endpoint", "https://a".into(), "https://evil".into()),
-                field(
-                    "default_headers",
-                    serde_json::json!({}),
-                    serde_json::json!({"X": "1"})
-                ),
-            ]
+            changes(old, new),
+            serde_json::json!({
+                "providers_added": ["fresh"],
+                "providers_removed": ["gone"],
+                "providers_changed": [{
+                    "provider": "a",
+                    "fields": [
+                        {"field": "name", "before": "A", "after": "A2"},
+                        {"field": "api_endpoint", "before": "https://a", "after": "https://evil"},
+                        {"field": "default_headers", "before": {}, "after": {"X": "1"}},
+                    ],
+                    "models_added": ["m3"],
+                    "models_removed": ["m1"],
+                    "models_changed": [{
+                        "model": "m2",
+                        "fields": [
+                            {"field": "cost_per_1m_in", "before": 10.0, "after": 99.0},
+                            {"field": "context_window", "before": 200000, "after": 5},
+                        ],
+                    }],
+                }],
+            })
         );
-        assert_eq!(a.models_added, ["m3"]);
-        assert_eq!(a.models_removed, ["m1"]);
-        assert_eq!(
-            a.models_changed,
-            [ModelChange {
-                model: "m2".into(),
-                fields: vec![
-                    field("cost_per_1m_in", 10.0.into(), 99.0.into()),
-                    field("context_window", 200000.into(), 5.into()),
-                ]
-            }]
+        let (old, new) = (
+            validate(old.as_bytes()).unwrap(),
+            validate(new.as_bytes()).unwrap(),
         );
-        assert_eq!(changes.model_counts(), (1, 1, 1));
+        assert_eq!(compare(&old, &new).model_counts(), (1, 1, 1));
     }
 
     #[test]
     fn values_are_compared_as_crush_sees_them() {
         let old = r#"[{"id":"a","name":"A","models":[{"id":"m","cost_per_1m_in":0,"name":"","can_reason":false}]}]"#;
         let new = r#"[{"id":"a","name":"A","type":null,"models":[{"id":"m","reasoning_levels":null,"options":{}}]}]"#;
-        assert!(changes(old, new).is_empty());
+        assert!(is_empty(old, new));
         // Options are pointers in Go: unset is not zero.
         let set = r#"[{"id":"a","name":"A","models":[{"id":"m","options":{"temperature":0,"top_k":40,"provider_options":{"x":[1]}}}]}]"#;
-        let fields: Vec<String> = changes(old, set).providers_changed[0].models_changed[0]
-            .fields
+        let changes = changes(old, set);
+        let fields: Vec<String> = changes["providers_changed"][0]["models_changed"][0]["fields"]
+            .as_array()
+            .unwrap()
             .iter()
-            .map(|f| format!("{}: {} -> {}", f.field, f.before, f.after))
+            .map(|f| {
+                format!(
+                    "{}: {} -> {}",
+                    f["field"].as_str().unwrap(),
+                    f["before"],
+                    f["after"]
+                )
+            })
             .collect();
         assert_eq!(
             fields,
@@ -406,6 +539,6 @@ mod tests {
     fn reordered_models_are_no_change() {
         let old = r#"[{"id":"a","name":"A","models":[{"id":"m1"},{"id":"m2","name":"x"}]}]"#;
         let new = r#"[{"id":"a","name":"A","models":[{"id":"m2","name":"x"},{"id":"m1"}]}]"#;
-        assert!(changes(old, new).is_empty());
+        assert!(is_empty(old, new));
     }
 }

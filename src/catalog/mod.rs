@@ -111,14 +111,20 @@ pub fn go_key_matches(key: &str, name: &str) -> bool {
 /// field named twice is refused.
 struct Members<'de> {
     fields: &'static [&'static str],
-    seen: Vec<Option<Text<'de>>>,
+    /// The fields named so far, one bit each (no struct has more than 16).
+    seen: u16,
+    /// The keys that named a field in another spelling than its own, for
+    /// the message about a field named twice; almost always none, and then
+    /// nothing is allocated for each object.
+    spellings: Vec<(usize, Text<'de>)>,
 }
 
 impl<'de> Members<'de> {
     fn new(fields: &'static [&'static str]) -> Members<'de> {
         Members {
             fields,
-            seen: vec![None; fields.len()],
+            seen: 0,
+            spellings: Vec::new(),
         }
     }
 
@@ -129,27 +135,32 @@ impl<'de> Members<'de> {
             return Ok(None);
         };
         let key_str = key.as_str();
-        let field = self
-            .fields
-            .iter()
-            .position(|name| *name == key_str)
-            .or_else(|| {
-                self.fields
-                    .iter()
-                    .position(|name| go_key_matches(key_str, name))
-            });
-        if let Some(index) = field {
-            if let Some(first) = &self.seen[index] {
-                return Err(de::Error::custom(format!(
-                    "two keys name the field {}: {} and {} (Crush would read only the last)",
-                    self.fields[index],
-                    quoted(first.as_str()),
-                    quoted(key_str)
-                )));
-            }
-            self.seen[index] = Some(key);
+        let exact = self.fields.iter().position(|name| *name == key_str);
+        let Some(index) = exact.or_else(|| {
+            self.fields
+                .iter()
+                .position(|name| go_key_matches(key_str, name))
+        }) else {
+            return Ok(Some(None));
+        };
+        if self.seen & (1 << index) != 0 {
+            let first = self
+                .spellings
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map_or(self.fields[index], |(_, spelling)| spelling.as_str());
+            return Err(de::Error::custom(format!(
+                "two keys name the field {}: {} and {} (Crush would read only the last)",
+                self.fields[index],
+                quoted(first),
+                quoted(key_str)
+            )));
         }
-        Ok(Some(field))
+        self.seen |= 1 << index;
+        if exact.is_none() {
+            self.spellings.push((index, key));
+        }
+        Ok(Some(Some(index)))
     }
 }
 
@@ -172,6 +183,7 @@ impl<'de, T: GoStruct<'de> + Default> Visitor<'de> for GoVisitor<T> {
         write!(f, "an object ({})", T::WHAT)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        const { assert!(T::FIELDS.len() <= 16, "Members keeps one bit a field") };
         let mut members = Members::new(T::FIELDS);
         let mut value = T::default();
         while let Some(field) = members.next(&mut map)? {
@@ -991,6 +1003,11 @@ mod tests {
             );
             assert!(e.ends_with("(Crush would read only the last)"), "{e}");
         }
+        // Both spellings are quoted as written, the first one too.
+        assert!(
+            err(r#"[{"id":"a","NAME":"B","Name":"A"}]"#)
+                .contains(r#"two keys name the field name: "NAME" and "Name""#)
+        );
         // The same name in a header map is a map key, not a field: the last
         // wins, as in Go's map.
         let headers =

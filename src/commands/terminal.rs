@@ -37,9 +37,9 @@ pub fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
 
 /// As many of `ids` as fit in `width` columns, `, `-separated, then
 /// `… and N more` for the rest; empty when not even one fits.
-pub fn fit(ids: &[String], width: usize) -> String {
+pub fn fit<S: AsRef<str>>(ids: &[S], width: usize) -> String {
     let mut shown = String::new();
-    for (i, id) in ids.iter().enumerate() {
+    for (i, id) in ids.iter().map(AsRef::as_ref).enumerate() {
         let rest = ids.len() - i - 1;
         let more = if rest == 0 {
             String::new()

@@ -7,14 +7,13 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
 use super::terminal::{self, fit, shorten};
 use super::{
     Exit, cache_files, count, load_settings_tolerating, pinned_keys, print, say, write_json,
 };
-use crate::catalog::changes::{Changes, FieldChange, ProviderChanges};
+use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 use crate::catalog::printable;
 use crate::commands::cli::UpdateArgs;
 use crate::config::Format;
@@ -78,17 +77,18 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
     }
     let options = UpdateOptions {
         dry_run: args.dry_run || args.check,
-        output: args.output,
-        sha256: args.sha256,
+        output: args.output.clone(),
+        sha256: args.sha256.clone(),
         timeout: args.timeout,
         progress: !args.quiet && !args.json,
         keys,
-        signature: args.signature,
+        signature: args.signature.clone(),
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
         interruptible: true,
     };
-    let report = update::update_providers(&source, &cache, &options).map_err(|failure| {
+    let shown = update::update_providers(&source, &cache, &options, |report| show(report, &args))
+        .map_err(|failure| {
         if let Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) = failure.cause {
             return Exit::Interrupted(code);
         }
@@ -98,12 +98,21 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
             Exit::from(failure)
         }
     })?;
+    let up_to_date = shown?;
+    if args.check && !up_to_date {
+        return Err(Exit::Code(WOULD_CHANGE));
+    }
+    Ok(())
+}
+
+/// Prints the report as `args` ask; whether the target was up to date.
+fn show(report: &UpdateReport<'_>, args: &UpdateArgs) -> Result<bool, Exit> {
     print(|out| {
-        if let Some(catalog) = &report.catalog {
+        if let Some(catalog) = report.catalog {
             out.write_all(catalog)?;
         }
         if args.json {
-            return write_json(out, &report);
+            return write_json(out, report);
         }
         if args.quiet {
             return Ok(());
@@ -113,9 +122,9 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         }
         let width = terminal::stdout_width().map_or(MAX_COLUMNS, |w| w.min(MAX_COLUMNS));
         let lines = if args.verbose {
-            every_line(&report)
+            every_line(report)
         } else {
-            summary_lines(&report, width, MAX_LINES)
+            summary_lines(report, width, MAX_LINES)
         };
         // With the catalog on standard output, the report goes beside it.
         if report.catalog.is_some() {
@@ -124,14 +133,11 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
         }
         lines.iter().try_for_each(|line| writeln!(out, "{line}"))
     })?;
-    if args.check && !report.up_to_date {
-        return Err(Exit::Code(WOULD_CHANGE));
-    }
-    Ok(())
+    Ok(report.up_to_date)
 }
 
 /// What the update did, in one line, and where it wrote.
-fn head(report: &UpdateReport) -> Vec<String> {
+fn head(report: &UpdateReport<'_>) -> Vec<String> {
     let counts = format!(
         "{}, {}",
         count(report.providers, "provider"),
@@ -164,7 +170,7 @@ fn head(report: &UpdateReport) -> Vec<String> {
 }
 
 /// The report with every change, one to a line.
-fn every_line(report: &UpdateReport) -> Vec<String> {
+fn every_line(report: &UpdateReport<'_>) -> Vec<String> {
     let mut lines = head(report);
     let Some(changes) = report.changes.as_ref().filter(|_| !report.up_to_date) else {
         return lines;
@@ -188,8 +194,8 @@ fn every_line(report: &UpdateReport) -> Vec<String> {
             lines.push(format!("      - model {id}"));
         }
         for m in &p.models_changed {
-            lines.push(format!("      ~ model {}", m.model));
-            for field in &m.fields {
+            lines.push(format!("      ~ model {}", m.model()));
+            for field in &m.fields() {
                 lines.push(format!("          {}", field_text(field)));
             }
         }
@@ -201,7 +207,7 @@ fn every_line(report: &UpdateReport) -> Vec<String> {
 /// counts first, then the changes that matter most to a user of the
 /// catalog (where requests go, then providers, then prices and context
 /// windows), then how much was left out.
-fn summary_lines(report: &UpdateReport, width: usize, max_lines: usize) -> Vec<String> {
+fn summary_lines(report: &UpdateReport<'_>, width: usize, max_lines: usize) -> Vec<String> {
     let mut lines = head(report);
     let Some(changes) = report.changes.as_ref().filter(|_| !report.up_to_date) else {
         return lines;
@@ -219,35 +225,32 @@ fn summary_lines(report: &UpdateReport, width: usize, max_lines: usize) -> Vec<S
         }
     }
     // Per provider, the line of its own changes; then its models' field
-    // changes, most relevant first.
+    // changes, most relevant first. Only the model lines there is room for
+    // are written out: a whole new catalog changes every model.
     let mut providers: Vec<&ProviderChanges> = changes.providers_changed.iter().collect();
     providers.sort_by_key(|p| std::cmp::Reverse(relevance(&p.fields)));
-    let mut model_lines: Vec<(u8, String)> = Vec::new();
-    for p in &providers {
-        body.push(provider_line(p, width));
-        for m in &p.models_changed {
-            let head = format!(
-                "      {}/{}: ",
-                shorten(&p.provider, MAX_ID_COLUMNS),
-                m.model
-            );
-            let fields: Vec<String> = m.fields.iter().map(field_text).collect();
-            let list = fit(&fields, width.saturating_sub(head.width()));
-            let line = if list.is_empty() {
-                shorten(&format!("{head}{}", fields.join(", ")), width)
-            } else {
-                format!("{head}{list}")
-            };
-            model_lines.push((relevance(&m.fields), line));
-        }
-    }
-    model_lines.sort_by_key(|(relevance, _)| std::cmp::Reverse(*relevance));
-    body.extend(model_lines.into_iter().map(|(_, line)| line));
+    body.extend(providers.iter().map(|p| provider_line(p, width)));
+    let mut models: Vec<(u8, &str, &ModelChange)> = providers
+        .iter()
+        .flat_map(|p| p.models_changed.iter().map(|m| (p.provider, m)))
+        .map(|(provider, m)| (relevance(&m.fields()), provider, m))
+        .collect();
+    models.sort_by_key(|(relevance, _, _)| std::cmp::Reverse(*relevance));
     let room = max_lines.saturating_sub(lines.len());
-    if body.len() > room {
-        let shown = room.saturating_sub(1);
-        let hidden = body.len() - shown;
-        body.truncate(shown);
+    let shown = if body.len() + models.len() > room {
+        room.saturating_sub(1)
+    } else {
+        room
+    };
+    let hidden = (body.len() + models.len()).saturating_sub(shown);
+    body.truncate(shown);
+    let models_shown = shown.saturating_sub(body.len());
+    body.extend(
+        models[..models_shown.min(models.len())]
+            .iter()
+            .map(|(_, provider, m)| model_line(provider, m, width)),
+    );
+    if hidden > 0 {
         let lines = if hidden == 1 { "line" } else { "lines" };
         body.push(format!(
             "  … and {hidden} more {lines}; --verbose lists every change (--json too)"
@@ -296,12 +299,26 @@ fn counts(changes: &Changes, width: usize) -> Vec<String> {
         .collect()
 }
 
+/// `      anthropic/claude-x: cost_per_1m_in 3 → 4, …`, fitted to `width`.
+fn model_line(provider: &str, m: &ModelChange, width: usize) -> String {
+    let head = format!(
+        "      {}/{}: ",
+        shorten(provider, MAX_ID_COLUMNS),
+        m.model()
+    );
+    let fields: Vec<String> = m.fields().iter().map(field_text).collect();
+    match fit(&fields, width.saturating_sub(head.width())) {
+        list if list.is_empty() => shorten(&format!("{head}{}", fields.join(", ")), width),
+        list => format!("{head}{list}"),
+    }
+}
+
 /// How much a user of the catalog cares about these field changes: where
 /// requests go first, then prices and context windows, then the rest.
 fn relevance(fields: &[FieldChange]) -> u8 {
     fields
         .iter()
-        .map(|f| match f.field.as_str() {
+        .map(|f| match f.field {
             "api_endpoint" | "api_key" | "default_headers" | "type" => 3,
             field if field.starts_with("cost_") || field == "context_window" => 2,
             "default_max_tokens" | "default_large_model_id" | "default_small_model_id" => 1,
@@ -315,11 +332,11 @@ fn relevance(fields: &[FieldChange]) -> u8 {
 /// models changed`, fitted to `width`: the two id lists share what room is
 /// left.
 fn provider_line(p: &ProviderChanges, width: usize) -> String {
-    let head = format!("  ~ {}: ", shorten(&p.provider, MAX_ID_COLUMNS));
+    let head = format!("  ~ {}: ", shorten(p.provider, MAX_ID_COLUMNS));
     let fields: Vec<String> = p.fields.iter().map(field_text).collect();
     let changed = (!p.models_changed.is_empty())
         .then(|| format!("{} changed", count(p.models_changed.len(), "model")));
-    let lists: Vec<(String, &Vec<String>)> = [('+', &p.models_added), ('-', &p.models_removed)]
+    let lists: Vec<(String, &Vec<&str>)> = [('+', &p.models_added), ('-', &p.models_removed)]
         .into_iter()
         .filter(|(_, ids)| !ids.is_empty())
         .map(|(sign, ids)| (format!("{sign}{}", count(ids.len(), "model")), ids))
@@ -362,29 +379,24 @@ fn field_text(field: &FieldChange) -> String {
 }
 
 /// A value as a person reads it: numbers plain, strings quoted.
-fn value_text(value: &Value) -> String {
-    match value {
-        Value::Null => "(none)".into(),
-        Value::String(s) if s.is_empty() => "(none)".into(),
-        Value::String(s) => printable(s),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-            _ => n.to_string(),
-        },
-        other => other.to_string(),
+fn value_text(value: &Scalar<'_>) -> String {
+    match *value {
+        Scalar::None | Scalar::Text("") => "(none)".into(),
+        Scalar::Text(s) => printable(s),
+        Scalar::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Bool(b) => b.to_string(),
+        _ => serde_json::to_string(value).unwrap_or_default(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::changes::ModelChange;
+    use crate::catalog::changes::compare;
+    use crate::catalog::validate;
 
-    fn ids(prefix: &str, n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("{prefix}-{i}")).collect()
-    }
-
-    fn report(changes: Changes) -> UpdateReport {
+    fn report(changes: Changes<'_>) -> UpdateReport<'_> {
         UpdateReport {
             source: "https://catwalk.charm.land/v2/providers".into(),
             providers: 40,
@@ -400,34 +412,56 @@ mod tests {
         }
     }
 
-    fn changes(providers: usize, models: usize, id_len: usize) -> Changes {
+    /// The report of an update from the catalog `old` to `new`.
+    fn with_report<R>(old: &str, new: &str, f: impl FnOnce(&UpdateReport<'_>) -> R) -> R {
+        let (old, new) = (
+            validate(old.as_bytes()).unwrap(),
+            validate(new.as_bytes()).unwrap(),
+        );
+        f(&report(compare(&old, &new)))
+    }
+
+    /// Two catalogs: `providers` providers removed, as many added, and as
+    /// many renamed, each of these with `models` models added, as many
+    /// given a new price and half as many removed; every id `id_len`
+    /// characters longer.
+    fn catalogs(providers: usize, models: usize, id_len: usize) -> (String, String) {
         let long = "x".repeat(id_len);
-        Changes {
-            providers_added: ids(&format!("new{long}"), providers),
-            providers_removed: ids("gone", providers),
-            providers_changed: (0..providers)
-                .map(|p| ProviderChanges {
-                    provider: format!("provider-{p}-{long}"),
-                    fields: vec![FieldChange {
-                        field: "name".into(),
-                        before: "A".into(),
-                        after: format!("B{long}").into(),
-                    }],
-                    models_added: ids(&format!("model{long}"), models),
-                    models_removed: ids("old", models / 2),
-                    models_changed: (0..models)
-                        .map(|m| ModelChange {
-                            model: format!("m{m}{long}"),
-                            fields: vec![FieldChange {
-                                field: "cost_per_1m_in".into(),
-                                before: 10.0.into(),
-                                after: 99.0.into(),
-                            }],
-                        })
-                        .collect(),
-                })
-                .collect(),
+        let model = |id: &str, price: u32| format!(r#"{{"id":"{id}","cost_per_1m_in":{price}}}"#);
+        let provider = |id: &str, name: &str, models: Vec<String>| {
+            format!(
+                r#"{{"id":"{id}","name":"{name}","models":[{}]}}"#,
+                models.join(",")
+            )
+        };
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        for p in 0..providers {
+            old.push(provider(&format!("gone-{p}"), "G", Vec::new()));
+            new.push(provider(&format!("new{long}-{p}"), "N", Vec::new()));
+            let id = format!("provider-{p}-{long}");
+            let long = long.as_str();
+            let changed = |price| (0..models).map(move |m| model(&format!("m{m}{long}"), price));
+            old.push(provider(
+                &id,
+                "A",
+                changed(10)
+                    .chain((0..models / 2).map(|m| model(&format!("old-{m}"), 1)))
+                    .collect(),
+            ));
+            new.push(provider(
+                &id,
+                &format!("B{long}"),
+                changed(99)
+                    .chain((0..models).map(|m| model(&format!("model{long}-{m}"), 1)))
+                    .collect(),
+            ));
         }
+        let list = |providers: Vec<String>| format!("[{}]", providers.join(","));
+        if providers == 0 {
+            let same = list(vec![provider("same", "S", Vec::new())]);
+            return (same.clone(), same);
+        }
+        (list(old), list(new))
     }
 
     /// Whatever the catalogs, the default report fits a screen: at most 60
@@ -440,14 +474,12 @@ mod tests {
                 (1, 1, 0),
                 (3, 5, 0),
                 (40, 300, 10),
-                (200, 2000, 0),
-                (500, 3, 256),
+                (200, 200, 0),
+                (500, 3, 230),
             ] {
-                let lines = summary_lines(
-                    &report(changes(providers, models, id_len)),
-                    width,
-                    MAX_LINES,
-                );
+                let (old, new) = catalogs(providers, models, id_len);
+                let lines =
+                    with_report(&old, &new, |report| summary_lines(report, width, MAX_LINES));
                 assert!(lines.len() <= MAX_LINES, "{providers}: {}", lines.len());
                 for line in &lines {
                     // The head names the user's own source and target.
@@ -470,31 +502,11 @@ mod tests {
 
     #[test]
     fn prices_and_context_windows_are_named_old_and_new() {
-        let changes = Changes {
-            providers_changed: vec![ProviderChanges {
-                provider: "anthropic".into(),
-                fields: Vec::new(),
-                models_added: Vec::new(),
-                models_removed: Vec::new(),
-                models_changed: vec![ModelChange {
-                    model: "claude-x".into(),
-                    fields: vec![
-                        FieldChange {
-                            field: "cost_per_1m_in".into(),
-                            before: 10.0.into(),
-                            after: 99.0.into(),
-                        },
-                        FieldChange {
-                            field: "context_window".into(),
-                            before: 200000.into(),
-                            after: 5.into(),
-                        },
-                    ],
-                }],
-            }],
-            ..Changes::default()
-        };
-        let lines = summary_lines(&report(changes), 80, MAX_LINES);
+        let lines = with_report(
+            r#"[{"id":"anthropic","name":"A","models":[{"id":"claude-x","cost_per_1m_in":10,"context_window":200000}]}]"#,
+            r#"[{"id":"anthropic","name":"A","models":[{"id":"claude-x","cost_per_1m_in":99,"context_window":5}]}]"#,
+            |report| summary_lines(report, 80, MAX_LINES),
+        );
         assert!(
             lines.contains(&"  changes: providers 1 changed; models 1 changed".to_string()),
             "{lines:#?}"
@@ -510,7 +522,8 @@ mod tests {
 
     #[test]
     fn verbose_lists_one_change_a_line() {
-        let lines = every_line(&report(changes(2, 3, 0)));
+        let (old, new) = catalogs(2, 3, 0);
+        let lines = with_report(&old, &new, every_line);
         assert!(lines.contains(&"  + provider new-0".to_string()));
         assert!(lines.contains(&"      + model model-2".to_string()));
         assert!(lines.contains(&"          cost_per_1m_in 10 → 99".to_string()));
