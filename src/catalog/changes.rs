@@ -5,10 +5,10 @@
 //! Go's zero value, so a price that goes from absent to `0` is no change.
 //!
 //! The changes borrow from the two catalogs, and a changed model's fields
-//! are worked out when asked for: two unrelated 50 MB catalogs change every
-//! one of 110,000 models, and a list of their 770,000 field changes made
-//! up front took 94 MB and a third of such an update's time (measured:
-//! `scripts/bench`, docs/BENCHMARKS.md).
+//! are worked out when asked for: between two unrelated 50 MB catalogs
+//! 83,000 models change in 620,000 fields, and a list of those made up
+//! front took 94 MB and a third of such an update's time
+//! (docs/BENCHMARKS.md).
 
 use std::collections::BTreeMap;
 

@@ -30,6 +30,9 @@ pub const MAX_LINES: usize = 60;
 pub const MAX_COLUMNS: usize = 120;
 /// Widest a provider id is shown in a shortened list.
 const MAX_ID_COLUMNS: usize = 40;
+/// The fewest columns a model's id is shortened to, to make room for a
+/// change of it shown whole.
+const MIN_ID_COLUMNS: usize = 20;
 
 /// The exit code of `--check` when the update would change the cache.
 pub const WOULD_CHANGE: u8 = 3;
@@ -301,31 +304,63 @@ fn counts(changes: &Changes, width: usize) -> Vec<String> {
 
 /// `      anthropic/claude-x: cost_per_1m_in 3 → 4, …`, fitted to `width`.
 fn model_line(provider: &str, m: &ModelChange, width: usize) -> String {
-    let head = format!(
-        "      {}/{}: ",
-        shorten(provider, MAX_ID_COLUMNS),
-        m.model()
-    );
-    let fields: Vec<String> = m.fields().iter().map(field_text).collect();
-    match fit(&fields, width.saturating_sub(head.width())) {
-        list if list.is_empty() => shorten(&format!("{head}{}", fields.join(", ")), width),
-        list => format!("{head}{list}"),
+    let id = format!("{}/{}", shorten(provider, MAX_ID_COLUMNS), m.model());
+    // The context window, then prices, first: on a narrow screen the line
+    // has room for one or two fields, and in the catalog's order four
+    // prices come before the context window.
+    let mut fields = m.fields();
+    fields.sort_by_key(|f| {
+        (
+            std::cmp::Reverse(field_relevance(f.field)),
+            f.field != "context_window",
+        )
+    });
+    let fields: Vec<String> = fields.iter().map(field_text).collect();
+    let head = format!("      {id}: ");
+    let list = fit(&fields, width.saturating_sub(head.width()));
+    if !list.is_empty() {
+        return format!("{head}{list}");
+    }
+    // Not even the first field with its `… and N more`: that field whole
+    // and `…` for the rest, the id shortened to make room (a number cut
+    // short reads as another number; an id ending in `…` does not).
+    let first = match fields.as_slice() {
+        [] => String::new(),
+        [only] => only.clone(),
+        [first, ..] => format!("{first}, …"),
+    };
+    let id_room = width.saturating_sub("      : ".len() + first.width());
+    if id_room >= MIN_ID_COLUMNS {
+        format!("      {}: {first}", shorten(&id, id_room))
+    } else {
+        // A long value (a list, a text) is cut: the id stays whole.
+        shorten(&format!("{head}{first}"), width)
     }
 }
 
-/// How much a user of the catalog cares about these field changes: where
-/// requests go first, then prices and context windows, then the rest.
+/// How much a user of the catalog cares about these field changes: the
+/// most of any of them.
 fn relevance(fields: &[FieldChange]) -> u8 {
     fields
         .iter()
-        .map(|f| match f.field {
-            "api_endpoint" | "api_key" | "default_headers" | "type" => 3,
-            field if field.starts_with("cost_") || field == "context_window" => 2,
-            "default_max_tokens" | "default_large_model_id" | "default_small_model_id" => 1,
-            _ => 0,
-        })
+        .map(|f| field_relevance(f.field))
         .max()
         .unwrap_or(0)
+}
+
+/// How much a user of the catalog cares about a change of `field`: where
+/// requests go first, then prices and context windows, then the rest.
+fn field_relevance(field: &str) -> u8 {
+    match field {
+        "api_endpoint" | "api_key" | "default_headers" | "type" => 3,
+        "cost_per_1m_in" | "cost_per_1m_out" | "context_window" => 2,
+        "cost_per_1m_in_cached"
+        | "cost_per_1m_out_cached"
+        | "default_max_tokens"
+        | "default_large_model_id"
+        | "default_small_model_id" => 1,
+        _ => 0,
+    }
 }
 
 /// `  ~ anthropic: name "A" → "B", +2 models (a, b), -1 model (c), 3
@@ -513,7 +548,38 @@ mod tests {
         );
         assert!(
             lines.contains(
-                &"      anthropic/claude-x: cost_per_1m_in 10 → 99, context_window 200000 → 5"
+                &"      anthropic/claude-x: context_window 200000 → 5, cost_per_1m_in 10 → 99"
+                    .to_string()
+            ),
+            "{lines:#?}"
+        );
+    }
+
+    /// Where a screen has room for one field, it is the context window, not
+    /// the prices that come before it in a model; a field is shown whole or
+    /// not at all.
+    #[test]
+    fn a_narrow_line_shows_the_context_window_first() {
+        let lines = with_report(
+            r#"[{"id":"openrouter","name":"O","models":[{"id":"vendor/model-x","cost_per_1m_in_cached":1,"cost_per_1m_out_cached":2,"context_window":163840,"default_max_tokens":10}]}]"#,
+            r#"[{"id":"openrouter","name":"O","models":[{"id":"vendor/model-x","cost_per_1m_in_cached":5,"cost_per_1m_out_cached":6,"context_window":128000,"default_max_tokens":20}]}]"#,
+            |report| summary_lines(report, 80, MAX_LINES),
+        );
+        assert!(
+            lines.contains(
+                &"      openrouter/vendor/model-x: context_window 163840 → 128000, … and 3 more"
+                    .to_string()
+            ),
+            "{lines:#?}"
+        );
+        let lines = with_report(
+            r#"[{"id":"openrouter","name":"O","models":[{"id":"deepseek/deepseek-chat","cost_per_1m_in":0.32,"cost_per_1m_out":0.89,"context_window":163840}]}]"#,
+            r#"[{"id":"openrouter","name":"O","models":[{"id":"deepseek/deepseek-chat","cost_per_1m_in":0.2574,"cost_per_1m_out":1.0287,"context_window":128000}]}]"#,
+            |report| summary_lines(report, 80, MAX_LINES),
+        );
+        assert!(
+            lines.contains(
+                &"      openrouter/deepseek/deepseek-chat: context_window 163840 → 128000, …"
                     .to_string()
             ),
             "{lines:#?}"

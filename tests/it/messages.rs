@@ -374,7 +374,7 @@ fn prices_and_context_windows_are_reported() {
     );
     assert!(
         run.stdout
-            .contains("p/m: cost_per_1m_in 10 → 99, context_window 200000 → 5"),
+            .contains("p/m: context_window 200000 → 5, cost_per_1m_in 10 → 99"),
         "{run:?}"
     );
     home.run_stdin(&["update-providers", "-"], before.as_bytes())

@@ -199,6 +199,67 @@ fn reports_and_warnings_fit_80_columns() {
     assert_eq!(piped.stderr.lines().count(), 1, "{piped:?}");
 }
 
+/// A real release-to-release update: the cache holds the embedded catalog
+/// (Catwalk v0.52.6) with three OpenRouter models as Catwalk v0.52.3 had
+/// them, and `update-providers embedded` reports their new prices and
+/// context windows, each line within 80 columns, the context window first.
+#[test]
+fn a_real_release_update_names_prices_and_context_windows() {
+    let mut catalog: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/embedded/providers.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let v0_52_3 = serde_json::json!({
+        "deepseek/deepseek-chat": {"cost_per_1m_in": 0.32, "cost_per_1m_out": 0.89,
+            "context_window": 163840, "default_max_tokens": 8192},
+        "anthropic/claude-opus-5": {"cost_per_1m_in": 5, "cost_per_1m_out": 25,
+            "cost_per_1m_in_cached": 6.25, "cost_per_1m_out_cached": 0.5},
+        "thinkingmachines/inkling-small": {"cost_per_1m_in": 0.45,
+            "context_window": 524288, "default_max_tokens": 131072},
+    });
+    let openrouter = catalog
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|p| p["id"] == "openrouter")
+        .unwrap();
+    for model in openrouter["models"].as_array_mut().unwrap() {
+        if let Some(old) = v0_52_3.get(model["id"].as_str().unwrap()) {
+            for (field, value) in old.as_object().unwrap() {
+                model[field] = value.clone();
+            }
+        }
+    }
+    let home = Home::new();
+    home.run_stdin(
+        &["update-providers", "-"],
+        &serde_json::to_vec(&catalog).unwrap(),
+    )
+    .ok();
+    let (code, text) = in_terminal(
+        &home,
+        &["update-providers", "embedded", "--dry-run"],
+        &[],
+        false,
+        |_| {},
+    );
+    assert_eq!(code, Some(0), "{text}");
+    fits("a release's report", &text);
+    for line in [
+        "  changes: providers 1 changed; models 3 changed",
+        "  ~ openrouter: 3 models changed",
+        "      openrouter/anthropic/claude-opus-5: cost_per_1m_in 5 → 5.5, … and 3 more",
+        "      openrouter/deepseek/deepseek-chat: context_window 163840 → 128000, …",
+        "      openrouter/thinkingmachines/inkling-s…: context_window 524288 → 1048576, …",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}: {text}");
+    }
+}
+
 /// `-` with standard input on the terminal would wait for a catalog nobody
 /// types: refused at once, saying how to pipe one in.
 #[test]

@@ -516,7 +516,7 @@ fn change_report_lists_changes_and_warns_about_moved_endpoints() {
         assert!(run.stdout.lines().any(|l| l == line), "{line}: {run:?}");
     }
     assert!(
-        run.stdout.contains("      alpha/a-large: cost_per_1m_in 3 → 0, cost_per_1m_out 15 → 0, context_window 200000 → 0"),
+        run.stdout.contains("      alpha/a-large: context_window 200000 → 0, cost_per_1m_in 3 → 0, cost_per_1m_out 15 → 0"),
         "{run:?}"
     );
     assert!(
