@@ -13,7 +13,11 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 /// variable.
 #[test]
 fn a_proxy_for_plain_http_is_named() {
-    let target = "http://127.0.0.1:45187/";
+    // Both ports were bound and released here: a fixed port number could
+    // belong to another test's server running alongside.
+    let target = format!("{}/", closed_port_url());
+    let target_port = target.trim_end_matches('/').rsplit(':').next().unwrap();
+    let target = target.as_str();
     let home = Home::new();
     let refused = closed_port_url();
     let run = home.run_env(&["update-providers", target], &[("HTTP_PROXY", &refused)]);
@@ -23,7 +27,10 @@ fn a_proxy_for_plain_http_is_named() {
         ),
         "check HTTP_PROXY",
     ]);
-    assert!(!run.stderr.contains("45187 refused"), "{run:?}");
+    assert!(
+        !run.stderr.contains(&format!("{target_port} refused")),
+        "{run:?}"
+    );
     let run = home.run_env(
         &["update-providers", target, "--timeout", "5"],
         &[("HTTP_PROXY", "http://proxy.invalid:3128")],
@@ -36,7 +43,7 @@ fn a_proxy_for_plain_http_is_named() {
         &["update-providers", target],
         &[("HTTP_PROXY", &refused), ("NO_PROXY", "127.0.0.1")],
     );
-    run.fails_with(&["127.0.0.1:45187 refused the connection"]);
+    run.fails_with(&[&format!("127.0.0.1:{target_port} refused the connection")]);
 }
 
 /// A redirect whose target fails: the target is blamed, and the redirect
