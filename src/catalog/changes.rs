@@ -226,48 +226,34 @@ fn compare_provider<'a>(
     scratch: &mut Vec<FieldChange<'a>>,
 ) -> ProviderChanges<'a> {
     let mut fields = Vec::new();
-    let mut push = |field, b: Scalar<'a>, a: Scalar<'a>| {
-        if b != a {
-            fields.push(FieldChange {
-                field,
-                before: b,
-                after: a,
-            });
-        }
-    };
-    push("name", text(Some(&before.name)), text(Some(&after.name)));
-    push(
-        "type",
-        text(before.kind.as_ref()),
-        text(after.kind.as_ref()),
-    );
-    push(
-        "api_endpoint",
-        text(before.api_endpoint.as_ref()),
-        text(after.api_endpoint.as_ref()),
-    );
-    push(
-        "api_key",
-        text(before.api_key.as_ref()),
-        text(after.api_key.as_ref()),
-    );
-    push(
-        "default_large_model_id",
-        text(before.default_large_model_id.as_ref()),
-        text(after.default_large_model_id.as_ref()),
-    );
-    push(
-        "default_small_model_id",
-        text(before.default_small_model_id.as_ref()),
-        text(after.default_small_model_id.as_ref()),
-    );
-    if before.default_headers != after.default_headers {
-        push(
-            "default_headers",
-            Scalar::Headers(&before.default_headers),
-            Scalar::Headers(&after.default_headers),
-        );
+    let mut changed = Fields(&mut fields);
+    for (field, b, a) in [
+        ("name", Some(&before.name), Some(&after.name)),
+        ("type", before.kind.as_ref(), after.kind.as_ref()),
+        (
+            "api_endpoint",
+            before.api_endpoint.as_ref(),
+            after.api_endpoint.as_ref(),
+        ),
+        ("api_key", before.api_key.as_ref(), after.api_key.as_ref()),
+        (
+            "default_large_model_id",
+            before.default_large_model_id.as_ref(),
+            after.default_large_model_id.as_ref(),
+        ),
+        (
+            "default_small_model_id",
+            before.default_small_model_id.as_ref(),
+            after.default_small_model_id.as_ref(),
+        ),
+    ] {
+        changed.text(field, b, a);
     }
+    changed.push(
+        "default_headers",
+        Scalar::Headers(&before.default_headers),
+        Scalar::Headers(&after.default_headers),
+    );
     let old: HashMap<&str, &Model<'_>> =
         before.models().iter().map(|m| (m.id.as_str(), m)).collect();
     let new_ids: HashSet<&str> = after.models().iter().map(|m| m.id.as_str()).collect();
@@ -309,20 +295,8 @@ fn compare_model<'a>(
     after: &'a Model<'a>,
     fields: &mut Vec<FieldChange<'a>>,
 ) {
-    let mut push = |field, b: Scalar<'a>, a: Scalar<'a>| {
-        if b != a {
-            fields.push(FieldChange {
-                field,
-                before: b,
-                after: a,
-            });
-        }
-    };
-    push(
-        "name",
-        text(before.name.as_ref()),
-        text(after.name.as_ref()),
-    );
+    let mut changed = Fields(fields);
+    changed.text("name", before.name.as_ref(), after.name.as_ref());
     for (field, b, a) in [
         (
             "cost_per_1m_in",
@@ -345,11 +319,7 @@ fn compare_model<'a>(
             after.cost_per_1m_out_cached,
         ),
     ] {
-        push(
-            field,
-            b.unwrap_or_default().into(),
-            a.unwrap_or_default().into(),
-        );
+        changed.push(field, b.unwrap_or_default(), a.unwrap_or_default());
     }
     for (field, b, a) in [
         (
@@ -363,11 +333,7 @@ fn compare_model<'a>(
             after.default_max_tokens,
         ),
     ] {
-        push(
-            field,
-            b.unwrap_or_default().into(),
-            a.unwrap_or_default().into(),
-        );
+        changed.push(field, b.unwrap_or_default(), a.unwrap_or_default());
     }
     for (field, b, a) in [
         ("can_reason", before.can_reason, after.can_reason),
@@ -377,23 +343,17 @@ fn compare_model<'a>(
             after.supports_attachments,
         ),
     ] {
-        push(
-            field,
-            b.unwrap_or_default().into(),
-            a.unwrap_or_default().into(),
-        );
+        changed.push(field, b.unwrap_or_default(), a.unwrap_or_default());
     }
-    if before.reasoning_levels != after.reasoning_levels {
-        push(
-            "reasoning_levels",
-            Scalar::Texts(&before.reasoning_levels),
-            Scalar::Texts(&after.reasoning_levels),
-        );
-    }
-    push(
+    changed.push(
+        "reasoning_levels",
+        Scalar::Texts(&before.reasoning_levels),
+        Scalar::Texts(&after.reasoning_levels),
+    );
+    changed.text(
         "default_reasoning_effort",
-        text(before.default_reasoning_effort.as_ref()),
-        text(after.default_reasoning_effort.as_ref()),
+        before.default_reasoning_effort.as_ref(),
+        after.default_reasoning_effort.as_ref(),
     );
     const NONE: &ModelOptions = &ModelOptions {
         temperature: None,
@@ -423,24 +383,52 @@ fn compare_model<'a>(
             a.presence_penalty,
         ),
     ] {
-        push(field, b.into(), a.into());
+        changed.push(field, b, a);
     }
-    push("options.top_k", b.top_k.into(), a.top_k.into());
+    changed.push("options.top_k", b.top_k, a.top_k);
     // An empty object is no options at all to Go's map.
     let provider_options = |o: &'a ModelOptions| match &o.provider_options {
         Some(map) if !map.is_empty() => Scalar::Object(map),
         _ => Scalar::None,
     };
-    push(
+    changed.push(
         "options.provider_options",
         provider_options(b),
         provider_options(a),
     );
 }
 
-/// A string, absent being empty.
-fn text<'a>(t: Option<&'a Text<'_>>) -> Scalar<'a> {
-    Scalar::Text(t.map_or("", Text::as_str))
+/// Where the changed fields of one provider or model go.
+struct Fields<'a, 'v>(&'v mut Vec<FieldChange<'a>>);
+
+impl<'a> Fields<'a, '_> {
+    /// Records `field` when its value changed.
+    fn push(
+        &mut self,
+        field: &'static str,
+        before: impl Into<Scalar<'a>>,
+        after: impl Into<Scalar<'a>>,
+    ) {
+        let (before, after) = (before.into(), after.into());
+        if before != after {
+            self.0.push(FieldChange {
+                field,
+                before,
+                after,
+            });
+        }
+    }
+
+    /// A string field, absent being empty.
+    fn text(
+        &mut self,
+        field: &'static str,
+        before: Option<&'a Text<'_>>,
+        after: Option<&'a Text<'_>>,
+    ) {
+        let text = |t: Option<&'a Text<'_>>| Scalar::Text(t.map_or("", Text::as_str));
+        self.push(field, text(before), text(after));
+    }
 }
 
 #[cfg(test)]
@@ -448,21 +436,22 @@ mod tests {
     use super::*;
     use crate::catalog::validate;
 
-    /// The changes from `old` to `new`, as JSON.
-    fn changes(old: &str, new: &str) -> serde_json::Value {
+    /// What `f` finds in the changes from the catalog `old` to `new`.
+    fn with_changes<R>(old: &str, new: &str, f: impl FnOnce(&Changes<'_>) -> R) -> R {
         let (old, new) = (
             validate(old.as_bytes()).unwrap(),
             validate(new.as_bytes()).unwrap(),
         );
-        serde_json::to_value(compare(&old, &new)).unwrap()
+        f(&compare(&old, &new))
+    }
+
+    /// The changes from `old` to `new`, as JSON.
+    fn changes(old: &str, new: &str) -> serde_json::Value {
+        with_changes(old, new, |c| serde_json::to_value(c).unwrap())
     }
 
     fn is_empty(old: &str, new: &str) -> bool {
-        let (old, new) = (
-            validate(old.as_bytes()).unwrap(),
-            validate(new.as_bytes()).unwrap(),
-        );
-        compare(&old, &new).is_empty()
+        with_changes(old, new, |c| c.is_empty())
     }
 
     #[test]
@@ -497,11 +486,7 @@ mod tests {
                 }],
             })
         );
-        let (old, new) = (
-            validate(old.as_bytes()).unwrap(),
-            validate(new.as_bytes()).unwrap(),
-        );
-        assert_eq!(compare(&old, &new).model_counts(), (1, 1, 1));
+        assert_eq!(with_changes(old, new, |c| c.model_counts()), (1, 1, 1));
     }
 
     #[test]
