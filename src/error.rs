@@ -134,7 +134,7 @@ impl Failure {
             Cause::Output(_) => "give --output the path of a file in a folder that exists",
             Cause::Stdout(_) => "free space where the output goes, or send it elsewhere",
             Cause::NoMatch(_) => {
-                return format!("`{} models` lists them all", program()).into();
+                return format!("`{} provider-models` lists them all", program()).into();
             }
         };
         hint.into()

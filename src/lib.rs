@@ -17,13 +17,17 @@
 //! - [`update`]: `update-providers`, the path from a source to the cache.
 //! - [`startup`]: what Crush calls when it starts, and the background
 //!   refresh.
-//! - [`commands`]: the command line, one file per command.
+//! - [`front`]: standing in front of a real Crush: which program a command
+//!   is for, finding Crush, its version, how to hand it over.
+//! - [`commands`]: the command line, one file per command, and the front
+//!   carried out before it is parsed.
 
 pub mod catalog;
 pub mod commands;
 pub mod config;
 pub mod error;
 pub mod fetch;
+pub mod front;
 pub mod startup;
 pub mod store;
 pub mod trust;

@@ -30,7 +30,7 @@ Examples:
 
 /// Keeps Crush's provider catalog up to date.
 #[derive(Debug, Parser)]
-#[command(name = "crush", version = VERSION.as_str(), about, long_about = None)]
+#[command(name = "crush", version = VERSION.as_str(), about, long_about = None, after_help = FRONT_HELP)]
 pub struct Cli {
     /// Working directory for the project configuration walk.
     #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
@@ -39,6 +39,14 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
+
+const FRONT_HELP: &str = "\
+Installed as `crush` ahead of a real Crush on PATH, it stands in front of it:
+update-providers, providers, provider-models and provider-dirs run here, and
+every other command line goes to Crush, unchanged, after the start-up refresh
+(its own automatic updates then off, when it reads this cache). Without a
+Crush, models, dirs and completion are this program's. Crush is the next
+`crush` on PATH, or the one CRUSH_PROVIDER_REAL_CRUSH names.";
 
 const PROVIDERS_EXAMPLES: &str = "\
 Examples:
@@ -55,13 +63,16 @@ Examples:
 const MODELS_EXAMPLES: &str = "\
 Examples:
   # Every model as provider/model
-  crush models
+  crush provider-models
 
   # Models whose provider or model id or name matches every term
-  crush models anthropic sonnet
+  crush provider-models anthropic sonnet
 
   # Context windows and prices as JSON
-  crush models --json gpt | jq '.[] | {id, context_window}'";
+  crush provider-models --json gpt | jq '.[] | {id, context_window}'
+
+`models` is this command too when no Crush is found; in front of Crush it
+is Crush's.";
 
 const COMPLETION_EXAMPLES: &str = "\
 Examples:
@@ -80,10 +91,14 @@ pub enum Command {
     #[command(after_help = PROVIDERS_EXAMPLES)]
     Providers(ProvidersArgs),
     /// List models as provider/model, optionally filtered
-    #[command(after_help = MODELS_EXAMPLES)]
+    #[command(name = "provider-models", visible_alias = "models", after_help = MODELS_EXAMPLES)]
     Models(ModelsArgs),
     /// Print the config folder, the data folder and the cache file
-    #[command(after_help = "Example:\n  crush dirs")]
+    #[command(
+        name = "provider-dirs",
+        visible_alias = "dirs",
+        after_help = "Example:\n  crush provider-dirs\n\n`dirs` is this command too when no Crush is found; in front of Crush it\nis Crush's."
+    )]
     Dirs,
     /// Print a shell completion script
     #[command(after_help = COMPLETION_EXAMPLES)]

@@ -4,6 +4,7 @@
 //! success, 1 for a failure, 2 for bad usage.
 
 pub mod cli;
+mod front;
 mod models;
 mod providers;
 mod terminal;
@@ -29,6 +30,11 @@ use crate::trust::signature::TrustedKeys;
 pub fn main() -> u8 {
     let name = cli::invoked_name();
     crate::error::set_program(&name);
+    // In front of a real Crush, its commands go to it before this program's
+    // command line is parsed.
+    if let Some(code) = front::main(&name) {
+        return code;
+    }
     let parsed = cli::command(&name)
         .try_get_matches()
         .and_then(|matches| Cli::from_arg_matches(&matches));

@@ -39,7 +39,7 @@ pub fn run(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
     if rows.is_empty() && !args.terms.is_empty() {
         let terms: Vec<String> = args.terms.iter().map(|t| printable(t)).collect();
         return Err(Exit::from(Failure::new(
-            format!("{} models", program()),
+            format!("{} provider-models", program()),
             Cause::NoMatch(terms.join(" ")),
         )));
     }

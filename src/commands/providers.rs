@@ -26,7 +26,7 @@ pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
     let settings = load_settings(cwd)?;
     let files = cache_files()?;
     if args.status {
-        return status(&settings, &files, args.json);
+        return status(cwd, &settings, &files, args.json);
     }
     let loaded = startup_catalog(&settings, &files, args.wait)?;
     if args.json {
@@ -135,6 +135,10 @@ struct Status {
     embedded_snapshot: &'static str,
     provider_auto_update: SettingJson,
     default_providers: SettingJson,
+    /// The real Crush this program stands in front of, when invoked as
+    /// `crush`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crush: Option<super::front::Status>,
 }
 
 /// The last automatic refresh, as `--status` shows it.
@@ -176,7 +180,7 @@ impl From<&Setting> for SettingJson {
     }
 }
 
-fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
+fn status(cwd: &Path, settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
     let cached = cache::read(files);
     let mut warnings = Vec::new();
     let env = startup::options_from_env(
@@ -211,6 +215,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         embedded_snapshot: embedded::origin(),
         provider_auto_update: (&settings.auto_update).into(),
         default_providers: (&settings.default_providers).into(),
+        crush: super::front::status(cwd, settings),
     };
     match &cached {
         Err(e) => {
@@ -325,7 +330,11 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
             status.refresh_interval_origin
         ),
     )?;
-    row("default-providers", settings.default_providers.to_string())
+    row("default-providers", settings.default_providers.to_string())?;
+    if let Some(crush) = &status.crush {
+        row("crush", crush.describe())?;
+    }
+    Ok(())
 }
 
 fn describe_cache(cached: &Cached, status: &mut Status) {

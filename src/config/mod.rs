@@ -3,6 +3,7 @@
 //! value came from.
 
 pub mod crushrc;
+pub mod front;
 
 use std::fmt;
 use std::fs;

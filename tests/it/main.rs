@@ -8,6 +8,7 @@ mod common;
 mod background;
 mod durability;
 mod faults;
+mod front;
 mod fuzz_regressions;
 mod go_agreement;
 mod held;

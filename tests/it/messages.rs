@@ -325,7 +325,7 @@ fn the_invoked_name_is_the_one_shown() {
     let none = run(&["models", "nothing-matches"]);
     assert!(
         none.stderr
-            .contains("`crush-providers models` lists them all"),
+            .contains("`crush-providers provider-models` lists them all"),
         "{none:?}"
     );
 }

@@ -323,8 +323,8 @@ fn models_lists_filters_and_prints_json() {
     // Nothing found is a failure a script can test, as with grep.
     let run = home.run_env(&["models", "nothing-matches"], &off);
     run.fails_with(&[
-        "crush models: no model matches \"nothing-matches\"",
-        "`crush models` lists them all",
+        "crush provider-models: no model matches \"nothing-matches\"",
+        "`crush provider-models` lists them all",
     ]);
     assert!(run.stdout.is_empty(), "{run:?}");
 }

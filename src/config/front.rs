@@ -1,0 +1,201 @@
+//! What the front ([`crate::front`]) reads from the configuration besides
+//! the settings: the option naming the real Crush, and whether a Hyper key
+//! is set.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::{Format, config_files, crushrc};
+use crate::store::paths::{self, EnvLookup};
+
+/// The JSON key, under `options`, that names the real Crush.
+pub const REAL_CRUSH_KEY: &str = "provider_real_crush";
+
+/// The environment variable Crush takes Hyper's key from first.
+pub const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
+
+/// The real Crush named by `options.provider_real_crush` in the user's own
+/// global JSON config (`$CRUSH_GLOBAL_CONFIG/crush.json`, else
+/// `~/.config/crush/crush.json`), and that file. Only there: a project's
+/// file must not choose the program every start in it runs, and a crushrc
+/// cannot hold it (Crush refuses to start on an `option` it does not know,
+/// while it ignores a JSON key it does not know). A file that cannot be
+/// read or parsed names none here; the settings, which read it too, say
+/// what is wrong with it.
+pub fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
+    let file = paths::config_dir(env).ok()?.join("crush.json");
+    let value: serde_json::Value = serde_json::from_slice(&fs::read(&file).ok()?).ok()?;
+    let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
+    (!named.is_empty()).then(|| (PathBuf::from(named), file))
+}
+
+/// Where a Hyper API key is set, when one is, as Crush looks for it:
+/// `HYPER_API_KEY`, else `providers.hyper.api_key` of the merged
+/// configuration (JSON files, and `provider add hyper --api-key` in a
+/// crushrc; `crush login hyper` writes the global state's). A command
+/// this reader cannot evaluate that may set one counts as set: the answer
+/// only decides whether Crush keeps fetching for itself, the safe side.
+pub fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
+    if env(HYPER_KEY_ENV).is_some() {
+        return Some(HYPER_KEY_ENV.to_string());
+    }
+    let mut found = None;
+    for (path, format) in config_files(cwd, env) {
+        let Ok(text) = fs::read_to_string(&path) else {
+            continue;
+        };
+        let said = match format {
+            Format::Json => json_hyper_key(&text),
+            Format::Crushrc => crushrc_hyper_key(&text),
+        };
+        match said {
+            Some(Said::Set(line)) => {
+                let at = line.map(|l| format!(":{l}")).unwrap_or_default();
+                found = Some(format!("{}{at}", path.display()));
+            }
+            Some(Said::Unset) => found = None,
+            None => {}
+        }
+    }
+    found
+}
+
+/// What a file says of Hyper's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Said {
+    /// Set (at this line of a crushrc).
+    Set(Option<usize>),
+    /// Set empty, or the provider removed.
+    Unset,
+}
+
+/// What one JSON file says of Hyper's key. Struct fields match in any
+/// letter case, as Go decodes them; the map key `hyper` exactly.
+fn json_hyper_key(text: &str) -> Option<Said> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let field = |v: &serde_json::Value, name: &str| {
+        v.as_object()?
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let hyper = field(&value, "providers")?.get("hyper")?.clone();
+    match field(&hyper, "api_key")? {
+        serde_json::Value::String(key) if key.is_empty() => Some(Said::Unset),
+        serde_json::Value::String(_) => Some(Said::Set(None)),
+        _ => None,
+    }
+}
+
+/// What one crushrc says of Hyper's key: its last `provider add hyper
+/// --api-key KEY` or `provider remove hyper`, in the order they run.
+fn crushrc_hyper_key(text: &str) -> Option<Said> {
+    let script = crushrc::parse(text).ok()?;
+    let mut events: Vec<(usize, Said)> = Vec::new();
+    for command in &script.commands {
+        match command.texts().as_slice() {
+            ["provider", "remove" | "rm", "hyper", ..] => events.push((command.line, Said::Unset)),
+            ["provider", "add", "hyper", rest @ ..] => {
+                if let Some(i) = rest.iter().position(|w| *w == "--api-key") {
+                    let said = match rest.get(i + 1) {
+                        Some(key) if !key.is_empty() => Said::Set(Some(command.line)),
+                        _ => Said::Unset,
+                    };
+                    events.push((command.line, said));
+                }
+            }
+            _ => {}
+        }
+    }
+    // A command the shell would have to evaluate may set one.
+    for skipped in &script.skipped {
+        let words: Vec<&str> = skipped.command.split_whitespace().collect();
+        if words.starts_with(&["provider", "add", "hyper"]) && words.contains(&"--api-key") {
+            events.push((skipped.line, Said::Set(Some(skipped.line))));
+        }
+    }
+    events.sort_by_key(|(line, _)| *line);
+    events.last().map(|(_, said)| *said)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+    use std::ffi::OsString;
+
+    fn env_of(pairs: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + use<> {
+        let map: HashMap<String, OsString> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn the_real_crush_is_named_in_the_global_json_config_only() {
+        let root = tempfile::tempdir().unwrap();
+        let env = env_of(&[("CRUSH_GLOBAL_CONFIG", root.path())]);
+        assert_eq!(real_crush(&env), None);
+        let file = root.path().join("crush.json");
+        fs::write(&file, r#"{"options":{"provider_real_crush":"/opt/crush"}}"#).unwrap();
+        assert_eq!(
+            real_crush(&env),
+            Some((PathBuf::from("/opt/crush"), file.clone()))
+        );
+        for other in [
+            "{not json",
+            r#"{"options":{"provider_real_crush":""}}"#,
+            r#"{"options":{"provider_real_crush":1}}"#,
+        ] {
+            fs::write(&file, other).unwrap();
+            assert_eq!(real_crush(&env), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_hyper_key_comes_from_the_environment_json_or_a_crushrc() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("proj");
+        fs::create_dir_all(cwd.join(".git")).unwrap();
+        let config = root.path().join("config");
+        let data = root.path().join("data");
+        fs::create_dir_all(&config).unwrap();
+        fs::create_dir_all(&data).unwrap();
+        let env = env_of(&[
+            ("CRUSH_GLOBAL_CONFIG", &config),
+            ("CRUSH_GLOBAL_DATA", &data),
+        ]);
+        assert_eq!(hyper_key(&cwd, &env), None);
+        // What `crush login hyper` writes, in the global state.
+        let state = data.join("crush.json");
+        fs::write(&state, r#"{"Providers":{"hyper":{"API_KEY":"tok"}}}"#).unwrap();
+        assert_eq!(hyper_key(&cwd, &env), Some(state.display().to_string()));
+        // A higher file emptying it: none.
+        fs::write(
+            cwd.join("crush.json"),
+            r#"{"providers":{"hyper":{"api_key":""}}}"#,
+        )
+        .unwrap();
+        assert_eq!(hyper_key(&cwd, &env), None);
+        let rc = cwd.join(".crushrc");
+        fs::write(&rc, "provider add hyper --api-key sk-1\n").unwrap();
+        assert_eq!(hyper_key(&cwd, &env), Some(format!("{}:1", rc.display())));
+        fs::write(
+            &rc,
+            "provider add hyper --api-key sk-1\nprovider rm hyper\n",
+        )
+        .unwrap();
+        assert_eq!(hyper_key(&cwd, &env), None);
+        // An expansion only the shell knows: assumed set.
+        fs::write(&rc, "provider add hyper --api-key \"$K\"\n").unwrap();
+        assert_eq!(hyper_key(&cwd, &env), Some(format!("{}:1", rc.display())));
+        fs::write(&rc, "provider add other --api-key k\n").unwrap();
+        assert_eq!(hyper_key(&cwd, &env), None);
+        let env = env_of(&[
+            ("CRUSH_GLOBAL_CONFIG", &config),
+            ("HYPER_API_KEY", Path::new("k")),
+        ]);
+        assert_eq!(hyper_key(&cwd, &env), Some("HYPER_API_KEY".into()));
+    }
+}

@@ -1,0 +1,345 @@
+//! The real Crush's version: learnt once by running `crush --version`
+//! (bounded in time), then remembered with the binary's identity in
+//! [`Memo`], so that a start runs no process to know it.
+//!
+//! Only a release after v0.90 reads the cache while its automatic updates
+//! are off (Crush issue #3691); v0.90 and older use their embedded catalog
+//! then ([`reads_cache`]).
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+/// Bound on `crush --version`: a Go program answers it in milliseconds; a
+/// hung or broken one must not hang the start.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// The file, in the data folder, that remembers what the front learnt.
+pub const MEMO_FILE: &str = "providers.front.json";
+/// What a front like this one answers a probe with (it is no Crush, and
+/// has no Crush version to give), on a line of its own.
+pub const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
+/// The problem recorded for a binary that is a front like this one.
+pub const IS_A_FRONT: &str = "it is a front of Crush like this program";
+/// How many binaries the memo remembers (a Crush upgraded, another one
+/// named for a while).
+const REMEMBERED: usize = 4;
+
+/// Whether Crush of this version (as `crush --version` prints it:
+/// `v0.91.0`, `0.91.0`, `v0.91.0-rc.1 (abc1234)`) reads the cache while its
+/// updates are off: a release after v0.90.0. A build from a commit (a Go
+/// pseudo-version, `devel`) is not known to.
+pub fn reads_cache(version: &str) -> bool {
+    parse(version).is_some_and(|v| v > (0, 90, 0))
+}
+
+/// The major, minor and patch of a release's version; `None` for what is
+/// not a release's (`devel`, `unknown`, a Go pseudo-version such as
+/// `v0.90.1-0.20260101120000-0123456789ab`, the build of a commit whose
+/// contents no version tells). A pre-release of a later version counts as
+/// later, as semantic versioning orders it.
+pub fn parse(version: &str) -> Option<(u64, u64, u64)> {
+    let word = version.split_whitespace().next()?;
+    let word = word.strip_prefix('v').unwrap_or(word);
+    let word = word.split('+').next()?;
+    let (core, pre) = match word.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (word, None),
+    };
+    if let Some(pre) = pre {
+        let last = pre.rsplit('.').next().unwrap_or(pre);
+        let pseudo = last.split_once('-').is_some_and(|(time, hash)| {
+            time.len() == 14
+                && time.bytes().all(|b| b.is_ascii_digit())
+                && hash.len() == 12
+                && hash.bytes().all(|b| b.is_ascii_hexdigit())
+        });
+        if pseudo {
+            return None;
+        }
+    }
+    let mut numbers = core.split('.').map(|n| n.parse::<u64>().ok());
+    let v = (numbers.next()??, numbers.next()??, numbers.next()??);
+    numbers.next().is_none().then_some(v)
+}
+
+/// The version in what `crush --version` printed: the word after
+/// `version` on the line that says `crush version …` (a logo may come
+/// first, when standard output is a terminal).
+pub fn from_output(output: &str) -> Option<String> {
+    output.lines().find_map(|line| {
+        let (_, rest) = line.split_once("version ")?;
+        let word = rest.split_whitespace().next()?;
+        Some(word.to_string())
+    })
+}
+
+/// What a binary is, for the memo: where, how large, when last modified.
+/// Replacing or upgrading it changes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The canonical path.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its modification time, in nanoseconds since the Unix epoch.
+    pub modified: u64,
+}
+
+impl Identity {
+    /// The identity of the binary at `canonical`.
+    pub fn of(canonical: &Path) -> io::Result<Identity> {
+        let meta = std::fs::metadata(canonical)?;
+        let modified = meta
+            .modified()?
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        Ok(Identity {
+            path: canonical.to_path_buf(),
+            size: meta.len(),
+            modified,
+        })
+    }
+}
+
+/// What was learnt of one binary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Learnt {
+    /// The binary.
+    #[serde(flatten)]
+    pub identity: Identity,
+    /// Its version, as it printed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Why none was learnt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// `providers.front.json`: the versions learnt, and the last thing a start
+/// told (so that each is told once). Nothing in it is needed: a missing or
+/// unreadable one is learnt again.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memo {
+    /// The binaries learnt, the latest first.
+    #[serde(default)]
+    pub crush: Vec<Learnt>,
+    /// The key of the last notice told ([`crate::front::Notice::key`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told: Option<String>,
+}
+
+impl Memo {
+    /// The memo in `path`; an empty one when there is none to read.
+    pub fn read(path: &Path) -> Memo {
+        std::fs::read(path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// What was learnt of the binary with this identity.
+    pub fn get(&self, identity: &Identity) -> Option<&Learnt> {
+        self.crush.iter().find(|l| l.identity == *identity)
+    }
+
+    /// Remembers `learnt`, in place of anything learnt at its path.
+    pub fn remember(&mut self, learnt: Learnt) {
+        self.crush
+            .retain(|l| l.identity.path != learnt.identity.path);
+        self.crush.insert(0, learnt);
+        self.crush.truncate(REMEMBERED);
+    }
+
+    /// Writes the memo to `path` whole (a temporary file renamed over it),
+    /// creating its folder.
+    pub fn write(&self, path: &Path) -> io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut file = tempfile::Builder::new()
+            .prefix(".providers.front.")
+            .suffix(".tmp")
+            .tempfile_in(dir)?;
+        serde_json::to_writer_pretty(&mut file, self)?;
+        file.persist(path).map(drop).map_err(|e| e.error)
+    }
+}
+
+/// Runs `command` (a Crush, with `--version` and its environment set) and
+/// reads its version from what it prints within `timeout`; what is wrong
+/// otherwise, in words. Its input and errors go to the null device; a
+/// program still running at the deadline is killed.
+pub fn probe(mut command: Command, timeout: Duration) -> Result<String, String> {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("`--version` could not run: {e}"))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let (sender, receiver) = mpsc::channel();
+    // A thread reads, so that the wait for the output has a deadline; one
+    // still blocked on a pipe a grandchild holds is left to end with the
+    // process.
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) if sender.send(buf[..n].to_vec()).is_err() => return,
+                Ok(_) => {}
+            }
+        }
+    });
+    let deadline = Instant::now() + timeout;
+    let mut output = Vec::new();
+    let mut timed_out = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match receiver.recv_timeout(left) {
+            Ok(chunk) if output.len() < 64 * 1024 => output.extend(chunk),
+            Ok(_) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                break;
+            }
+        }
+    }
+    if timed_out {
+        let _ = child.kill();
+    }
+    let status = child.wait();
+    let output = String::from_utf8_lossy(&output);
+    if output.lines().any(|l| l == FRONT_REPLY) {
+        return Err(IS_A_FRONT.to_string());
+    }
+    if let Some(version) = from_output(&output) {
+        return Ok(version);
+    }
+    Err(match status {
+        _ if timed_out => format!(
+            "`--version` gave no answer within {} s",
+            timeout.as_secs_f64()
+        ),
+        Ok(status) if !status.success() => format!("`--version` failed ({status})"),
+        _ => "`--version` printed no version".to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_releases_after_v0_90_read_the_cache() {
+        for (version, reads) in [
+            ("v0.91.0", true),
+            ("0.91.0", true),
+            ("v0.90.1", true),
+            ("v1.0.0", true),
+            ("v0.91.0-rc.1", true),
+            ("v0.90.1-rc.1", true),
+            ("v0.91.0 (abc1234)", true),
+            ("v0.91.0+dirty", true),
+            ("v0.90.0", false),
+            ("0.90.0", false),
+            ("v0.90.0-rc.2", false),
+            ("v0.89.3", false),
+            ("devel", false),
+            ("unknown", false),
+            ("v0.90.1-0.20260101120000-0123456789ab", false),
+            ("v0.91.0-rc.1.0.20260101120000-0123456789ab", false),
+            ("v0.91", false),
+            ("v0.91.0.1", false),
+        ] {
+            assert_eq!(reads_cache(version), reads, "{version}");
+        }
+    }
+
+    #[test]
+    fn the_version_is_read_after_the_logo() {
+        assert_eq!(
+            from_output("  ▄▄▄\n ███\n\ncrush version v0.91.0\n").as_deref(),
+            Some("v0.91.0")
+        );
+        assert_eq!(
+            from_output("crush version 0.91.0 (abc1234)\n").as_deref(),
+            Some("0.91.0")
+        );
+        assert_eq!(from_output("usage: crush\n"), None);
+    }
+
+    #[test]
+    fn the_memo_remembers_each_binary_by_its_identity() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join(MEMO_FILE);
+        assert_eq!(Memo::read(&path), Memo::default());
+        let id = |p: &str, size| Identity {
+            path: p.into(),
+            size,
+            modified: 5,
+        };
+        let learnt = |p: &str, size, v: &str| Learnt {
+            identity: id(p, size),
+            version: Some(v.into()),
+            problem: None,
+        };
+        let mut memo = Memo::default();
+        memo.remember(learnt("/a", 1, "v0.90.0"));
+        memo.remember(learnt("/a", 2, "v0.91.0"));
+        memo.remember(learnt("/b", 1, "v0.92.0"));
+        assert_eq!(memo.get(&id("/a", 1)), None, "replaced by its upgrade");
+        assert_eq!(
+            memo.get(&id("/a", 2)).unwrap().version.as_deref(),
+            Some("v0.91.0")
+        );
+        memo.told = Some("held".into());
+        memo.write(&path).unwrap();
+        assert_eq!(Memo::read(&path), memo);
+        std::fs::write(&path, "{not json").unwrap();
+        assert_eq!(Memo::read(&path), Memo::default());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_probe_is_bounded_and_says_what_went_wrong() {
+        let sh = |script: &str| {
+            let mut c = Command::new("sh");
+            c.args(["-c", script]);
+            c
+        };
+        let short = Duration::from_millis(300);
+        assert_eq!(
+            probe(sh("echo 'crush version v0.91.0'"), short),
+            Ok("v0.91.0".into())
+        );
+        let started = Instant::now();
+        assert_eq!(
+            probe(sh("exec sleep 30"), short),
+            Err("`--version` gave no answer within 0.3 s".into())
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            probe(sh("exit 3"), short)
+                .unwrap_err()
+                .starts_with("`--version` failed")
+        );
+        assert_eq!(
+            probe(sh(&format!("echo '{FRONT_REPLY}'")), short),
+            Err(IS_A_FRONT.into())
+        );
+        assert_eq!(
+            probe(sh("echo hello"), short),
+            Err("`--version` printed no version".into())
+        );
+        assert!(
+            probe(Command::new("/nonexistent/crush"), short)
+                .unwrap_err()
+                .starts_with("`--version` could not run")
+        );
+    }
+}

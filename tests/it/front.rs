@@ -1,0 +1,799 @@
+//! In front of a real Crush: the binary, installed as `crush` in a folder
+//! ahead of a stand-in Crush on a PATH of the test's own, answers its own
+//! commands and hands every other one over. The stand-in is a shell script
+//! that records its arguments, environment, working folder, process id and
+//! whether its input is a terminal, then exits with the code it is told or
+//! dies by the signal it is told. A temporary HOME; the background refresh
+//! only ever reaches loopback.
+
+#![cfg(unix)]
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fs;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use wiremock::ResponseTemplate;
+
+/// The variable the front sets to turn Crush's own updates off.
+const UPDATES_OFF: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
+/// The marker every hand-over sets.
+const MARKER: &str = "CRUSH_PROVIDER_FRONT";
+
+/// The stand-in Crush. `@VERSION@` is what it does for `--version`.
+const STAND_IN: &str = r#"#!/bin/sh
+# A stand-in Crush: records how it was started, then ends as told.
+[ -d "$STANDIN_LOG" ] || exit 99
+n=0
+while ! command -p mkdir "$STANDIN_LOG/$n" 2>/dev/null; do n=$((n + 1)); done
+d="$STANDIN_LOG/$n"
+for a in "$@"; do printf '%s\0' "$a"; done > "$d/args"
+command -p env -0 > "$d/env"
+pwd -P > "$d/cwd"
+if [ -t 0 ]; then echo yes > "$d/tty"; else echo no > "$d/tty"; fi
+echo $$ > "$d/pid"
+if [ "$1" = --version ]; then
+  @VERSION@
+  exit 0
+fi
+if [ -n "$STANDIN_SIGNAL" ]; then kill -s "$STANDIN_SIGNAL" $$; fi
+exit "${STANDIN_EXIT:-0}"
+"#;
+
+/// How one start of the stand-in was started.
+#[derive(Debug)]
+struct Started {
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    cwd: PathBuf,
+    tty: bool,
+    pid: u32,
+}
+
+impl Started {
+    fn probe(&self) -> bool {
+        self.env.get(MARKER).is_some_and(|m| m.contains(":probe:"))
+    }
+}
+
+/// A HOME, a folder holding this binary as `crush` (the front), a folder
+/// holding the stand-in, and the PATH of both, in that order.
+struct Front {
+    home: Home,
+    root: tempfile::TempDir,
+    path: Vec<PathBuf>,
+    env: Vec<(String, OsString)>,
+}
+
+impl Front {
+    /// The front ahead of a stand-in answering `--version` with `version`;
+    /// the cache holds the embedded catalog, just confirmed, so no start
+    /// needs a refresh unless a test asks for one.
+    fn new(version: &str) -> Front {
+        let front = Front::without_crush();
+        front.install_crush(&format!("echo 'crush version {version}'"));
+        front.own(&["update-providers", "embedded", "-q"]).ok();
+        front
+    }
+
+    /// The front alone on PATH.
+    fn without_crush() -> Front {
+        let root = tempfile::tempdir().unwrap();
+        for dir in ["front", "crush", "log"] {
+            fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        symlink(env!("CARGO_BIN_EXE_crush"), root.path().join("front/crush")).unwrap();
+        let path = vec![root.path().join("front"), root.path().join("crush")];
+        Front {
+            home: Home::new(),
+            env: vec![
+                ("STANDIN_LOG".into(), root.path().join("log").into()),
+                // A refresh, should one be due, reaches nothing.
+                ("CATWALK_URL".into(), closed_port_url().into()),
+            ],
+            root,
+            path,
+        }
+    }
+
+    /// Writes the stand-in into the Crush folder, `for_version` being what
+    /// it runs for `--version`.
+    fn install_crush(&self, for_version: &str) -> PathBuf {
+        let file = self.root.path().join("crush/crush");
+        write_program(&file, &STAND_IN.replace("@VERSION@", for_version));
+        file
+    }
+
+    fn set(&mut self, name: &str, value: impl Into<OsString>) {
+        self.env.push((name.into(), value.into()));
+    }
+
+    /// A command for `program` with only the test's environment.
+    fn command_for(&self, program: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", std::env::join_paths(&self.path).unwrap())
+            .current_dir(self.home.path())
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// `crush ARGS`, as a person types it: the first `crush` on PATH.
+    fn crush(&self, args: &[&str]) -> Command {
+        let first = self
+            .path
+            .iter()
+            .map(|d| d.join("crush"))
+            .find(|p| p.exists())
+            .unwrap();
+        self.command_for(&first, args)
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.crush(args).output().unwrap())
+    }
+
+    /// Runs one of the front's own commands, asserting the stand-in did
+    /// not start.
+    fn own(&self, args: &[&str]) -> Run {
+        let before = self.started().len();
+        let run = self.run(args);
+        assert_eq!(self.started().len(), before, "{args:?} went to Crush");
+        run
+    }
+
+    /// Every start of the stand-in so far, in order.
+    fn started(&self) -> Vec<Started> {
+        let log = self.root.path().join("log");
+        (0..)
+            .map(|n| log.join(n.to_string()))
+            .take_while(|d| d.join("pid").exists())
+            .map(|d| {
+                let read = |name: &str| fs::read_to_string(d.join(name)).unwrap();
+                // NUL-terminated words; an empty one is a word too.
+                let split = |text: String| -> Vec<String> {
+                    let mut words: Vec<String> = text.split('\0').map(str::to_owned).collect();
+                    words.pop();
+                    words
+                };
+                Started {
+                    args: split(read("args")),
+                    env: split(read("env"))
+                        .into_iter()
+                        .filter_map(|kv| {
+                            kv.split_once('=')
+                                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                        })
+                        .collect(),
+                    cwd: read("cwd").trim_end().into(),
+                    tty: read("tty").trim_end() == "yes",
+                    pid: read("pid").trim_end().parse().unwrap(),
+                }
+            })
+            .collect()
+    }
+
+    /// The starts of the stand-in that were not version probes.
+    fn runs(&self) -> Vec<Started> {
+        self.started().into_iter().filter(|s| !s.probe()).collect()
+    }
+
+    fn probes(&self) -> usize {
+        self.started().iter().filter(|s| s.probe()).count()
+    }
+
+    /// Runs `crush ARGS`, which must reach the stand-in; returns the run
+    /// and how the stand-in was started.
+    #[track_caller]
+    fn handed_over(&self, args: &[&str]) -> (Run, Started) {
+        let before = self.runs().len();
+        let run = self.run(args);
+        let runs = self.runs();
+        assert_eq!(
+            runs.len(),
+            before + 1,
+            "{args:?} did not reach Crush: {run:?}"
+        );
+        let started = runs.into_iter().last().unwrap();
+        assert_eq!(started.args, args, "{run:?}");
+        (run, started)
+    }
+}
+
+fn write_program(file: &Path, text: &str) {
+    fs::write(file, text).unwrap();
+    fs::set_permissions(file, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Every command of Crush's goes to it with its arguments unchanged; the
+/// front's own commands stay here, `update-providers` included.
+#[test]
+fn every_command_of_crush_goes_to_it_and_the_fronts_own_stay_here() {
+    let front = Front::new("v0.91.0");
+    let project = front.home.path().join("proj");
+    fs::create_dir(&project).unwrap();
+    let project = project.to_str().unwrap();
+    for args in [
+        &[][..],
+        &["run", "Guess my 5 favorite Pokémon"],
+        &["run", "a  b", "", "-v"],
+        &["login", "hyper"],
+        &["logs"],
+        &["models"],
+        &["dirs"],
+        &["completion", "bash"],
+        &["--help"],
+        &["-h"],
+        &["--version"],
+        &["-v"],
+        &["help"],
+        &["--yolo"],
+        &["-d", "-c", project],
+        &["--cwd", project, "run", "x"],
+        &["session", "list"],
+        &["update-provider"],
+    ] {
+        let (run, started) = front.handed_over(args);
+        run.ok();
+        assert_eq!(started.env.get(UPDATES_OFF).map(String::as_str), Some("1"));
+    }
+    let run = front.own(&["update-providers", "embedded"]);
+    run.ok();
+    assert!(run.stdout.contains("Already up to date"), "{run:?}");
+    let status = front.own(&["providers", "--status"]);
+    status.ok();
+    assert!(
+        status
+            .stdout
+            .contains("started with its automatic updates off, reading this cache"),
+        "{status:?}"
+    );
+    let models = front.own(&["provider-models", "--json"]);
+    assert!(models.ok().json().as_array().unwrap().len() > 100);
+    let dirs = front.own(&["provider-dirs"]);
+    assert!(dirs.ok().stdout.starts_with("config: "), "{dirs:?}");
+    let help = front.own(&["help", "providers"]);
+    assert!(help.ok().stdout.contains("--status"), "{help:?}");
+    front.own(&["update-providers", "--help"]).ok();
+}
+
+/// Crush runs in this very process (exec), on the same terminal, in the
+/// same folder, with the same environment but the marker and the variable
+/// that turns its updates off; its exit code and its death by a signal
+/// are the start's.
+#[test]
+fn crush_is_handed_over_faithfully() {
+    let mut front = Front::new("v0.91.0");
+    front.set("SOME_SETTING", "kept as is");
+    let folder = front.home.path().join("work dir");
+    fs::create_dir(&folder).unwrap();
+    let child = front
+        .crush(&["run", "x"])
+        .current_dir(&folder)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let via_front = front.runs().pop().unwrap();
+    assert_eq!(via_front.pid, pid, "the same process");
+    assert_eq!(via_front.cwd, folder.canonicalize().unwrap());
+    assert!(!via_front.tty);
+    // The same stand-in started directly, with the same environment.
+    let stand_in = front.root.path().join("crush/crush");
+    let direct = front
+        .command_for(&stand_in, &["run", "x"])
+        .current_dir(&folder)
+        .status()
+        .unwrap();
+    assert!(direct.success());
+    let direct = front.runs().pop().unwrap();
+    let mut added: Vec<&String> = via_front
+        .env
+        .keys()
+        .filter(|k| direct.env.get(*k) != via_front.env.get(*k))
+        .collect();
+    added.sort();
+    assert_eq!(added, [UPDATES_OFF, MARKER]);
+    assert!(direct.env.keys().all(|k| via_front.env.contains_key(k)));
+    assert_eq!(via_front.env["SOME_SETTING"], "kept as is");
+
+    let (tty, _master) = terminal();
+    let run = front
+        .crush(&["run", "y"])
+        .stdin(Stdio::from(tty))
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    assert!(front.runs().pop().unwrap().tty, "stdin is the terminal");
+
+    for code in ["3", "127", "255"] {
+        let status = front
+            .crush(&["run"])
+            .env("STANDIN_EXIT", code)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(code.parse().unwrap()));
+    }
+    for (signal, number) in [("TERM", 15), ("KILL", 9), ("INT", 2)] {
+        let status = front
+            .crush(&[])
+            .env("STANDIN_SIGNAL", signal)
+            .status()
+            .unwrap();
+        assert_eq!(status.signal(), Some(number), "{signal}: {status:?}");
+    }
+}
+
+/// The version is learnt once, by `crush --version`, and remembered with
+/// the binary's identity: a second start runs no other process; a new
+/// binary is asked again.
+#[test]
+fn the_version_is_learnt_once_and_remembered() {
+    let front = Front::new("v0.91.0");
+    front.handed_over(&["run", "a"]);
+    assert_eq!(front.probes(), 1);
+    for _ in 0..3 {
+        let (run, started) = front.handed_over(&["run", "b"]);
+        assert!(run.stderr.is_empty(), "{run:?}");
+        assert_eq!(started.env[UPDATES_OFF], "1");
+    }
+    assert_eq!(front.probes(), 1, "remembered");
+    let memo: serde_json::Value = serde_json::from_slice(
+        &fs::read(front.home.data_dir().join("providers.front.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(memo["crush"][0]["version"], "v0.91.0", "{memo}");
+    // Crush upgraded (to a release that still uses its embedded catalog
+    // while its updates are off): asked again, and handed over unchanged.
+    front.install_crush("echo 'crush version 0.90.0 (abc1234)'");
+    let (_, started) = front.handed_over(&["run", "c"]);
+    assert_eq!(front.probes(), 2);
+    assert!(!started.env.contains_key(UPDATES_OFF), "{started:?}");
+    assert!(started.env.contains_key(MARKER));
+    front.handed_over(&["run", "d"]);
+    assert_eq!(front.probes(), 2);
+}
+
+/// Crush's updates go off only for a release that reads the cache then,
+/// and only when no Hyper key needs them; `providers --status` says why.
+#[test]
+fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
+    for (version, off, why) in [
+        ("v0.91.0", true, "started with its automatic updates off"),
+        (
+            "v0.90.1-rc.1",
+            true,
+            "started with its automatic updates off",
+        ),
+        ("v0.90.0", false, "Crush v0.90.0 fetches the catalog itself"),
+        (
+            "v0.89.2",
+            false,
+            "releases up to v0.90 use their embedded catalog",
+        ),
+        ("devel", false, "its version is not known"),
+    ] {
+        let front = Front::new(version);
+        let (run, started) = front.handed_over(&["run"]);
+        run.ok();
+        assert_eq!(started.env.contains_key(UPDATES_OFF), off, "{version}");
+        let status = front.own(&["providers", "--status"]);
+        assert!(status.stdout.contains(why), "{version}: {status:?}");
+        let json = front.own(&["providers", "--status", "--json"]).json();
+        assert_eq!(json["crush"]["version"], version);
+        assert_eq!(
+            json["crush"]["hand_over"],
+            if off { "updates_off" } else { "unchanged" }
+        );
+    }
+    let mut front = Front::new("v0.91.0");
+    front.set("HYPER_API_KEY", "hk-1");
+    let (_, started) = front.handed_over(&["run"]);
+    assert!(!started.env.contains_key(UPDATES_OFF));
+    let status = front.own(&["providers", "--status"]);
+    assert!(
+        status.stdout.contains("a Hyper key is set (HYPER_API_KEY)"),
+        "{status:?}"
+    );
+    // `crush login hyper` writes the key into the global state file.
+    let front = Front::new("v0.91.0");
+    fs::write(
+        front.home.data_dir().join("crush.json"),
+        r#"{"providers":{"hyper":{"api_key":"tok"}}}"#,
+    )
+    .unwrap();
+    let (_, started) = front.handed_over(&["run"]);
+    assert!(!started.env.contains_key(UPDATES_OFF));
+    // Updates the user turned off are Crush's to honour: nothing added.
+    let front = Front::new("v0.91.0");
+    let config = front.home.path().join(".config/crush");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("crushrc"),
+        "option provider-auto-update false\n",
+    )
+    .unwrap();
+    let (run, started) = front.handed_over(&["run"]);
+    assert!(run.stderr.is_empty(), "{run:?}");
+    assert!(!started.env.contains_key(UPDATES_OFF));
+    assert_eq!(front.probes(), 0, "nothing to learn");
+}
+
+/// With a cache due for a refresh, the start hands over at once and the
+/// refresh runs in the background, reviewed: Crush then reads its result.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_start_through_the_front_refreshes_the_cache_in_the_background() {
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(CATALOG_A),
+    )
+    .await;
+    let mut front = Front::without_crush();
+    front.install_crush("echo 'crush version v0.91.0'");
+    front.set("CATWALK_URL", server.uri());
+    let (run, started) = front.handed_over(&["run", "x"]);
+    run.ok();
+    assert!(run.stderr.is_empty(), "{run:?}");
+    assert_eq!(started.env[UPDATES_OFF], "1");
+    assert_eq!(front.home.wait_for_refresh(&None)["outcome"], "updated");
+    assert_eq!(front.home.cache().unwrap(), CATALOG_A.as_bytes());
+    // Confirmed just now: the next start makes no request.
+    front.handed_over(&["run", "y"]);
+    assert_eq!(server.received_requests().await.unwrap().len(), 1);
+}
+
+/// A held refresh is told in one line before Crush starts, once; so is a
+/// failed one. On a terminal the line is cut to its width.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(CATALOG_B),
+    )
+    .await;
+    let mut front = Front::without_crush();
+    front.install_crush("echo 'crush version v0.91.0'");
+    front
+        .home
+        .run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    front.set("CATWALK_URL", server.uri());
+    let mut due = front.crush(&["run"]);
+    due.env("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
+    let first = Run::from(due.output().unwrap());
+    first.ok();
+    assert!(first.stderr.is_empty(), "{first:?}");
+    assert_eq!(front.home.wait_for_refresh(&None)["outcome"], "held");
+    let (told, started) = front.handed_over(&["run"]);
+    assert_eq!(started.env[UPDATES_OFF], "1", "the cache is kept and read");
+    let lines: Vec<&str> = told.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{told:?}");
+    assert!(
+        lines[0].starts_with(
+            "warning: a refresh of the provider catalog was held for review, the catalog in use is kept (`crush providers --status`): provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443"
+        ),
+        "{told:?}"
+    );
+    let (again, _) = front.handed_over(&["run"]);
+    assert!(again.stderr.is_empty(), "told once: {again:?}");
+
+    // The same, told on an 80-column terminal: one row.
+    let front = Front::without_crush();
+    front.install_crush("echo 'crush version v0.91.0'");
+    front
+        .home
+        .run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
+        .ok();
+    let mut due = front.crush(&["run"]);
+    due.env("CRUSH_PROVIDER_REFRESH_INTERVAL", "0")
+        .env("CATWALK_URL", server.uri());
+    due.output().unwrap();
+    front.home.wait_for_refresh(&None);
+    let (tty, mut master) = terminal();
+    let status = front
+        .crush(&["run"])
+        .env("CATWALK_URL", server.uri())
+        .stderr(Stdio::from(tty))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let shown = read_terminal(&mut master);
+    let rows: Vec<&str> = shown.lines().collect();
+    assert_eq!(rows.len(), 1, "{shown:?}");
+    assert!(
+        rows[0].starts_with("warning: a refresh of the provider catalog was held")
+            && rows[0].ends_with('…')
+            && unicode_width::UnicodeWidthStr::width(rows[0]) <= 80,
+        "{shown:?}"
+    );
+
+    // A failed refresh: told once, the cache kept.
+    let front = Front::new("v0.91.0");
+    let mut due = front.crush(&["run"]);
+    due.env("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
+    assert!(due.output().unwrap().status.success());
+    assert_eq!(front.home.wait_for_refresh(&None)["outcome"], "failed");
+    let (told, _) = front.handed_over(&["run"]);
+    let lines: Vec<&str> = told.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{told:?}");
+    assert!(
+        lines[0].starts_with(
+            "warning: the provider catalog could not be refreshed from http://127.0.0.1:"
+        ) && lines[0].contains("the catalog in use is kept"),
+        "{told:?}"
+    );
+    let (again, _) = front.handed_over(&["run"]);
+    assert!(again.stderr.is_empty(), "told once: {again:?}");
+}
+
+/// A failure of the front itself (a config it cannot read, a broken cache,
+/// a data folder it cannot write) is one line, and Crush starts as it would
+/// without the front.
+#[test]
+fn a_broken_config_or_cache_never_stops_the_hand_over() {
+    let front = Front::new("v0.91.0");
+    let config = front.home.path().join(".config/crush");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(config.join("crush.json"), "{not json").unwrap();
+    let (run, started) = front.handed_over(&["run"]);
+    run.ok();
+    assert_one_failure(&run, "crush.json");
+    assert!(!started.env.contains_key(UPDATES_OFF), "{started:?}");
+    assert!(started.env.contains_key(MARKER));
+
+    let front = Front::new("v0.91.0");
+    front.handed_over(&["run"]); // the version learnt
+    fs::write(front.home.cache_file(), "not a catalog").unwrap();
+    let (run, started) = front.handed_over(&["run"]);
+    run.ok();
+    assert_one_failure(&run, "providers.json");
+    assert!(!started.env.contains_key(UPDATES_OFF));
+
+    let mut front = Front::new("v0.91.0");
+    let file = front.home.path().join("a-file");
+    fs::write(&file, "").unwrap();
+    front.set("XDG_DATA_HOME", &file);
+    let (run, started) = front.handed_over(&["run"]);
+    run.ok();
+    assert_one_failure(&run, "providers.front.json");
+    assert!(!started.env.contains_key(UPDATES_OFF));
+}
+
+#[track_caller]
+fn assert_one_failure(run: &Run, naming: &str) {
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{run:?}");
+    assert!(
+        lines[0].starts_with("warning: ")
+            && lines[0].contains(naming)
+            && lines[0].ends_with("; Crush starts as it would without this front"),
+        "{run:?}"
+    );
+}
+
+/// A Crush that hangs on `--version` costs the start its bound once, then
+/// nothing: it is handed over unchanged, and remembered as unknown.
+#[test]
+fn a_hung_crush_delays_one_start_by_the_bound_only() {
+    let sleep = ["/bin/sleep", "/usr/bin/sleep"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("sleep");
+    let front = Front::new("v0.91.0");
+    front.install_crush(&format!("exec {sleep} 60"));
+    let started_at = Instant::now();
+    let (run, started) = front.handed_over(&["run"]);
+    assert!(started_at.elapsed() < Duration::from_secs(20));
+    assert!(!started.env.contains_key(UPDATES_OFF));
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{run:?}");
+    assert!(
+        lines[0].contains("`--version` gave no answer within 3 s"),
+        "{run:?}"
+    );
+    let started_at = Instant::now();
+    let (run, _) = front.handed_over(&["run"]);
+    assert!(run.stderr.is_empty(), "{run:?}");
+    assert_eq!(front.probes(), 1);
+    assert!(started_at.elapsed() < Duration::from_secs(3));
+}
+
+/// Without a Crush, the front's own commands work under their names of
+/// before; any other command says in one line that no Crush was found and
+/// how to name one, exit 127. A Crush named explicitly is used.
+#[test]
+fn without_a_crush_the_commands_of_before_work_and_the_others_say_so() {
+    let mut front = Front::without_crush();
+    for args in [
+        &["models", "--json"][..],
+        &["dirs"],
+        &["completion", "bash"],
+    ] {
+        front.own(args).ok();
+    }
+    assert!(
+        front
+            .own(&["--help"])
+            .ok()
+            .stdout
+            .contains("provider-models")
+    );
+    assert!(
+        front
+            .own(&["--version"])
+            .ok()
+            .stdout
+            .starts_with("crush 0.1.0")
+    );
+    for args in [&[][..], &["run", "x"], &["login"]] {
+        let run = front.own(args);
+        assert_eq!(run.code, Some(127), "{run:?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{run:?}");
+        assert!(
+            lines[0].starts_with("error: no Crush to run: no Crush on PATH besides this program; install Crush, or name it: CRUSH_PROVIDER_REAL_CRUSH=/path/to/crush"),
+            "{run:?}"
+        );
+    }
+    // Named in the environment, then in the global JSON config.
+    let elsewhere = front.root.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let named = elsewhere.join("my-crush");
+    write_program(
+        &named,
+        &STAND_IN.replace("@VERSION@", "echo 'crush version v0.91.0'"),
+    );
+    front.set("CRUSH_PROVIDER_REAL_CRUSH", &named);
+    front.handed_over(&["models"]);
+    front.env.pop();
+    let config = front.home.path().join(".config/crush");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("crush.json"),
+        serde_json::json!({"options": {"provider_real_crush": named}}).to_string(),
+    )
+    .unwrap();
+    front.handed_over(&["run"]);
+    let status = front.own(&["providers", "--status"]);
+    assert!(
+        status.stdout.lines().any(|l| l.starts_with("crush:")
+            && l.contains(&named.display().to_string())
+            && l.contains("from options.provider_real_crush in ")),
+        "{status:?}"
+    );
+    fs::remove_file(&named).unwrap();
+    let run = front.own(&["run"]);
+    assert_eq!(run.code, Some(127));
+    assert!(
+        run.stderr.contains("names ") && run.stderr.contains("which does not exist"),
+        "{run:?}"
+    );
+}
+
+/// This program is never taken for Crush: twice on PATH, through a
+/// symlink, as a copy further on (which goes on to Crush); a "Crush" that
+/// is a wrapper finding this program again ends in one line, never in a
+/// loop of starts.
+#[test]
+fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
+    // The front's folder twice, and a symlink to it in another, before
+    // Crush: Crush is found.
+    let mut front = Front::new("v0.91.0");
+    let link = front.root.path().join("link");
+    fs::create_dir(&link).unwrap();
+    symlink(env!("CARGO_BIN_EXE_crush"), link.join("crush")).unwrap();
+    front.path = vec![
+        front.path[0].clone(),
+        front.path[0].clone(),
+        link.clone(),
+        front.path[1].clone(),
+    ];
+    let (run, _) = front.handed_over(&["run"]);
+    run.ok();
+    assert!(run.stderr.is_empty(), "{run:?}");
+    // Only fronts on PATH: no Crush.
+    front.path.pop();
+    let run = front.own(&["run"]);
+    assert_eq!(run.code, Some(127));
+    assert!(front.own(&["dirs"]).ok().stdout.starts_with("config:"));
+
+    // A copy of this program first on PATH: it goes on to Crush, with
+    // nothing to say.
+    let front = Front::new("v0.91.0");
+    let copy = front.root.path().join("copy");
+    fs::create_dir(&copy).unwrap();
+    fs::copy(env!("CARGO_BIN_EXE_crush"), copy.join("crush")).unwrap();
+    let mut front = front;
+    front.path.insert(0, copy);
+    let (run, started) = front.handed_over(&["run", "x"]);
+    run.ok();
+    assert!(run.stderr.is_empty(), "{run:?}");
+    assert_eq!(started.env[UPDATES_OFF], "1");
+
+    // A wrapper that starts `crush` from PATH, which is this program: in
+    // the same process (exec), then in a new one each time.
+    for wrapper in ["exec crush \"$@\"", "crush \"$@\""] {
+        let front = Front::new("v0.91.0");
+        fs::remove_file(front.root.path().join("crush/crush")).unwrap();
+        write_program(
+            &front.root.path().join("crush/crush"),
+            &format!("#!/bin/sh\n{wrapper}\n"),
+        );
+        let started_at = Instant::now();
+        let run = front.own(&["run"]);
+        assert!(started_at.elapsed() < Duration::from_secs(20));
+        assert_eq!(run.code, Some(127), "{wrapper}: {run:?}");
+        let errors: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error: "))
+            .collect();
+        assert_eq!(errors.len(), 1, "{wrapper}: {run:?}");
+        assert!(
+            errors[0].contains("starts this program again instead of Crush")
+                || errors[0].contains("starts of Crush nested in one another: a loop"),
+            "{wrapper}: {run:?}"
+        );
+        assert!(
+            errors[0].contains("CRUSH_PROVIDER_REAL_CRUSH=/path/to/crush"),
+            "{run:?}"
+        );
+        assert!(run.stderr.lines().count() <= 2, "{run:?}");
+    }
+}
+
+/// A pseudo-terminal: (the side a program gets, the side the test reads).
+fn terminal() -> (std::os::fd::OwnedFd, fs::File) {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let (mut master, mut slave) = (0, 0);
+    let size = libc::winsize {
+        ws_row: 30,
+        ws_col: 80,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: out-pointers to two ints and a valid winsize.
+    let made = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
+    // SAFETY: openpty just gave us both descriptors, owned by nobody else.
+    unsafe {
+        (
+            OwnedFd::from_raw_fd(slave),
+            fs::File::from(OwnedFd::from_raw_fd(master)),
+        )
+    }
+}
+
+/// What the terminal showed, once every program writing to it is done
+/// (the last slave closed), carriage returns removed.
+fn read_terminal(master: &mut fs::File) -> String {
+    use std::io::Read;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    // EIO once the last slave is closed.
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).replace('\r', "")
+}
