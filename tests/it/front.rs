@@ -18,6 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
+use crate::terminal::{shown, terminal};
 use wiremock::ResponseTemplate;
 
 /// The variable the front sets to turn Crush's own updates off.
@@ -75,9 +76,15 @@ impl Front {
     /// the cache holds the embedded catalog, just confirmed, so no start
     /// needs a refresh unless a test asks for one.
     fn new(version: &str) -> Front {
+        let front = Front::without_cache(version);
+        front.own(&["update-providers", "embedded", "-q"]).ok();
+        front
+    }
+
+    /// The same without a cache.
+    fn without_cache(version: &str) -> Front {
         let front = Front::without_crush();
         front.install_crush(&format!("echo 'crush version {version}'"));
-        front.own(&["update-providers", "embedded", "-q"]).ok();
         front
     }
 
@@ -438,8 +445,7 @@ async fn a_start_through_the_front_refreshes_the_cache_in_the_background() {
         ResponseTemplate::new(200).set_body_string(CATALOG_A),
     )
     .await;
-    let mut front = Front::without_crush();
-    front.install_crush("echo 'crush version v0.91.0'");
+    let mut front = Front::without_cache("v0.91.0");
     front.set("CATWALK_URL", server.uri());
     let (run, started) = front.handed_over(&["run", "x"]);
     run.ok();
@@ -461,8 +467,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
         ResponseTemplate::new(200).set_body_string(CATALOG_B),
     )
     .await;
-    let mut front = Front::without_crush();
-    front.install_crush("echo 'crush version v0.91.0'");
+    let mut front = Front::without_cache("v0.91.0");
     front
         .home
         .run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
@@ -488,8 +493,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert!(again.stderr.is_empty(), "told once: {again:?}");
 
     // The same, told on an 80-column terminal: one row.
-    let front = Front::without_crush();
-    front.install_crush("echo 'crush version v0.91.0'");
+    let front = Front::without_cache("v0.91.0");
     front
         .home
         .run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
@@ -507,7 +511,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
         .status()
         .unwrap();
     assert!(status.success());
-    let shown = read_terminal(&mut master);
+    let shown = shown(&mut master);
     let rows: Vec<&str> = shown.lines().collect();
     assert_eq!(rows.len(), 1, "{shown:?}");
     assert!(
@@ -750,50 +754,4 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
         );
         assert!(run.stderr.lines().count() <= 2, "{run:?}");
     }
-}
-
-/// A pseudo-terminal: (the side a program gets, the side the test reads).
-fn terminal() -> (std::os::fd::OwnedFd, fs::File) {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 30,
-        ws_col: 80,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: out-pointers to two ints and a valid winsize.
-    let made = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            &size,
-        )
-    };
-    assert_eq!(made, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: openpty just gave us both descriptors, owned by nobody else.
-    unsafe {
-        (
-            OwnedFd::from_raw_fd(slave),
-            fs::File::from(OwnedFd::from_raw_fd(master)),
-        )
-    }
-}
-
-/// What the terminal showed, once every program writing to it is done
-/// (the last slave closed), carriage returns removed.
-fn read_terminal(master: &mut fs::File) -> String {
-    use std::io::Read;
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    // EIO once the last slave is closed.
-    while let Ok(n) = master.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        seen.extend_from_slice(&buf[..n]);
-    }
-    String::from_utf8_lossy(&seen).replace('\r', "")
 }

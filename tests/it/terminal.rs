@@ -19,7 +19,7 @@ const COLUMNS: u16 = 80;
 
 /// A pseudo-terminal of `COLUMNS` x 30: (the side the program gets, the
 /// side this test reads).
-fn terminal() -> (OwnedFd, std::fs::File) {
+pub(crate) fn terminal() -> (OwnedFd, std::fs::File) {
     let (mut master, mut slave) = (0, 0);
     let size = libc::winsize {
         ws_row: 30,
@@ -72,23 +72,25 @@ fn in_terminal(
     let mut child = cmd.spawn().unwrap();
     drop(slave);
     drop(cmd);
-    let reader = std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        let mut buf = [0u8; 4096];
-        // EIO once the program has exited and the last slave is closed.
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-        }
-        seen
-    });
+    let reader = std::thread::spawn(move || shown(&mut master));
     during(child.id());
     let status = child.wait().unwrap();
-    let seen = reader.join().unwrap();
-    let text = String::from_utf8_lossy(&seen).replace('\r', "");
-    (status.code(), text)
+    (status.code(), reader.join().unwrap())
+}
+
+/// What the terminal showed once every program writing to it is done (the
+/// last slave closed), carriage returns removed.
+pub(crate) fn shown(master: &mut std::fs::File) -> String {
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    // EIO once the last slave is closed.
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).replace('\r', "")
 }
 
 /// Every line of `text` fits the terminal.
