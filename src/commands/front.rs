@@ -384,7 +384,7 @@ fn plain(text: &str) -> String {
 #[derive(Debug, Serialize)]
 pub struct Status {
     /// The real Crush, when one is found.
-    pub crush: Option<String>,
+    pub path: Option<String>,
     /// Where it was named (`PATH`, the variable, the config file).
     pub found_by: Option<String>,
     /// Its version, when learnt.
@@ -399,7 +399,7 @@ pub struct Status {
 impl Status {
     /// The status row's text.
     pub fn describe(&self) -> String {
-        let Some(crush) = &self.crush else {
+        let Some(crush) = &self.path else {
             return format!(
                 "none found ({}): this program's own commands only",
                 self.reason
@@ -435,7 +435,7 @@ pub fn status(cwd: &Path, settings: &Settings) -> Option<Status> {
         Ok(crush) => crush,
         Err(missing) => {
             return Some(Status {
-                crush: None,
+                path: None,
                 found_by: None,
                 version: None,
                 hand_over: "none",
@@ -467,7 +467,7 @@ pub fn status(cwd: &Path, settings: &Settings) -> Option<Status> {
         ),
     };
     Some(Status {
-        crush: Some(crush.path.display().to_string()),
+        path: Some(crush.path.display().to_string()),
         found_by: Some(crush.origin.to_string()),
         version: learnt.and_then(|l| l.version),
         hand_over,

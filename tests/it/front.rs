@@ -399,6 +399,10 @@ fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
         let json = front.own(&["providers", "--status", "--json"]).json();
         assert_eq!(json["crush"]["version"], version);
         assert_eq!(
+            json["crush"]["path"],
+            front.root.path().join("crush/crush").display().to_string()
+        );
+        assert_eq!(
             json["crush"]["hand_over"],
             if off { "updates_off" } else { "unchanged" }
         );
