@@ -2,6 +2,8 @@
 //!
 //! The map, one folder a layer; each uses only those above it:
 //!
+//! - [`environment`]: the variables as Crush's start sees them, a `.env`
+//!   file's included.
 //! - [`catalog`]: the format, read as Crush reads it (Go's rules, its
 //!   resolver's `$VAR` forms), the changes between two catalogs, the
 //!   embedded snapshot, synthetic catalogs for benchmarks.
@@ -25,6 +27,7 @@
 pub mod catalog;
 pub mod commands;
 pub mod config;
+pub mod environment;
 pub mod error;
 pub mod fetch;
 pub mod front;

@@ -14,6 +14,8 @@ use std::time::Duration;
 use reqwest::Url;
 use rustls::CertificateError;
 
+use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
+
 /// Words of the HTTP libraries that never reach the user: the tests check
 /// every failure message against them.
 pub const LIBRARY_WORDING: [&str; 7] = [
@@ -31,49 +33,41 @@ pub const LIBRARY_WORDING: [&str; 7] = [
 pub struct ProxyOrigin {
     /// Its URL, without any credentials.
     pub url: String,
-    /// The environment variable it came from; `None` for the system's
-    /// settings (macOS, Windows).
-    pub variable: Option<&'static str>,
+    /// The environment variable it came from.
+    pub variable: &'static str,
 }
 
 impl fmt::Display for ProxyOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.variable {
-            Some(variable) => write!(f, "the proxy {} (from {variable})", self.url),
-            None => write!(f, "the system's proxy"),
+        write!(f, "the proxy {} (from {})", self.url, self.variable)
+    }
+}
+
+impl ProxyOrigin {
+    /// The proxy at `url` named by `variable`, its credentials left out.
+    pub fn new(url: &Url, variable: &'static str) -> ProxyOrigin {
+        let mut shown = url.clone();
+        // Never show a password, even the user's own.
+        let _ = shown.set_password(None);
+        let _ = shown.set_username("");
+        ProxyOrigin {
+            url: shown.as_str().trim_end_matches('/').to_owned(),
+            variable,
         }
     }
 }
 
-/// The proxy the environment names for `url`, as the HTTP client reads
-/// it: `HTTPS_PROXY`, `https_proxy`, then `ALL_PROXY`, `all_proxy` for https
-/// (`HTTP_PROXY`, `http_proxy`, then the same for http); none in a CGI
-/// script. `env` looks up one variable.
-pub fn proxy_for(url: &Url, env: impl Fn(&str) -> Option<String>) -> Option<ProxyOrigin> {
-    if env("REQUEST_METHOD").is_some() {
-        return None;
+/// The proxy a request for `url` was meant to use, as the HTTP client
+/// decides it ([`proxy::route`]), and whether it went through it: a
+/// request that `NO_PROXY` sends around it did not.
+pub fn proxy_for(url: &Url, env: &ProxyEnv) -> (Option<ProxyOrigin>, bool) {
+    match proxy::route(url, env) {
+        Route::Proxy(proxy, variable) => (Some(ProxyOrigin::new(&proxy, variable)), true),
+        Route::Direct(Direct::Excepted {
+            proxy, variable, ..
+        }) => (Some(ProxyOrigin::new(&proxy, variable)), false),
+        Route::Direct(_) | Route::RefusedInCgi => (None, false),
     }
-    let names: [&'static str; 4] = if url.scheme() == "https" {
-        ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
-    } else {
-        ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
-    };
-    names.into_iter().find_map(|variable| {
-        let value = env(variable)?;
-        // `proxy.corp:3128` is a proxy without a scheme, not a URL whose
-        // scheme is `proxy.corp`.
-        let mut proxy = Url::parse(value.trim())
-            .ok()
-            .filter(Url::has_host)
-            .or_else(|| Url::parse(&format!("http://{}", value.trim())).ok())?;
-        // Never show a password, even the user's own.
-        let _ = proxy.set_password(None);
-        let _ = proxy.set_username("");
-        Some(ProxyOrigin {
-            url: proxy.as_str().trim_end_matches('/').to_owned(),
-            variable: Some(variable),
-        })
-    })
 }
 
 /// What was wrong with a server's certificate.
@@ -252,7 +246,7 @@ impl Network {
             Network::Proxy {
                 proxy, problem, ..
             } => {
-                let variable = proxy.variable.unwrap_or("HTTPS_PROXY");
+                let variable = proxy.variable;
                 match problem {
                     Proxy::Unreachable(_) | Proxy::Closed => {
                         format!("check {variable}: is the proxy running, and is its address right?")
@@ -357,7 +351,11 @@ pub fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagn
             && !context.connected);
     let proxy = context.proxy.cloned().unwrap_or(ProxyOrigin {
         url: String::new(),
-        variable: None,
+        variable: if context.url.scheme() == "https" {
+            "HTTPS_PROXY"
+        } else {
+            "HTTP_PROXY"
+        },
     });
     let network = |n| Diagnosis {
         cause: Cause::Network(n),
@@ -527,18 +525,6 @@ fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'st
     links
 }
 
-/// Whether a request for `url` goes through a proxy, as the HTTP client
-/// decides it (the same matcher: the proxy variables, `NO_PROXY`, and on
-/// macOS and Windows the system's settings).
-pub fn proxied(url: &Url) -> bool {
-    let Ok(uri) = url.as_str().parse::<http::Uri>() else {
-        return false;
-    };
-    hyper_util::client::proxy::matcher::Matcher::from_system()
-        .intercept(&uri)
-        .is_some()
-}
-
 /// Asks the proxy at `proxy` what it answers to a request for a tunnel to
 /// `target`, as the HTTP client asked: its status line (`403 Forbidden`),
 /// or `None` when it cannot be told within `wait`. Only for a plain-http
@@ -623,7 +609,7 @@ mod tests {
     fn squid() -> ProxyOrigin {
         ProxyOrigin {
             url: "http://proxy.corp:3128".into(),
-            variable: Some("HTTPS_PROXY"),
+            variable: "HTTPS_PROXY",
         }
     }
 
@@ -848,15 +834,17 @@ mod tests {
         );
     }
 
+    /// The diagnosis names the proxy the client used, by the same
+    /// decision (variables, `NO_PROXY`, loopback), without credentials.
     #[test]
-    fn the_proxy_comes_from_the_first_variable_set_and_hides_credentials() {
+    fn the_proxy_named_is_the_one_the_client_used() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| {
+            ProxyEnv::read(move |name: &str| {
                 pairs
                     .iter()
                     .find(|(k, _)| *k == name)
                     .map(|(_, v)| v.to_string())
-            }
+            })
         };
         let https = url();
         let http: Url = "http://catalog.corp/".parse().unwrap();
@@ -864,23 +852,34 @@ mod tests {
             ("https_proxy", "http://u:secret@proxy:3128"),
             ("ALL_PROXY", "socks5://s:1080"),
         ]);
-        let proxy = proxy_for(&https, both).unwrap();
+        let (proxy, proxied) = proxy_for(&https, &both);
+        let proxy = proxy.unwrap();
         assert_eq!(proxy.url, "http://proxy:3128");
-        assert_eq!(proxy.variable, Some("https_proxy"));
-        assert_eq!(proxy_for(&http, both).unwrap().variable, Some("ALL_PROXY"));
+        assert_eq!(proxy.variable, "https_proxy");
+        assert!(proxied);
         assert_eq!(
-            proxy_for(&https, env(&[("HTTPS_PROXY", "proxy.corp:3128")]))
+            proxy_for(&http, &both),
+            (None, false),
+            "ALL_PROXY is not read"
+        );
+        assert_eq!(
+            proxy_for(&https, &env(&[("HTTPS_PROXY", "proxy.corp:3128")]))
+                .0
                 .unwrap()
                 .url,
             "http://proxy.corp:3128"
         );
-        assert_eq!(proxy_for(&https, env(&[])), None);
+        let around = env(&[
+            ("HTTPS_PROXY", "http://p:1"),
+            ("NO_PROXY", ".mirror.corp.test"),
+        ]);
+        let (proxy, proxied) = proxy_for(&https, &around);
+        assert_eq!(proxy.unwrap().variable, "HTTPS_PROXY");
+        assert!(!proxied);
+        let loopback: Url = "http://127.0.0.1:9/".parse().unwrap();
         assert_eq!(
-            proxy_for(
-                &https,
-                env(&[("HTTPS_PROXY", "http://p:1"), ("REQUEST_METHOD", "GET")])
-            ),
-            None
+            proxy_for(&loopback, &env(&[("HTTP_PROXY", "http://p:1")])),
+            (None, false)
         );
     }
 }

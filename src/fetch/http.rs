@@ -12,6 +12,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url, redirect};
 
 use crate::fetch::diagnosis::{self, Diagnosis, Network, Timeout};
+use crate::fetch::proxy::{self, ProxyEnv, Route};
 
 use crate::fetch::tls;
 use crate::fetch::validators::Validators;
@@ -89,6 +90,12 @@ pub enum FetchError {
     /// The client could not be set up (an unreadable `SSL_CERT_FILE`).
     #[error("{0}")]
     Setup(String),
+    /// An http request with a proxy set, in a CGI script: not sent, as Go
+    /// does not send it (golang.org/s/cgihttpproxy).
+    #[error(
+        "an http request is not sent through HTTP_PROXY in a CGI script (REQUEST_METHOD is set)"
+    )]
+    RefusedInCgi,
     /// A redirect was refused.
     #[error("redirect refused: {0}")]
     Redirect(String),
@@ -119,6 +126,9 @@ impl FetchError {
             FetchError::Timeout(_) => "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy (HTTPS_PROXY)".into(),
             FetchError::Network { cause, .. } => cause.hint(),
             FetchError::Setup(_) => "point SSL_CERT_FILE at a readable PEM file, or unset it".into(),
+            FetchError::RefusedInCgi => {
+                "use an https:// URL, or unset REQUEST_METHOD outside a CGI script".into()
+            }
             FetchError::Status { status, .. } if status.is_client_error() => {
                 "check the URL: a Catwalk base URL or the exact URL of a catalog .json".into()
             }
@@ -194,6 +204,8 @@ struct Client {
     progress: Arc<Progress>,
     /// The URLs the current fetch was redirected to, in order.
     redirects: Arc<std::sync::Mutex<Vec<Url>>>,
+    /// The proxy variables, read once, as Go reads them once.
+    proxies: ProxyEnv,
 }
 
 impl Session {
@@ -217,13 +229,15 @@ impl Client {
             .map_err(|e| FetchError::Setup(format!("cannot start the network runtime: {e}")))?;
         let progress = Arc::new(Progress::default());
         let redirects = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let http = http_client(connect_timeout, &progress, &redirects)?;
+        let proxies = ProxyEnv::current();
+        let http = http_client(connect_timeout, &progress, &redirects, &proxies)?;
         Ok(Client {
             runtime,
             http,
             connect_timeout,
             progress,
             redirects,
+            proxies,
         })
     }
 
@@ -242,6 +256,7 @@ impl Client {
             connect_timeout: self.connect_timeout,
             progress: &self.progress,
             redirects: &self.redirects,
+            proxies: &self.proxies,
         };
         self.runtime.block_on(async {
             let bounded = async {
@@ -285,6 +300,8 @@ struct Attempt<'a> {
     connect_timeout: Duration,
     progress: &'a Arc<Progress>,
     redirects: &'a std::sync::Mutex<Vec<Url>>,
+    /// The proxy variables the client routes by.
+    proxies: &'a ProxyEnv,
 }
 
 impl Attempt<'_> {
@@ -304,12 +321,11 @@ impl Attempt<'_> {
             .last()
             .cloned();
         let url = redirected.as_ref().unwrap_or(self.url);
-        let env = |name: &str| std::env::var(name).ok();
-        let proxy = diagnosis::proxy_for(url, env);
+        let (proxy, proxied) = diagnosis::proxy_for(url, self.proxies);
         let context = diagnosis::Context {
             url,
             proxy: proxy.as_ref(),
-            proxied: proxy.is_some() && diagnosis::proxied(url),
+            proxied,
             connected: self.progress.connected.load(Ordering::Relaxed),
             received: self.progress.received.load(Ordering::Relaxed),
         };
@@ -370,12 +386,14 @@ async fn interrupted() -> u8 {
 /// randomness from the operating system: aws-lc seeds its own generator
 /// with CPU jitter, tens of milliseconds of CPU in every process that
 /// makes a connection; docs/BENCHMARKS.md), the system's trust store
-/// loaded only for a first certificate to verify, the proxy variables,
-/// gzip, and the redirect policy.
+/// loaded only for a first certificate to verify, the proxy each request
+/// is routed to by [`proxy::route`] (Go's rules, never the system's
+/// settings), gzip, and the redirect policy.
 fn http_client(
     connect_timeout: Duration,
     progress: &Arc<Progress>,
     redirects: &Arc<std::sync::Mutex<Vec<Url>>>,
+    proxies: &ProxyEnv,
 ) -> Result<reqwest::Client, FetchError> {
     let hops = Arc::clone(redirects);
     let policy = redirect::Policy::custom(move |attempt| {
@@ -389,7 +407,13 @@ fn http_client(
             Err(why) => attempt.error(why),
         }
     });
+    let proxies = proxies.clone();
+    let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &proxies) {
+        Route::Proxy(proxy, _) => Some(proxy),
+        _ => None,
+    });
     reqwest::Client::builder()
+        .proxy(routed)
         .tls_backend_preconfigured(tls::config(extra_roots()?))
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)
@@ -405,7 +429,7 @@ fn http_client(
 /// everywhere).
 fn extra_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, FetchError> {
     use rustls::pki_types::pem::PemObject;
-    let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
+    let Some(path) = crate::environment::var("SSL_CERT_FILE") else {
         return Ok(Vec::new());
     };
     let shown = path.to_string_lossy();
@@ -496,6 +520,10 @@ pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
 /// One fetch on `client`.
 async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetched, FetchError> {
     let (url, options) = (on.url, on.options);
+    if proxy::route(url, on.proxies) == Route::RefusedInCgi {
+        // Go's net/http refuses the same request (golang.org/s/cgihttpproxy).
+        return Err(FetchError::RefusedInCgi);
+    }
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     let conditional = !options.conditional.is_empty();
@@ -567,7 +595,7 @@ fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressB
     if !wanted || !std::io::stderr().is_terminal() {
         return None;
     }
-    let plain = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let plain = crate::environment::var("NO_COLOR").is_some();
     let template = match (total.is_some(), plain) {
         (true, false) => {
             "{spinner:.green} {bytes}/{total_bytes} [{bar:30.cyan/blue}] {bytes_per_sec}"

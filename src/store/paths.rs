@@ -1,4 +1,6 @@
-//! Where Crush keeps its files, per platform (spec section 3 and 5).
+//! Where Crush keeps its files, per platform (spec sections 3 and 5), as
+//! Crush v0.90 computes them (`internal/config/load.go`: `GlobalConfig`,
+//! `GlobalConfigData`; `provider.go`: `cachePathFor`; `internal/home`).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -7,9 +9,11 @@ use std::path::PathBuf;
 /// for XDG variables.
 pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
-/// [`EnvLookup`] over the process environment.
+/// [`EnvLookup`] over the environment as Crush sees it: the process's
+/// variables, and those of the `.env` file the command line installed
+/// ([`crate::environment`]).
 pub fn process_env(name: &str) -> Option<OsString> {
-    std::env::var_os(name).filter(|v| !v.is_empty())
+    crate::environment::var(name)
 }
 
 /// No folder could be derived from the environment.
@@ -20,57 +24,122 @@ pub struct NoHome {
     needs: &'static str,
 }
 
-fn home(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {
-    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+/// The platform whose rules apply: the one this was built for, or, in
+/// tests of the rules, another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// Linux, macOS and the other Unix systems.
+    Unix,
+    /// Windows.
+    Windows,
+}
+
+impl Platform {
+    /// The platform this program runs on.
+    pub fn current() -> Platform {
+        if cfg!(windows) {
+            Platform::Windows
+        } else {
+            Platform::Unix
+        }
+    }
+}
+
+/// The home folder: Go's `os.UserHomeDir`, `%USERPROFILE%` on Windows,
+/// `$HOME` elsewhere.
+fn home(platform: Platform, env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {
+    let var = match platform {
+        Platform::Windows => "USERPROFILE",
+        Platform::Unix => "HOME",
+    };
     env(var)
         .map(PathBuf::from)
         .ok_or(NoHome { what, needs: var })
 }
 
-/// `%LOCALAPPDATA%\crush`, where Windows keeps both of Crush's folders.
+/// Where Windows keeps Crush's data: `%LOCALAPPDATA%`, else
+/// `%USERPROFILE%\AppData\Local` (Go's `cmp.Or` of the two).
 fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {
-    env("LOCALAPPDATA")
-        .map(|d| PathBuf::from(d).join("crush"))
-        .ok_or(NoHome {
-            what,
-            needs: "LOCALAPPDATA",
-        })
+    match env("LOCALAPPDATA") {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => env("USERPROFILE")
+            .map(|p| PathBuf::from(p).join("AppData").join("Local"))
+            .ok_or(NoHome {
+                what,
+                needs: "LOCALAPPDATA or USERPROFILE",
+            }),
+    }
 }
 
-/// Crush's data folder: `$XDG_DATA_HOME/crush`, else `%LOCALAPPDATA%\crush`
-/// on Windows, else `~/.local/share/crush`.
+/// Crush's data folder, where the cache lives: `$XDG_DATA_HOME/crush`, else
+/// `%LOCALAPPDATA%\crush` on Windows (see [`local_app_data`]), else
+/// `~/.local/share/crush`.
 pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+    data_dir_on(Platform::current(), env)
+}
+
+/// [`data_dir`] by the rules of `platform`.
+pub fn data_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     if let Some(xdg) = env("XDG_DATA_HOME") {
         return Ok(PathBuf::from(xdg).join("crush"));
     }
-    if cfg!(windows) {
-        return local_app_data(env, "the data folder");
+    match platform {
+        Platform::Windows => Ok(local_app_data(env, "the data folder")?.join("crush")),
+        Platform::Unix => Ok(home(platform, env, "the data folder")?
+            .join(".local")
+            .join("share")
+            .join("crush")),
     }
-    Ok(home(env, "the data folder")?.join(".local/share/crush"))
 }
 
 /// Crush's global config folder: `$CRUSH_GLOBAL_CONFIG`, else
-/// `$XDG_CONFIG_HOME/crush`, else `%LOCALAPPDATA%\crush` on Windows, else
-/// `~/.config/crush`.
+/// `$XDG_CONFIG_HOME/crush`, else `~/.config/crush`, on Windows too
+/// (`%USERPROFILE%\.config\crush`: Crush's `home.Config`).
 pub fn config_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+    config_dir_on(Platform::current(), env)
+}
+
+/// [`config_dir`] by the rules of `platform`.
+pub fn config_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     if let Some(dir) = env("CRUSH_GLOBAL_CONFIG") {
         return Ok(PathBuf::from(dir));
     }
     if let Some(xdg) = env("XDG_CONFIG_HOME") {
         return Ok(PathBuf::from(xdg).join("crush"));
     }
-    if cfg!(windows) {
-        return local_app_data(env, "the config folder");
-    }
-    Ok(home(env, "the config folder")?.join(".config/crush"))
+    Ok(home(platform, env, "the config folder")?
+        .join(".config")
+        .join("crush"))
 }
 
 /// Folder of the global state file `crush.json`: `$CRUSH_GLOBAL_DATA`, else
 /// the data folder.
 pub fn global_state_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+    global_state_dir_on(Platform::current(), env)
+}
+
+/// [`global_state_dir`] by the rules of `platform`.
+pub fn global_state_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     match env("CRUSH_GLOBAL_DATA") {
         Some(dir) => Ok(PathBuf::from(dir)),
-        None => data_dir(env),
+        None => data_dir_on(platform, env),
+    }
+}
+
+/// Variable that moves the system file, for tests and for systems whose
+/// `/etc` is elsewhere; Crush itself has none.
+pub const SYSTEM_CONFIG_ENV: &str = "CRUSH_PROVIDERS_SYSTEM_CONFIG";
+
+/// The system-wide configuration file Crush reads below every other:
+/// `/etc/crush/crush.json`, and none on Windows (`config_unix.go`,
+/// `config_windows.go`: `systemConfigPath`).
+pub fn system_config_on(platform: Platform, env: EnvLookup) -> Option<PathBuf> {
+    if let Some(path) = env(SYSTEM_CONFIG_ENV) {
+        return Some(PathBuf::from(path));
+    }
+    match platform {
+        Platform::Windows => None,
+        Platform::Unix => Some(PathBuf::from("/etc/crush/crush.json")),
     }
 }
 
@@ -120,6 +189,79 @@ mod tests {
         assert_eq!(config_dir(&env).unwrap(), PathBuf::from("/gc"));
         assert_eq!(global_state_dir(&env).unwrap(), PathBuf::from("/gd"));
         assert_eq!(data_dir(&env).unwrap(), PathBuf::from("/d/crush"));
+    }
+
+    /// Windows, by its rules, whatever this runs on: the config under the
+    /// user's profile (not `%LOCALAPPDATA%`), the data under
+    /// `%LOCALAPPDATA%`, else the profile's `AppData\Local`.
+    #[test]
+    fn windows_folders() {
+        let w = Platform::Windows;
+        let profile = PathBuf::from(r"C:\Users\ann");
+        let env = env_of(&[
+            ("USERPROFILE", r"C:\Users\ann"),
+            ("LOCALAPPDATA", r"D:\Local"),
+        ]);
+        assert_eq!(
+            config_dir_on(w, &env).unwrap(),
+            profile.join(".config").join("crush")
+        );
+        assert_eq!(
+            data_dir_on(w, &env).unwrap(),
+            PathBuf::from(r"D:\Local").join("crush")
+        );
+        assert_eq!(
+            global_state_dir_on(w, &env).unwrap(),
+            data_dir_on(w, &env).unwrap()
+        );
+        let env = env_of(&[("USERPROFILE", r"C:\Users\ann")]);
+        assert_eq!(
+            data_dir_on(w, &env).unwrap(),
+            profile.join("AppData").join("Local").join("crush"),
+            "without LOCALAPPDATA"
+        );
+        let env = env_of(&[("HOME", "/h"), ("LOCALAPPDATA", r"D:\Local")]);
+        assert_eq!(
+            config_dir_on(w, &env).unwrap_err().to_string(),
+            "cannot tell where the config folder lives: USERPROFILE is not set",
+            "HOME is not Windows' home"
+        );
+        let env = env_of(&[("XDG_CONFIG_HOME", r"E:\xdg"), ("XDG_DATA_HOME", r"E:\d")]);
+        assert_eq!(
+            config_dir_on(w, &env).unwrap(),
+            PathBuf::from(r"E:\xdg").join("crush")
+        );
+        assert_eq!(
+            data_dir_on(w, &env).unwrap(),
+            PathBuf::from(r"E:\d").join("crush")
+        );
+        assert_eq!(
+            data_dir_on(w, &env_of(&[])).unwrap_err().to_string(),
+            "cannot tell where the data folder lives: LOCALAPPDATA or USERPROFILE is not set"
+        );
+        assert_eq!(system_config_on(w, &env_of(&[])), None);
+        assert_eq!(
+            system_config_on(Platform::Unix, &env_of(&[])),
+            Some(PathBuf::from("/etc/crush/crush.json"))
+        );
+    }
+
+    #[test]
+    fn unix_rules_ignore_windows_variables() {
+        let u = Platform::Unix;
+        let env = env_of(&[
+            ("HOME", "/h"),
+            ("USERPROFILE", "/p"),
+            ("LOCALAPPDATA", "/l"),
+        ]);
+        assert_eq!(
+            config_dir_on(u, &env).unwrap(),
+            PathBuf::from("/h/.config/crush")
+        );
+        assert_eq!(
+            data_dir_on(u, &env).unwrap(),
+            PathBuf::from("/h/.local/share/crush")
+        );
     }
 
     #[cfg(unix)]

@@ -1,0 +1,224 @@
+//! The environment as Crush's start sees it: the process's variables, and
+//! those a `.env` file in the process's working directory adds. Crush
+//! loads that file before anything else runs (`main.go` imports
+//! `github.com/joho/godotenv/autoload`, whose `init` calls
+//! `godotenv.Load()`): from the directory the process started in, not the
+//! one `--cwd` names (flags are parsed later), and without overriding a
+//! variable the process already has, even set to the empty string
+//! (`godotenv.loadFile` checks `os.Environ()`'s names). Every variable
+//! Crush reads afterwards sees it: `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE`,
+//! `CATWALK_URL`, the proxy variables, `SSL_CERT_FILE`, the XDG folders.
+//! Two are read before it, and so never come from it: `HOME` and
+//! `USERPROFILE`, which Crush's `home` package reads when it is
+//! initialised (Go initialises `github.com/charmbracelet/...` before
+//! `github.com/joho/...`).
+//!
+//! The command line installs the file once ([`install`]); a library host
+//! that installs nothing gets the process's variables alone.
+
+pub mod dotenv;
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The name of the file, in the process's working directory.
+pub const FILE_NAME: &str = ".env";
+
+/// Largest `.env` read; godotenv has no limit, but a start must not read
+/// a runaway file whole.
+const MAX_BYTES: u64 = 1024 * 1024;
+
+/// Variables Crush reads before the `.env` file is loaded.
+const READ_BEFORE: [&str; 2] = ["HOME", "USERPROFILE"];
+
+/// What a `.env` file gives the environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DotEnv {
+    /// The file.
+    pub path: PathBuf,
+    /// The variables it adds: those the process does not already have.
+    pub entries: Vec<dotenv::Entry>,
+    /// Names it sets that the process already has, so the process's value
+    /// stands (as in Crush).
+    pub shadowed: Vec<String>,
+    /// Names it sets that are not taken from it, with why.
+    pub refused: Vec<(String, usize, &'static str)>,
+    /// Why nothing of it was loaded, when nothing was.
+    pub error: Option<String>,
+}
+
+/// Whether a `.env` variable is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// It joins the environment.
+    Yes,
+    /// The process already has the variable: its value stands.
+    Shadowed,
+    /// Never from a `.env`, for this reason.
+    Refused(&'static str),
+}
+
+/// Decides whether the `.env` variable `name` is taken: not when the
+/// process has it (`in_process`), nor for one Crush reads before the file
+/// is loaded, nor for one of `refused` (the caller's own rule, e.g. that a
+/// project's file cannot pin keys).
+pub fn taken(name: &str, in_process: bool, refused: &[(&str, &'static str)]) -> Taken {
+    if let Some((_, why)) = refused.iter().find(|(n, _)| *n == name) {
+        Taken::Refused(why)
+    } else if READ_BEFORE.contains(&name) {
+        Taken::Refused("Crush reads it before it loads .env")
+    } else if in_process {
+        Taken::Shadowed
+    } else {
+        Taken::Yes
+    }
+}
+
+/// Reads `dir/.env` as Crush would: `None` when there is none. A file that
+/// cannot be read or parsed loads nothing, as in Crush (which says
+/// nothing); here [`DotEnv::error`] says why. Only a regular file is read:
+/// a FIFO there would block a start for good.
+pub fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEnv> {
+    let path = dir.join(FILE_NAME);
+    let meta = fs::metadata(&path).ok()?;
+    let mut loaded = DotEnv {
+        path: path.clone(),
+        ..DotEnv::default()
+    };
+    let bytes = if !meta.is_file() {
+        Err("not a regular file".to_string())
+    } else if meta.len() > MAX_BYTES {
+        Err(format!("larger than {} KiB", MAX_BYTES / 1024))
+    } else {
+        let mut bytes = Vec::new();
+        fs::File::open(&path)
+            .and_then(|f| f.take(MAX_BYTES).read_to_end(&mut bytes))
+            .map(|_| bytes)
+            .map_err(|e| format!("cannot read it: {e}"))
+    };
+    let entries = bytes.and_then(|b| dotenv::parse(&b).map_err(|e| e.to_string()));
+    match entries {
+        Err(why) => loaded.error = Some(why),
+        Ok(entries) => {
+            for entry in entries {
+                let in_process = std::env::var_os(&entry.name).is_some();
+                match taken(&entry.name, in_process, refused) {
+                    Taken::Yes if entry.value.contains(&0) => {}
+                    Taken::Yes => loaded.entries.push(entry),
+                    Taken::Shadowed => loaded.shadowed.push(entry.name),
+                    Taken::Refused(why) => loaded.refused.push((entry.name, entry.line, why)),
+                }
+            }
+        }
+    }
+    Some(loaded)
+}
+
+static INSTALLED: OnceLock<Option<DotEnv>> = OnceLock::new();
+
+/// Makes `dotenv` part of the environment [`var`] reads, for the rest of
+/// the process; the first call wins.
+pub fn install(dotenv: Option<DotEnv>) {
+    let _ = INSTALLED.set(dotenv);
+}
+
+/// The `.env` file installed, when there is one.
+pub fn installed() -> Option<&'static DotEnv> {
+    INSTALLED.get().and_then(Option::as_ref)
+}
+
+/// A variable as Crush reads it: the process's, else the installed
+/// `.env` file's. An empty value counts as unset, as it does for every
+/// variable this tool reads.
+pub fn var(name: &str) -> Option<OsString> {
+    match std::env::var_os(name) {
+        Some(value) => Some(value),
+        None => dotenv_entry(name).map(|entry| os_string(&entry.value)),
+    }
+    .filter(|v| !v.is_empty())
+}
+
+/// Where a variable's value comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The process's environment.
+    Process,
+    /// A `.env` file, at this line.
+    DotEnv(PathBuf, usize),
+}
+
+/// Where [`var`] finds `name`; `None` when it is unset.
+pub fn source(name: &str) -> Option<Source> {
+    var(name)?;
+    match dotenv_entry(name) {
+        Some(entry) if std::env::var_os(name).is_none() => Some(Source::DotEnv(
+            installed().map(|d| d.path.clone()).unwrap_or_default(),
+            entry.line,
+        )),
+        _ => Some(Source::Process),
+    }
+}
+
+fn dotenv_entry(name: &str) -> Option<&'static dotenv::Entry> {
+    installed()?.entries.iter().find(|e| e.name == name)
+}
+
+#[cfg(unix)]
+fn os_string(bytes: &[u8]) -> OsString {
+    use std::os::unix::ffi::OsStringExt;
+    OsString::from_vec(bytes.to_vec())
+}
+
+#[cfg(not(unix))]
+fn os_string(bytes: &[u8]) -> OsString {
+    String::from_utf8_lossy(bytes).into_owned().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_process_wins_and_some_names_never_come_from_a_file() {
+        let keys = [("CRUSH_PROVIDER_PUBLIC_KEY", "only the user pins keys")];
+        assert_eq!(taken("CATWALK_URL", false, &keys), Taken::Yes);
+        assert_eq!(taken("CATWALK_URL", true, &keys), Taken::Shadowed);
+        assert!(matches!(taken("HOME", false, &keys), Taken::Refused(_)));
+        assert!(matches!(
+            taken("USERPROFILE", false, &keys),
+            Taken::Refused(_)
+        ));
+        assert_eq!(
+            taken("CRUSH_PROVIDER_PUBLIC_KEY", false, &keys),
+            Taken::Refused("only the user pins keys")
+        );
+    }
+
+    #[test]
+    fn load_reads_a_regular_file_and_tells_what_it_could_not() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load(dir.path(), &[]), None);
+        fs::write(
+            dir.path().join(".env"),
+            "CRUSH_TEST_DOTENV_UNSET_VAR=1\nHOME=/elsewhere\n",
+        )
+        .unwrap();
+        let loaded = load(dir.path(), &[]).unwrap();
+        assert_eq!(loaded.entries.len(), 1);
+        assert_eq!(loaded.entries[0].name, "CRUSH_TEST_DOTENV_UNSET_VAR");
+        assert_eq!(loaded.refused[0].0, "HOME");
+        fs::write(dir.path().join(".env"), "A=1\nbad-name=2\n").unwrap();
+        let loaded = load(dir.path(), &[]).unwrap();
+        assert!(loaded.entries.is_empty());
+        assert!(loaded.error.unwrap().starts_with("line 2: "));
+        fs::remove_file(dir.path().join(".env")).unwrap();
+        fs::create_dir(dir.path().join(".env")).unwrap();
+        assert_eq!(
+            load(dir.path(), &[]).unwrap().error.as_deref(),
+            Some("not a regular file")
+        );
+    }
+}
