@@ -30,11 +30,34 @@ Examples:
 
 /// Keeps Crush's provider catalog up to date.
 #[derive(Debug, Parser)]
-#[command(name = "crush", version = VERSION.as_str(), about, long_about = None, after_help = FRONT_HELP)]
+#[command(
+    name = "crush",
+    version = VERSION.as_str(),
+    about,
+    long_about = None,
+    after_help = FRONT_HELP,
+    disable_version_flag = true
+)]
 pub struct Cli {
     /// Working directory for the project configuration walk.
     #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Crush's data directory for this project, where the workspace config
+    /// (crush.json) is read from
+    #[arg(short = 'D', long = "data-dir", global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Print on stderr the settings resolved, where each came from, and the
+    /// requests made
+    #[arg(short = 'd', long, global = true)]
+    pub debug: bool,
+    /// Crush's server host: accepted for Crush's command lines, without
+    /// effect here
+    #[arg(short = 'H', long, global = true, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Print version (-v too, as Crush; `update-providers -v` is its
+    /// --verbose)
+    #[arg(short = 'V', long = "version", short_alias = 'v', action = clap::ArgAction::Version)]
+    pub version: (),
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -129,7 +152,7 @@ impl Command {
 pub struct HelperArgs {
     /// The data folder holding the cache
     #[arg(long)]
-    pub data_dir: PathBuf,
+    pub cache_dir: PathBuf,
     /// The catalog URL
     #[arg(long)]
     pub url: reqwest::Url,
@@ -174,13 +197,25 @@ pub struct ModelsArgs {
     pub wait: bool,
 }
 
+/// What `update-providers` updates (Crush's `--source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Provider {
+    /// The Catwalk catalog, `providers.json`
+    Catwalk,
+    /// Hyper's provider, `hyper.json` (not handled by this build yet)
+    Hyper,
+}
+
 /// Arguments of `update-providers`.
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    /// Where to read the catalog: omitted for Catwalk ($CATWALK_URL or https://catwalk.charm.land),
-    /// a Catwalk base URL, the URL of a catalog (.json or /v2/providers), a file, `-` for
-    /// standard input, or `embedded`
+    /// Where to read the catalog: omitted or empty for Catwalk ($CATWALK_URL, read the same
+    /// way, or https://catwalk.charm.land), a Catwalk base URL, the URL of a catalog (.json or
+    /// /v2/providers), a file, `-` for standard input, or `embedded`
     pub source: Option<String>,
+    /// What to update, as Crush's --source: the Catwalk catalog or Hyper's provider
+    #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk")]
+    pub provider: Provider,
     /// Read and validate, report what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,

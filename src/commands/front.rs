@@ -22,7 +22,8 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::{dunce_canonical, pinned_keys, terminal};
+use super::context::{dunce_canonical, pinned_keys};
+use super::terminal;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::error::program;
 use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing, REAL_CRUSH_ENV};
@@ -102,7 +103,7 @@ pub fn main(name: &str) -> Option<u8> {
         chosen: crush.canonical.clone(),
         fronts,
     };
-    Some(hand_over(&args, parsed.cwd, &crush, next))
+    Some(hand_over(&args, &parsed, &crush, next))
 }
 
 /// Whether this invocation stands in front of Crush: invoked as `crush`.
@@ -136,12 +137,12 @@ fn how_to_name() -> String {
 
 /// Prepares the start, tells what a person must hear, and starts Crush.
 /// Returns only when Crush could not be started, or has ended (Windows).
-fn hand_over(args: &[OsString], cwd: Option<OsString>, crush: &Crush, next: Marker) -> u8 {
+fn hand_over(args: &[OsString], parsed: &front::Parsed, crush: &Crush, next: Marker) -> u8 {
     let probe = Marker {
         probe: true,
         ..next.clone()
     };
-    let updates_off = match prepare(crush, cwd, &probe) {
+    let updates_off = match prepare(crush, parsed, &probe) {
         Ok((plan, notices)) => {
             for text in notices {
                 notice(&format!("warning: {text}"));
@@ -169,11 +170,23 @@ fn hand_over(args: &[OsString], cwd: Option<OsString>, crush: &Crush, next: Mark
 /// refresh when it is due; how to hand over, and what to tell.
 fn prepare(
     crush: &Crush,
-    cwd: Option<OsString>,
+    parsed: &front::Parsed,
     probe: &Marker,
 ) -> Result<(HandOver, Vec<String>), String> {
-    let cwd = project_dir(cwd)?;
-    let settings = config::resolve(&cwd, &process_env).map_err(|e| e.to_string())?;
+    let cwd = project_dir(parsed.cwd.clone())?;
+    // As Crush reads them: its `-D`, and the `.env` this process loaded.
+    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
+    let source = |name: &str| match crate::environment::source(name) {
+        Some(crate::environment::Source::DotEnv(path, line)) => Some((path, line)),
+        _ => None,
+    };
+    let inputs = config::Inputs {
+        cwd: &cwd,
+        env: &process_env,
+        env_source: &source,
+        data_dir: data_dir.as_deref(),
+    };
+    let settings = config::resolve_in(&inputs, |_| false).map_err(|e| e.to_string())?;
     if let Some(why) =
         front::by_settings(settings.auto_update.value, settings.default_providers.value)
     {
@@ -189,7 +202,7 @@ fn prepare(
     if plan != HandOver::UpdatesOff {
         return Ok((plan, notices));
     }
-    let state = refresh_if_due(&settings, &data)?;
+    let state = refresh_if_due(&settings, &data, &mut notices)?;
     notices.extend(tell(state.as_ref(), &mut memo, &memo_path));
     Ok((plan, notices))
 }
@@ -252,7 +265,13 @@ fn known(learnt: &Learnt) -> Known<'_> {
 /// state. The state file tells whether one is due without reading the
 /// catalog, when it vouches for it; otherwise (no cache, or one another
 /// program wrote) the cache is read as start-up reads it.
-fn refresh_if_due(settings: &Settings, data: &Path) -> Result<Option<CacheState>, String> {
+/// A `CATWALK_URL` that is not an http(s) URL makes no request, and is
+/// told at every start (in `notices`).
+fn refresh_if_due(
+    settings: &Settings,
+    data: &Path,
+    notices: &mut Vec<String>,
+) -> Result<Option<CacheState>, String> {
     let files = CacheFiles::in_dir(data);
     // Bad values are warned of by `providers`; a start uses the defaults.
     let env = startup::options_from_env(
@@ -264,11 +283,18 @@ fn refresh_if_due(settings: &Settings, data: &Path) -> Result<Option<CacheState>
         Some(state) => Some(state),
         None => cache::read_valid(&files)?.and_then(|c| c.state),
     };
+    let url = match env.url {
+        Ok(url) => url,
+        Err(value) => {
+            notices.push(startup::not_http_warning(&value));
+            return Ok(state);
+        }
+    };
     if !refresh::is_confirmed(state.as_ref(), env.interval, state::now()) {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot start the background refresh: {e}"))?;
         let request = refresh::Request {
-            url: env.url,
+            url,
             timeout: env.timeout,
             interval: env.interval,
             keys,

@@ -4,32 +4,37 @@
 //! success, 1 for a failure, 2 for bad usage.
 
 pub mod cli;
+mod context;
 mod front;
+mod inputs;
 mod models;
 mod providers;
 mod terminal;
 mod update_providers;
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 
 use clap::FromArgMatches;
 
 use crate::catalog::{self, Catalog};
 use crate::commands::cli::{Cli, Command};
-use crate::config::{self, Settings};
+use crate::config::Settings;
 use crate::error::{Cause, Failure};
 use crate::startup::refresh;
-use crate::startup::{self, Background, Provenance, StartupCatalog, StartupOptions};
+use crate::startup::{Provenance, StartupCatalog};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
 use crate::trust::signature::TrustedKeys;
+use context::Context;
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
 pub fn main() -> u8 {
     let name = cli::invoked_name();
     crate::error::set_program(&name);
+    // Crush loads `.env` before anything else; so does this, the front
+    // included.
+    context::install_dotenv();
     // In front of a real Crush, its commands go to it before this program's
     // command line is parsed.
     if let Some(code) = front::main(&name) {
@@ -111,10 +116,11 @@ impl From<Failure> for Exit {
 }
 
 fn run(cli: Cli) -> Result<(), Exit> {
+    let context = || Context::new(cli.cwd, cli.data_dir, cli.debug, cli.host);
     match cli.command {
-        Command::UpdateProviders(args) => update_providers::run(&working_dir(cli.cwd)?, args),
-        Command::Providers(args) => providers::run(&working_dir(cli.cwd)?, &args),
-        Command::Models(args) => models::run(&working_dir(cli.cwd)?, &args),
+        Command::UpdateProviders(args) => update_providers::run(&context()?, args),
+        Command::Providers(args) => providers::run(&context()?, &args),
+        Command::Models(args) => models::run(&context()?, &args),
         Command::Dirs => dirs(),
         Command::Completion { shell } => {
             // Generated whole first: clap_complete panics on a failed write.
@@ -137,7 +143,7 @@ fn run(cli: Cli) -> Result<(), Exit> {
             };
             // Nobody waits for the outcome: it is in the state file.
             refresh::run(
-                &CacheFiles::in_dir(args.data_dir),
+                &CacheFiles::in_dir(args.cache_dir),
                 &request,
                 None,
                 refresh::IfBusy::Skip,
@@ -273,124 +279,6 @@ impl<const N: usize> Table<'_, N> {
         }
         Ok(())
     }
-}
-
-/// The folder the project walk starts from: `--cwd` or the current one.
-fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
-    let dir = match cwd {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|e| {
-            Exit::from(Failure::new(
-                "working directory",
-                Cause::Config(e.to_string()),
-            ))
-        })?,
-    };
-    dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))
-}
-
-/// Canonical form of a folder, without Windows' `\\?\` prefix, which
-/// would leak into every path the user is shown.
-fn dunce_canonical(dir: &Path) -> io::Result<PathBuf> {
-    let canonical = dir.canonicalize()?;
-    if !canonical.is_dir() {
-        return Err(io::Error::other("not a folder"));
-    }
-    #[cfg(windows)]
-    if let Some(rest) = canonical.to_str().and_then(|s| s.strip_prefix(r"\\?\")) {
-        if !rest.starts_with("UNC") {
-            return Ok(PathBuf::from(rest));
-        }
-    }
-    Ok(canonical)
-}
-
-/// The cache files under the data folder.
-fn cache_files() -> Result<CacheFiles, Failure> {
-    paths::data_dir(&process_env)
-        .map(CacheFiles::in_dir)
-        .map_err(|e| Failure::new("data folder", e))
-}
-
-/// The settings for `cwd`, their warnings printed.
-fn load_settings(cwd: &Path) -> Result<Settings, Exit> {
-    load_settings_tolerating(cwd, |_| false)
-}
-
-/// The settings for `cwd`, a file of a format `tolerated` allows skipped
-/// with a warning when it cannot be used ([`config::resolve_tolerating`]).
-fn load_settings_tolerating(
-    cwd: &Path,
-    tolerated: impl Fn(config::Format) -> bool,
-) -> Result<Settings, Exit> {
-    let settings = config::resolve_tolerating(cwd, &process_env, tolerated).map_err(|e| {
-        let source = e.path.display().to_string();
-        let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
-        Exit::from(Failure::new(
-            source,
-            Cause::Config(format!("{place}{}", e.message)),
-        ))
-    })?;
-    for warning in &settings.warnings {
-        say(format_args!("warning: {warning}"));
-    }
-    Ok(settings)
-}
-
-/// The pinned keys of `settings`; one that cannot be read is a failure
-/// naming where it was set, never a key silently dropped.
-fn pinned_keys(settings: &Settings) -> Result<Option<TrustedKeys>, Failure> {
-    let Some(pinned) = &settings.public_keys else {
-        return Ok(None);
-    };
-    TrustedKeys::parse(&pinned.entries)
-        .map_err(|e| Failure::new(pinned.origin.to_string(), Cause::Key(e)))
-}
-
-/// Runs the start-up policy with the given settings on the cache `files`,
-/// exactly as Crush does when it starts, printing its warnings. A refresh
-/// runs in a detached helper process: this command prints and exits at
-/// once, and a new catalog shows from the next start on.
-fn startup_catalog(
-    settings: &Settings,
-    files: &CacheFiles,
-    wait: bool,
-) -> Result<StartupCatalog, Exit> {
-    let mut warnings = Vec::new();
-    let env = startup::options_from_env(
-        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
-        &mut warnings,
-    );
-    // Where this very program is; should it not be found, refreshes run on
-    // a thread, and this command waits for none of them.
-    let background = std::env::current_exe().map_or(Background::Thread, Background::Process);
-    // A pinned key that cannot be read must not leave catalogs unchecked:
-    // no refresh until it is fixed.
-    let (keys, auto_update) = match pinned_keys(settings) {
-        Ok(keys) => (keys, settings.auto_update.value),
-        Err(failure) => {
-            warnings.push(format!("{failure}; no refresh until it is fixed"));
-            (None, false)
-        }
-    };
-    let options = StartupOptions {
-        auto_update,
-        default_providers: settings.default_providers.value,
-        url: env.url,
-        timeout: env.timeout,
-        interval: env.interval,
-        background,
-        wait,
-        keys,
-    };
-    let loaded = startup::load(files, &options);
-    if let Some(code) = loaded.interrupted {
-        return Err(Exit::Interrupted(code));
-    }
-    for warning in warnings.iter().chain(&loaded.warnings) {
-        say(format_args!("warning: {warning}"));
-    }
-    Ok(loaded)
 }
 
 /// The catalog a listing command shows: the start-up catalog, validated;

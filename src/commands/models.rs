@@ -2,13 +2,11 @@
 //! optionally filtered.
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use serde::Serialize;
 
-use super::{
-    Exit, Table, cache_files, listed, load_settings, print, startup_catalog, terminal, write_json,
-};
+use super::context::{Context, cache_files};
+use super::{Exit, Table, listed, print, terminal, write_json};
 use crate::catalog::{Catalog, printable};
 use crate::commands::cli::ModelsArgs;
 use crate::error::{Cause, Failure, program};
@@ -28,9 +26,9 @@ struct ModelRow<'a> {
 }
 
 /// `crush models`.
-pub fn run(cwd: &Path, args: &ModelsArgs) -> Result<(), Exit> {
-    let settings = load_settings(cwd)?;
-    let loaded = startup_catalog(&settings, &cache_files()?, args.wait)?;
+pub fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
+    let settings = context.settings()?;
+    let loaded = context.startup(&settings, &cache_files()?, args.wait)?;
     let Some(catalog) = listed(&loaded, &settings, "models", args.json)? else {
         return Ok(());
     };

@@ -2,33 +2,30 @@
 //! what the cache and the settings are, without any network access.
 
 use std::io::{self, Write};
-use std::path::Path;
 
 use serde::Serialize;
 
+use super::context::{self, Context, cache_files};
 use super::terminal;
-use super::{
-    Exit, Table, ago, cache_files, count, listed, load_settings, print, say, startup_catalog,
-    write_json,
-};
+use super::{Exit, Table, ago, count, inputs, listed, print, say, write_json};
 use crate::catalog::embedded;
 use crate::catalog::{self, Catalog};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::{Setting, Settings};
+use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
-use crate::store::paths::process_env;
 use crate::store::state;
 use unicode_width::UnicodeWidthStr;
 
 /// `crush providers`.
-pub fn run(cwd: &Path, args: &ProvidersArgs) -> Result<(), Exit> {
-    let settings = load_settings(cwd)?;
+pub fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
+    let settings = context.settings()?;
     let files = cache_files()?;
     if args.status {
-        return status(cwd, &settings, &files, args.json);
+        return status(context, &settings, &files, args.json);
     }
-    let loaded = startup_catalog(&settings, &files, args.wait)?;
+    let loaded = context.startup(&settings, &files, args.wait)?;
     if args.json {
         return print(|out| out.write_all(&loaded.bytes));
     }
@@ -139,6 +136,9 @@ struct Status {
     /// `crush`.
     #[serde(skip_serializing_if = "Option::is_none")]
     crush: Option<super::front::Status>,
+    /// Every other input, and where it came from.
+    #[serde(flatten)]
+    inputs: inputs::Inputs,
 }
 
 /// The last automatic refresh, as `--status` shows it.
@@ -180,16 +180,20 @@ impl From<&Setting> for SettingJson {
     }
 }
 
-fn status(cwd: &Path, settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
+fn status(
+    context: &Context,
+    settings: &Settings,
+    files: &CacheFiles,
+    json: bool,
+) -> Result<(), Exit> {
     let cached = cache::read(files);
     let mut warnings = Vec::new();
-    let env = startup::options_from_env(
-        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
-        &mut warnings,
-    );
+    let env = context::env_options(&mut warnings);
     for warning in warnings {
         say(format_args!("warning: {warning}"));
     }
+    let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
+    let network = network::decide(settings, &env.url, bad_key);
     let mut status = Status {
         cache: files.catalog.display().to_string(),
         cache_state: "missing",
@@ -215,7 +219,8 @@ fn status(cwd: &Path, settings: &Settings, files: &CacheFiles, json: bool) -> Re
         embedded_snapshot: embedded::origin(),
         provider_auto_update: (&settings.auto_update).into(),
         default_providers: (&settings.default_providers).into(),
-        crush: super::front::status(cwd, settings),
+        crush: super::front::status(&context.cwd, settings),
+        inputs: inputs::gather(settings, &env, &network, context.host.as_deref()),
     };
     match &cached {
         Err(e) => {
@@ -331,6 +336,9 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
         ),
     )?;
     row("default-providers", settings.default_providers.to_string())?;
+    for (key, value) in status.inputs.rows() {
+        row(key, value)?;
+    }
     if let Some(crush) = &status.crush {
         row("crush", crush.describe())?;
     }

@@ -9,13 +9,12 @@ use std::path::Path;
 
 use unicode_width::UnicodeWidthStr;
 
+use super::context::{Context, cache_files, pinned_keys};
 use super::terminal::{self, fit, shorten};
-use super::{
-    Exit, cache_files, count, load_settings_tolerating, pinned_keys, print, say, write_json,
-};
+use super::{Exit, count, print, say, write_json};
 use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 use crate::catalog::printable;
-use crate::commands::cli::UpdateArgs;
+use crate::commands::cli::{Provider, UpdateArgs};
 use crate::config::Format;
 use crate::error::{Cause, program};
 use crate::fetch::http::FetchError;
@@ -38,19 +37,46 @@ const MIN_ID_COLUMNS: usize = 20;
 pub const WOULD_CHANGE: u8 = 3;
 
 /// `crush update-providers`.
-pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
+pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
+    if args.provider == Provider::Hyper {
+        return Err(Exit::Usage(format!(
+            "--source hyper: Hyper's provider (hyper.json) is not handled by this build yet; `{} update-providers` updates the Catwalk catalog (--source catwalk, the default)",
+            program()
+        )));
+    }
     let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
+    let (text, given) = source::given(args.source.as_deref(), catwalk_url.as_deref());
     let source = source::resolve(args.source.as_deref(), catwalk_url.as_deref())
         .map_err(|e| Exit::Usage(e.to_string()))?;
+    context.say_debug(format_args!(
+        "SOURCE: {} ({})",
+        crate::config::shown(text),
+        match given {
+            source::Given::Argument => "the argument".to_string(),
+            source::Given::CatwalkUrl =>
+                super::inputs::env_origin("CATWALK_URL").unwrap_or_default(),
+            source::Given::Default => "default".to_string(),
+        }
+    ));
     match &source {
         Source::File(path) if !path.exists() => {
-            if let Some(url) = args.source.as_deref().and_then(source::meant_url) {
-                return Err(Exit::Usage(format!(
-                    "there is no file {}; for a URL, write its scheme: {url}",
-                    path.display()
-                )));
+            if let Some(url) = source::meant_url(text) {
+                return Err(Exit::Usage(match given {
+                    source::Given::CatwalkUrl => format!(
+                        "CATWALK_URL={} names no file; for a URL, write its scheme: CATWALK_URL={url}",
+                        crate::catalog::quoted(text)
+                    ),
+                    _ => format!(
+                        "there is no file {}; for a URL, write its scheme: {url}",
+                        path.display()
+                    ),
+                }));
             }
         }
+        Source::Url(url) => context.say_debug(format_args!(
+            "GET {url}, then {url}.minisig when a key is pinned; proxy: {}",
+            super::inputs::route_of(url)
+        )),
         Source::Stdin if std::io::stdin().is_terminal() => {
             return Err(Exit::Usage(format!(
                 "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
@@ -70,7 +96,7 @@ pub fn run(cwd: &Path, args: UpdateArgs) -> Result<(), Exit> {
     // no key), and so is a JSON config when the embedded snapshot, which
     // needs no signature, is asked for.
     let embedded = source == Source::Embedded;
-    let settings = load_settings_tolerating(cwd, |format| format == Format::Crushrc || embedded)?;
+    let settings = context.settings_tolerating(|format| format == Format::Crushrc || embedded)?;
     let keys = pinned_keys(&settings)?;
     if keys.is_none() && args.signature.is_some() {
         // A signature nothing checks would be a promise not kept.

@@ -1,18 +1,29 @@
-//! Resolving `provider-auto-update` and `default-providers` through Crush's
-//! ten levels of configuration (spec sections 4 to 6), recording where each
-//! value came from.
+//! Resolving `provider-auto-update`, `default-providers` and the pinned
+//! keys through Crush's levels of configuration (spec sections 4 to 6),
+//! recording where each value came from: the files ([`files`], their
+//! project root [`root`]), merged then decoded as Crush does ([`merge`]),
+//! crushrc files read without running them ([`crushrc`]), then the
+//! environment.
 
 pub mod crushrc;
+pub mod files;
 pub mod front;
+pub mod merge;
+mod read;
+pub mod root;
 
 use std::fmt;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::store::paths::{self, EnvLookup};
+use merge::{Node, Src};
+use read::{Loaded, load_crushrc, read_file};
 
 /// The environment variable that turns automatic updates off (or back on).
 pub const DISABLE_AUTO_UPDATE_ENV: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
+/// The environment variable that turns the catalog's providers off (or
+/// back on): Crush then makes no Catwalk request at all.
+pub const DISABLE_DEFAULT_PROVIDERS_ENV: &str = "CRUSH_DISABLE_DEFAULT_PROVIDERS";
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,8 +41,8 @@ pub enum Origin {
     Json {
         /// The file.
         path: PathBuf,
-        /// The key, e.g. `options.disable_provider_auto_update`.
-        key: &'static str,
+        /// The key as written, e.g. `options.disable_provider_auto_update`.
+        key: String,
     },
     /// An environment variable.
     Env {
@@ -39,6 +50,8 @@ pub enum Origin {
         name: &'static str,
         /// Its value.
         value: String,
+        /// The `.env` file and line it came from, when it did.
+        dotenv: Option<(PathBuf, usize)>,
     },
 }
 
@@ -46,11 +59,35 @@ impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::Default => f.write_str("default"),
-            Origin::Crushrc { path, line } => write!(f, "option at {}:{line}", path.display()),
-            Origin::Json { path, key } => write!(f, "{key} in {}", path.display()),
-            Origin::Env { name, value } => write!(f, "{name}={value}"),
+            Origin::Crushrc { path, line } => write!(f, "option at {}:{line}", shown_path(path)),
+            Origin::Json { path, key } => write!(f, "{} in {}", shown(key), shown_path(path)),
+            Origin::Env {
+                name,
+                value,
+                dotenv: None,
+            } => write!(f, "{name}={}", shown(value)),
+            Origin::Env {
+                name,
+                value,
+                dotenv: Some((path, line)),
+            } => write!(f, "{name}={} at {}:{line}", shown(value), shown_path(path)),
         }
     }
+}
+
+/// Text from a file or the environment as it may be printed: as is when
+/// plain, quoted with its control characters escaped otherwise.
+pub fn shown(text: &str) -> String {
+    if crate::catalog::has_control(text) {
+        crate::catalog::quoted(text)
+    } else {
+        text.to_owned()
+    }
+}
+
+/// A path as it may be printed ([`shown`]).
+pub fn shown_path(path: &Path) -> String {
+    shown(&path.display().to_string())
 }
 
 /// A boolean setting and its origin.
@@ -105,11 +142,17 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// Every file that was read, lowest priority first.
     pub files: Vec<PathBuf>,
+    /// The project root the walk for project files stopped at.
+    pub root: root::Root,
+    /// The workspace folder, whose `crush.json` is level 3.
+    pub workspace: files::Workspace,
+    /// Project files Crush passes over (another user's).
+    pub skipped: Vec<files::SkippedFile>,
 }
 
 /// A configuration file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+#[error("{}{}: {message}", shown_path(path), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ConfigError {
     /// The file.
     pub path: PathBuf,
@@ -128,60 +171,46 @@ pub enum Format {
     Crushrc,
 }
 
-/// The configuration files that may hold settings, lowest priority first:
-/// levels 2 to 9 of spec section 5. `cwd` should be absolute.
-pub fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
-    let mut files = Vec::new();
-    if let Ok(dir) = paths::global_state_dir(env) {
-        files.push((dir.join("crush.json"), Format::Json));
-    }
-    files.push((cwd.join(".crush").join("crush.json"), Format::Json));
-    if let Ok(dir) = paths::config_dir(env) {
-        files.push((dir.join("crush.json"), Format::Json));
-        files.push((dir.join("crushrc"), Format::Crushrc));
-    }
-    for dir in project_dirs(cwd).iter().rev() {
-        files.push((dir.join("crush.json"), Format::Json));
-        files.push((dir.join("crushrc"), Format::Crushrc));
-        files.push((dir.join(".crush.json"), Format::Json));
-        files.push((dir.join(".crushrc"), Format::Crushrc));
-    }
-    files
+/// What the settings are resolved from, besides the files.
+pub struct Inputs<'a> {
+    /// The working directory (absolute).
+    pub cwd: &'a Path,
+    /// The environment.
+    pub env: EnvLookup<'a>,
+    /// Where a variable of `env` came from: the `.env` file and line, or
+    /// `None` for the process's own.
+    pub env_source: &'a dyn Fn(&str) -> Option<(PathBuf, usize)>,
+    /// `-D/--data-dir`: the workspace folder.
+    pub data_dir: Option<&'a Path>,
 }
 
-/// The folders searched for project files, nearest first: `cwd` and each
-/// parent up to the root of the enclosing git work tree, or `cwd` alone when
-/// there is none.
-pub fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    for dir in cwd.ancestors() {
-        dirs.push(dir.to_path_buf());
-        // `.git` is a folder in a clone and a file in a linked work tree.
-        if dir.join(".git").exists() {
-            return dirs;
-        }
-    }
-    vec![cwd.to_path_buf()]
+/// The settings one crushrc alone gives (over the defaults).
+pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, ConfigError> {
+    let loaded = load_crushrc(path, text, 0)?;
+    let mut settings = Settings::defaults(path.parent().unwrap_or(path));
+    settings.warnings = loaded.warnings;
+    let paths = [(path.to_owned(), Format::Crushrc)];
+    apply_options(&mut settings, &loaded.loaded.node, &paths)?;
+    Ok(settings)
 }
 
 impl Settings {
-    /// The built-in defaults: everything on.
-    pub fn defaults() -> Settings {
+    /// The built-in defaults for working directory `cwd`: everything on.
+    pub fn defaults(cwd: &Path) -> Settings {
         Settings {
             auto_update: Setting::default_on(),
             default_providers: Setting::default_on(),
             public_keys: None,
             warnings: Vec::new(),
             files: Vec::new(),
+            root: root::Root::None(root::NoRoot::NoRepository),
+            workspace: files::Workspace {
+                dir: cwd.join(".crush"),
+                from: files::WorkspaceFrom::Default,
+            },
+            skipped: Vec::new(),
         }
     }
-}
-
-/// The settings one crushrc alone gives (over the defaults).
-pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, ConfigError> {
-    let mut settings = Settings::defaults();
-    apply_crushrc(&mut settings, path, text)?;
-    Ok(settings)
 }
 
 /// Resolves the settings for a working directory.
@@ -198,91 +227,315 @@ pub fn resolve_tolerating(
     env: EnvLookup,
     tolerated: impl Fn(Format) -> bool,
 ) -> Result<Settings, ConfigError> {
-    let mut settings = Settings::defaults();
-    for (path, format) in config_files(cwd, env) {
-        let before = settings.clone();
-        match read_into(&mut settings, path, format) {
-            Ok(()) => {}
-            Err(e) if tolerated(format) => {
-                settings = before;
-                settings
-                    .warnings
-                    .push(format!("{e}; this file is not read"));
+    let inputs = Inputs {
+        cwd,
+        env,
+        env_source: &|_| None,
+        data_dir: None,
+    };
+    resolve_in(&inputs, tolerated)
+}
+
+/// Reads files, skipping those `tolerated` allows when they cannot be
+/// used, and keeps the list of those that hold something.
+struct Reader<F: Fn(Format) -> bool> {
+    tolerated: F,
+    /// Every file that holds something, by [`Src::file`].
+    paths: Vec<(PathBuf, Format)>,
+    warnings: Vec<String>,
+}
+
+impl<F: Fn(Format) -> bool> Reader<F> {
+    /// Reads each of `files`; a missing, empty or skipped one adds nothing.
+    fn read_all(&mut self, files: &[(PathBuf, Format)]) -> Result<Vec<Loaded>, ConfigError> {
+        let mut parts = Vec::new();
+        for (path, format) in files {
+            match read_file(path, *format, self.paths.len()) {
+                Ok(None) => {}
+                Ok(Some((loaded, warnings))) => {
+                    self.paths.push((path.clone(), *format));
+                    self.warnings.extend(warnings);
+                    parts.push(loaded);
+                }
+                Err(e) if (self.tolerated)(*format) => {
+                    self.warnings.push(format!("{e}; this file is not read"));
+                }
+                Err(e) => return Err(e),
             }
-            Err(e) => return Err(e),
         }
+        Ok(parts)
     }
-    apply_env(&mut settings, env);
+}
+
+/// Files to read, lowest priority first.
+type Files = Vec<(PathBuf, Format)>;
+
+/// The files below the workspace's (the system's, the global state) and
+/// above it (the global config, the project's), in the spec's order.
+fn ranked_files(env: EnvLookup, project: Vec<(PathBuf, Format)>) -> (Files, Files) {
+    let platform = paths::Platform::current();
+    let config_dir = paths::config_dir(env).ok();
+    let below = [
+        paths::system_config_on(platform, env),
+        paths::global_state_dir(env)
+            .ok()
+            .map(|d| d.join("crush.json")),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| (p, Format::Json))
+    .collect();
+    let above = [
+        config_dir
+            .as_ref()
+            .map(|d| (d.join("crush.json"), Format::Json)),
+        config_dir
+            .as_ref()
+            .map(|d| (d.join("crushrc"), Format::Crushrc)),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(project)
+    .collect();
+    (below, above)
+}
+
+/// The configuration files that may hold settings for `cwd` (absolute),
+/// lowest priority first, in the spec's order: the system file, the global
+/// state, the workspace file (in the folder Crush finds without `-D` or
+/// `option data-directory`), the global JSON and crushrc, the project files
+/// Crush reads (another user's left out).
+pub fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
+    let root = match root::find(cwd) {
+        root::Root::WorkTree(dir) => Some(dir),
+        root::Root::None(_) => None,
+    };
+    let (below, above) = ranked_files(env, files::project(cwd, root.as_deref()).files);
+    let home = paths::home_dir(env).ok();
+    let workspace = files::workspace(files::WorkspaceInputs {
+        flag: None,
+        option: None,
+        cwd,
+        root: root.as_deref(),
+        home: home.as_deref(),
+    });
+    below
+        .into_iter()
+        .chain([(workspace.dir.join("crush.json"), Format::Json)])
+        .chain(above)
+        .collect()
+}
+
+/// Resolves the settings from `inputs`, skipping files as
+/// [`resolve_tolerating`] does.
+pub fn resolve_in(
+    inputs: &Inputs<'_>,
+    tolerated: impl Fn(Format) -> bool,
+) -> Result<Settings, ConfigError> {
+    let (cwd, env) = (inputs.cwd, inputs.env);
+    let mut settings = Settings::defaults(cwd);
+    settings.root = root::find(cwd);
+    let root_dir = match &settings.root {
+        root::Root::WorkTree(dir) => Some(dir.clone()),
+        root::Root::None(_) => None,
+    };
+    let project = files::project(cwd, root_dir.as_deref());
+    settings.skipped = project.skipped;
+    if let Some(why) = project.dropped {
+        settings.warnings.push(format!(
+            "{why}: Crush then reads no project file, and neither does this"
+        ));
+    }
+    let (below, above) = ranked_files(env, project.files);
+    let mut reader = Reader {
+        tolerated,
+        paths: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let below = reader.read_all(&below)?;
+    let above = reader.read_all(&above)?;
+    // The workspace folder comes from every other file's options.
+    let option = data_directory(below.iter().chain(&above), &reader.paths);
+    let home = paths::home_dir(env).ok();
+    settings.workspace = files::workspace(files::WorkspaceInputs {
+        flag: inputs.data_dir,
+        option,
+        cwd,
+        root: root_dir.as_deref(),
+        home: home.as_deref(),
+    });
+    let workspace_file = settings.workspace.dir.join("crush.json");
+    // Crush ignores a workspace file it cannot read, but not one that is
+    // not JSON.
+    let workspace = match read_file(&workspace_file, Format::Json, reader.paths.len()) {
+        Ok(Some((loaded, _))) => {
+            reader.paths.push((workspace_file, Format::Json));
+            Some(loaded)
+        }
+        Ok(None) | Err(ConfigError { line: None, .. }) => None,
+        Err(e) if (reader.tolerated)(Format::Json) => {
+            reader.warnings.push(format!("{e}; this file is not read"));
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    settings.warnings.append(&mut reader.warnings);
+    let order: Vec<Loaded> = below.into_iter().chain(workspace).chain(above).collect();
+    settings.files = order
+        .iter()
+        .map(|l| reader.paths[l.file].0.clone())
+        .collect();
+    if let Err(e) = combine(&mut settings, order, &reader.paths) {
+        let format = reader
+            .paths
+            .iter()
+            .find(|(p, _)| *p == e.path)
+            .map_or(Format::Json, |(_, f)| *f);
+        if !(reader.tolerated)(format) {
+            return Err(e);
+        }
+        settings
+            .warnings
+            .push(format!("{e}; its options are not read"));
+    }
+    apply_env(&mut settings, env, inputs.env_source);
     Ok(settings)
 }
 
-/// Reads one configuration file into `settings`; a missing or empty one
-/// is skipped.
-fn read_into(settings: &mut Settings, path: PathBuf, format: Format) -> Result<(), ConfigError> {
-    let text = match fs::read(&path) {
-        Ok(bytes) => bytes,
-        // A file inside a folder that is a file (ENOTDIR) is as missing
-        // as one that does not exist.
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(());
+/// `options.data_directory` of the merged `parts`, and where it was set.
+fn data_directory<'a>(
+    parts: impl Iterator<Item = &'a Loaded>,
+    paths: &[(PathBuf, Format)],
+) -> Option<(String, Origin)> {
+    let mut root = Node::Object(Vec::new());
+    for part in parts {
+        merge::merge(&mut root, part.node.clone(), &mut Vec::new());
+    }
+    let found = merge::decode(&root).ok()?.data_directory?;
+    Some((found.value.clone(), origin_of(&found, paths)))
+}
+
+fn origin_of<T>(found: &merge::Found<T>, paths: &[(PathBuf, Format)]) -> Origin {
+    let path = paths[found.src.file].0.clone();
+    match found.src.line {
+        Some(line) => Origin::Crushrc { path, line },
+        None => Origin::Json {
+            path,
+            key: found.key.clone(),
+        },
+    }
+}
+
+/// Merges `order`'s parts, lowest first, decodes the options and the
+/// pinned keys into `settings`.
+fn combine(
+    settings: &mut Settings,
+    order: Vec<Loaded>,
+    paths: &[(PathBuf, Format)],
+) -> Result<(), ConfigError> {
+    let mut root = Node::Object(Vec::new());
+    let mut changes = Vec::new();
+    for part in order {
+        if let Some(keys) = part.keys {
+            settings.public_keys = Some(keys);
         }
-        // A folder where a file is expected, or an unreadable file, is
-        // not a configuration: say so rather than guess.
-        Err(e) => {
-            return Err(ConfigError {
-                path,
-                line: None,
-                message: format!("cannot read: {e}"),
-            });
+        merge::merge(&mut root, part.node, &mut changes);
+    }
+    for change in changes {
+        let file =
+            |src: Option<Src>| src.map_or_else(String::new, |s| shown_path(&paths[s.file].0));
+        settings.warnings.push(format!(
+            "{}: {} ({}) replaces {} from {}; Crush merges its files before it reads them, and one whose merge refuses a change of type (go-jsons v1.0.0-alpha.5) would not start: make them agree",
+            file(change.after.1),
+            shown(&change.key),
+            change.after.0,
+            change.before.0,
+            file(change.before.1),
+        ));
+    }
+    apply_options(settings, &root, paths)
+}
+
+/// Sets the options decoded from the merged `root` in `settings`.
+fn apply_options(
+    settings: &mut Settings,
+    root: &Node,
+    paths: &[(PathBuf, Format)],
+) -> Result<(), ConfigError> {
+    let options = merge::decode(root).map_err(|e| {
+        let (path, line) = e.src.map_or((PathBuf::new(), None), |s| {
+            (paths[s.file].0.clone(), s.line)
+        });
+        ConfigError {
+            path,
+            line,
+            message: format!(
+                "{} must be {}, not {}; Crush refuses to start on it",
+                shown(&e.key),
+                e.expected,
+                e.found
+            ),
         }
-    };
-    let text = String::from_utf8(text).map_err(|_| ConfigError {
-        path: path.clone(),
-        line: None,
-        message: "not UTF-8 text".into(),
     })?;
-    if text.trim().is_empty() {
-        return Ok(());
+    for (found, target) in [
+        (
+            &options.disable_provider_auto_update,
+            &mut settings.auto_update,
+        ),
+        (
+            &options.disable_default_providers,
+            &mut settings.default_providers,
+        ),
+    ] {
+        if let Some(found) = found {
+            *target = Setting {
+                value: !found.value,
+                origin: origin_of(found, paths),
+            };
+        }
     }
-    match format {
-        Format::Json => apply_json(settings, &path, &text)?,
-        Format::Crushrc => apply_crushrc(settings, &path, &text)?,
-    }
-    settings.files.push(path);
     Ok(())
 }
 
 /// Level 10: the environment.
-fn apply_env(settings: &mut Settings, env: EnvLookup) {
+fn apply_env(
+    settings: &mut Settings,
+    env: EnvLookup,
+    source: &dyn Fn(&str) -> Option<(PathBuf, usize)>,
+) {
+    let origin = |name: &'static str, value: &str| Origin::Env {
+        name,
+        value: value.to_owned(),
+        dotenv: source(name),
+    };
     if let Some(value) = env(crate::trust::signature::KEYS_ENV) {
         let value = value.to_string_lossy().into_owned();
         settings.public_keys = Some(PinnedKeys {
             entries: value.split(',').map(str::trim).map(str::to_owned).collect(),
-            origin: Origin::Env {
-                name: crate::trust::signature::KEYS_ENV,
-                value,
-            },
+            origin: origin(crate::trust::signature::KEYS_ENV, &value),
         });
     }
-    if let Some(value) = env(DISABLE_AUTO_UPDATE_ENV) {
+    for (name, target) in [
+        (DISABLE_AUTO_UPDATE_ENV, &mut settings.auto_update),
+        (
+            DISABLE_DEFAULT_PROVIDERS_ENV,
+            &mut settings.default_providers,
+        ),
+    ] {
+        let Some(value) = env(name) else {
+            continue;
+        };
         let value = value.to_string_lossy().into_owned();
         match parse_go_bool(&value) {
             Some(disable) => {
-                settings.auto_update = Setting {
+                *target = Setting {
                     value: !disable,
-                    origin: Origin::Env {
-                        name: DISABLE_AUTO_UPDATE_ENV,
-                        value,
-                    },
+                    origin: origin(name, &value),
                 }
             }
             None => settings.warnings.push(format!(
-                "{DISABLE_AUTO_UPDATE_ENV}={value:?} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored"
+                "{name}={} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored",
+                crate::catalog::quoted(&value)
             )),
         }
     }
@@ -297,144 +550,12 @@ fn parse_go_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// crushrc booleans: `true false 1 0 yes no` in any case.
-fn parse_rc_bool(s: &str) -> Option<bool> {
-    match s.to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" => Some(true),
-        "false" | "0" | "no" => Some(false),
-        _ => None,
-    }
-}
-
-fn apply_json(settings: &mut Settings, path: &Path, text: &str) -> Result<(), ConfigError> {
-    let error = |line: Option<usize>, message: String| ConfigError {
-        path: path.to_owned(),
-        line,
-        message,
-    };
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| error(Some(e.line()), format!("not valid JSON: {e}")))?;
-    let Some(object) = value.as_object() else {
-        return Err(error(None, "expected a JSON object".into()));
-    };
-    let Some(options) = object.get("options") else {
-        return Ok(());
-    };
-    let Some(options) = options.as_object() else {
-        return Err(error(None, "\"options\" must be an object".into()));
-    };
-    match options.get("provider_public_keys") {
-        None | Some(serde_json::Value::Null) => {}
-        Some(serde_json::Value::Array(keys)) if keys.iter().all(|k| k.is_string()) => {
-            settings.public_keys = Some(PinnedKeys {
-                entries: keys
-                    .iter()
-                    .filter_map(|k| k.as_str())
-                    .map(str::to_owned)
-                    .collect(),
-                origin: Origin::Json {
-                    path: path.to_owned(),
-                    key: "options.provider_public_keys",
-                },
-            });
-        }
-        Some(other) => {
-            return Err(error(
-                None,
-                format!("options.provider_public_keys must be a list of strings, not {other}"),
-            ));
-        }
-    }
-    for (key, origin_key, target) in [
-        (
-            "disable_provider_auto_update",
-            "options.disable_provider_auto_update",
-            &mut settings.auto_update,
-        ),
-        (
-            "disable_default_providers",
-            "options.disable_default_providers",
-            &mut settings.default_providers,
-        ),
-    ] {
-        match options.get(key) {
-            None | Some(serde_json::Value::Null) => {}
-            Some(serde_json::Value::Bool(disable)) => {
-                *target = Setting {
-                    value: !disable,
-                    origin: Origin::Json {
-                        path: path.to_owned(),
-                        key: origin_key,
-                    },
-                }
-            }
-            Some(other) => {
-                return Err(error(
-                    None,
-                    format!("options.{key} must be true or false, not {other}"),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn apply_crushrc(settings: &mut Settings, path: &Path, text: &str) -> Result<(), ConfigError> {
-    let script = crushrc::parse(text).map_err(|e| ConfigError {
-        path: path.to_owned(),
-        line: Some(e.line),
-        message: e.message,
-    })?;
-    for skipped in &script.skipped {
-        settings.warnings.push(format!(
-            "{}:{}: `{}` skipped: {}; this reader does not run the shell",
-            path.display(),
-            skipped.line,
-            skipped.command,
-            skipped.reason
-        ));
-    }
-    for command in &script.commands {
-        let words = command.texts();
-        if words[0] != "option" || words.len() < 2 {
-            continue;
-        }
-        let target = match words[1] {
-            "provider-auto-update" => &mut settings.auto_update,
-            "default-providers" => &mut settings.default_providers,
-            _ => continue,
-        };
-        let error = |message: String| ConfigError {
-            path: path.to_owned(),
-            line: Some(command.line),
-            message,
-        };
-        let value = match words.get(2..).unwrap_or_default() {
-            [] => true,
-            [value] => parse_rc_bool(value).ok_or_else(|| {
-                error(format!(
-                    "option {}: {value:?} is not a boolean (true, false, 1, 0, yes, no)",
-                    words[1]
-                ))
-            })?,
-            _ => return Err(error(format!("option {} takes one value", words[1]))),
-        };
-        *target = Setting {
-            value,
-            origin: Origin::Crushrc {
-                path: path.to_owned(),
-                line: command.line,
-            },
-        };
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
     use std::ffi::OsString;
+    use std::fs;
 
     struct Fixture {
         root: tempfile::TempDir,
@@ -447,7 +568,7 @@ mod tests {
         fn new() -> Fixture {
             let root = tempfile::tempdir().unwrap();
             fs::create_dir_all(root.path().join("home")).unwrap();
-            fs::create_dir_all(root.path().join("repo/.git")).unwrap();
+            root::init(&root.path().join("repo"));
             fs::create_dir_all(root.path().join("repo/sub/proj")).unwrap();
             let mut vars = HashMap::new();
             vars.insert("HOME".into(), root.path().join("home").into_os_string());
@@ -474,7 +595,11 @@ mod tests {
         }
 
         fn cwd(&self) -> PathBuf {
-            self.root.path().join("repo/sub/proj")
+            self.root
+                .path()
+                .canonicalize()
+                .unwrap()
+                .join("repo/sub/proj")
         }
 
         fn resolve(&self) -> Result<Settings, ConfigError> {
@@ -533,7 +658,7 @@ mod tests {
             } else {
                 Origin::Json {
                     path,
-                    key: "options.disable_provider_auto_update",
+                    key: "options.disable_provider_auto_update".into(),
                 }
             };
             assert_eq!(setting.origin, expected, "{rel}");
@@ -640,7 +765,7 @@ mod tests {
     #[test]
     fn without_a_work_tree_only_cwd_is_searched() {
         let f = Fixture::new();
-        fs::remove_dir(f.root.path().join("repo/.git")).unwrap();
+        fs::remove_dir_all(f.root.path().join("repo/.git")).unwrap();
         f.write("repo/sub/crushrc", OFF_RC);
         assert!(f.auto_update().value);
         f.write("repo/sub/proj/crushrc", OFF_RC);
@@ -650,10 +775,28 @@ mod tests {
     #[test]
     fn git_file_marks_a_linked_work_tree() {
         let f = Fixture::new();
-        fs::remove_dir(f.root.path().join("repo/.git")).unwrap();
-        f.write("repo/sub/.git", "gitdir: /elsewhere\n");
+        fs::remove_dir_all(f.root.path().join("repo/.git")).unwrap();
+        root::init(&f.root.path().join("elsewhere"));
+        let gitdir = f.root.path().join("elsewhere/.git");
+        f.write("repo/sub/.git", &format!("gitdir: {}\n", gitdir.display()));
         f.write("repo/sub/crushrc", OFF_RC);
         f.write("repo/crushrc", ON_RC);
+        assert!(!f.auto_update().value);
+    }
+
+    /// `git rev-parse --show-toplevel`: an empty `.git` folder is passed
+    /// over (the walk goes on to the repository above), a broken `.git`
+    /// file makes git fail (only the working directory is searched).
+    #[test]
+    fn only_a_repository_is_a_project_root() {
+        let f = Fixture::new();
+        f.write("repo/crushrc", OFF_RC);
+        fs::create_dir_all(f.root.path().join("repo/sub/.git")).unwrap();
+        assert!(!f.auto_update().value, "empty .git folder passed over");
+        fs::remove_dir_all(f.root.path().join("repo/sub/.git")).unwrap();
+        f.write("repo/sub/.git", "gitdir: /no/such/repository\n");
+        assert!(f.auto_update().value, "broken .git file: cwd only");
+        f.write("repo/sub/proj/crushrc", OFF_RC);
         assert!(!f.auto_update().value);
     }
 
@@ -750,11 +893,12 @@ mod tests {
             "repo/sub/proj/crushrc",
             "option provider-auto-update false true\n",
         );
+        let s = f.resolve().unwrap();
+        assert!(!s.auto_update.value, "words after the value are ignored");
         assert!(
-            f.resolve()
-                .unwrap_err()
-                .to_string()
-                .ends_with(":1: option provider-auto-update takes one value")
+            s.warnings[0].ends_with(":1: `option provider-auto-update false true`: the words after `false` are ignored, as Crush ignores them"),
+            "{:?}",
+            s.warnings
         );
         f.write("repo/sub/proj/crushrc", "option 'a\n");
         assert!(
@@ -804,7 +948,7 @@ mod tests {
             keys.origin,
             Origin::Json {
                 path: project,
-                key: "options.provider_public_keys"
+                key: "options.provider_public_keys".into()
             }
         );
         f.set("CRUSH_PROVIDER_PUBLIC_KEY", "RWQx, RWQy");
@@ -819,6 +963,149 @@ mod tests {
                 .unwrap_err()
                 .message
                 .contains("must be a list of strings")
+        );
+    }
+
+    /// Go's rules for JSON files: any letter case, `null` as absent, a
+    /// higher file's value replacing a lower one of another type (told).
+    #[test]
+    fn json_is_read_as_go_reads_it() {
+        let f = Fixture::new();
+        let path = f.write(
+            "repo/sub/proj/crush.json",
+            r#"{"Options": {"Disable_Provider_Auto_Update": true}}"#,
+        );
+        let s = f.auto_update();
+        assert!(!s.value);
+        assert_eq!(
+            s.origin.to_string(),
+            format!("Options.Disable_Provider_Auto_Update in {}", path.display())
+        );
+        f.write("repo/sub/proj/crush.json", r#"{"options": null}"#);
+        assert!(f.auto_update().value);
+        f.write(
+            &format!("{GLOBAL_CONFIG}/crush.json"),
+            r#"{"options": {"disable_provider_auto_update": "yes"}}"#,
+        );
+        assert!(
+            f.resolve()
+                .unwrap_err()
+                .message
+                .contains("must be true or false"),
+            "a wrong type left after merging"
+        );
+        f.write("repo/sub/proj/crush.json", OFF_JSON);
+        let s = f.resolve().unwrap();
+        assert!(!s.auto_update.value, "the higher file's value");
+        assert!(
+            s.warnings[0].contains("(a boolean) replaces a string from"),
+            "{:?}",
+            s.warnings
+        );
+    }
+
+    #[test]
+    fn the_environment_turns_default_providers_off() {
+        let mut f = Fixture::new();
+        f.set(DISABLE_DEFAULT_PROVIDERS_ENV, "1");
+        let s = f.resolve().unwrap();
+        assert!(!s.default_providers.value);
+        assert_eq!(
+            s.default_providers.origin.to_string(),
+            "CRUSH_DISABLE_DEFAULT_PROVIDERS=1"
+        );
+        f.write("repo/sub/proj/.crushrc", "option default-providers false\n");
+        f.set(DISABLE_DEFAULT_PROVIDERS_ENV, "false");
+        assert!(f.resolve().unwrap().default_providers.value);
+    }
+
+    #[test]
+    fn the_system_file_is_lowest() {
+        let mut f = Fixture::new();
+        let system = f.write("etc/crush.json", OFF_JSON);
+        f.set(paths::SYSTEM_CONFIG_ENV, &system.to_string_lossy());
+        let s = f.auto_update();
+        assert!(!s.value);
+        assert!(s.origin.to_string().ends_with("etc/crush.json"), "{s}");
+        f.write(&format!("{GLOBAL_DATA}/crush.json"), ON_JSON);
+        assert!(f.auto_update().value);
+    }
+
+    /// Level 3 is the workspace folder's `crush.json`: `-D`, else `option
+    /// data-directory`, else the nearest `.crush`, else `./.crush`.
+    #[test]
+    fn the_workspace_file_follows_the_workspace_folder() {
+        let f = Fixture::new();
+        let resolve_d = |d: Option<&Path>| {
+            let vars = f.vars.clone();
+            let env = move |k: &str| vars.get(k).cloned();
+            resolve_in(
+                &Inputs {
+                    cwd: &f.cwd(),
+                    env: &env,
+                    env_source: &|_| None,
+                    data_dir: d,
+                },
+                |_| false,
+            )
+            .unwrap()
+        };
+        f.write("repo/.crush/crush.json", OFF_JSON);
+        let s = resolve_d(None);
+        assert!(!s.auto_update.value, "the nearest .crush, up to the root");
+        assert_eq!(s.workspace.from, files::WorkspaceFrom::Nearest);
+        f.write("repo/sub/proj/.crushrc", "option data-directory ../state\n");
+        f.write("repo/sub/state/crush.json", ON_JSON);
+        let s = resolve_d(None);
+        assert_eq!(s.workspace.dir, f.cwd().parent().unwrap().join("state"));
+        assert!(s.auto_update.value);
+        let flag = f.root.path().join("flagged");
+        f.write("flagged/crush.json", OFF_JSON);
+        let s = resolve_d(Some(&flag));
+        assert_eq!(s.workspace.from, files::WorkspaceFrom::Flag);
+        assert!(!s.auto_update.value);
+    }
+
+    #[test]
+    fn crushrc_lines_crush_refuses_are_warnings() {
+        let f = Fixture::new();
+        f.write(
+            "repo/sub/proj/crushrc",
+            "option provider-auto-update=false\noption no-such-key 1\noption debug maybe\n",
+        );
+        let s = f.resolve().unwrap();
+        assert!(s.auto_update.value);
+        assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
+        assert!(s.warnings[0].ends_with(":1: `option provider-auto-update=false`: there is no option \"provider-auto-update=false\", so it changes nothing, and Crush refuses to start on it; did you mean `option provider-auto-update false`?"), "{}", s.warnings[0]);
+        assert!(s.warnings[2].contains("Crush refuses to start on this line"));
+        f.write(
+            "repo/sub/proj/crushrc",
+            "option provider-auto-update \"\"\n",
+        );
+        assert!(f.auto_update().value, "an empty value is a bare flag");
+    }
+
+    #[test]
+    fn an_env_origin_names_the_dotenv_file() {
+        let mut f = Fixture::new();
+        f.set(DISABLE_AUTO_UPDATE_ENV, "1");
+        let vars = f.vars.clone();
+        let env = move |k: &str| vars.get(k).cloned();
+        let source =
+            |name: &str| (name == DISABLE_AUTO_UPDATE_ENV).then(|| (PathBuf::from("/w/.env"), 2));
+        let s = resolve_in(
+            &Inputs {
+                cwd: &f.cwd(),
+                env: &env,
+                env_source: &source,
+                data_dir: None,
+            },
+            |_| false,
+        )
+        .unwrap();
+        assert_eq!(
+            s.auto_update.origin.to_string(),
+            "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1 at /w/.env:2"
         );
     }
 

@@ -119,12 +119,17 @@ pub enum Network {
     Refused {
         /// `host:port`.
         target: String,
+        /// The variable a proxy for it would come from; `None` for this
+        /// machine, which no proxy serves.
+        proxy_variable: Option<&'static str>,
     },
     /// No route to the host.
     #[error("{target} cannot be reached from this machine (no route to it)")]
     Unreachable {
         /// `host:port`.
         target: String,
+        /// As for [`Network::Refused`].
+        proxy_variable: Option<&'static str>,
     },
     /// The server closed or reset the connection before answering.
     #[error("{target} closed the connection before answering")]
@@ -219,9 +224,13 @@ impl Network {
             Network::Dns { .. } => {
                 "check the host name, and the network's name service (DNS)".into()
             }
-            Network::Refused { .. } | Network::Unreachable { .. } => {
-                "check the URL and that the server runs; a network that allows the web only through a proxy needs HTTPS_PROXY".into()
-            }
+            Network::Refused { proxy_variable, .. }
+            | Network::Unreachable { proxy_variable, .. } => match proxy_variable {
+                Some(variable) => format!(
+                    "check the URL and that the server runs; a network that allows the web only through a proxy needs {variable}"
+                ),
+                None => "check the URL and that the server runs on this machine".into(),
+            },
             Network::Closed { .. } | Network::Broken { .. } | Network::Other(_) => {
                 "try again; if it persists, check the network and the proxy (HTTPS_PROXY)".into()
             }
@@ -336,6 +345,12 @@ pub fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagn
         context.url.port_or_known_default().unwrap_or_default()
     );
     let says = |needle: &str| links.iter().any(|e| e.to_string().starts_with(needle));
+    // No proxy serves this machine (Go's rule): no hint of one for it.
+    let proxy_variable = match context.url.scheme() {
+        _ if proxy::is_loopback(context.url) => None,
+        "https" => Some("HTTPS_PROXY"),
+        _ => Some("HTTP_PROXY"),
+    };
     let io_kind = links
         .iter()
         .find_map(|e| e.downcast_ref::<io::Error>())
@@ -415,9 +430,15 @@ pub fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagn
         };
     }
     let cause = match io_kind {
-        Some(io::ErrorKind::ConnectionRefused) => Network::Refused { target },
+        Some(io::ErrorKind::ConnectionRefused) => Network::Refused {
+            target,
+            proxy_variable,
+        },
         Some(io::ErrorKind::HostUnreachable | io::ErrorKind::NetworkUnreachable) => {
-            Network::Unreachable { target }
+            Network::Unreachable {
+                target,
+                proxy_variable,
+            }
         }
         Some(
             io::ErrorKind::ConnectionReset

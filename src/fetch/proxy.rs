@@ -124,6 +124,17 @@ pub fn route(url: &Url, env: &ProxyEnv) -> Route {
     }
 }
 
+/// Whether `url` is for this machine, which never goes through a proxy:
+/// `localhost`, `127.0.0.0/8`, `::1` (Go's `useProxy`).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => canonical(IpAddr::V6(ip)).is_loopback(),
+        None => false,
+    }
+}
+
 /// Go's `parseProxy`: the value as a URL when its scheme is http, https or
 /// socks5, else `http://` and the value when that is a URL, else the value
 /// as it parsed; nothing when neither parses.

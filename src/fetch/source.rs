@@ -61,22 +61,58 @@ impl fmt::Display for Source {
 #[error("{0}")]
 pub struct SourceError(String);
 
+/// Which input named the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Given {
+    /// The `SOURCE` argument.
+    Argument,
+    /// `CATWALK_URL`, the argument being omitted or empty.
+    CatwalkUrl,
+    /// Neither: the public Catwalk server.
+    Default,
+}
+
+/// The text that names the source, and where it came from: the argument,
+/// else `CATWALK_URL`, else the public server, an empty one counting as
+/// none (Crush's `UpdateProviders`: `cmp.Or(pathOrURL, CATWALK_URL,
+/// defaultCatwalkURL)`).
+pub fn given<'a>(arg: Option<&'a str>, catwalk_url: Option<&'a str>) -> (&'a str, Given) {
+    match (
+        arg.filter(|a| !a.is_empty()),
+        catwalk_url.filter(|u| !u.is_empty()),
+    ) {
+        (Some(arg), _) => (arg, Given::Argument),
+        (None, Some(url)) => (url, Given::CatwalkUrl),
+        (None, None) => (DEFAULT_CATWALK_URL, Given::Default),
+    }
+}
+
 /// Resolves the `SOURCE` argument. `catwalk_url` is the value of
-/// `CATWALK_URL`, used when the argument is omitted.
+/// `CATWALK_URL`, used when the argument is omitted or empty, and read
+/// the same way: `embedded`, a file or a URL, as Crush reads it.
 pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
-    let Some(arg) = arg else {
-        let base = catwalk_url.unwrap_or(DEFAULT_CATWALK_URL);
-        if !is_http(base) {
-            return Err(SourceError(format!(
-                "CATWALK_URL={base:?} is not an http:// or https:// URL; set it to a Catwalk base URL such as {DEFAULT_CATWALK_URL}"
-            )));
-        }
-        return catalog_url(base).map(Source::Url);
-    };
+    let (text, from) = given(arg, catwalk_url);
+    resolve_text(text).map_err(|SourceError(why)| match from {
+        Given::CatwalkUrl => SourceError(format!("CATWALK_URL: {why}")),
+        _ => SourceError(why),
+    })
+}
+
+/// Whether `CATWALK_URL` can be the start-up refresh's server: an http(s)
+/// URL, as Crush's requests need (anything else makes its request fail
+/// before it is sent). `Err` holds a value that is not one.
+pub fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
+    let (text, _) = given(None, catwalk_url);
+    if is_http(text)
+        && let Ok(url) = catalog_url(text)
+    {
+        return Ok(url);
+    }
+    Err(text.to_owned())
+}
+
+fn resolve_text(arg: &str) -> Result<Source, SourceError> {
     match arg {
-        "" => Err(SourceError(
-            "SOURCE is empty; give a URL, a file, `-` for standard input or `embedded`".into(),
-        )),
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
         _ if is_http(arg) => catalog_url(arg).map(Source::Url),
@@ -319,11 +355,34 @@ mod tests {
                 .to_string(),
             "http://127.0.0.1:9/base/v2/providers"
         );
+        // As Crush reads it: a file, `embedded`, or a URL.
+        assert_eq!(
+            resolve(None, Some("catwalk.local:8080")).unwrap(),
+            Source::File("catwalk.local:8080".into())
+        );
+        assert_eq!(resolve(None, Some("embedded")).unwrap(), Source::Embedded);
+        assert_eq!(
+            resolve(Some(""), Some("embedded")).unwrap(),
+            Source::Embedded
+        );
+        assert_eq!(
+            resolve(Some(""), None).unwrap(),
+            resolve(None, None).unwrap()
+        );
         assert!(
-            resolve(None, Some("catwalk.local"))
+            resolve(None, Some("ftp://x/y"))
                 .unwrap_err()
                 .0
-                .contains("CATWALK_URL")
+                .starts_with("CATWALK_URL: ")
+        );
+        assert_eq!(
+            startup_url(Some("mirror.corp:8080")),
+            Err("mirror.corp:8080".to_string())
+        );
+        assert_eq!(startup_url(Some("embedded")), Err("embedded".to_string()));
+        assert_eq!(
+            startup_url(None).unwrap().as_str(),
+            "https://catwalk.charm.land/v2/providers"
         );
     }
 
@@ -381,7 +440,6 @@ mod tests {
             Source::File("/tmp/x.json".into())
         );
         assert!(resolve(Some("file://host/x"), None).is_err());
-        assert!(resolve(Some(""), None).is_err());
         assert!(resolve(Some("http://"), None).is_err());
         assert!(resolve(Some("https://exa mple.com"), None).is_err());
     }

@@ -66,6 +66,8 @@ pub struct Parsed {
     pub word: Word,
     /// `-c`/`--cwd`, the folder Crush reads its project settings from.
     pub cwd: Option<OsString>,
+    /// `-D`/`--data-dir`, the folder of its workspace config.
+    pub data_dir: Option<OsString>,
 }
 
 /// Reads the arguments (without the program's name) as Crush's command
@@ -73,6 +75,7 @@ pub struct Parsed {
 /// flag nor a flag's value, before any `--`.
 pub fn classify(args: &[OsString]) -> Parsed {
     let mut cwd = None;
+    let mut data_dir = None;
     let mut command: Option<&str> = None;
     let mut after: Option<&str> = None;
     let mut flags_only_help = false;
@@ -98,8 +101,10 @@ pub fn classify(args: &[OsString]) -> Parsed {
                 }
                 None => None,
             };
-            if name == "cwd" {
-                cwd = value.or(cwd);
+            match name {
+                "cwd" => cwd = value.or(cwd),
+                "data-dir" => data_dir = value.or(data_dir),
+                _ => {}
             }
             flags_only_help |= command.is_none() && matches!(name, "help" | "version");
             continue;
@@ -114,8 +119,10 @@ pub fn classify(args: &[OsString]) -> Parsed {
                     args.get(i - 1).cloned()
                 }
             };
-            if flag == Some('c') {
-                cwd = value.or(cwd);
+            match flag {
+                Some('c') => cwd = value.or(cwd),
+                Some('D') => data_dir = value.or(data_dir),
+                _ => {}
             }
             flags_only_help |=
                 command.is_none() && shorts.chars().any(|c| matches!(c, 'h' | 'v' | 'V'));
@@ -136,7 +143,11 @@ pub fn classify(args: &[OsString]) -> Parsed {
         None if flags_only_help => Word::Shared,
         None => Word::Crush,
     };
-    Parsed { word, cwd }
+    Parsed {
+        word,
+        cwd,
+        data_dir,
+    }
 }
 
 fn args_str(arg: &OsStr) -> &str {
@@ -382,6 +393,14 @@ mod tests {
             assert_eq!(parse(args).cwd, Some(OsString::from(cwd)), "{args:?}");
         }
         assert_eq!(parse(&["-D", "/x", "run"]).cwd, None);
+        assert_eq!(
+            parse(&["-D", "/x", "run"]).data_dir,
+            Some(OsString::from("/x"))
+        );
+        assert_eq!(
+            parse(&["run", "--data-dir=/y"]).data_dir,
+            Some(OsString::from("/y"))
+        );
     }
 
     #[test]

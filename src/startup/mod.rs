@@ -17,6 +17,7 @@
 //! What to do is decided by [`decide`], a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
 
+pub mod network;
 pub mod refresh;
 
 use std::borrow::Cow;
@@ -428,8 +429,10 @@ fn snapshot(warnings: Vec<String>) -> StartupCatalog {
 /// The start-up settings that come from the environment, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvOptions {
-    /// From `CATWALK_URL`, else the default Catwalk server.
-    pub url: Url,
+    /// The catalog to refresh from: `CATWALK_URL`, else the default
+    /// Catwalk server; `Err` holds a `CATWALK_URL` that is not an http(s)
+    /// URL, with which no refresh is made.
+    pub url: Result<Url, String>,
     /// From [`TIMEOUT_ENV`], else [`DEFAULT_TIMEOUT`].
     pub timeout: Duration,
     /// From [`INTERVAL_ENV`], else [`DEFAULT_INTERVAL`].
@@ -445,18 +448,10 @@ pub fn options_from_env(
     env: impl Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
 ) -> EnvOptions {
-    let catwalk_url = env("CATWALK_URL");
-    let url = match source::resolve(None, catwalk_url.as_deref()) {
-        Ok(source::Source::Url(url)) => url,
-        Ok(_) | Err(_) => {
-            warnings.push(format!(
-                "CATWALK_URL={:?} is not an http:// or https:// URL; using {}",
-                catwalk_url.unwrap_or_default(),
-                source::DEFAULT_CATWALK_URL
-            ));
-            source::catalog_url(source::DEFAULT_CATWALK_URL).expect("the default URL is valid")
-        }
-    };
+    let url = source::startup_url(env("CATWALK_URL").as_deref());
+    if let Err(value) = &url {
+        warnings.push(not_http_warning(value));
+    }
     let timeout = env(TIMEOUT_ENV).map_or(DEFAULT_TIMEOUT, |text| {
         http::parse_seconds(&text).unwrap_or_else(|_| {
             warnings.push(format!(
@@ -481,6 +476,20 @@ pub fn options_from_env(
         interval,
         interval_origin,
     }
+}
+
+/// What every start says of a `CATWALK_URL` that is not an http(s) URL:
+/// no refresh goes anywhere (Crush's request with it fails before it is
+/// sent; never the public server instead), and what it is good for.
+pub fn not_http_warning(value: &str) -> String {
+    let me = program();
+    let meant = source::meant_url(value)
+        .map(|url| format!("; for a mirror, write its scheme: CATWALK_URL={url}"))
+        .unwrap_or_default();
+    format!(
+        "CATWALK_URL={} is not an http:// or https:// URL: no refresh at start-up (Crush makes no request with it either); `{me} update-providers` reads it as its SOURCE (a file, or `embedded`){meant}",
+        crate::catalog::quoted(value)
+    )
 }
 
 /// A refresh interval: whole or fractional seconds (`300`, `0`), or a
@@ -518,7 +527,7 @@ mod tests {
         let mut warnings = Vec::new();
         let options = options_from_env(env_of(&[]), &mut warnings);
         assert_eq!(
-            options.url.as_str(),
+            options.url.as_ref().unwrap().as_str(),
             "https://catwalk.charm.land/v2/providers"
         );
         assert_eq!(options.timeout, DEFAULT_TIMEOUT);
@@ -532,7 +541,10 @@ mod tests {
             ]),
             &mut warnings,
         );
-        assert_eq!(options.url.as_str(), "http://127.0.0.1:1/x/v2/providers");
+        assert_eq!(
+            options.url.as_ref().unwrap().as_str(),
+            "http://127.0.0.1:1/x/v2/providers"
+        );
         assert_eq!(options.timeout, Duration::from_millis(250));
         assert_eq!(options.interval, Duration::from_secs(90));
         assert!(warnings.is_empty());
@@ -545,12 +557,18 @@ mod tests {
             &mut warnings,
         );
         assert_eq!(
-            options.url.as_str(),
-            "https://catwalk.charm.land/v2/providers"
+            options.url,
+            Err("ftp://x".to_string()),
+            "never the public server"
         );
         assert_eq!(options.timeout, DEFAULT_TIMEOUT);
         assert_eq!(options.interval, DEFAULT_INTERVAL);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with(
+                "CATWALK_URL=\"ftp://x\" is not an http:// or https:// URL: no refresh"
+            )
+        );
         assert!(
             warnings[2].starts_with("CRUSH_PROVIDER_REFRESH_INTERVAL=\"soon\" is not a duration")
         );

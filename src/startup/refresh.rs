@@ -580,7 +580,7 @@ pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Re
     let mut command = Command::new(exe);
     command
         .arg(HELPER_COMMAND)
-        .arg("--data-dir")
+        .arg("--cache-dir")
         .arg(&files.dir)
         .arg("--url")
         .arg(request.url.as_str())

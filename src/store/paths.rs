@@ -57,6 +57,11 @@ fn home(platform: Platform, env: EnvLookup, what: &'static str) -> Result<PathBu
         .ok_or(NoHome { what, needs: var })
 }
 
+/// The home folder, as Crush's `home.Dir` reads it.
+pub fn home_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+    home(Platform::current(), env, "the home folder")
+}
+
 /// Where Windows keeps Crush's data: `%LOCALAPPDATA%`, else
 /// `%USERPROFILE%\AppData\Local` (Go's `cmp.Or` of the two).
 fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {

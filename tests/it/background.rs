@@ -586,7 +586,7 @@ async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
         let mut helper = home
             .crush(&[
                 "refresh-in-background",
-                "--data-dir",
+                "--cache-dir",
                 data_dir.to_str().unwrap(),
                 "--url",
                 &url,

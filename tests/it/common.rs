@@ -231,6 +231,15 @@ pub const CATALOG_A2: &str = r#"[{"name":"Alpha","id":"alpha","type":"openai-com
 {"name":"Beta","id":"beta","type":"anthropic","api_key":"$BETA_API_KEY","api_endpoint":"https://api.beta.example","models":[{"id":"b1","name":"B One"}]},
 {"name":"Gamma","id":"gamma","type":"openai","api_key":"$GAMMA_API_KEY","api_endpoint":"https://api.gamma.example","models":[{"id":"g1","name":"G One"}]}]"#;
 
+/// Makes `dir` a git work tree: a `.git` folder git takes for a repository
+/// (a `HEAD`, `objects` and `refs`), without running git.
+pub fn git_init(dir: &Path) {
+    let git = dir.join(".git");
+    fs::create_dir_all(git.join("objects")).unwrap();
+    fs::create_dir_all(git.join("refs")).unwrap();
+    fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+}
+
 /// Writes `content` to a file in a fresh temporary folder.
 pub fn temp_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();

@@ -183,7 +183,7 @@ async fn status_reports_cache_and_setting_origin_without_network() {
         .await;
     let home = Home::new();
     let proj = home.path().join("proj");
-    fs::create_dir_all(proj.join(".git")).unwrap();
+    git_init(&proj);
     fs::write(
         proj.join("crushrc"),
         "# air-gapped laptop\n\noption provider-auto-update false\n",
@@ -239,7 +239,7 @@ async fn status_reports_cache_and_setting_origin_without_network() {
 fn cwd_flag_sets_the_project_walk() {
     let home = Home::new();
     let repo = home.path().join("repo");
-    fs::create_dir_all(repo.join(".git")).unwrap();
+    git_init(&repo);
     fs::create_dir_all(repo.join("a/b")).unwrap();
     fs::write(repo.join(".crushrc"), "option provider-auto-update false\n").unwrap();
     let status = home

@@ -589,7 +589,10 @@ fn usage_errors_exit_2() {
         .usage_error();
     home.run(&["update-providers", "x", "--timeout", "soon"])
         .usage_error();
+    // CATWALK_URL is a SOURCE as Crush reads it: here a missing file.
     home.run_env(&["update-providers"], &[("CATWALK_URL", "not a url")])
+        .fails_with(&["not a url"]);
+    home.run_env(&["update-providers"], &[("CATWALK_URL", "ftp://mirror/x")])
         .usage_error();
     // No command is Crush's interface: without a Crush, exit 127 (the
     // front's tests cover it).

@@ -1,0 +1,260 @@
+//! What every command starts from: Crush's global flags (`-c`, `-D`, `-d`,
+//! `-H`), the settings they resolve to, and the start-up catalog.
+
+use std::fmt::Display;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::{Exit, inputs, say};
+use crate::config::{self, Settings};
+use crate::environment::{self, Source};
+use crate::error::{Cause, Failure};
+use crate::startup::network::{self, Network};
+use crate::startup::{self, Background, EnvOptions, StartupCatalog, StartupOptions};
+use crate::store::cache::CacheFiles;
+use crate::store::paths::{self, process_env};
+use crate::trust::signature::{KEYS_ENV, TrustedKeys};
+
+/// Loads the `.env` file of the folder this process started in, as Crush's
+/// start does, into the environment every command reads. A key pinned in
+/// it is not taken: a project's folder cannot pin keys, only the user.
+pub fn install_dotenv() {
+    let loaded = std::env::current_dir()
+        .ok()
+        .and_then(|dir| environment::load(&dir, &[(KEYS_ENV, "only the user pins keys")]));
+    environment::install(loaded);
+}
+
+/// The global flags, and the working directory.
+#[derive(Debug)]
+pub struct Context {
+    /// The working directory: `-c/--cwd`, else the current one.
+    pub cwd: PathBuf,
+    /// `-D/--data-dir`.
+    pub data_dir: Option<PathBuf>,
+    /// `-d/--debug`.
+    pub debug: bool,
+    /// `-H/--host`.
+    pub host: Option<String>,
+}
+
+impl Context {
+    /// The context of the global flags.
+    pub fn new(
+        cwd: Option<PathBuf>,
+        data_dir: Option<PathBuf>,
+        debug: bool,
+        host: Option<String>,
+    ) -> Result<Context, Exit> {
+        let context = Context {
+            cwd: working_dir(cwd)?,
+            data_dir,
+            debug,
+            host,
+        };
+        if let Some(host) = &context.host {
+            context.say_debug(format_args!(
+                "--host {}: accepted for Crush's sake; it has no effect here",
+                config::shown(host)
+            ));
+        }
+        Ok(context)
+    }
+
+    /// A line on stderr under `--debug`.
+    pub fn say_debug(&self, line: impl Display) {
+        if self.debug {
+            say(format_args!("debug: {line}"));
+        }
+    }
+
+    /// The settings, their warnings printed.
+    pub fn settings(&self) -> Result<Settings, Exit> {
+        self.settings_tolerating(|_| false)
+    }
+
+    /// The settings, a file of a format `tolerated` allows skipped with a
+    /// warning when it cannot be used ([`config::resolve_tolerating`]).
+    pub fn settings_tolerating(
+        &self,
+        tolerated: impl Fn(config::Format) -> bool,
+    ) -> Result<Settings, Exit> {
+        let source = |name: &str| match environment::source(name) {
+            Some(Source::DotEnv(path, line)) => Some((path, line)),
+            _ => None,
+        };
+        let inputs = config::Inputs {
+            cwd: &self.cwd,
+            env: &process_env,
+            env_source: &source,
+            data_dir: self.data_dir.as_deref(),
+        };
+        let settings = config::resolve_in(&inputs, tolerated).map_err(|e| {
+            let source = config::shown_path(&e.path);
+            let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+            Exit::from(Failure::new(
+                source,
+                Cause::Config(format!("{place}{}", e.message)),
+            ))
+        })?;
+        for warning in inputs::dotenv_warnings().iter().chain(&settings.warnings) {
+            say(format_args!("warning: {warning}"));
+        }
+        self.say_debug(format_args!(
+            "provider-auto-update: {}",
+            settings.auto_update
+        ));
+        self.say_debug(format_args!(
+            "default-providers: {}",
+            settings.default_providers
+        ));
+        if let Some(keys) = &settings.public_keys {
+            self.say_debug(format_args!("public keys: {}", keys.origin));
+        }
+        Ok(settings)
+    }
+
+    /// Runs the start-up policy with the given settings on the cache
+    /// `files`, exactly as Crush does when it starts, printing its
+    /// warnings. A refresh runs in a detached helper process: this command
+    /// prints and exits at once, and a new catalog shows from the next
+    /// start on.
+    pub fn startup(
+        &self,
+        settings: &Settings,
+        files: &CacheFiles,
+        wait: bool,
+    ) -> Result<StartupCatalog, Exit> {
+        let mut warnings = Vec::new();
+        let env = env_options(&mut warnings);
+        // A pinned key that cannot be read must not leave catalogs
+        // unchecked: no refresh until it is fixed.
+        let (keys, bad_key) = match pinned_keys(settings) {
+            Ok(keys) => (keys, None),
+            Err(failure) => {
+                warnings.push(format!("{failure}; no refresh until it is fixed"));
+                (None, Some(failure.to_string()))
+            }
+        };
+        let network = network::decide(settings, &env.url, bad_key);
+        self.debug_inputs(settings, &env, &network);
+        // Where this very program is; should it not be found, refreshes
+        // run on a thread, and this command waits for none of them.
+        let background = std::env::current_exe().map_or(Background::Thread, Background::Process);
+        let (auto_update, url) = match &network {
+            Network::Allowed(url) => (true, url.clone()),
+            // Never used: no request is made.
+            Network::Off(_) => (false, placeholder_url()),
+        };
+        let options = StartupOptions {
+            auto_update,
+            default_providers: settings.default_providers.value,
+            url,
+            timeout: env.timeout,
+            interval: env.interval,
+            background,
+            wait,
+            keys,
+        };
+        let loaded = startup::load(files, &options);
+        if let Some(code) = loaded.interrupted {
+            return Err(Exit::Interrupted(code));
+        }
+        for warning in warnings.iter().chain(&loaded.warnings) {
+            say(format_args!("warning: {warning}"));
+        }
+        self.debug_outcome(&network, &loaded, wait);
+        Ok(loaded)
+    }
+
+    fn debug_inputs(&self, settings: &Settings, env: &EnvOptions, network: &Network) {
+        if !self.debug {
+            return;
+        }
+        let used = inputs::gather(settings, env, network, self.host.as_deref());
+        for (key, value) in used.rows() {
+            match key {
+                "" => self.say_debug(format_args!("  {value}")),
+                key => self.say_debug(format_args!("{key}: {value}")),
+            }
+        }
+    }
+
+    fn debug_outcome(&self, network: &Network, loaded: &StartupCatalog, wait: bool) {
+        let Network::Allowed(url) = network else {
+            self.say_debug("no request made");
+            return;
+        };
+        if loaded.refreshing {
+            self.say_debug(format_args!(
+                "GET {url}: started in the background (a helper process), conditional on the cache's validators"
+            ));
+        } else if wait && loaded.provenance == startup::Provenance::Fresh {
+            self.say_debug(format_args!("GET {url}: waited for; a new catalog"));
+        } else if wait {
+            self.say_debug(format_args!("GET {url}: waited for"));
+        } else {
+            self.say_debug("no request made: the cache was confirmed within the refresh interval");
+        }
+    }
+}
+
+/// The start-up's options from the environment.
+pub fn env_options(warnings: &mut Vec<String>) -> EnvOptions {
+    startup::options_from_env(
+        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
+        warnings,
+    )
+}
+
+fn placeholder_url() -> reqwest::Url {
+    crate::fetch::source::catalog_url(crate::fetch::source::DEFAULT_CATWALK_URL)
+        .expect("the default URL is valid")
+}
+
+/// The pinned keys of `settings`; one that cannot be read is a failure
+/// naming where it was set, never a key silently dropped.
+pub fn pinned_keys(settings: &Settings) -> Result<Option<TrustedKeys>, Failure> {
+    let Some(pinned) = &settings.public_keys else {
+        return Ok(None);
+    };
+    TrustedKeys::parse(&pinned.entries)
+        .map_err(|e| Failure::new(pinned.origin.to_string(), Cause::Key(e)))
+}
+
+/// The cache files under the data folder.
+pub fn cache_files() -> Result<CacheFiles, Failure> {
+    paths::data_dir(&process_env)
+        .map(CacheFiles::in_dir)
+        .map_err(|e| Failure::new("data folder", e))
+}
+
+/// The folder the project walk starts from: `--cwd` or the current one.
+fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
+    let dir = match cwd {
+        Some(dir) => dir,
+        None => std::env::current_dir().map_err(|e| {
+            Exit::from(Failure::new(
+                "working directory",
+                Cause::Config(e.to_string()),
+            ))
+        })?,
+    };
+    dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))
+}
+
+/// Canonical form of a folder, without Windows' `\\?\` prefix, which
+/// would leak into every path the user is shown.
+pub fn dunce_canonical(dir: &Path) -> io::Result<PathBuf> {
+    let canonical = dir.canonicalize()?;
+    if !canonical.is_dir() {
+        return Err(io::Error::other("not a folder"));
+    }
+    #[cfg(windows)]
+    if let Some(rest) = canonical.to_str().and_then(|s| s.strip_prefix(r"\\?\")) {
+        if !rest.starts_with("UNC") {
+            return Ok(PathBuf::from(rest));
+        }
+    }
+    Ok(canonical)
+}

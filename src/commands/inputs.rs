@@ -1,0 +1,285 @@
+//! Every input a start uses and where each came from, as `providers
+//! --status` and `--debug` show them: the settings and their files, the
+//! `.env` file, the environment's options, the proxy, the workspace, the
+//! project root, and the answer to "may I go out?".
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::config::files::WorkspaceFrom;
+use crate::config::root::{NoRoot, Root};
+use crate::config::{Settings, shown, shown_path};
+use crate::environment::{self, Source};
+use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
+use crate::startup::network::Network;
+use crate::startup::{self, EnvOptions};
+
+/// Where the environment variable `name` came from, with its value:
+/// `NAME=value`, `NAME=value at /path/.env:3`, or `None` when unset.
+pub fn env_origin(name: &str) -> Option<String> {
+    let value = environment::var(name)?.to_string_lossy().into_owned();
+    Some(match environment::source(name) {
+        Some(Source::DotEnv(path, line)) => {
+            format!("{name}={} at {}:{line}", shown(&value), shown_path(&path))
+        }
+        _ => format!("{name}={}", shown(&value)),
+    })
+}
+
+/// What the `.env` file gave, and what it could not.
+pub fn dotenv_warnings() -> Vec<String> {
+    let Some(dotenv) = environment::installed() else {
+        return Vec::new();
+    };
+    let path = shown_path(&dotenv.path);
+    let mut warnings = Vec::new();
+    if let Some(error) = &dotenv.error {
+        warnings.push(format!(
+            "{path}: {}; nothing of it is loaded (Crush loads nothing of it either)",
+            shown(error)
+        ));
+    }
+    for (name, line, why) in &dotenv.refused {
+        warnings.push(format!(
+            "{path}:{line}: {} is not taken from a .env file: {why}",
+            shown(name)
+        ));
+    }
+    warnings
+}
+
+/// The inputs, as `--status --json` shows them.
+#[derive(Debug, Serialize)]
+pub struct Inputs {
+    refresh: RefreshJson,
+    catwalk_url: Valued,
+    refresh_timeout_seconds: f64,
+    refresh_timeout_origin: String,
+    proxy: String,
+    dotenv: Option<DotEnvJson>,
+    config_files: Vec<String>,
+    skipped_files: Vec<Skipped>,
+    project_root: String,
+    workspace: Valued,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct RefreshJson {
+    allowed: bool,
+    /// The URL, or why there is no refresh.
+    detail: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Valued {
+    value: String,
+    origin: String,
+}
+
+#[derive(Debug, Serialize)]
+struct DotEnvJson {
+    path: String,
+    sets: Vec<String>,
+    shadowed: Vec<String>,
+    refused: Vec<String>,
+    error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Skipped {
+    path: String,
+    why: String,
+}
+
+/// Gathers the inputs.
+pub fn gather(
+    settings: &Settings,
+    env: &EnvOptions,
+    network: &Network,
+    host: Option<&str>,
+) -> Inputs {
+    let refresh = match network {
+        Network::Allowed(url) => RefreshJson {
+            allowed: true,
+            detail: url.to_string(),
+        },
+        Network::Off(why) => RefreshJson {
+            allowed: false,
+            detail: why.to_string(),
+        },
+    };
+    let catwalk_url = Valued {
+        value: match &env.url {
+            Ok(url) => url.to_string(),
+            Err(value) => shown(value),
+        },
+        origin: env_origin("CATWALK_URL").unwrap_or_else(|| "default".into()),
+    };
+    Inputs {
+        refresh,
+        catwalk_url,
+        refresh_timeout_seconds: env.timeout.as_secs_f64(),
+        refresh_timeout_origin: env_origin(startup::TIMEOUT_ENV)
+            .unwrap_or_else(|| "default".into()),
+        proxy: proxy_route(env),
+        dotenv: environment::installed().map(|d| DotEnvJson {
+            path: shown_path(&d.path),
+            sets: d.entries.iter().map(|e| shown(&e.name)).collect(),
+            shadowed: d.shadowed.iter().map(|n| shown(n)).collect(),
+            refused: d.refused.iter().map(|(n, _, _)| shown(n)).collect(),
+            error: d.error.as_deref().map(shown),
+        }),
+        config_files: settings.files.iter().map(|p| shown_path(p)).collect(),
+        skipped_files: settings
+            .skipped
+            .iter()
+            .map(|s| Skipped {
+                path: shown_path(&s.path),
+                why: s.why.clone(),
+            })
+            .collect(),
+        project_root: root_text(&settings.root),
+        workspace: Valued {
+            value: shown_path(&settings.workspace.dir.join("crush.json")),
+            origin: match &settings.workspace.from {
+                WorkspaceFrom::Flag => "-D/--data-dir".into(),
+                WorkspaceFrom::Option(origin) => origin.to_string(),
+                WorkspaceFrom::Nearest => "the nearest .crush folder".into(),
+                WorkspaceFrom::Default => "default: ./.crush".into(),
+            },
+        },
+        host: host.map(shown),
+    }
+}
+
+/// How a refresh from the environment's catalog URL goes ([`route_of`]).
+fn proxy_route(env: &EnvOptions) -> String {
+    match &env.url {
+        Ok(url) => route_of(url),
+        Err(_) => "none (no request)".into(),
+    }
+}
+
+/// How a request for `url` goes: through which proxy and why, or directly
+/// and why (the HTTP client's own decision, [`proxy::route`]).
+pub fn route_of(url: &reqwest::Url) -> String {
+    let origin = |variable: &str| env_origin(variable).unwrap_or_else(|| variable.into());
+    match proxy::route(url, &ProxyEnv::current()) {
+        Route::Proxy(proxy, variable) => {
+            let shown = crate::fetch::diagnosis::ProxyOrigin::new(&proxy, variable);
+            format!("{} ({})", shown.url, origin(variable))
+        }
+        Route::Direct(Direct::NoneSet) => "none: no proxy variable is set for it".into(),
+        Route::Direct(Direct::Loopback) => {
+            "none: a loopback host never goes through a proxy".into()
+        }
+        Route::Direct(Direct::Excepted {
+            entry, variable, ..
+        }) => format!(
+            "none: NO_PROXY entry {} sends it around the proxy of {variable}",
+            shown(&entry)
+        ),
+        Route::RefusedInCgi => "refused: HTTP_PROXY in a CGI script (REQUEST_METHOD)".into(),
+    }
+}
+
+fn root_text(root: &Root) -> String {
+    match root {
+        Root::WorkTree(dir) => shown_path(dir),
+        Root::None(NoRoot::NoRepository) => {
+            "none (not in a git work tree): the working directory alone".into()
+        }
+        Root::None(NoRoot::BrokenGitFile(path)) => format!(
+            "none ({} does not lead to a repository, and git fails): the working directory alone",
+            shown_path(path)
+        ),
+        Root::None(NoRoot::NoWorkTree(dir)) => format!(
+            "none ({} is a repository without a work tree): the working directory alone",
+            shown_path(dir)
+        ),
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    humantime::format_duration(Duration::from_secs_f64(d.as_secs_f64())).to_string()
+}
+
+impl Inputs {
+    /// The rows `--status` and `--debug` print, each a key and a value.
+    pub fn rows(&self) -> Vec<(&'static str, String)> {
+        let mut rows = vec![
+            (
+                "refresh at start-up",
+                if self.refresh.allowed {
+                    format!("allowed, from {}", self.refresh.detail)
+                } else {
+                    format!("none: {}", self.refresh.detail)
+                },
+            ),
+            (
+                "catalog URL",
+                format!("{} ({})", self.catwalk_url.value, self.catwalk_url.origin),
+            ),
+            (
+                "refresh timeout",
+                format!(
+                    "{} ({})",
+                    seconds(Duration::from_secs_f64(self.refresh_timeout_seconds)),
+                    self.refresh_timeout_origin
+                ),
+            ),
+            ("proxy", self.proxy.clone()),
+        ];
+        rows.push((
+            ".env",
+            match &self.dotenv {
+                None => "none in the folder this started in".into(),
+                Some(d) if d.error.is_some() => {
+                    format!(
+                        "{}: not loaded: {}",
+                        d.path,
+                        d.error.as_deref().unwrap_or_default()
+                    )
+                }
+                Some(d) => format!("{} (sets {})", d.path, list(&d.sets)),
+            },
+        ));
+        if let Some(d) = &self.dotenv
+            && !d.shadowed.is_empty()
+        {
+            rows.push((
+                "",
+                format!("already set here, kept: {}", d.shadowed.join(", ")),
+            ));
+        }
+        for (i, file) in self.config_files.iter().enumerate() {
+            rows.push((if i == 0 { "config files" } else { "" }, file.clone()));
+        }
+        if self.config_files.is_empty() {
+            rows.push(("config files", "none".into()));
+        }
+        for skipped in &self.skipped_files {
+            rows.push(("skipped file", format!("{}: {}", skipped.path, skipped.why)));
+        }
+        rows.push(("project root", self.project_root.clone()));
+        rows.push((
+            "workspace file",
+            format!("{} ({})", self.workspace.value, self.workspace.origin),
+        ));
+        if let Some(host) = &self.host {
+            rows.push(("host", format!("{host} (accepted; no effect here)")));
+        }
+        rows
+    }
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "nothing".into()
+    } else {
+        names.join(", ")
+    }
+}

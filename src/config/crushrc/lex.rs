@@ -1,0 +1,303 @@
+//! Splitting a crushrc into tokens the way the shell does: words after
+//! quote removal, the operators that end or join commands, parentheses,
+//! and redirections, whose here-document bodies are data, not commands
+//! (mvdan.cc/sh's `syntax` parser, which Crush runs crushrc files with,
+//! reads them so; an unclosed one is a syntax error there too).
+
+use std::iter::Peekable;
+use std::str::Chars;
+
+use super::{SyntaxError, Word};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Token {
+    Word(Word, usize),
+    /// `;`, newline or `&`: ends a command.
+    End,
+    /// `&&`, `||` or `|`: joins commands whose running depends on each other.
+    Join,
+    Open(usize),
+    Close(usize),
+    /// A redirection operator (`>`, `2>>`, `<<`, …); its target is the next
+    /// word, which is not an argument of the command.
+    Redirect(usize),
+}
+
+/// A here-document waiting for the end of its line.
+struct Heredoc {
+    delimiter: String,
+    /// `<<-`: leading tabs are stripped from the body's lines.
+    strip_tabs: bool,
+    line: usize,
+}
+
+struct Lexer<'a> {
+    chars: Peekable<Chars<'a>>,
+    line: usize,
+    word: Option<(Word, usize)>,
+    tokens: Vec<Token>,
+    /// The next word ends a `<<` and is a here-document's delimiter.
+    delimiter_next: Option<(bool, usize)>,
+    heredocs: Vec<Heredoc>,
+}
+
+pub(super) fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
+    let mut lexer = Lexer {
+        chars: text.chars().peekable(),
+        line: 1,
+        word: None,
+        tokens: Vec::new(),
+        delimiter_next: None,
+        heredocs: Vec::new(),
+    };
+    while let Some(c) = lexer.chars.next() {
+        lexer.char(c)?;
+    }
+    lexer.flush();
+    if let Some(doc) = lexer.heredocs.first() {
+        return Err(unclosed(doc));
+    }
+    lexer.tokens.push(Token::End);
+    Ok(lexer.tokens)
+}
+
+fn unclosed(doc: &Heredoc) -> SyntaxError {
+    SyntaxError {
+        line: doc.line,
+        message: format!("unclosed here-document `{}`", doc.delimiter),
+    }
+}
+
+impl Lexer<'_> {
+    fn char(&mut self, c: char) -> Result<(), SyntaxError> {
+        match c {
+            '\n' => {
+                self.flush();
+                self.tokens.push(Token::End);
+                self.line += 1;
+                self.heredoc_bodies()?;
+            }
+            ' ' | '\t' | '\r' => self.flush(),
+            '#' if self.word.is_none() => {
+                while self.chars.peek().is_some_and(|&c| c != '\n') {
+                    self.chars.next();
+                }
+            }
+            ';' => {
+                self.flush();
+                self.tokens.push(Token::End);
+            }
+            '&' if self.chars.peek() == Some(&'>') => self.redirect(c),
+            '&' | '|' => {
+                self.flush();
+                if self.chars.peek() == Some(&c) {
+                    self.chars.next();
+                    self.tokens.push(Token::Join);
+                } else if c == '|' {
+                    self.tokens.push(Token::Join);
+                } else {
+                    self.tokens.push(Token::End);
+                }
+            }
+            '<' | '>' => self.redirect(c),
+            '(' => {
+                self.flush();
+                self.tokens.push(Token::Open(self.line));
+            }
+            ')' => {
+                self.flush();
+                self.tokens.push(Token::Close(self.line));
+            }
+            '\\' => match self.chars.next() {
+                Some('\n') => self.line += 1,
+                Some(escaped) => {
+                    let w = self.start();
+                    w.text.push(escaped);
+                    w.quoted = true;
+                }
+                None => {}
+            },
+            '\'' => self.single_quote()?,
+            '"' => self.double_quote()?,
+            other => self.plain(other),
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) {
+        if let Some((w, l)) = self.word.take() {
+            if let Some((strip_tabs, line)) = self.delimiter_next.take() {
+                self.heredocs.push(Heredoc {
+                    delimiter: w.text.clone(),
+                    strip_tabs,
+                    line,
+                });
+            }
+            self.tokens.push(Token::Word(w, l));
+        }
+    }
+
+    fn start(&mut self) -> &mut Word {
+        let line = self.line;
+        &mut self
+            .word
+            .get_or_insert_with(|| {
+                (
+                    Word {
+                        text: String::new(),
+                        quoted: false,
+                        dynamic: false,
+                        assignment: false,
+                    },
+                    line,
+                )
+            })
+            .0
+    }
+
+    fn plain(&mut self, c: char) {
+        let w = self.start();
+        if c == '$' || c == '`' {
+            w.dynamic = true;
+        }
+        // `NAME=`, unquoted, at the start of a word: an assignment.
+        if c == '=' && !w.quoted && !w.assignment && is_name(&w.text) {
+            w.assignment = true;
+        }
+        w.text.push(c);
+    }
+
+    /// `<`, `>`, `>>`, `<<`, `<<-`, `<<<`, `<&`, `>&`, `<>`, `>|`, `&>`,
+    /// `&>>`; digits just before one are its file descriptor, not a word.
+    fn redirect(&mut self, first: char) {
+        if let Some((w, _)) = &self.word
+            && !w.quoted
+            && !w.text.is_empty()
+            && w.text.bytes().all(|b| b.is_ascii_digit())
+        {
+            self.word = None;
+        }
+        self.flush();
+        let line = self.line;
+        let mut heredoc = None;
+        match (first, self.chars.peek().copied()) {
+            ('<', Some('<')) => {
+                self.chars.next();
+                match self.chars.peek() {
+                    Some('<') => drop(self.chars.next()),
+                    Some('-') => {
+                        self.chars.next();
+                        heredoc = Some(true);
+                    }
+                    _ => heredoc = Some(false),
+                }
+            }
+            ('&', _) => {
+                self.chars.next();
+                if self.chars.peek() == Some(&'>') {
+                    self.chars.next();
+                }
+            }
+            (_, Some('>' | '&' | '|')) => drop(self.chars.next()),
+            _ => {}
+        }
+        self.delimiter_next = heredoc.map(|strip| (strip, line));
+        self.tokens.push(Token::Redirect(line));
+    }
+
+    /// At the start of a line: the bodies of the here-documents opened on
+    /// the line before, up to each one's delimiter line.
+    fn heredoc_bodies(&mut self) -> Result<(), SyntaxError> {
+        for doc in std::mem::take(&mut self.heredocs) {
+            loop {
+                if self.chars.peek().is_none() {
+                    return Err(unclosed(&doc));
+                }
+                let mut text = String::new();
+                for c in self.chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                    text.push(c);
+                }
+                self.line += 1;
+                let text = if doc.strip_tabs {
+                    text.trim_start_matches('\t')
+                } else {
+                    &text
+                };
+                if text == doc.delimiter {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn single_quote(&mut self) -> Result<(), SyntaxError> {
+        let opened = self.line;
+        self.start().quoted = true;
+        loop {
+            match self.chars.next() {
+                Some('\'') => return Ok(()),
+                Some(c) => {
+                    if c == '\n' {
+                        self.line += 1;
+                    }
+                    self.start().text.push(c);
+                }
+                None => {
+                    return Err(SyntaxError {
+                        line: opened,
+                        message: "unterminated single quote".into(),
+                    });
+                }
+            }
+        }
+    }
+
+    fn double_quote(&mut self) -> Result<(), SyntaxError> {
+        let opened = self.line;
+        self.start().quoted = true;
+        loop {
+            match self.chars.next() {
+                Some('"') => return Ok(()),
+                Some('\\') => match self.chars.next() {
+                    Some('\n') => self.line += 1,
+                    Some(e @ ('$' | '`' | '"' | '\\')) => self.start().text.push(e),
+                    Some(other) => {
+                        let w = self.start();
+                        w.text.push('\\');
+                        w.text.push(other);
+                    }
+                    None => {}
+                },
+                Some(c) => {
+                    if c == '\n' {
+                        self.line += 1;
+                    }
+                    let w = self.start();
+                    if c == '$' || c == '`' {
+                        w.dynamic = true;
+                    }
+                    w.text.push(c);
+                }
+                None => {
+                    return Err(SyntaxError {
+                        line: opened,
+                        message: "unterminated double quote".into(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// A shell variable's name: a letter or `_`, then letters, digits, `_`.
+pub(super) fn is_name(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}

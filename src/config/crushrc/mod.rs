@@ -1,0 +1,608 @@
+//! Reading a crushrc without evaluating the shell.
+//!
+//! A crushrc is a shell script of configuration commands, which Crush runs
+//! (mvdan.cc/sh's interpreter, `internal/shellconfig/load.go`). This reader
+//! splits it into simple commands the way the shell does (quotes,
+//! backslashes, comments, `;`, line continuations, redirections and
+//! here-documents, [`lex`]) and hands back the ones that run
+//! unconditionally, up to an `exit`, after which Crush runs nothing.
+//! Commands whose effect depends on evaluating the shell — inside `if`,
+//! `for`, `while`, `case`, `{ }`, `( )` or a function, joined by `&&`, `||`
+//! or `|`, `source`/`.`, run through another command (`command option …`)
+//! or after a variable assignment (`VAR=x option …`), or with `$`
+//! expansions in their words — are never guessed at: they are reported as
+//! skipped, with their line. What the commands set is [`options`]' job.
+
+mod lex;
+pub mod options;
+
+use std::fmt;
+
+use lex::Token;
+
+/// A word of a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// The word after quote removal.
+    pub text: String,
+    /// Whether any part was quoted (so it cannot be a reserved word).
+    pub quoted: bool,
+    /// Whether it holds an expansion (`$…` or a backquote) outside single
+    /// quotes: its value is only known to a shell.
+    pub dynamic: bool,
+    /// Whether it starts with an unquoted `NAME=`: a variable assignment
+    /// when it comes before the command's name.
+    pub assignment: bool,
+}
+
+/// A simple command that runs unconditionally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// Line of its first word (1-based).
+    pub line: usize,
+    /// Its words, redirections left out; never empty.
+    pub words: Vec<Word>,
+}
+
+impl Command {
+    /// The command's words as plain text.
+    pub fn texts(&self) -> Vec<&str> {
+        self.words.iter().map(|w| w.text.as_str()).collect()
+    }
+}
+
+/// A command that was not honoured, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Line of its first word.
+    pub line: usize,
+    /// The command as written (words joined by spaces).
+    pub command: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// An `exit` that ends the file for every command after it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exit {
+    /// Its line.
+    pub line: usize,
+    /// Its status word, when it has one (`exit 1`).
+    pub status: Option<String>,
+}
+
+/// What a crushrc holds.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// Commands that run unconditionally, in order.
+    pub commands: Vec<Command>,
+    /// Configuration commands that were skipped.
+    pub skipped: Vec<Skipped>,
+    /// The `exit` that ends the file, when one runs unconditionally.
+    pub exit: Option<Exit>,
+}
+
+/// The script is not valid shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// The line where the problem is (1-based).
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Commands that configure Crush: skipping one of them is worth a warning;
+/// skipping `echo` inside an `if` is not (`internal/shellconfig/register.go`).
+pub const CONFIG_COMMANDS: &[&str] = &[
+    "option",
+    "provider",
+    "model",
+    "mcp",
+    "lsp",
+    "hook",
+    "permissions",
+];
+
+/// Commands that run the words after them as another command: a config
+/// command behind one runs only through a shell.
+const RUNNERS: &[&str] = &[
+    "command", "builtin", "exec", "eval", "env", "time", "nice", "nohup", "xargs", "sudo",
+];
+
+/// A block the shell would have to evaluate, opened at `line`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    If,
+    Loop,
+    Case,
+    Group,
+    Subshell,
+}
+
+impl Block {
+    fn name(self) -> &'static str {
+        match self {
+            Block::If => "an if block",
+            Block::Loop => "a loop",
+            Block::Case => "a case block",
+            Block::Group => "a { } group or function",
+            Block::Subshell => "a ( ) subshell or function",
+        }
+    }
+}
+
+/// Where parsing is.
+#[derive(Default)]
+struct Parser {
+    script: Script,
+    blocks: Vec<(Block, usize)>,
+    words: Vec<(Word, usize)>,
+    after_join: bool,
+    /// The next word is a redirection's target, opened at this line.
+    target_next: Option<usize>,
+    /// An `exit` that only the shell can tell runs, at this line.
+    maybe_exited: Option<usize>,
+}
+
+/// Parses a crushrc.
+pub fn parse(text: &str) -> Result<Script, SyntaxError> {
+    let mut p = Parser::default();
+    for token in lex::tokenize(text)? {
+        if let Some(line) = p.target_next.take() {
+            match token {
+                Token::Word(..) => continue,
+                _ => {
+                    return Err(SyntaxError {
+                        line,
+                        message: "a redirection without a target".into(),
+                    });
+                }
+            }
+        }
+        match token {
+            Token::Word(word, line) => p.word(word, line)?,
+            Token::Redirect(line) => p.target_next = Some(line),
+            Token::Open(line) => {
+                if !p.in_case() {
+                    p.blocks.push((Block::Subshell, line));
+                }
+                // `name()` defines a function: the name is not a command.
+                p.words.clear();
+            }
+            Token::Close(line) => {
+                if !p.words.is_empty() {
+                    p.emit(p.after_join);
+                }
+                if !p.in_case() {
+                    p.close(Block::Subshell, ")", line)?;
+                }
+                p.words.clear();
+            }
+            Token::Join | Token::End => {
+                let is_join = token == Token::Join;
+                if p.words.is_empty() {
+                    // `a &&` may continue on the next line: the join holds.
+                    p.after_join |= is_join;
+                } else {
+                    p.emit(is_join || p.after_join);
+                    p.after_join = is_join;
+                }
+            }
+        }
+    }
+    if let Some((block, line)) = p.blocks.last() {
+        return Err(SyntaxError {
+            line: *line,
+            message: format!("{} is never closed", block.name()),
+        });
+    }
+    Ok(p.script)
+}
+
+impl Parser {
+    fn in_case(&self) -> bool {
+        self.blocks.last().is_some_and(|(b, _)| *b == Block::Case)
+    }
+
+    fn close(&mut self, kind: Block, keyword: &str, line: usize) -> Result<(), SyntaxError> {
+        match self.blocks.last() {
+            Some((open, _)) if *open == kind => {
+                self.blocks.pop();
+                Ok(())
+            }
+            _ => Err(SyntaxError {
+                line,
+                message: format!("`{keyword}` without a matching opening"),
+            }),
+        }
+    }
+
+    fn word(&mut self, word: Word, line: usize) -> Result<(), SyntaxError> {
+        // Reserved words count only at the start of a command and
+        // unquoted, as in sh.
+        let reserved = if self.words.is_empty() && !word.quoted {
+            word.text.as_str()
+        } else {
+            ""
+        };
+        let in_case = self.in_case();
+        match reserved {
+            "if" if !in_case => self.blocks.push((Block::If, line)),
+            "while" | "until" | "for" | "select" if !in_case => {
+                self.blocks.push((Block::Loop, line))
+            }
+            "case" if !in_case => self.blocks.push((Block::Case, line)),
+            "{" if !in_case => self.blocks.push((Block::Group, line)),
+            "then" | "else" | "elif" | "do" if !in_case => {}
+            "fi" if !in_case => self.close(Block::If, "fi", line)?,
+            "done" if !in_case => self.close(Block::Loop, "done", line)?,
+            "}" if !in_case => self.close(Block::Group, "}", line)?,
+            "esac" => self.close(Block::Case, "esac", line)?,
+            _ => self.words.push((word, line)),
+        }
+        Ok(())
+    }
+
+    /// Hands the words gathered so far to [`Parser::classify`] as one
+    /// command.
+    fn emit(&mut self, joined: bool) {
+        let command = Command {
+            line: self.words[0].1,
+            words: self.words.drain(..).map(|(w, _)| w).collect(),
+        };
+        let reason = if let Some((block, opened)) = self.blocks.last() {
+            Some(format!("inside {} opened at line {opened}", block.name()))
+        } else if joined {
+            Some("joined to another command by &&, || or |".to_string())
+        } else {
+            self.maybe_exited.map(|line| {
+                format!("after the `exit` at line {line}, which only a shell can tell runs")
+            })
+        };
+        self.classify(command, reason);
+    }
+
+    fn classify(&mut self, command: Command, reason: Option<String>) {
+        if self.script.exit.is_some() {
+            // Crush never runs what follows an `exit`.
+            return;
+        }
+        let texts = command.texts();
+        let name = texts[0];
+        let written = texts.join(" ");
+        let skip = |reason: String| Skipped {
+            line: command.line,
+            command: written.clone(),
+            reason,
+        };
+        let configures = CONFIG_COMMANDS.contains(&name) || name == "source" || name == ".";
+        if name == "exit" {
+            match reason {
+                None => {
+                    self.script.exit = Some(Exit {
+                        line: command.line,
+                        status: texts.get(1).map(|s| s.to_string()),
+                    })
+                }
+                Some(_) => {
+                    self.maybe_exited.get_or_insert(command.line);
+                }
+            }
+            return;
+        }
+        if let Some(reason) = reason {
+            if configures {
+                self.script.skipped.push(skip(reason));
+            }
+            return;
+        }
+        if let Some(reason) = hidden_config(&command) {
+            self.script.skipped.push(skip(reason));
+        } else if name == "source" || name == "." {
+            self.script
+                .skipped
+                .push(skip("another file is read only by a shell".into()));
+        } else if CONFIG_COMMANDS.contains(&name) && command.words.iter().any(|w| w.dynamic) {
+            self.script.skipped.push(skip(
+                "its value depends on a shell expansion ($ or `)".into(),
+            ));
+        } else {
+            self.script.commands.push(command);
+        }
+    }
+}
+
+/// Why a command runs a config command in a way only a shell honours: a
+/// variable assignment before it, or another command that runs it.
+fn hidden_config(command: &Command) -> Option<String> {
+    let first = command.words.iter().position(|w| !w.assignment)?;
+    let rest = &command.words[first..];
+    let name = rest[0].text.as_str();
+    if first > 0 && CONFIG_COMMANDS.contains(&name) {
+        return Some("a variable assignment before it is applied only by a shell".into());
+    }
+    let runs_config = rest[1..]
+        .iter()
+        .any(|w| CONFIG_COMMANDS.contains(&w.text.as_str()));
+    (RUNNERS.contains(&name) && runs_config)
+        .then(|| format!("`{name}` runs it, which only a shell does"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn commands(text: &str) -> Vec<(usize, Vec<String>)> {
+        parse(text)
+            .unwrap()
+            .commands
+            .iter()
+            .map(|c| (c.line, c.texts().iter().map(|s| s.to_string()).collect()))
+            .collect()
+    }
+
+    fn cmd(line: usize, words: &[&str]) -> (usize, Vec<String>) {
+        (line, words.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn splits_lines_semicolons_and_comments() {
+        let text = "# air-gapped laptop\noption provider-auto-update false # trailing\n\noption a 1; option b 2\n";
+        assert_eq!(
+            commands(text),
+            [
+                cmd(2, &["option", "provider-auto-update", "false"]),
+                cmd(4, &["option", "a", "1"]),
+                cmd(4, &["option", "b", "2"])
+            ]
+        );
+    }
+
+    #[test]
+    fn quotes_and_escapes_group_words() {
+        assert_eq!(
+            commands(r#"option "provider-auto-update" 'fal''se' a\ b "x\"y" 'a#b' c#d"#),
+            [cmd(
+                1,
+                &[
+                    "option",
+                    "provider-auto-update",
+                    "false",
+                    "a b",
+                    "x\"y",
+                    "a#b",
+                    "c#d"
+                ]
+            )]
+        );
+    }
+
+    #[test]
+    fn continuation_joins_lines_and_keeps_first_line() {
+        assert_eq!(
+            commands("option \\\n  provider-auto-update \\\n  off\noption x"),
+            [
+                cmd(1, &["option", "provider-auto-update", "off"]),
+                cmd(4, &["option", "x"])
+            ]
+        );
+    }
+
+    #[test]
+    fn multi_line_quotes_count_lines() {
+        assert_eq!(
+            commands("model 'a\nb'\noption x"),
+            [cmd(1, &["model", "a\nb"]), cmd(3, &["option", "x"])]
+        );
+    }
+
+    #[test]
+    fn compound_statements_are_skipped_with_their_line() {
+        let text = "\
+option keep 1
+if [ -n \"$CI\" ]; then
+  option provider-auto-update false
+else option provider-auto-update true
+fi
+for x in a b; do option loop $x; done
+case $HOST in
+  laptop) option provider-auto-update false ;;
+esac
+{ option grouped 1; }
+setup() {
+  option in-function 1
+}
+( option subshell 1 )
+option after 1
+";
+        let script = parse(text).unwrap();
+        let kept: Vec<_> = script
+            .commands
+            .iter()
+            .map(|c| (c.line, c.texts().join(" ")))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (1, "option keep 1".to_string()),
+                (15, "option after 1".to_string())
+            ]
+        );
+        let skipped: Vec<_> = script
+            .skipped
+            .iter()
+            .map(|s| (s.line, s.reason.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (3, "inside an if block opened at line 2"),
+                (4, "inside an if block opened at line 2"),
+                (6, "inside a loop opened at line 6"),
+                (8, "inside a case block opened at line 7"),
+                (10, "inside a { } group or function opened at line 10"),
+                (12, "inside a { } group or function opened at line 11"),
+                (14, "inside a ( ) subshell or function opened at line 14"),
+            ]
+        );
+    }
+
+    #[test]
+    fn source_joins_and_expansions_are_skipped() {
+        let text = "source ~/.crushrc.local\n. ./other\ntest -n x && option a 1\noption b $B\noption c \"$C\"\noption d '$literal'\necho hi | cat\n";
+        let script = parse(text).unwrap();
+        let skipped: Vec<_> = script
+            .skipped
+            .iter()
+            .map(|s| (s.line, s.command.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (1, "source ~/.crushrc.local"),
+                (2, ". ./other"),
+                (3, "option a 1"),
+                (4, "option b $B"),
+                (5, "option c $C")
+            ]
+        );
+        assert_eq!(
+            script.commands.last().unwrap().texts(),
+            ["option", "d", "$literal"]
+        );
+    }
+
+    #[test]
+    fn quoted_reserved_words_are_plain_words() {
+        assert_eq!(
+            commands("'if' x\noption fi"),
+            [cmd(1, &["if", "x"]), cmd(2, &["option", "fi"])]
+        );
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        assert_eq!(
+            parse("option a\noption 'b\n").unwrap_err().to_string(),
+            "line 2: unterminated single quote"
+        );
+        assert_eq!(parse("\n\"x").unwrap_err().line, 2);
+        assert_eq!(
+            parse("if true; then\noption a\n").unwrap_err().to_string(),
+            "line 1: an if block is never closed"
+        );
+        assert_eq!(
+            parse("option a\nfi\n").unwrap_err().to_string(),
+            "line 2: `fi` without a matching opening"
+        );
+        assert!(parse("done").is_err());
+        assert!(parse(")").is_err());
+    }
+
+    #[test]
+    fn here_document_bodies_are_data() {
+        let text = "cat <<EOF\noption provider-auto-update false\nEOF\ncat <<-'END' >/dev/null\n\toption a 1\n\tEND\noption after 1\n";
+        let script = parse(text).unwrap();
+        assert_eq!(
+            script
+                .commands
+                .iter()
+                .map(|c| (c.line, c.texts().join(" ")))
+                .collect::<Vec<_>>(),
+            [
+                (1, "cat".to_string()),
+                (4, "cat".to_string()),
+                (7, "option after 1".to_string())
+            ]
+        );
+        assert_eq!(
+            parse("cat <<EOF\nbody\n").unwrap_err().to_string(),
+            "line 1: unclosed here-document `EOF`"
+        );
+        assert_eq!(
+            commands("option x 1 <<<word\noption y 2"),
+            [cmd(1, &["option", "x", "1"]), cmd(2, &["option", "y", "2"])]
+        );
+    }
+
+    #[test]
+    fn redirections_are_not_words() {
+        assert_eq!(
+            commands("option provider-auto-update false 2>/dev/null >>log &>all\n"),
+            [cmd(1, &["option", "provider-auto-update", "false"])]
+        );
+        assert_eq!(commands("echo 2 > x"), [cmd(1, &["echo", "2"])]);
+        assert!(parse("option a >").is_err());
+    }
+
+    #[test]
+    fn exit_ends_the_file() {
+        let script = parse("option a 1\nexit\noption provider-auto-update false\n").unwrap();
+        assert_eq!(script.commands.len(), 1);
+        assert!(script.skipped.is_empty());
+        assert_eq!(
+            script.exit,
+            Some(Exit {
+                line: 2,
+                status: None
+            })
+        );
+        assert_eq!(
+            parse("exit 3").unwrap().exit.unwrap().status.as_deref(),
+            Some("3")
+        );
+        // A syntax error after it is still one: the file is parsed whole.
+        assert!(parse("exit\nif true; then\n").is_err());
+        // An exit only a shell can tell runs: what follows is not guessed.
+        let script = parse("[ -n \"$CI\" ] && exit\noption provider-auto-update false\n").unwrap();
+        assert_eq!(script.exit, None);
+        assert_eq!(
+            script.skipped[0].reason,
+            "after the `exit` at line 1, which only a shell can tell runs"
+        );
+    }
+
+    #[test]
+    fn assignments_and_runners_before_a_config_command_are_skipped() {
+        let script = parse(
+            "VAR=x option provider-auto-update false\ncommand option default-providers false\nenv A=1 option x\nX=1\nA=\"b c\" echo hi\n\"X\"=1 option y\n",
+        )
+        .unwrap();
+        let skipped: Vec<_> = script
+            .skipped
+            .iter()
+            .map(|s| (s.line, s.reason.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (
+                    1,
+                    "a variable assignment before it is applied only by a shell"
+                ),
+                (2, "`command` runs it, which only a shell does"),
+                (3, "`env` runs it, which only a shell does"),
+            ]
+        );
+        assert_eq!(
+            script.commands.iter().map(|c| c.line).collect::<Vec<_>>(),
+            [4, 5, 6],
+            "a quoted name is no assignment: `\"X\"=1` is a command"
+        );
+    }
+
+    #[test]
+    fn never_panics_on_odd_input() {
+        for text in [
+            "\\", "'", "\"\\", "((", "))", "case", "esac", "&&&", "|;|", "{ }", "\u{0}", "$(", "#",
+        ] {
+            let _ = parse(text);
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! What a crushrc's `option` lines set, by Crush's rules
+//! (`internal/shellconfig/options.go`: `handleOption`, `optionSpecs`,
+//! `optionUI`, `parseBool`): `option <key> [value]`, the value the third
+//! word (an empty one is a bare flag, words after it are ignored);
+//! booleans `true false 1 0 yes no` in any case; `provider-auto-update`
+//! and `default-providers` stored as their negation. Any key Crush does
+//! not know, and any value it refuses, makes its builtin fail, which
+//! halts the script (mvdan.cc/sh's `interp`: a handler error that is not
+//! an exit status), so Crush refuses to start.
+
+use super::{Command, Script};
+
+/// The kind of an option's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Bool { inverted: bool },
+    Text,
+    List,
+}
+
+/// Crush v0.90's option keys, their JSON field and kind (`optionSpecs`);
+/// `ui`, `reset` and the `attribution-` keys are handled apart.
+const SPECS: &[(&str, &str, Kind)] = &[
+    ("debug", "debug", Kind::Bool { inverted: false }),
+    ("debug-lsp", "debug_lsp", Kind::Bool { inverted: false }),
+    ("auto-lsp", "auto_lsp", Kind::Bool { inverted: false }),
+    ("progress", "progress", Kind::Bool { inverted: false }),
+    ("metrics", "disable_metrics", Kind::Bool { inverted: true }),
+    (
+        "auto-summarize",
+        "disable_auto_summarize",
+        Kind::Bool { inverted: true },
+    ),
+    (
+        "provider-auto-update",
+        "disable_provider_auto_update",
+        Kind::Bool { inverted: true },
+    ),
+    (
+        "default-providers",
+        "disable_default_providers",
+        Kind::Bool { inverted: true },
+    ),
+    ("notifications", "notifications", Kind::Text),
+    ("data-directory", "data_directory", Kind::Text),
+    ("initialize-as", "initialize_as", Kind::Text),
+    ("context-path", "context_paths", Kind::List),
+    ("global-context-path", "global_context_paths", Kind::List),
+    ("skill-path", "skills_paths", Kind::List),
+    ("disable-skill", "disabled_skills", Kind::List),
+];
+
+/// The keys this tool reads.
+const READ_HERE: [&str; 3] = [
+    "provider-auto-update",
+    "default-providers",
+    "data-directory",
+];
+
+/// A value an `option` line sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// A boolean, as stored (already negated for an inverted key).
+    Bool(bool),
+    /// A string.
+    Text(String),
+}
+
+/// What one `option` line does, by Crush's rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// It sets this JSON field of `options`, which this tool reads.
+    Sets(&'static str, Value),
+    /// A valid option this tool does not read.
+    Other,
+    /// Crush refuses to start on it, for this reason.
+    Refused(String),
+    /// No such option key.
+    Unknown,
+}
+
+/// Crush's `parseBool`.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" => Some(true),
+        "false" | "0" | "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Decides what `option` with these words (the command's name first)
+/// does.
+pub fn verdict(words: &[&str]) -> Verdict {
+    let Some(&key) = words.get(1) else {
+        return Verdict::Refused("`option` needs a key".into());
+    };
+    let value = words.get(2).copied().unwrap_or("");
+    match key {
+        "ui" => return ui_verdict(words),
+        "reset" => {
+            return match words.get(2).and_then(|k| spec(k)) {
+                Some((_, _, Kind::List)) => Verdict::Other,
+                Some(_) => Verdict::Refused(format!(
+                    "`option reset` takes a list option, and {value:?} is not one"
+                )),
+                None => Verdict::Refused("`option reset` takes a list option".into()),
+            };
+        }
+        "attribution-trailer-style" => {
+            return match value {
+                "none" | "co-authored-by" | "assisted-by" => Verdict::Other,
+                _ => Verdict::Refused(format!(
+                    "{key} takes none, co-authored-by or assisted-by, not {value:?}"
+                )),
+            };
+        }
+        "attribution-generated-with" => {
+            return match value.is_empty() || parse_bool(value).is_some() {
+                true => Verdict::Other,
+                false => Verdict::Refused(format!("{key} takes true or false, not {value:?}")),
+            };
+        }
+        _ => {}
+    }
+    let Some((name, field, kind)) = spec(key) else {
+        return Verdict::Unknown;
+    };
+    let set = match kind {
+        Kind::Bool { inverted } if value.is_empty() => Value::Bool(!inverted),
+        Kind::Bool { inverted } => match parse_bool(value) {
+            Some(b) => Value::Bool(b != inverted),
+            None => {
+                return Verdict::Refused(format!(
+                    "{value:?} is not a boolean (true, false, 1, 0, yes, no)"
+                ));
+            }
+        },
+        Kind::Text | Kind::List if value.is_empty() => {
+            return Verdict::Refused(format!("option {name} needs a value"));
+        }
+        Kind::Text | Kind::List => Value::Text(value.to_owned()),
+    };
+    if READ_HERE.contains(&name) {
+        Verdict::Sets(field, set)
+    } else {
+        Verdict::Other
+    }
+}
+
+fn spec(key: &str) -> Option<(&'static str, &'static str, Kind)> {
+    SPECS.iter().find(|(k, _, _)| *k == key).copied()
+}
+
+/// `option ui <key> <value>`, exactly four words (`optionUI`).
+fn ui_verdict(words: &[&str]) -> Verdict {
+    let [_, _, key, value] = words else {
+        return Verdict::Refused("`option ui` takes a key and a value".into());
+    };
+    let valid = match *key {
+        "compact" | "transparent" => parse_bool(value).is_some(),
+        "diff" => matches!(*value, "unified" | "split"),
+        "scrollbar" => matches!(*value, "default" | "always" | "never"),
+        "completions-max-depth" | "completions-max-items" => value.parse::<u64>().is_ok(),
+        _ => return Verdict::Refused(format!("no ui option is called {key:?}")),
+    };
+    if valid {
+        Verdict::Other
+    } else {
+        Verdict::Refused(format!("{value:?} is not a value of ui {key}"))
+    }
+}
+
+/// A known key close to an unknown one: `key=value` written as one word,
+/// or `_` for `-`.
+pub fn suggestion(key: &str) -> Option<String> {
+    if let Some((left, right)) = key.split_once('=')
+        && spec(left).is_some()
+    {
+        return Some(format!("option {left} {right}"));
+    }
+    let dashed = key.replace('_', "-").to_ascii_lowercase();
+    spec(&dashed).map(|(k, _, _)| format!("option {k} …"))
+}
+
+/// What a crushrc's `option` lines set for this tool, in order, and what
+/// is worth a word.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Each field set, its value and the line.
+    pub sets: Vec<(&'static str, Value, usize)>,
+    /// Warnings, each `line: text`.
+    pub warnings: Vec<(usize, String)>,
+    /// A line setting a key this tool reads to a value Crush refuses: the
+    /// first one.
+    pub error: Option<(usize, String)>,
+}
+
+/// Applies the `option` lines of `script`, by Crush's rules.
+pub fn apply(script: &Script) -> Applied {
+    let mut applied = Applied::default();
+    for command in &script.commands {
+        let words = command.texts();
+        if words[0] != "option" {
+            continue;
+        }
+        apply_one(command, &words, &mut applied);
+    }
+    if let Some(exit) = &script.exit
+        && let Some(status) = exit.status.as_deref().filter(|s| *s != "0")
+    {
+        applied.warnings.push((
+            exit.line,
+            format!("`exit {status}`: Crush refuses to start when its crushrc ends with a failure"),
+        ));
+    }
+    applied
+}
+
+fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
+    let line = command.line;
+    let written = words.join(" ");
+    match verdict(words) {
+        Verdict::Sets(field, value) => {
+            if words.len() > 3 {
+                applied.warnings.push((
+                    line,
+                    format!(
+                        "`{written}`: the words after `{}` are ignored, as Crush ignores them",
+                        words[2]
+                    ),
+                ));
+            }
+            applied.sets.push((field, value, line));
+        }
+        Verdict::Other => {}
+        Verdict::Refused(why) if words.get(1).is_some_and(|k| READ_HERE.contains(k)) => {
+            applied
+                .error
+                .get_or_insert((line, format!("option {}: {why}", words[1])));
+        }
+        Verdict::Refused(why) => applied.warnings.push((
+            line,
+            format!("`{written}`: {why}; Crush refuses to start on this line"),
+        )),
+        Verdict::Unknown => {
+            let key = words[1];
+            let mean = suggestion(key)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            applied.warnings.push((
+                line,
+                format!(
+                    "`{written}`: there is no option {key:?}, so it changes nothing, and Crush refuses to start on it{mean}"
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_as_crush_reads_them() {
+        let v = |w: &str| verdict(&w.split(' ').collect::<Vec<_>>());
+        let off = Verdict::Sets("disable_provider_auto_update", Value::Bool(true));
+        let on = Verdict::Sets("disable_provider_auto_update", Value::Bool(false));
+        assert_eq!(v("option provider-auto-update false"), off);
+        assert_eq!(v("option provider-auto-update NO"), off);
+        assert_eq!(v("option provider-auto-update"), on);
+        assert_eq!(
+            verdict(&["option", "provider-auto-update", ""]),
+            on,
+            "a bare flag"
+        );
+        assert_eq!(
+            v("option provider-auto-update false true"),
+            off,
+            "extra words"
+        );
+        assert!(matches!(
+            v("option provider-auto-update maybe"),
+            Verdict::Refused(_)
+        ));
+        assert_eq!(
+            v("option default-providers 0"),
+            Verdict::Sets("disable_default_providers", Value::Bool(true))
+        );
+        assert_eq!(
+            v("option data-directory .state"),
+            Verdict::Sets("data_directory", Value::Text(".state".into()))
+        );
+        assert!(matches!(
+            verdict(&["option", "data-directory", ""]),
+            Verdict::Refused(_)
+        ));
+        assert_eq!(v("option debug"), Verdict::Other);
+        assert!(matches!(v("option debug maybe"), Verdict::Refused(_)));
+        assert_eq!(v("option provider-auto-update=false"), Verdict::Unknown);
+        assert_eq!(v("option ui diff split"), Verdict::Other);
+        assert!(matches!(v("option ui diff"), Verdict::Refused(_)));
+        assert_eq!(v("option reset context-path"), Verdict::Other);
+        assert!(matches!(v("option reset debug"), Verdict::Refused(_)));
+        assert!(matches!(v("option"), Verdict::Refused(_)));
+    }
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(
+            suggestion("provider-auto-update=false").as_deref(),
+            Some("option provider-auto-update false")
+        );
+        assert_eq!(
+            suggestion("provider_auto_update").as_deref(),
+            Some("option provider-auto-update …")
+        );
+        assert_eq!(suggestion("nothing-like-it"), None);
+    }
+}

@@ -1,0 +1,285 @@
+//! Which configuration files there are: the system's, the global ones,
+//! the workspace's and the project's, found as Crush v0.90 finds them
+//! (`internal/config/load.go`: `lookupConfigs`, `setDefaults`;
+//! `internal/fsext/lookup.go`: `LookupBounded`, `LookupClosestBounded`,
+//! `probeEnt`; `owner_others.go`, `owner_windows.go`), and ranked in the
+//! spec's order (section 5), which [`super::resolve`] merges them in.
+
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use super::Format;
+
+/// The names of project files in one folder, lowest priority first (spec
+/// levels 6 to 9).
+pub const PROJECT_NAMES: [(&str, Format); 4] = [
+    ("crush.json", Format::Json),
+    ("crushrc", Format::Crushrc),
+    (".crush.json", Format::Json),
+    (".crushrc", Format::Crushrc),
+];
+
+/// A project file Crush passes over, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Why.
+    pub why: String,
+}
+
+/// The project files of a working directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Project {
+    /// The files, the farthest folder's first, each folder's in
+    /// [`PROJECT_NAMES`] order.
+    pub files: Vec<(PathBuf, Format)>,
+    /// Files found but passed over: another user's.
+    pub skipped: Vec<SkippedFile>,
+    /// When a file could not be looked at (not missing, not forbidden),
+    /// Crush reads no project file at all: why.
+    pub dropped: Option<String>,
+}
+
+/// Who owns a file or folder, as Crush compares owners: the user id on
+/// Unix; on Windows nobody (Crush skips the check there).
+pub fn owner(path: &Path) -> io::Result<Option<u32>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(path).map(|m| Some(m.uid()))
+    }
+    #[cfg(not(unix))]
+    {
+        fs::metadata(path).map(|_| None)
+    }
+}
+
+/// Whether a file of `file_owner` is read in a folder walk started by a
+/// working directory of `walk_owner`: only when they are the same user
+/// (`probeEnt`), so that a shared folder cannot configure you.
+pub fn owned_alike(walk_owner: Option<u32>, file_owner: Option<u32>) -> bool {
+    walk_owner.is_none() || walk_owner == file_owner
+}
+
+/// The folders a walk from `cwd` visits, nearest first: `cwd` and each
+/// parent up to `root` (inclusive), or `cwd` alone without a root.
+pub fn walk(cwd: &Path, root: Option<&Path>) -> Vec<PathBuf> {
+    let Some(root) = root else {
+        return vec![cwd.to_owned()];
+    };
+    let mut dirs = Vec::new();
+    for dir in cwd.ancestors() {
+        dirs.push(dir.to_owned());
+        if dir == root {
+            break;
+        }
+    }
+    dirs
+}
+
+/// The project files from `cwd` up to `root`, those of another owner than
+/// `cwd`'s passed over.
+pub fn project(cwd: &Path, root: Option<&Path>) -> Project {
+    let mut project = Project::default();
+    let walk_owner = match owner(cwd) {
+        Ok(owner) => owner,
+        Err(e) => {
+            project.dropped = Some(format!("cannot look at {}: {e}", cwd.display()));
+            return project;
+        }
+    };
+    let mut by_folder = Vec::new();
+    for dir in walk(cwd, root) {
+        let mut found = Vec::new();
+        for (name, format) in PROJECT_NAMES {
+            let path = dir.join(name);
+            match owner(&path) {
+                Ok(file_owner) if owned_alike(walk_owner, file_owner) => found.push((path, format)),
+                Ok(file_owner) => project.skipped.push(SkippedFile {
+                    path,
+                    why: format!(
+                        "owned by user {}, not by the working directory's owner ({}): Crush reads only its own user's project files",
+                        file_owner.unwrap_or_default(),
+                        walk_owner.unwrap_or_default()
+                    ),
+                }),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+                    ) => {}
+                Err(e) => {
+                    project.dropped = Some(format!("cannot look at {}: {e}", path.display()));
+                    project.files.clear();
+                    return project;
+                }
+            }
+        }
+        by_folder.push(found);
+    }
+    project.files = by_folder.into_iter().rev().flatten().collect();
+    project
+}
+
+/// Where the workspace folder came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkspaceFrom {
+    /// `-D/--data-dir`.
+    Flag,
+    /// `options.data_directory` (`option data-directory`), set there.
+    Option(super::Origin),
+    /// The nearest `.crush` folder up to the project root.
+    Nearest,
+    /// `./.crush`, the default.
+    Default,
+}
+
+/// The workspace folder, which holds the workspace file `crush.json`
+/// (level 3), and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workspace {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Where it came from.
+    pub from: WorkspaceFrom,
+}
+
+/// What decides the workspace folder (Crush's `setDefaults`).
+pub struct WorkspaceInputs<'a> {
+    /// `-D/--data-dir`.
+    pub flag: Option<&'a Path>,
+    /// `options.data_directory` from every file but the workspace's.
+    pub option: Option<(String, super::Origin)>,
+    /// The working directory (absolute).
+    pub cwd: &'a Path,
+    /// The project root.
+    pub root: Option<&'a Path>,
+    /// The home folder: a `.crush` there is no workspace.
+    pub home: Option<&'a Path>,
+}
+
+/// The workspace folder: `-D`, else `options.data_directory`, else the
+/// nearest `.crush` up to the project root (not in the home folder, and
+/// only the working directory's owner's), else `./.crush`; a relative
+/// folder is taken from the working directory.
+pub fn workspace(inputs: WorkspaceInputs<'_>) -> Workspace {
+    let cwd = inputs.cwd;
+    let (dir, from) = if let Some(flag) = inputs.flag.filter(|f| !f.as_os_str().is_empty()) {
+        (cwd.join(flag), WorkspaceFrom::Flag)
+    } else if let Some((dir, origin)) = inputs.option.filter(|(d, _)| !d.is_empty()) {
+        (cwd.join(dir), WorkspaceFrom::Option(origin))
+    } else if let Some(found) = nearest_dot_crush(cwd, inputs.root, inputs.home) {
+        (found, WorkspaceFrom::Nearest)
+    } else {
+        (cwd.join(".crush"), WorkspaceFrom::Default)
+    };
+    Workspace {
+        dir: clean(&dir),
+        from,
+    }
+}
+
+/// `LookupClosestBounded(cwd, root, ".crush")`: the first `.crush` from
+/// `cwd` up; one that cannot be looked at, or another user's, ends the
+/// search with nothing, and so does one in the home folder.
+fn nearest_dot_crush(cwd: &Path, root: Option<&Path>, home: Option<&Path>) -> Option<PathBuf> {
+    let walk_owner = owner(cwd).ok()?;
+    for dir in walk(cwd, root) {
+        let path = dir.join(".crush");
+        match owner(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(_) => return None,
+            Ok(file_owner) if !owned_alike(walk_owner, file_owner) => return None,
+            Ok(_) if home == Some(dir.as_path()) => return None,
+            Ok(_) => return Some(path),
+        }
+    }
+    None
+}
+
+/// Go's `filepath.Clean`, lexically: `.` dropped, `..` taking the folder
+/// before it away.
+pub fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            // `..` of the root is the root.
+            Component::ParentDir if out.has_root() && out.parent().is_none() => {}
+            Component::ParentDir if out.file_name().is_some() => drop(out.pop()),
+            Component::ParentDir => out.push(".."),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_walk_stops_at_the_root_or_stays_in_cwd() {
+        let cwd = Path::new("/r/a/b");
+        assert_eq!(walk(cwd, None), [PathBuf::from("/r/a/b")]);
+        assert_eq!(
+            walk(cwd, Some(Path::new("/r"))),
+            ["/r/a/b", "/r/a", "/r"].map(PathBuf::from)
+        );
+    }
+
+    #[test]
+    fn clean_is_lexical() {
+        assert_eq!(clean(Path::new("/w/./a/../b")), PathBuf::from("/w/b"));
+        assert_eq!(clean(Path::new("/w/x/../../../y")), PathBuf::from("/y"));
+        assert_eq!(clean(Path::new("../../x/./y/..")), PathBuf::from("../../x"));
+    }
+
+    #[test]
+    fn owners_must_match_unless_windows() {
+        assert!(owned_alike(Some(1000), Some(1000)));
+        assert!(!owned_alike(Some(1000), Some(0)));
+        assert!(owned_alike(None, None));
+    }
+
+    #[test]
+    fn the_workspace_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let cwd = root.join("repo/sub");
+        fs::create_dir_all(&cwd).unwrap();
+        let inputs = |flag, option: Option<&str>, home| WorkspaceInputs {
+            flag,
+            option: option.map(|o| (o.to_owned(), super::super::Origin::Default)),
+            cwd: &cwd,
+            root: Some(root.join("repo"))
+                .as_deref()
+                .map(|_| cwd.parent().unwrap()),
+            home,
+        };
+        let ws = workspace(inputs(None, None, None));
+        assert_eq!(
+            (ws.dir, ws.from),
+            (cwd.join(".crush"), WorkspaceFrom::Default)
+        );
+        fs::create_dir_all(root.join("repo/.crush")).unwrap();
+        let ws = workspace(inputs(None, None, None));
+        assert_eq!(
+            (ws.dir, ws.from),
+            (root.join("repo/.crush"), WorkspaceFrom::Nearest)
+        );
+        let home = root.join("repo");
+        let ws = workspace(inputs(None, None, Some(&home)));
+        assert_eq!(ws.from, WorkspaceFrom::Default, "not in the home folder");
+        let ws = workspace(inputs(None, Some("../state"), None));
+        assert_eq!(ws.dir, root.join("repo/state"));
+        assert!(matches!(ws.from, WorkspaceFrom::Option(_)));
+        let ws = workspace(inputs(Some(Path::new("/abs/d")), Some("x"), None));
+        assert_eq!(
+            (ws.dir, ws.from),
+            (PathBuf::from("/abs/d"), WorkspaceFrom::Flag)
+        );
+    }
+}

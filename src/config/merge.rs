@@ -1,0 +1,455 @@
+//! Crush's JSON configuration read as Crush reads it: every file merged
+//! first, then the result decoded (`internal/config/load.go`:
+//! `loadFromBytes`, which calls `jsons.Merge` of github.com/qjebbs/go-jsons,
+//! then `json.Unmarshal` into its `Config`). A crushrc takes part as the
+//! JSON object its commands build (`shellconfig.LoadShellConfig`).
+//!
+//! The merge (go-jsons v1.0.0-alpha.5, `internal/merge/ordered.go` and
+//! `internal/ordered/json.go`; Crush pins alpha.6, which is not readable
+//! here): object keys are compared exactly, in the order they first
+//! appear (a key given twice in one file keeps its last value, at its last
+//! place); a `null` never replaces anything; objects merge key by key;
+//! arrays are concatenated; any other value replaces the one before. A
+//! value of another type than the one it replaces is an error in alpha.5;
+//! here the later one wins and a warning names both files.
+//!
+//! The decoding (Go's `encoding/json`): a key names a field in any letter
+//! case ([`crate::catalog::go_key_matches`]), in the document's order, so
+//! the last spelling wins; `null` leaves a bool or a string as it was and
+//! sets the `options` pointer to nil (every option back to its default);
+//! a value of the wrong type is an error, on which Crush refuses to start.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::catalog::go_key_matches;
+
+/// Where a value came from: the file (an index into the files merged) and,
+/// for a crushrc, the line of the command that set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Src {
+    /// Which file.
+    pub file: usize,
+    /// The line, for a crushrc.
+    pub line: Option<usize>,
+}
+
+/// A JSON value with where each of its values came from. Only what the
+/// decoding needs is kept: booleans and strings whole, the rest by kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool, Src),
+    /// A number.
+    Number(Src),
+    /// A string.
+    Str(String, Src),
+    /// An array.
+    Array(Src),
+    /// An object, its keys in order.
+    Object(Vec<(String, Node)>),
+}
+
+impl Node {
+    /// What kind of value it is, as a person names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Node::Null => "null",
+            Node::Bool(..) => "a boolean",
+            Node::Number(_) => "a number",
+            Node::Str(..) => "a string",
+            Node::Array(_) => "a list",
+            Node::Object(_) => "an object",
+        }
+    }
+
+    /// Where it came from, for a value that is not an object.
+    pub fn src(&self) -> Option<Src> {
+        match self {
+            Node::Bool(_, s) | Node::Number(s) | Node::Str(_, s) | Node::Array(s) => Some(*s),
+            Node::Null | Node::Object(_) => None,
+        }
+    }
+
+    fn with_src(raw: Raw, src: Src) -> Node {
+        match raw {
+            Raw::Null => Node::Null,
+            Raw::Bool(b) => Node::Bool(b, src),
+            Raw::Number => Node::Number(src),
+            Raw::Str(s) => Node::Str(s, src),
+            Raw::Array => Node::Array(src),
+            Raw::Object(entries) => Node::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, Node::with_src(v, src)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A JSON value as read, keys in document order.
+enum Raw {
+    Null,
+    Bool(bool),
+    Number,
+    Str(String),
+    Array,
+    Object(Vec<(String, Raw)>),
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
+        struct RawVisitor;
+        impl<'de> Visitor<'de> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Raw, E> {
+                Ok(Raw::Null)
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<Raw, E> {
+                Ok(Raw::Bool(b))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Raw, E> {
+                Ok(Raw::Number)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Raw, E> {
+                Ok(Raw::Number)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Raw, E> {
+                Ok(Raw::Number)
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Raw, E> {
+                Ok(Raw::Str(s.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Raw, E> {
+                Ok(Raw::Str(s))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(Raw::Array)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                let mut entries: Vec<(String, Raw)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, Raw>()? {
+                    // A key given twice keeps its last value, at its last
+                    // place (go-jsons' `ordered.Map.UnmarshalJSON`).
+                    entries.retain(|(k, _)| *k != key);
+                    entries.push((key, value));
+                }
+                Ok(Raw::Object(entries))
+            }
+        }
+        d.deserialize_any(RawVisitor)
+    }
+}
+
+/// A JSON file's text as a [`Node`]: `Err` with the line when it is not
+/// JSON, or when it is not an object (`None` for the line).
+pub fn parse(text: &str, file: usize) -> Result<Node, (Option<usize>, String)> {
+    let raw: Raw =
+        serde_json::from_str(text).map_err(|e| (Some(e.line()), format!("not valid JSON: {e}")))?;
+    match raw {
+        Raw::Object(_) => Ok(Node::with_src(raw, Src { file, line: None })),
+        other => Err((
+            None,
+            format!(
+                "expected a JSON object, not {}",
+                Node::with_src(other, Src { file, line: None }).kind()
+            ),
+        )),
+    }
+}
+
+/// A value of one type replaced by one of another in a later file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeChange {
+    /// The key, e.g. `options.disable_provider_auto_update`.
+    pub key: String,
+    /// The value before, its kind and where it came from.
+    pub before: (&'static str, Option<Src>),
+    /// The value after.
+    pub after: (&'static str, Option<Src>),
+}
+
+/// Merges `source` into `target`, go-jsons' way; each change of type is
+/// recorded in `changes`.
+pub fn merge(target: &mut Node, source: Node, changes: &mut Vec<TypeChange>) {
+    merge_at(target, source, &mut Vec::new(), changes);
+}
+
+fn merge_at(target: &mut Node, source: Node, key: &mut Vec<String>, changes: &mut Vec<TypeChange>) {
+    match (&mut *target, source) {
+        (_, Node::Null) => {}
+        (Node::Null, source) => *target = source,
+        (Node::Object(entries), Node::Object(incoming)) => {
+            for (k, v) in incoming {
+                match entries.iter_mut().find(|(e, _)| *e == k) {
+                    Some((_, existing)) => {
+                        key.push(k);
+                        merge_at(existing, v, key, changes);
+                        key.pop();
+                    }
+                    None => entries.push((k, v)),
+                }
+            }
+        }
+        (t, source) => {
+            if std::mem::discriminant(t) != std::mem::discriminant(&source) {
+                changes.push(TypeChange {
+                    key: key.join("."),
+                    before: (t.kind(), t.src()),
+                    after: (source.kind(), source.src()),
+                });
+            }
+            *target = source;
+        }
+    }
+}
+
+/// A value as decoded, with the key it was spelt by and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found<T> {
+    /// The value.
+    pub value: T,
+    /// The key path as written, e.g. `Options.Disable_Provider_Auto_Update`.
+    pub key: String,
+    /// Where it came from.
+    pub src: Src,
+}
+
+/// The options this tool reads, decoded from the merged configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `options.disable_provider_auto_update`.
+    pub disable_provider_auto_update: Option<Found<bool>>,
+    /// `options.disable_default_providers`.
+    pub disable_default_providers: Option<Found<bool>>,
+    /// `options.data_directory`.
+    pub data_directory: Option<Found<String>>,
+}
+
+/// A value of the wrong type for its field: Crush refuses to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// The key as written.
+    pub key: String,
+    /// What it should be.
+    pub expected: &'static str,
+    /// What it is.
+    pub found: &'static str,
+    /// Where it came from.
+    pub src: Option<Src>,
+}
+
+/// Decodes the options this tool reads from the merged `root`, as Go's
+/// `encoding/json` fills Crush's `Config`.
+pub fn decode(root: &Node) -> Result<Options, DecodeError> {
+    let Node::Object(entries) = root else {
+        return Ok(Options::default());
+    };
+    let mut options = Options::default();
+    let mut first_error = None;
+    for (key, value) in entries {
+        if !go_key_matches(key, "options") {
+            continue;
+        }
+        match value {
+            // A nil pointer: whatever an earlier spelling set is gone.
+            Node::Null => options = Options::default(),
+            Node::Object(fields) => {
+                if let Err(e) = decode_options(key, fields, &mut options) {
+                    first_error.get_or_insert(e);
+                }
+            }
+            other => {
+                first_error.get_or_insert(DecodeError {
+                    key: key.clone(),
+                    expected: "an object",
+                    found: other.kind(),
+                    src: other.src(),
+                });
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(options),
+    }
+}
+
+fn decode_options(
+    parent: &str,
+    fields: &[(String, Node)],
+    options: &mut Options,
+) -> Result<(), DecodeError> {
+    let mut first_error = None;
+    for (key, value) in fields {
+        let path = format!("{parent}.{key}");
+        let wrong = |expected| DecodeError {
+            key: path.clone(),
+            expected,
+            found: value.kind(),
+            src: value.src(),
+        };
+        let flag = if go_key_matches(key, "disable_provider_auto_update") {
+            Some(&mut options.disable_provider_auto_update)
+        } else if go_key_matches(key, "disable_default_providers") {
+            Some(&mut options.disable_default_providers)
+        } else {
+            None
+        };
+        match (flag, value) {
+            (Some(_), Node::Null) => {}
+            (Some(target), Node::Bool(b, src)) => {
+                *target = Some(Found {
+                    value: *b,
+                    key: path.clone(),
+                    src: *src,
+                })
+            }
+            (Some(_), _) => drop(first_error.get_or_insert(wrong("true or false"))),
+            (None, _) if !go_key_matches(key, "data_directory") => {}
+            (None, Node::Null) => {}
+            (None, Node::Str(s, src)) => {
+                options.data_directory = Some(Found {
+                    value: s.clone(),
+                    key: path.clone(),
+                    src: *src,
+                })
+            }
+            (None, _) => drop(first_error.get_or_insert(wrong("a string"))),
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn merged(files: &[&str]) -> (Node, Vec<TypeChange>) {
+        let mut root = Node::Object(Vec::new());
+        let mut changes = Vec::new();
+        for (i, text) in files.iter().enumerate() {
+            merge(&mut root, parse(text, i).unwrap(), &mut changes);
+        }
+        (root, changes)
+    }
+
+    fn auto(files: &[&str]) -> Option<(bool, usize, String)> {
+        let (root, _) = merged(files);
+        decode(&root)
+            .unwrap()
+            .disable_provider_auto_update
+            .map(|f| (f.value, f.src.file, f.key))
+    }
+
+    #[test]
+    fn keys_match_in_any_case_and_the_last_spelling_wins() {
+        assert_eq!(
+            auto(&[r#"{"Options": {"Disable_Provider_Auto_Update": true}}"#]),
+            Some((true, 0, "Options.Disable_Provider_Auto_Update".into()))
+        );
+        assert_eq!(
+            auto(&[
+                r#"{"options": {"DISABLE_PROVIDER_AUTO_UPDATE": true, "disable_provider_auto_update": false}}"#
+            ]),
+            Some((false, 0, "options.disable_provider_auto_update".into()))
+        );
+        // Spellings merge apart, then decode in order of first appearance:
+        // the later file's `Options` comes after the earlier `options`.
+        assert_eq!(
+            auto(&[
+                r#"{"options": {"disable_provider_auto_update": false}}"#,
+                r#"{"Options": {"disable_provider_auto_update": true}}"#,
+            ]),
+            Some((true, 1, "Options.disable_provider_auto_update".into()))
+        );
+        // ... and a third file's `options` merges into the first, which
+        // decodes before the second's `Options`: the second wins.
+        assert_eq!(
+            auto(&[
+                r#"{"options": {}}"#,
+                r#"{"Options": {"disable_provider_auto_update": true}}"#,
+                r#"{"options": {"disable_provider_auto_update": false}}"#,
+            ]),
+            Some((true, 1, "Options.disable_provider_auto_update".into()))
+        );
+    }
+
+    #[test]
+    fn null_never_replaces_and_resets_only_when_decoded() {
+        assert_eq!(auto(&[r#"{"options": null}"#]), None);
+        assert_eq!(
+            auto(&[
+                r#"{"options": {"disable_provider_auto_update": true}}"#,
+                r#"{"options": null}"#,
+                r#"{"options": {"disable_provider_auto_update": null}}"#,
+            ]),
+            Some((true, 0, "options.disable_provider_auto_update".into()))
+        );
+        // Another spelling's null is decoded after: the pointer is nil.
+        assert_eq!(
+            auto(&[r#"{"options": {"disable_provider_auto_update": true}, "OPTIONS": null}"#]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_later_value_of_another_type_wins_and_is_told() {
+        let (root, changes) = merged(&[
+            r#"{"options": {"disable_provider_auto_update": "yes"}}"#,
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+        ]);
+        assert!(
+            decode(&root)
+                .unwrap()
+                .disable_provider_auto_update
+                .unwrap()
+                .value
+        );
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].key, "options.disable_provider_auto_update");
+        assert_eq!(changes[0].before.0, "a string");
+        assert_eq!(changes[0].after.1.unwrap().file, 1);
+    }
+
+    #[test]
+    fn a_wrong_type_left_after_merging_is_an_error() {
+        let (root, _) = merged(&[r#"{"options": {"disable_default_providers": 1}}"#]);
+        let e = decode(&root).unwrap_err();
+        assert_eq!(
+            (e.key.as_str(), e.expected, e.found),
+            (
+                "options.disable_default_providers",
+                "true or false",
+                "a number"
+            )
+        );
+        let (root, _) = merged(&[r#"{"options": []}"#]);
+        assert_eq!(decode(&root).unwrap_err().found, "a list");
+        let (root, _) = merged(&[r#"{"options": {"data_directory": false}}"#]);
+        assert_eq!(decode(&root).unwrap_err().expected, "a string");
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_value() {
+        assert_eq!(
+            auto(&[
+                r#"{"options": {"disable_provider_auto_update": true}, "x": 1, "options": {}}"#
+            ]),
+            None
+        );
+        assert!(parse("[]", 0).is_err());
+        assert_eq!(parse("{\n\"a\": tru }", 0).unwrap_err().0, Some(2));
+    }
+}

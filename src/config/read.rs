@@ -1,0 +1,174 @@
+//! Reading one configuration file into its part of the merge: a JSON
+//! file as it is, a crushrc as the object its `option` lines build.
+
+use std::fs;
+use std::path::Path;
+
+use super::merge::{self, Node, Src};
+use super::{ConfigError, Format, Origin, PinnedKeys, crushrc, shown, shown_path};
+
+/// One file's part, once read.
+pub(super) struct Loaded {
+    /// Its index in the files read ([`Src::file`]).
+    pub(super) file: usize,
+    pub(super) node: Node,
+    pub(super) keys: Option<PinnedKeys>,
+}
+
+/// Reads one configuration file as file `index`: `None` when it is missing
+/// or empty; its part and its warnings otherwise.
+pub(super) fn read_file(
+    path: &Path,
+    format: Format,
+    index: usize,
+) -> Result<Option<(Loaded, Vec<String>)>, ConfigError> {
+    let text = match fs::read(path) {
+        Ok(bytes) => bytes,
+        // A file inside a folder that is a file (ENOTDIR) is as missing
+        // as one that does not exist.
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
+        // A folder where a file is expected, or an unreadable file, is
+        // not a configuration: say so rather than guess.
+        Err(e) => {
+            return Err(ConfigError {
+                path: path.to_owned(),
+                line: None,
+                message: format!("cannot read: {e}"),
+            });
+        }
+    };
+    let text = String::from_utf8(text).map_err(|_| ConfigError {
+        path: path.to_owned(),
+        line: None,
+        message: "not UTF-8 text".into(),
+    })?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match format {
+        Format::Json => load_json(path, &text, index).map(|l| Some((l, Vec::new()))),
+        Format::Crushrc => load_crushrc(path, &text, index).map(|l| {
+            let warnings = l.warnings;
+            Some((l.loaded, warnings))
+        }),
+    }
+}
+
+fn load_json(path: &Path, text: &str, index: usize) -> Result<Loaded, ConfigError> {
+    let error = |line: Option<usize>, message: String| ConfigError {
+        path: path.to_owned(),
+        line,
+        message,
+    };
+    let node = merge::parse(text, index).map_err(|(line, message)| error(line, message))?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| error(Some(e.line()), format!("not valid JSON: {e}")))?;
+    Ok(Loaded {
+        file: index,
+        node,
+        keys: pinned_keys_in(path, &value)?,
+    })
+}
+
+/// `options.provider_public_keys` of one JSON file: a later file's list
+/// replaces an earlier one's (not Crush's key: read by this tool alone).
+fn pinned_keys_in(
+    path: &Path,
+    value: &serde_json::Value,
+) -> Result<Option<PinnedKeys>, ConfigError> {
+    let Some(options) = value.get("options").and_then(|o| o.as_object()) else {
+        return Ok(None);
+    };
+    match options.get("provider_public_keys") {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::Array(keys)) if keys.iter().all(|k| k.is_string()) => {
+            Ok(Some(PinnedKeys {
+                entries: keys
+                    .iter()
+                    .filter_map(|k| k.as_str())
+                    .map(str::to_owned)
+                    .collect(),
+                origin: Origin::Json {
+                    path: path.to_owned(),
+                    key: "options.provider_public_keys".into(),
+                },
+            }))
+        }
+        Some(other) => Err(ConfigError {
+            path: path.to_owned(),
+            line: None,
+            message: format!("options.provider_public_keys must be a list of strings, not {other}"),
+        }),
+    }
+}
+
+/// A crushrc's part and its warnings.
+pub(super) struct RcLoaded {
+    pub(super) loaded: Loaded,
+    pub(super) warnings: Vec<String>,
+}
+
+pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLoaded, ConfigError> {
+    let script = crushrc::parse(text).map_err(|e| ConfigError {
+        path: path.to_owned(),
+        line: Some(e.line),
+        message: e.message,
+    })?;
+    let shown_path = shown_path(path);
+    let mut warnings: Vec<String> = script
+        .skipped
+        .iter()
+        .map(|skipped| {
+            format!(
+                "{shown_path}:{}: `{}` skipped: {}; this reader does not run the shell",
+                skipped.line,
+                shown(&skipped.command),
+                skipped.reason
+            )
+        })
+        .collect();
+    let applied = crushrc::options::apply(&script);
+    if let Some((line, message)) = applied.error {
+        return Err(ConfigError {
+            path: path.to_owned(),
+            line: Some(line),
+            message: shown(&message),
+        });
+    }
+    warnings.extend(
+        applied
+            .warnings
+            .iter()
+            .map(|(line, text)| format!("{shown_path}:{line}: {}", shown(text))),
+    );
+    // The object Crush's builder makes of the lines: the last setting of a
+    // field wins.
+    let mut fields: Vec<(String, Node)> = Vec::new();
+    for (field, value, line) in applied.sets {
+        let src = Src {
+            file: index,
+            line: Some(line),
+        };
+        let node = match value {
+            crushrc::options::Value::Bool(b) => Node::Bool(b, src),
+            crushrc::options::Value::Text(t) => Node::Str(t, src),
+        };
+        fields.retain(|(f, _)| f != field);
+        fields.push((field.to_owned(), node));
+    }
+    Ok(RcLoaded {
+        loaded: Loaded {
+            file: index,
+            node: Node::Object(vec![("options".into(), Node::Object(fields))]),
+            keys: None,
+        },
+        warnings,
+    })
+}
