@@ -8,17 +8,19 @@
 //!   resolver's `$VAR` forms), the changes between two catalogs, the
 //!   embedded snapshot, synthetic catalogs for benchmarks.
 //! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
-//!   in one session, plain-word diagnoses, HTTP validators.
+//!   in one session, the proxy each request takes, plain-word diagnoses,
+//!   HTTP validators.
 //! - [`store`]: files on disk: the cache's atomic, durable swap, its state
 //!   file, locks, Crush's folders.
 //! - [`trust`]: what needs a person: the guard's review (a key sent to a
 //!   new place, most of the cache gone, a replay) and signed catalogs.
-//! - [`config`]: the settings, through Crush's ten levels of files.
+//! - [`config`]: the settings, through Crush's levels of files, merged
+//!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name
 //!   its hints give the program.
 //! - [`update`]: `update-providers`, the path from a source to the cache.
-//! - [`startup`]: what Crush calls when it starts, and the background
-//!   refresh.
+//! - [`startup`]: what Crush calls when it starts, whether it may go out,
+//!   and the background refresh.
 //! - [`front`]: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
 //! - [`commands`]: the command line, one file per command, and the front

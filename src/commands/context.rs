@@ -171,7 +171,7 @@ impl Context {
         if !self.debug {
             return;
         }
-        let used = inputs::gather(settings, env, network, self.host.as_deref());
+        let used = inputs::gather(settings, env, network);
         for (key, value) in used.rows() {
             match key {
                 "" => self.say_debug(format_args!("  {value}")),

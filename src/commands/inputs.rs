@@ -62,8 +62,6 @@ pub struct Inputs {
     skipped_files: Vec<Skipped>,
     project_root: String,
     workspace: Valued,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    host: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -95,12 +93,7 @@ struct Skipped {
 }
 
 /// Gathers the inputs.
-pub fn gather(
-    settings: &Settings,
-    env: &EnvOptions,
-    network: &Network,
-    host: Option<&str>,
-) -> Inputs {
+pub fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Inputs {
     let refresh = match network {
         Network::Allowed(url) => RefreshJson {
             allowed: true,
@@ -151,7 +144,6 @@ pub fn gather(
                 WorkspaceFrom::Default => "default: ./.crush".into(),
             },
         },
-        host: host.map(shown),
     }
 }
 
@@ -269,9 +261,6 @@ impl Inputs {
             "workspace file",
             format!("{} ({})", self.workspace.value, self.workspace.origin),
         ));
-        if let Some(host) = &self.host {
-            rows.push(("host", format!("{host} (accepted; no effect here)")));
-        }
         rows
     }
 }

@@ -220,7 +220,7 @@ fn status(
         provider_auto_update: (&settings.auto_update).into(),
         default_providers: (&settings.default_providers).into(),
         crush: super::front::status(&context.cwd, settings),
-        inputs: inputs::gather(settings, &env, &network, context.host.as_deref()),
+        inputs: inputs::gather(settings, &env, &network),
     };
     match &cached {
         Err(e) => {

@@ -131,7 +131,8 @@ impl Home {
     }
 }
 
-/// A command for the binary with only `home` as HOME in its environment.
+/// A command for the binary with only `home` as HOME in its environment
+/// (and the system file moved into it, out of the machine's `/etc`).
 pub fn crush_in(home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_crush"));
     cmd.args(args)
@@ -139,6 +140,10 @@ pub fn crush_in(home: &Path, args: &[&str]) -> Command {
         .env("HOME", home)
         .env("USERPROFILE", home)
         .env("LOCALAPPDATA", home.join("AppData/Local"))
+        .env(
+            "CRUSH_PROVIDERS_SYSTEM_CONFIG",
+            home.join("etc/crush/crush.json"),
+        )
         .current_dir(home)
         .stdin(Stdio::null());
     cmd

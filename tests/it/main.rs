@@ -6,14 +6,18 @@
 mod common;
 
 mod background;
+mod command_line;
+mod crushrc;
 mod durability;
 mod faults;
 mod front;
 mod fuzz_regressions;
 mod go_agreement;
+mod going_out;
 mod held;
 mod host;
 mod messages;
+mod origins;
 mod proxy;
 mod readme;
 mod signed;

@@ -1,0 +1,171 @@
+//! Every command line Crush's `update-providers` takes is taken: its
+//! global flags (`-d/--debug`, `-D/--data-dir`, `-H/--host`, `-v` for the
+//! version), `--source catwalk` and `--source=catwalk`, `""` as SOURCE;
+//! `--source hyper` is a clear usage error until Hyper's provider is
+//! handled.
+
+use std::fs;
+
+use crate::common::*;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+async fn catalog_server() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(CATALOG_A))
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_source_flag_in_both_forms_and_an_empty_source() {
+    let server = catalog_server().await;
+    let uri = server.uri();
+    let env = [("CATWALK_URL", uri.as_str())];
+    for args in [
+        &["update-providers", "--source=catwalk"][..],
+        &["update-providers", "--source", "catwalk", "--dry-run"],
+        &["update-providers", ""],
+        &["update-providers", "", "--source=catwalk", "--check"],
+    ] {
+        let home = Home::new();
+        let run = home.run_env(args, &env);
+        assert!(
+            run.code == Some(0) || (args.contains(&"--check") && run.code == Some(3)),
+            "{args:?}: {run:?}"
+        );
+        assert!(
+            run.stdout
+                .contains(&format!("providers from {uri}/v2/providers")),
+            "{args:?}: {run:?}"
+        );
+    }
+    assert_eq!(server.received_requests().await.unwrap().len(), 4);
+    let home = Home::new();
+    for hyper in [
+        &["update-providers", "--source=hyper"][..],
+        &["update-providers", "--source", "hyper", "x.json"],
+    ] {
+        let run = home.run(hyper);
+        run.usage_error();
+        assert!(
+            run.stderr.contains(
+                "--source hyper: Hyper's provider (hyper.json) is not handled by this build yet"
+            ),
+            "{run:?}"
+        );
+    }
+    let run = home.run(&["update-providers", "--source=other"]);
+    run.usage_error();
+    assert!(
+        run.stderr.contains("possible values: catwalk, hyper"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn v_is_the_version_and_update_providers_v_is_verbose() {
+    let home = Home::new();
+    let version = home.run(&["--version"]);
+    version.ok();
+    for flag in ["-v", "-V"] {
+        assert_eq!(home.run(&[flag]).stdout, version.stdout, "{flag}");
+    }
+    let (_dir, file) = temp_file("a.json", CATALOG_A.as_bytes());
+    let file = file.to_str().unwrap();
+    home.run(&["update-providers", "embedded", "-q"]).ok();
+    let verbose = home.run(&[
+        "update-providers",
+        file,
+        "--dry-run",
+        "-v",
+        "--allow-shrink",
+    ]);
+    verbose.ok();
+    assert!(verbose.stdout.contains("  - provider "), "{verbose:?}");
+    assert!(!verbose.stdout.contains("more lines"), "{verbose:?}");
+}
+
+/// `-d` says on stderr what was resolved and what is requested; stdout is
+/// what it would be without it. `-H` is accepted, and said to do nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn debug_says_the_settings_and_the_requests() {
+    let server = catalog_server().await;
+    let uri = server.uri();
+    let home = Home::new();
+    let env = [("CATWALK_URL", uri.as_str())];
+    let plain = home.run_env(&["providers", "--json", "--wait"], &env);
+    let home = Home::new();
+    let debug = home.run_env(
+        &[
+            "-d",
+            "-H",
+            "unix:///tmp/crush.sock",
+            "providers",
+            "--json",
+            "--wait",
+        ],
+        &env,
+    );
+    debug.ok();
+    assert_eq!(debug.stdout, plain.stdout);
+    for line in [
+        "debug: --host unix:///tmp/crush.sock: accepted for Crush's sake; it has no effect here",
+        "debug: provider-auto-update: on (default)",
+        &format!("debug: refresh at start-up: allowed, from {uri}/v2/providers"),
+        &format!("debug: catalog URL: {uri}/v2/providers (CATWALK_URL={uri})"),
+        "debug: proxy: none: no proxy variable is set for it",
+        &format!("debug: GET {uri}/v2/providers: waited for; a new catalog"),
+    ] {
+        assert!(
+            debug.stderr.lines().any(|l| l == line),
+            "{line:?} in {debug:?}"
+        );
+    }
+    let run = home.run_env(&["update-providers", "--debug", "--dry-run"], &env);
+    run.ok();
+    assert!(
+        run.stderr.contains(&format!(
+            "debug: SOURCE: {uri} (CATWALK_URL={uri})\ndebug: GET {uri}/v2/providers, then {uri}/v2/providers.minisig when a key is pinned; proxy: none: no proxy variable is set for it"
+        )),
+        "{run:?}"
+    );
+    let run = home.run_env(
+        &["providers", "--status", "-d"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    run.ok();
+    assert!(
+        run.stderr
+            .contains("debug: provider-auto-update: off (CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1)"),
+        "{run:?}"
+    );
+}
+
+/// `-D` names the data directory whose `crush.json` is the workspace
+/// file, before or after the command, as Crush's persistent flags go.
+#[test]
+fn the_data_dir_flag_moves_the_workspace_file() {
+    let home = Home::new();
+    let data = home.path().join("custom-data");
+    fs::create_dir_all(&data).unwrap();
+    fs::write(
+        data.join("crush.json"),
+        r#"{"options": {"disable_provider_auto_update": true}}"#,
+    )
+    .unwrap();
+    let data = data.to_str().unwrap();
+    for args in [
+        &["-D", data, "providers", "--status", "--json"][..],
+        &["providers", "--status", "--json", "--data-dir", data],
+    ] {
+        let status = home.run(args).json();
+        assert_eq!(status["provider_auto_update"]["value"], false, "{args:?}");
+        assert_eq!(status["workspace"]["origin"], "-D/--data-dir");
+    }
+    let status = home.run(&["providers", "--status", "--json"]).json();
+    assert_eq!(status["provider_auto_update"]["value"], true);
+}

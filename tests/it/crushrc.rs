@@ -1,0 +1,138 @@
+//! Nothing a crushrc says is lost without a word: every line that could
+//! set an option and is not honoured is a warning naming the file and the
+//! line, and what Crush does with the file (stops at `exit`, skips
+//! here-document bodies, reads an empty value as a bare flag, ignores
+//! extra words) is what this reads, end to end.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::common::*;
+
+/// Writes `text` as the crushrc of a fresh HOME and returns `providers
+/// --status --json`'s run and the crushrc's path.
+fn with_crushrc(text: &str) -> (Run, PathBuf) {
+    let home = Home::new();
+    fs::write(home.path().join("crushrc"), text).unwrap();
+    let rc = home.path().canonicalize().unwrap().join("crushrc");
+    let run = home.run(&["providers", "--status", "--json"]);
+    run.ok();
+    (run, rc)
+}
+
+fn auto_update(run: &Run) -> bool {
+    run.json()["provider_auto_update"]["value"]
+        .as_bool()
+        .unwrap()
+}
+
+fn warnings(run: &Run) -> Vec<&str> {
+    run.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("warning: "))
+        .collect()
+}
+
+#[test]
+fn a_prefix_before_option_is_told_not_dropped() {
+    let (run, rc) = with_crushrc(
+        "VAR=x option provider-auto-update false\ncommand option provider-auto-update false\n",
+    );
+    assert!(auto_update(&run), "never guessed");
+    let rc = rc.display();
+    assert_eq!(
+        warnings(&run),
+        [
+            format!(
+                "{rc}:1: `VAR=x option provider-auto-update false` skipped: a variable assignment before it is applied only by a shell; this reader does not run the shell"
+            ),
+            format!(
+                "{rc}:2: `command option provider-auto-update false` skipped: `command` runs it, which only a shell does; this reader does not run the shell"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_key_written_with_equals_is_told_with_what_was_meant() {
+    let (run, rc) = with_crushrc("# off\noption provider-auto-update=false\n");
+    assert!(auto_update(&run));
+    assert_eq!(
+        warnings(&run),
+        [format!(
+            "{}:2: `option provider-auto-update=false`: there is no option \"provider-auto-update=false\", so it changes nothing, and Crush refuses to start on it; did you mean `option provider-auto-update false`?",
+            rc.display()
+        )]
+    );
+}
+
+#[test]
+fn unknown_option_keys_are_warnings_that_say_crush_would_not_start() {
+    let (run, rc) = with_crushrc(
+        "option provider_auto_update false\noption colour blue\noption default-providers false\n",
+    );
+    assert!(auto_update(&run));
+    assert_eq!(
+        run.json()["default_providers"]["value"],
+        false,
+        "the rest is read"
+    );
+    let rc = rc.display();
+    assert_eq!(
+        warnings(&run),
+        [
+            format!(
+                "{rc}:1: `option provider_auto_update false`: there is no option \"provider_auto_update\", so it changes nothing, and Crush refuses to start on it; did you mean `option provider-auto-update …`?"
+            ),
+            format!(
+                "{rc}:2: `option colour blue`: there is no option \"colour\", so it changes nothing, and Crush refuses to start on it"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn exit_ends_the_file() {
+    let (run, _) =
+        with_crushrc("option default-providers true\nexit\noption provider-auto-update false\n");
+    assert!(auto_update(&run), "Crush never runs the line after exit");
+    assert!(warnings(&run).is_empty(), "{run:?}");
+    let (run, rc) = with_crushrc("exit 1\n");
+    assert_eq!(
+        warnings(&run),
+        [format!(
+            "{}:1: `exit 1`: Crush refuses to start when its crushrc ends with a failure",
+            rc.display()
+        )]
+    );
+}
+
+#[test]
+fn a_here_document_body_is_data() {
+    let (run, _) = with_crushrc(
+        "cat > notes.txt <<'EOF'\noption provider-auto-update false\nEOF\noption default-providers true\n",
+    );
+    assert!(auto_update(&run), "{run:?}");
+    assert!(warnings(&run).is_empty(), "{run:?}");
+    // Unclosed, it is a syntax error, as in Crush.
+    let home = Home::new();
+    fs::write(home.path().join("crushrc"), "cat <<EOF\noption a 1\n").unwrap();
+    home.run(&["providers"])
+        .fails_with(&["line 1: unclosed here-document `EOF`"]);
+}
+
+#[test]
+fn an_empty_value_is_a_bare_flag_and_extra_words_are_ignored() {
+    let (run, _) =
+        with_crushrc("option provider-auto-update false\noption provider-auto-update \"\"\n");
+    assert!(auto_update(&run), "an empty value: true");
+    let (run, rc) = with_crushrc("option provider-auto-update no thanks\n");
+    assert!(!auto_update(&run), "the third word is the value");
+    assert_eq!(
+        warnings(&run),
+        [format!(
+            "{}:1: `option provider-auto-update no thanks`: the words after `no` are ignored, as Crush ignores them",
+            rc.display()
+        )]
+    );
+}
