@@ -14,17 +14,30 @@ use crate::environment::{self, Source};
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 use crate::startup::network::Network;
 use crate::startup::{self, EnvOptions};
+use crate::store::paths::{self, process_env};
 
 /// Where the environment variable `name` came from, with its value:
 /// `NAME=value`, `NAME=value at /path/.env:3`, or `None` when unset.
 pub fn env_origin(name: &str) -> Option<String> {
-    let value = environment::var(name)?.to_string_lossy().into_owned();
+    let value = redacted(&environment::var(name)?.to_string_lossy());
     Some(match environment::source(name) {
         Some(Source::DotEnv(path, line)) => {
             format!("{name}={} at {}:{line}", shown(&value), shown_path(&path))
         }
         _ => format!("{name}={}", shown(&value)),
     })
+}
+
+/// A value as it may be shown: a URL's password, never (a proxy's, a
+/// mirror's).
+fn redacted(value: &str) -> String {
+    match reqwest::Url::parse(value) {
+        Ok(mut url) if url.password().is_some() => {
+            let _ = url.set_password(Some("***"));
+            url.to_string()
+        }
+        _ => value.to_owned(),
+    }
 }
 
 /// What the `.env` file gave, and what it could not.
@@ -58,6 +71,8 @@ pub struct Inputs {
     refresh_timeout_origin: String,
     proxy: String,
     dotenv: Option<DotEnvJson>,
+    config_folder: Valued,
+    data_folder: Valued,
     config_files: Vec<String>,
     skipped_files: Vec<Skipped>,
     project_root: String,
@@ -106,8 +121,8 @@ pub fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Input
     };
     let catwalk_url = Valued {
         value: match &env.url {
-            Ok(url) => url.to_string(),
-            Err(value) => shown(value),
+            Ok(url) => redacted(url.as_str()),
+            Err(value) => shown(&redacted(value)),
         },
         origin: env_origin("CATWALK_URL").unwrap_or_else(|| "default".into()),
     };
@@ -125,6 +140,11 @@ pub fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Input
             refused: d.refused.iter().map(|(n, _, _)| shown(n)).collect(),
             error: d.error.as_deref().map(shown),
         }),
+        config_folder: folder(
+            paths::config_dir(&process_env),
+            &["CRUSH_GLOBAL_CONFIG", "XDG_CONFIG_HOME"],
+        ),
+        data_folder: folder(paths::data_dir(&process_env), &["XDG_DATA_HOME"]),
         config_files: settings.files.iter().map(|p| shown_path(p)).collect(),
         skipped_files: settings
             .skipped
@@ -143,6 +163,25 @@ pub fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Input
                 WorkspaceFrom::Nearest => "the nearest .crush folder".into(),
                 WorkspaceFrom::Default => "default: ./.crush".into(),
             },
+        },
+    }
+}
+
+/// A folder and the first of `variables` that placed it, else the home
+/// folder's variable.
+fn folder(dir: Result<std::path::PathBuf, paths::NoHome>, variables: &[&str]) -> Valued {
+    let origin = variables
+        .iter()
+        .find_map(|v| env_origin(v))
+        .unwrap_or_else(|| "default".into());
+    match dir {
+        Ok(dir) => Valued {
+            value: shown_path(&dir),
+            origin,
+        },
+        Err(e) => Valued {
+            value: "none".into(),
+            origin: e.to_string(),
         },
     }
 }
@@ -246,6 +285,12 @@ impl Inputs {
                 "",
                 format!("already set here, kept: {}", d.shadowed.join(", ")),
             ));
+        }
+        for (key, folder) in [
+            ("config folder", &self.config_folder),
+            ("data folder", &self.data_folder),
+        ] {
+            rows.push((key, format!("{} ({})", folder.value, folder.origin)));
         }
         for (i, file) in self.config_files.iter().enumerate() {
             rows.push((if i == 0 { "config files" } else { "" }, file.clone()));

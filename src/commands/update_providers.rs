@@ -44,47 +44,7 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
             program()
         )));
     }
-    let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
-    let (text, given) = source::given(args.source.as_deref(), catwalk_url.as_deref());
-    let source = source::resolve(args.source.as_deref(), catwalk_url.as_deref())
-        .map_err(|e| Exit::Usage(e.to_string()))?;
-    context.say_debug(format_args!(
-        "SOURCE: {} ({})",
-        crate::config::shown(text),
-        match given {
-            source::Given::Argument => "the argument".to_string(),
-            source::Given::CatwalkUrl =>
-                super::inputs::env_origin("CATWALK_URL").unwrap_or_default(),
-            source::Given::Default => "default".to_string(),
-        }
-    ));
-    match &source {
-        Source::File(path) if !path.exists() => {
-            if let Some(url) = source::meant_url(text) {
-                return Err(Exit::Usage(match given {
-                    source::Given::CatwalkUrl => format!(
-                        "CATWALK_URL={} names no file; for a URL, write its scheme: CATWALK_URL={url}",
-                        crate::catalog::quoted(text)
-                    ),
-                    _ => format!(
-                        "there is no file {}; for a URL, write its scheme: {url}",
-                        path.display()
-                    ),
-                }));
-            }
-        }
-        Source::Url(url) => context.say_debug(format_args!(
-            "GET {url}, then {url}.minisig when a key is pinned; proxy: {}",
-            super::inputs::route_of(url)
-        )),
-        Source::Stdin if std::io::stdin().is_terminal() => {
-            return Err(Exit::Usage(format!(
-                "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
-                program()
-            )));
-        }
-        _ => {}
-    }
+    let source = source_of(context, args.source.as_deref())?;
     let to_stdout = args.output.as_deref() == Some(Path::new(update::STDOUT));
     if to_stdout && args.json {
         return Err(Exit::Usage(
@@ -132,6 +92,54 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         return Err(Exit::Code(WOULD_CHANGE));
     }
     Ok(())
+}
+
+/// The source `SOURCE` (else `CATWALK_URL`, else the public server)
+/// names, or the usage error that a source written like a URL, or read
+/// from a terminal, is.
+fn source_of(context: &Context, arg: Option<&str>) -> Result<Source, Exit> {
+    let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
+    let (text, given) = source::given(arg, catwalk_url.as_deref());
+    let source =
+        source::resolve(arg, catwalk_url.as_deref()).map_err(|e| Exit::Usage(e.to_string()))?;
+    context.say_debug(format_args!(
+        "SOURCE: {} ({})",
+        crate::config::shown(text),
+        match given {
+            source::Given::Argument => "the argument".to_string(),
+            source::Given::CatwalkUrl =>
+                super::inputs::env_origin("CATWALK_URL").unwrap_or_default(),
+            source::Given::Default => "default".to_string(),
+        }
+    ));
+    match &source {
+        Source::File(path) if !path.exists() => {
+            if let Some(url) = source::meant_url(text) {
+                return Err(Exit::Usage(match given {
+                    source::Given::CatwalkUrl => format!(
+                        "CATWALK_URL={} names no file; for a URL, write its scheme: CATWALK_URL={url}",
+                        crate::catalog::quoted(text)
+                    ),
+                    _ => format!(
+                        "there is no file {}; for a URL, write its scheme: {url}",
+                        path.display()
+                    ),
+                }));
+            }
+        }
+        Source::Url(url) => context.say_debug(format_args!(
+            "GET {url}, then {url}.minisig when a key is pinned; proxy: {}",
+            super::inputs::route_of(url)
+        )),
+        Source::Stdin if std::io::stdin().is_terminal() => {
+            return Err(Exit::Usage(format!(
+                "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
+                program()
+            )));
+        }
+        _ => {}
+    }
+    Ok(source)
 }
 
 /// Prints the report as `args` ask; whether the target was up to date.

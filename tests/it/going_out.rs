@@ -447,3 +447,46 @@ async fn a_loopback_mirror_never_goes_through_a_proxy() {
         "none: a loopback host never goes through a proxy"
     );
 }
+
+/// `--status` shows every input a start uses and where it came from: the
+/// catalog URL, the timeout, the proxy (never its password), the `.env`
+/// file, the folders, the files read, the project root, the workspace.
+#[test]
+fn status_shows_every_input_and_its_origin() {
+    let p = Project::new();
+    let dotenv = p.write(
+        &p.cwd.join(".env"),
+        "CRUSH_PROVIDER_TIMEOUT=3\nHTTPS_PROXY=http://alice:s3cret@proxy.corp:3128\n",
+    );
+    let xdg = p.home.path().join("xdg");
+    let rc = p.write(
+        &xdg.join("crush/crushrc"),
+        "option default-providers true\n",
+    );
+    let run = p.run(
+        &["providers", "--status"],
+        &[
+            ("CATWALK_URL", "https://mirror.corp/catwalk"),
+            ("XDG_CONFIG_HOME", xdg.to_str().unwrap()),
+        ],
+    );
+    run.ok();
+    let d = dotenv.display();
+    for row in [
+        "refresh at start-up:  allowed, from https://mirror.corp/catwalk/v2/providers".to_string(),
+        "catalog URL:          https://mirror.corp/catwalk/v2/providers (CATWALK_URL=https://mirror.corp/catwalk)".into(),
+        format!("refresh timeout:      3s (CRUSH_PROVIDER_TIMEOUT=3 at {d}:1)"),
+        format!("proxy:                http://proxy.corp:3128 (HTTPS_PROXY=http://alice:***@proxy.corp:3128/ at {d}:2)"),
+        format!(".env:                 {d} (sets CRUSH_PROVIDER_TIMEOUT, HTTPS_PROXY)"),
+        format!("config folder:        {}/crush (XDG_CONFIG_HOME={})", xdg.display(), xdg.display()),
+        format!("config files:         {}", rc.display()),
+        format!("project root:         {}", p.repo.display()),
+        format!("workspace file:       {}/.crush/crush.json (default: ./.crush)", p.cwd.display()),
+    ] {
+        assert!(run.stdout.lines().any(|l| l == row), "{row:?} in {run:?}");
+    }
+    assert!(
+        !run.stdout.contains("s3cret") && !run.stderr.contains("s3cret"),
+        "{run:?}"
+    );
+}

@@ -347,6 +347,15 @@ mod tests {
             .collect()
     }
 
+    /// Each skipped command's line and reason.
+    fn reasons(script: &Script) -> Vec<(usize, &str)> {
+        script
+            .skipped
+            .iter()
+            .map(|s| (s.line, s.reason.as_str()))
+            .collect()
+    }
+
     fn cmd(line: usize, words: &[&str]) -> (usize, Vec<String>) {
         (line, words.iter().map(|s| s.to_string()).collect())
     }
@@ -434,13 +443,8 @@ option after 1
                 (15, "option after 1".to_string())
             ]
         );
-        let skipped: Vec<_> = script
-            .skipped
-            .iter()
-            .map(|s| (s.line, s.reason.as_str()))
-            .collect();
         assert_eq!(
-            skipped,
+            reasons(&script),
             [
                 (3, "inside an if block opened at line 2"),
                 (4, "inside an if block opened at line 2"),
@@ -574,13 +578,8 @@ option after 1
             "VAR=x option provider-auto-update false\ncommand option default-providers false\nenv A=1 option x\nX=1\nA=\"b c\" echo hi\n\"X\"=1 option y\n",
         )
         .unwrap();
-        let skipped: Vec<_> = script
-            .skipped
-            .iter()
-            .map(|s| (s.line, s.reason.as_str()))
-            .collect();
         assert_eq!(
-            skipped,
+            reasons(&script),
             [
                 (
                     1,
