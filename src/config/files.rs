@@ -250,13 +250,12 @@ mod tests {
         let root = tmp.path().canonicalize().unwrap();
         let cwd = root.join("repo/sub");
         fs::create_dir_all(&cwd).unwrap();
+        let repo = root.join("repo");
         let inputs = |flag, option: Option<&str>, home| WorkspaceInputs {
             flag,
             option: option.map(|o| (o.to_owned(), super::super::Origin::Default)),
             cwd: &cwd,
-            root: Some(root.join("repo"))
-                .as_deref()
-                .map(|_| cwd.parent().unwrap()),
+            root: Some(repo.as_path()),
             home,
         };
         let ws = workspace(inputs(None, None, None));

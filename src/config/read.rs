@@ -166,7 +166,13 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
     Ok(RcLoaded {
         loaded: Loaded {
             file: index,
-            node: Node::Object(vec![("options".into(), Node::Object(fields))]),
+            // Without an option line, no `options` at all, as Crush's
+            // builder leaves it out.
+            node: Node::Object(if fields.is_empty() {
+                Vec::new()
+            } else {
+                vec![("options".into(), Node::Object(fields))]
+            }),
             keys: None,
         },
         warnings,

@@ -25,34 +25,44 @@ use serde_json::Value;
 /// The Go reader, built once; `None` where there is no Go.
 fn go_reader() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/go_reader/main.go");
-            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go_reader");
-            let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-build-cache");
-            let built = Command::new("go")
-                .arg("build")
-                .arg("-o")
-                .arg(&out)
-                .arg(&source)
-                // The standard library only: nothing to download, no
-                // toolchain to switch to.
-                .env("GOTOOLCHAIN", "local")
-                .env("GOPROXY", "off")
-                .env("GOFLAGS", "")
-                .env("GOCACHE", &cache)
-                .current_dir(source.parent().unwrap())
-                .output();
-            match built {
-                Ok(output) if output.status.success() => Some(out),
-                Ok(output) => panic!(
-                    "the Go reader does not build: {}",
-                    String::from_utf8_lossy(&output.stderr)
-                ),
-                Err(_) => None,
-            }
-        })
-        .as_deref()
+    BUILT.get_or_init(|| build_go("go_reader")).as_deref()
+}
+
+/// The Go decoder of config options (`go_config/main.go`), built once.
+fn go_config() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT.get_or_init(|| build_go("go_config")).as_deref()
+}
+
+/// Builds `tests/it/<name>/main.go`; `None` where there is no Go.
+fn build_go(name: &str) -> Option<PathBuf> {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it")
+        .join(name)
+        .join("main.go");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-build-cache");
+    let built = Command::new("go")
+        .arg("build")
+        .arg("-o")
+        .arg(&out)
+        .arg(&source)
+        // The standard library only: nothing to download, no
+        // toolchain to switch to.
+        .env("GOTOOLCHAIN", "local")
+        .env("GOPROXY", "off")
+        .env("GOFLAGS", "")
+        .env("GOCACHE", &cache)
+        .current_dir(source.parent().unwrap())
+        .output();
+    match built {
+        Ok(output) if output.status.success() => Some(out),
+        Ok(output) => panic!(
+            "{name} does not build: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ),
+        Err(_) => None,
+    }
 }
 
 /// One provider as either side sees it.
@@ -450,4 +460,77 @@ fn the_guard_reads_every_catalog_as_crush_does() {
         corpus.len()
     );
     assert!(compared > 60, "{compared}");
+}
+
+/// A JSON config's options, as this project decodes them ([`merge`]) and
+/// as Go's `encoding/json` fills Crush's `Config`: any letter case (and
+/// Go's two non-ASCII folds), the last of keys that name one field, `null`
+/// leaving a value as it was and resetting `options`, a wrong type an
+/// error.
+#[test]
+fn config_options_decode_as_go_decodes_them() {
+    use crush_providers::config::merge;
+    let Some(go) = go_config() else {
+        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        return;
+    };
+    let documents = [
+        r#"{"options": {"disable_provider_auto_update": true}}"#,
+        r#"{"Options": {"Disable_Provider_Auto_Update": true, "DISABLE_DEFAULT_PROVIDERS": true}}"#,
+        "{\"options\": {\"disable_provider_auto_update\": true, \"disable_default_providers\": true, \"data_directory\": \"x\"}, \"OPTIONS\": {\"disable_default_providers\": false}}",
+        r#"{"options": {"disable_provider_auto_update": true}, "OPTIONS": null}"#,
+        r#"{"options": null}"#,
+        r#"{"options": {"disable_provider_auto_update": null, "data_directory": null}}"#,
+        r#"{"options": {"DISABLE_PROVIDER_AUTO_UPDATE": false, "disable_provider_auto_update": true}}"#,
+        r#"{"options": {"disable_provider_auto_update": true, "disable_provider_auto_update": false}}"#,
+        "{\"options\": {\"disable_provider_auto_update\": true, \"Data_\u{212a}irectory\": \"no\"}}",
+        "{\"options\": {\"di\u{17f}able_default_providers\": true}}",
+        r#"{"options": {"disable_provider_auto_update": "yes"}}"#,
+        r#"{"options": {"disable_default_providers": 1}}"#,
+        r#"{"options": {"data_directory": false}}"#,
+        r#"{"options": []}"#,
+        r#"{"options": "x"}"#,
+        r#"{"options": {"unknown": [1, {"a": null}], "disable_provider_auto_update": true}}"#,
+        r#"{"provider": {"options": {"disable_provider_auto_update": true}}}"#,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for doc in documents {
+        let file = dir.path().join("crush.json");
+        std::fs::write(&file, doc).unwrap();
+        let output = Command::new(go).arg(&file).output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let theirs: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let node = merge::parse(doc, 0).unwrap();
+        match merge::decode(&node) {
+            Err(e) => assert!(
+                theirs.get("error").is_some(),
+                "{doc}: ours {e:?}, Go {theirs}"
+            ),
+            Ok(ours) => {
+                assert!(theirs.get("error").is_none(), "{doc}: Go {theirs}");
+                let flag = |f: &Option<merge::Found<bool>>| f.as_ref().is_some_and(|f| f.value);
+                let dir = ours
+                    .data_directory
+                    .as_ref()
+                    .map(|f| f.value.clone())
+                    .unwrap_or_default();
+                let expected = if theirs.get("data_directory").is_some() {
+                    serde_json::json!({
+                        "disable_provider_auto_update": flag(&ours.disable_provider_auto_update),
+                        "disable_default_providers": flag(&ours.disable_default_providers),
+                        "data_directory": dir,
+                    })
+                } else {
+                    assert!(
+                        !flag(&ours.disable_provider_auto_update)
+                            && !flag(&ours.disable_default_providers)
+                            && dir.is_empty(),
+                        "{doc}: Go has no options, ours {ours:?}"
+                    );
+                    serde_json::json!({})
+                };
+                assert_eq!(theirs, expected, "{doc}");
+            }
+        }
+    }
 }
