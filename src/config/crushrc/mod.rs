@@ -599,7 +599,35 @@ option after 1
     #[test]
     fn never_panics_on_odd_input() {
         for text in [
-            "\\", "'", "\"\\", "((", "))", "case", "esac", "&&&", "|;|", "{ }", "\u{0}", "$(", "#",
+            "\\",
+            "'",
+            "\"\\",
+            "((",
+            "))",
+            "case",
+            "esac",
+            "&&&",
+            "|;|",
+            "{ }",
+            "\u{0}",
+            "$(",
+            "#",
+            "<<",
+            "<<-",
+            "<<<",
+            "2>",
+            "&>",
+            "&>>",
+            "cat <<E\nE",
+            "cat <<E",
+            "<<E\n",
+            "exit",
+            "exit 1;",
+            "A= option",
+            "=x",
+            "cat <<'E' <<F\nE\nF\n",
+            "option x <",
+            "> y",
         ] {
             let _ = parse(text);
         }
