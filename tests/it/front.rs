@@ -759,3 +759,41 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
         assert!(run.stderr.lines().count() <= 2, "{run:?}");
     }
 }
+
+/// The front decides as Crush does: a `.env` in the folder it starts in
+/// and Crush's `-D` count (Crush then keeps its own setting), and a
+/// `CATWALK_URL` that is not an http(s) URL is told at every start and
+/// refreshes nothing.
+#[test]
+fn the_front_reads_the_settings_as_crush_does() {
+    let mut front = Front::new("v0.91.0");
+    let off = |started: &Started| started.env.get(UPDATES_OFF).cloned();
+    let (_, started) = front.handed_over(&["run", "x"]);
+    assert_eq!(off(&started).as_deref(), Some("1"));
+    let dotenv = front.home.path().join(".env");
+    fs::write(&dotenv, "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1\n").unwrap();
+    let (run, started) = front.handed_over(&["run", "x"]);
+    run.ok();
+    assert_eq!(off(&started), None, "updates off by .env: Crush unchanged");
+    fs::remove_file(&dotenv).unwrap();
+    let data = front.home.path().join("data");
+    fs::create_dir(&data).unwrap();
+    fs::write(
+        data.join("crush.json"),
+        r#"{"options": {"disable_provider_auto_update": true}}"#,
+    )
+    .unwrap();
+    let data = data.to_str().unwrap();
+    let (_, started) = front.handed_over(&["-D", data, "run", "x"]);
+    assert_eq!(off(&started), None, "updates off in -D's workspace file");
+    front.set("CATWALK_URL", "mirror.corp:8080");
+    for _ in 0..2 {
+        let (run, started) = front.handed_over(&["run", "x"]);
+        run.ok();
+        assert!(
+            run.stderr.contains("CATWALK_URL=\"mirror.corp:8080\" is not an http:// or https:// URL: no refresh at start-up"),
+            "{run:?}"
+        );
+        assert_eq!(off(&started).as_deref(), Some("1"));
+    }
+}
