@@ -287,7 +287,8 @@ impl Why {
 /// one such thing from another, so that each is said once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
-    /// The same key: already told.
+    /// The same key: already told. A digest of what was found, so that
+    /// the memo that keeps it stays small whatever a held refresh found.
     pub key: String,
     /// The line, without its `warning: `.
     pub text: String,
@@ -305,7 +306,11 @@ pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
                 n => format!(" (and {} more)", n - 1),
             };
             Some(Notice {
-                key: format!("held\n{}\n{}", refresh.url, held.changes.join("\n")),
+                key: digest(&format!(
+                    "held\n{}\n{}",
+                    refresh.url,
+                    held.changes.join("\n")
+                )),
                 text: format!(
                     "a refresh of the provider catalog was held for review, the catalog in use is kept ({status}): {}{more}",
                     held.changes.first().map_or("", String::as_str)
@@ -315,7 +320,7 @@ pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
         (RefreshOutcome::Failed, _) => {
             let cause = refresh.cause.as_deref().unwrap_or("no cause recorded");
             Some(Notice {
-                key: format!("failed\n{}\n{cause}", refresh.url),
+                key: digest(&format!("failed\n{}\n{cause}", refresh.url)),
                 text: format!(
                     "the provider catalog could not be refreshed from {}, the catalog in use is kept ({status}): {cause}",
                     refresh.url
@@ -324,6 +329,10 @@ pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
         }
         _ => None,
     }
+}
+
+fn digest(key: &str) -> String {
+    crate::catalog::hex(&crate::catalog::sha256(key.as_bytes()))
 }
 
 #[cfg(test)]
@@ -465,5 +474,20 @@ mod tests {
         assert_ne!(told.key, told_failed.key);
         let other = with_refresh(RefreshOutcome::Failed, Some("timed out"), &[]);
         assert_ne!(notice(Some(&other), "crush").unwrap().key, told_failed.key);
+    }
+
+    /// What was told is remembered in the front's memo: its key stays
+    /// small however much a held refresh found.
+    #[test]
+    fn the_key_of_a_notice_is_small_whatever_it_tells() {
+        let many: Vec<String> = (0..10_000)
+            .map(|n| format!("provider \"p{n}\" would send $K to https://x{n}.example:443"))
+            .collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let held = with_refresh(RefreshOutcome::Held, None, &many);
+        let told = notice(Some(&held), "crush").unwrap();
+        assert!(told.key.len() <= 64, "{} bytes", told.key.len());
+        let fewer = with_refresh(RefreshOutcome::Held, None, &many[1..]);
+        assert_ne!(notice(Some(&fewer), "crush").unwrap().key, told.key);
     }
 }

@@ -24,6 +24,8 @@ pub const MEMO_FILE: &str = "providers.front.json";
 pub const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
 /// The problem recorded for a binary that is a front like this one.
 pub const IS_A_FRONT: &str = "it is a front of Crush like this program";
+/// The largest memo read.
+pub(crate) const MEMO_LIMIT: u64 = 64 * 1024;
 /// How many binaries the memo remembers (a Crush upgraded, another one
 /// named for a while).
 const REMEMBERED: usize = 4;
@@ -133,12 +135,22 @@ pub struct Memo {
 }
 
 impl Memo {
-    /// The memo in `path`; an empty one when there is none to read.
+    /// The memo in `path`; an empty one when there is none to read. Only
+    /// a small plain file is read: a FIFO there would block the start, a
+    /// link to a device would never end it, and one larger than any memo
+    /// is not one (the next write replaces each).
     pub fn read(path: &Path) -> Memo {
-        std::fs::read(path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
+        let plain = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MEMO_LIMIT);
+        if !plain {
+            return Memo::default();
+        }
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(path)
+            .and_then(|file| file.take(MEMO_LIMIT + 1).read_to_end(&mut bytes));
+        match read {
+            Ok(n) if n as u64 <= MEMO_LIMIT => serde_json::from_slice(&bytes).unwrap_or_default(),
+            _ => Memo::default(),
+        }
     }
 
     /// What was learnt of the binary with this identity.
@@ -302,6 +314,27 @@ mod tests {
         assert_eq!(Memo::read(&path), memo);
         std::fs::write(&path, "{not json").unwrap();
         assert_eq!(Memo::read(&path), Memo::default());
+    }
+
+    #[test]
+    fn a_memo_that_is_no_small_plain_file_reads_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(MEMO_FILE);
+        let memo = Memo {
+            told: Some("x".repeat(MEMO_LIMIT as usize)),
+            ..Memo::default()
+        };
+        memo.write(&path).unwrap();
+        assert_eq!(Memo::read(&path), Memo::default(), "too large");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert_eq!(Memo::read(&path), Memo::default(), "a folder");
+        #[cfg(unix)]
+        {
+            std::fs::remove_dir(&path).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+            assert_eq!(Memo::read(&path), Memo::default(), "a device");
+        }
     }
 
     #[cfg(unix)]

@@ -150,6 +150,27 @@ impl Front {
         Run::from(self.crush(args).output().unwrap())
     }
 
+    /// `crush ARGS`, or `None` when it has not ended within `limit` (it is
+    /// then killed): for a start that must not hang.
+    fn run_within(&self, args: &[&str], limit: Duration) -> Option<Run> {
+        let mut child = self
+            .crush(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + limit;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Run::from(child.wait_with_output().unwrap()))
+    }
+
     /// Runs one of the front's own commands, asserting the stand-in did
     /// not start.
     fn own(&self, args: &[&str]) -> Run {
@@ -795,5 +816,30 @@ fn the_front_reads_the_settings_as_crush_does() {
             "{run:?}"
         );
         assert_eq!(off(&started).as_deref(), Some("1"));
+    }
+}
+
+/// The memo is the front's own file, and nothing in it is needed: one that
+/// is no plain file (a FIFO nobody writes, a link to a device that never
+/// ends) is read as none and replaced; it never holds a start.
+#[test]
+fn a_memo_that_is_no_plain_file_never_holds_a_start() {
+    for kind in ["a FIFO", "a device"] {
+        let front = Front::new("v0.91.0");
+        let memo = front.home.data_dir().join("providers.front.json");
+        if kind == "a FIFO" {
+            let made = Command::new("mkfifo").arg(&memo).status().unwrap();
+            assert!(made.success());
+        } else {
+            symlink("/dev/zero", &memo).unwrap();
+        }
+        let run = front
+            .run_within(&["run"], Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("{kind}: the start never ended"));
+        run.ok();
+        let started = front.runs().pop().expect("Crush started");
+        assert_eq!(started.env[UPDATES_OFF], "1", "{kind}: {run:?}");
+        let replaced = fs::symlink_metadata(&memo).unwrap();
+        assert!(replaced.is_file(), "{kind}: {replaced:?}");
     }
 }
