@@ -24,6 +24,12 @@ pub const MEMO_FILE: &str = "providers.front.json";
 pub const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
 /// The problem recorded for a binary that is a front like this one.
 pub const IS_A_FRONT: &str = "it is a front of Crush like this program";
+/// The temporary file a memo is written to before it is renamed in place:
+/// not named as the cache's are (`.providers.*.tmp`), which the cache's
+/// writer removes as a killed writer's leftovers while a start may be
+/// writing its memo.
+pub(crate) const MEMO_TEMP_PREFIX: &str = ".front-memo.";
+pub(crate) const MEMO_TEMP_SUFFIX: &str = ".tmp";
 /// The largest memo read.
 pub(crate) const MEMO_LIMIT: u64 = 64 * 1024;
 /// How many binaries the memo remembers (a Crush upgraded, another one
@@ -172,8 +178,8 @@ impl Memo {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
         let mut file = tempfile::Builder::new()
-            .prefix(".providers.front.")
-            .suffix(".tmp")
+            .prefix(MEMO_TEMP_PREFIX)
+            .suffix(MEMO_TEMP_SUFFIX)
             .tempfile_in(dir)?;
         serde_json::to_writer_pretty(&mut file, self)?;
         file.persist(path).map(drop).map_err(|e| e.error)
@@ -335,6 +341,29 @@ mod tests {
             std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
             assert_eq!(Memo::read(&path), Memo::default(), "a device");
         }
+    }
+
+    /// The cache's writer removes what killed writers left in the data
+    /// folder (`.providers.*.tmp`); a memo being written beside it is no
+    /// leftover of its.
+    #[test]
+    fn a_memo_being_written_is_no_leftover_of_the_caches() {
+        use crate::store::cache::{self, CacheFiles};
+        use crate::store::state::CacheState;
+        let dir = tempfile::tempdir().unwrap();
+        let writing = dir
+            .path()
+            .join(format!("{MEMO_TEMP_PREFIX}abc123{MEMO_TEMP_SUFFIX}"));
+        std::fs::write(&writing, b"{}").unwrap();
+        let files = CacheFiles::in_dir(dir.path());
+        cache::write(
+            &files,
+            b"[]",
+            &CacheState::default(),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert!(writing.exists(), "removed by the cache's writer");
     }
 
     #[cfg(unix)]
