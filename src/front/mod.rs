@@ -94,7 +94,7 @@ pub fn classify(args: &[OsString]) -> Parsed {
             let takes_value =
                 VALUE_FLAGS.iter().any(|(_, l)| *l == name) || LONG_VALUE_FLAGS.contains(&name);
             let value = match inline {
-                Some(value) => Some(OsString::from(value)),
+                Some(value) => Some(exact(&args[i - 1], &arg, value)),
                 None if takes_value => {
                     i += 1;
                     args.get(i - 1).cloned()
@@ -113,7 +113,7 @@ pub fn classify(args: &[OsString]) -> Parsed {
             let (value, flag) = short_value(shorts);
             let value = match value {
                 ShortValue::None => None,
-                ShortValue::Inline(v) => Some(OsString::from(v)),
+                ShortValue::Inline(v) => Some(exact(&args[i - 1], &arg, v)),
                 ShortValue::Next => {
                     i += 1;
                     args.get(i - 1).cloned()
@@ -148,6 +148,22 @@ pub fn classify(args: &[OsString]) -> Parsed {
         cwd,
         data_dir,
     }
+}
+
+/// `value`, the end of the argument `arg` (read as `text`), as `arg` holds
+/// it: a folder's name is bytes on Unix, and one that is not UTF-8 must
+/// not become the name of another. The flag before it is ASCII, or no flag
+/// Crush knows.
+fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
+    let at = text.len() - value.len();
+    #[cfg(unix)]
+    if text.is_char_boundary(at) && text[..at].is_ascii() {
+        use std::os::unix::ffi::OsStrExt;
+        return OsStr::from_bytes(&arg.as_bytes()[at..]).to_owned();
+    }
+    #[cfg(not(unix))]
+    let _ = (arg, at);
+    OsString::from(value)
 }
 
 fn args_str(arg: &OsStr) -> &str {
@@ -410,6 +426,35 @@ mod tests {
             parse(&["run", "--data-dir=/y"]).data_dir,
             Some(OsString::from("/y"))
         );
+    }
+
+    /// A folder's name is bytes on Unix: the settings are read from the
+    /// folder Crush will be in, not from one of a similar name.
+    #[cfg(unix)]
+    #[test]
+    fn the_working_directory_keeps_every_byte_of_its_name() {
+        use std::os::unix::ffi::{OsStrExt, OsStringExt};
+        let dir = b"/p/caf\xe9";
+        for prefix in [&b"--cwd="[..], b"-c", b"-c=", b"-dc"] {
+            let arg = OsString::from_vec([prefix, &dir[..]].concat());
+            let parsed = classify(&[arg.clone(), OsString::from("run")]);
+            assert_eq!(
+                parsed.cwd.as_deref().map(OsStr::as_bytes),
+                Some(&dir[..]),
+                "{arg:?}"
+            );
+        }
+        let parsed = classify(&[OsString::from("-c"), OsString::from_vec(dir.to_vec())]);
+        assert_eq!(parsed.cwd.as_deref().map(OsStr::as_bytes), Some(&dir[..]));
+        for prefix in [&b"--data-dir="[..], b"-D", b"-dD"] {
+            let arg = OsString::from_vec([prefix, &dir[..]].concat());
+            let parsed = classify(&[arg.clone(), OsString::from("run")]);
+            assert_eq!(
+                parsed.data_dir.as_deref().map(OsStr::as_bytes),
+                Some(&dir[..]),
+                "{arg:?}"
+            );
+        }
     }
 
     #[test]

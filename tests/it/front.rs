@@ -187,7 +187,10 @@ impl Front {
             .map(|n| log.join(n.to_string()))
             .take_while(|d| d.join("pid").exists())
             .map(|d| {
-                let read = |name: &str| fs::read_to_string(d.join(name)).unwrap();
+                // An argument need not be UTF-8.
+                let read = |name: &str| {
+                    String::from_utf8_lossy(&fs::read(d.join(name)).unwrap()).into_owned()
+                };
                 // NUL-terminated words; an empty one is a word too.
                 let split = |text: String| -> Vec<String> {
                     let mut words: Vec<String> = text.split('\0').map(str::to_owned).collect();
@@ -842,4 +845,38 @@ fn a_memo_that_is_no_plain_file_never_holds_a_start() {
         let replaced = fs::symlink_metadata(&memo).unwrap();
         assert!(replaced.is_file(), "{kind}: {replaced:?}");
     }
+}
+
+/// The settings are read from the folder `-c`/`--cwd` names, to the byte:
+/// a project whose folder's name is not UTF-8 and turns updates off sees
+/// no request and Crush unchanged, in every form of the flag.
+#[test]
+fn the_settings_of_a_folder_not_named_in_utf8_are_its_own() {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let front = Front::new("v0.91.0");
+    let project = front
+        .home
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    fs::create_dir(&project).unwrap();
+    fs::write(
+        project.join(".crushrc"),
+        "option provider-auto-update false\n",
+    )
+    .unwrap();
+    let dir = project.as_os_str().as_bytes();
+    for flag in [&b"--cwd="[..], b"-c", b"-c="] {
+        let arg = OsString::from_vec([flag, dir].concat());
+        let before = front.runs().len();
+        let run = Run::from(front.crush(&[]).arg(&arg).arg("run").output().unwrap());
+        run.ok();
+        let runs = front.runs();
+        assert_eq!(runs.len(), before + 1, "{run:?}");
+        let started = runs.last().unwrap();
+        assert!(
+            !started.env.contains_key(UPDATES_OFF),
+            "{arg:?}: {started:?}"
+        );
+    }
+    assert_eq!(front.probes(), 0, "nothing to learn");
 }
