@@ -206,6 +206,11 @@ pub fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
         .map(|p| (PathBuf::from(p), Origin::Env))
         .or_else(|| config::front::real_crush(env).map(|(p, file)| (p, Origin::Config(file))));
     if let Some((path, origin)) = named {
+        // A relative one would be checked here but started from wherever
+        // the system looks it up (a bare name: on PATH, where this is).
+        if !path.is_absolute() {
+            return Err(Missing::Named(origin, path, "is not a full path".into()));
+        }
         return match program(&path) {
             Err(why) => Err(Missing::Named(origin, path, why)),
             Ok(canonical) if fronts.contains(&canonical) => Err(Missing::NamedFront(origin, path)),
@@ -342,6 +347,25 @@ mod tests {
             ..copy
         };
         assert_eq!(chain(Some(&probe), me, 7), Chain::Probe);
+    }
+
+    /// A relative name would be checked in the working folder but started
+    /// from wherever the system looks it up (a bare name: on `PATH`, where
+    /// this program is): only a full path names a program.
+    #[test]
+    fn a_crush_is_named_by_its_full_path_only() {
+        for named in ["crush", "./crush", "bin/crush"] {
+            let vars: HashMap<&str, OsString> = [(REAL_CRUSH_ENV, named.into())].into();
+            assert_eq!(
+                find(&|k: &str| vars.get(k).cloned(), &[]),
+                Err(Missing::Named(
+                    Origin::Env,
+                    named.into(),
+                    "is not a full path".into()
+                )),
+                "{named}"
+            );
+        }
     }
 
     #[cfg(unix)]

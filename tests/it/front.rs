@@ -847,6 +847,32 @@ fn a_memo_that_is_no_plain_file_never_holds_a_start() {
     }
 }
 
+/// A Crush named by a relative path is refused: it would be checked in the
+/// working folder, but started from wherever the system looks it up (a
+/// bare name: on PATH, where the front is).
+#[test]
+fn a_crush_named_by_a_relative_path_is_refused() {
+    let mut front = Front::new("v0.91.0");
+    write_program(
+        &front.home.path().join("crush"),
+        &STAND_IN.replace("@VERSION@", "echo 'crush version v0.91.0'"),
+    );
+    for named in ["crush", "./crush"] {
+        front.set("CRUSH_PROVIDER_REAL_CRUSH", named);
+        let run = front.own(&["run"]);
+        assert_eq!(run.code, Some(127), "{run:?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{run:?}");
+        assert!(
+            lines[0].starts_with(&format!(
+                "error: no Crush to run: CRUSH_PROVIDER_REAL_CRUSH names {named}, which is not a full path; "
+            )),
+            "{run:?}"
+        );
+        front.env.pop();
+    }
+}
+
 /// The settings are read from the folder `-c`/`--cwd` names, to the byte:
 /// a project whose folder's name is not UTF-8 and turns updates off sees
 /// no request and Crush unchanged, in every form of the flag.
