@@ -391,19 +391,26 @@ fn notice(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
-/// `text` with control characters escaped: what a catalog or a server
-/// said cannot move the cursor or forge a line.
+/// `text` with control characters escaped: what a catalog, a server or a
+/// folder's name said cannot move the cursor, forge a line, or read
+/// otherwise than it is stored (bidirectional controls, invisible
+/// characters, line separators).
 fn plain(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_debug().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let invisible = matches!(
+            c,
+            '\u{61c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
+        );
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else if invisible {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What `providers --status` shows of the front.
@@ -423,8 +430,13 @@ pub struct Status {
 }
 
 impl Status {
-    /// The status row's text.
+    /// The status row's text: escaped, since a path or a reason may hold
+    /// anything a folder's name may.
     pub fn describe(&self) -> String {
+        plain(&self.text())
+    }
+
+    fn text(&self) -> String {
         let Some(crush) = &self.path else {
             return format!(
                 "none found ({}): this program's own commands only",
@@ -509,5 +521,15 @@ mod tests {
     fn control_characters_are_escaped() {
         assert_eq!(plain("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
         assert_eq!(plain("plain — text"), "plain — text");
+    }
+
+    /// What reads otherwise than it is stored is escaped too: a folder
+    /// named `\u{202e}` shows `evil` as `live`.
+    #[test]
+    fn bidirectional_and_invisible_characters_are_escaped() {
+        assert_eq!(
+            plain("a\u{202e}b\u{200b}c\u{2028}d\u{feff}\u{9b}e"),
+            "a\\u{202e}b\\u{200b}c\\u{2028}d\\u{feff}\\u{9b}e"
+        );
     }
 }

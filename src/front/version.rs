@@ -76,12 +76,16 @@ pub fn parse(version: &str) -> Option<(u64, u64, u64)> {
 
 /// The version in what `crush --version` printed: the word after
 /// `version` on the line that says `crush version …` (a logo may come
-/// first, when standard output is a terminal).
+/// first, when standard output is a terminal). A version is plain ASCII:
+/// a word holding anything else (an escape sequence) is none, and never
+/// reaches a terminal from the memo.
 pub fn from_output(output: &str) -> Option<String> {
     output.lines().find_map(|line| {
         let (_, rest) = line.split_once("version ")?;
         let word = rest.split_whitespace().next()?;
-        Some(word.to_string())
+        word.bytes()
+            .all(|b| b.is_ascii_graphic())
+            .then(|| word.to_string())
     })
 }
 
@@ -320,6 +324,17 @@ mod tests {
         assert_eq!(Memo::read(&path), memo);
         std::fs::write(&path, "{not json").unwrap();
         assert_eq!(Memo::read(&path), Memo::default());
+    }
+
+    #[test]
+    fn a_version_that_is_not_plain_text_is_no_version() {
+        for output in [
+            "crush version v0.91.0\u{1b}]0;pwned\u{7}\n",
+            "crush version v0.91.0\u{1b}[2J\n",
+            "crush version v0.9\u{202e}1.0\n",
+        ] {
+            assert_eq!(from_output(output), None, "{output:?}");
+        }
     }
 
     #[test]

@@ -847,6 +847,45 @@ fn a_memo_that_is_no_plain_file_never_holds_a_start() {
     }
 }
 
+/// Nothing the front prints is raw: a Crush in a folder whose name holds
+/// an escape sequence and a bidirectional control, and whose `--version`
+/// answers with an escape sequence, is named escaped, on stderr before a
+/// start and in `providers --status`; such an answer is no version.
+#[test]
+fn nothing_the_front_prints_is_raw() {
+    let mut front = Front::new("v0.91.0");
+    let odd = front.root.path().join("bin\u{1b}[31m\u{202e}");
+    fs::create_dir(&odd).unwrap();
+    write_program(
+        &odd.join("crush"),
+        &STAND_IN.replace(
+            "@VERSION@",
+            r"printf 'crush version v0.91.0\033]0;pwned\007\n'",
+        ),
+    );
+    front.path[1] = odd;
+    let (run, started) = front.handed_over(&["run"]);
+    assert!(!started.env.contains_key(UPDATES_OFF), "{started:?}");
+    let status = front.own(&["providers", "--status"]);
+    let json = front.own(&["providers", "--status", "--json"]).json();
+    for shown in [&run.stderr, &status.stdout, &status.stderr] {
+        assert!(
+            !shown.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+            "{shown:?}"
+        );
+    }
+    assert!(
+        run.stderr
+            .contains(r"bin\u{1b}[31m\u{202e}/crush is not known (`--version` printed no version)"),
+        "{run:?}"
+    );
+    assert!(
+        status.stdout.contains(r"bin\u{1b}[31m\u{202e}/crush"),
+        "{status:?}"
+    );
+    assert_eq!(json["crush"]["version"], serde_json::Value::Null, "{json}");
+}
+
 /// A Crush named by a relative path is refused: it would be checked in the
 /// working folder, but started from wherever the system looks it up (a
 /// bare name: on PATH, where the front is).
