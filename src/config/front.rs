@@ -110,7 +110,10 @@ fn crushrc_hyper_key(text: &str) -> Option<Said> {
     // A command the shell would have to evaluate may set one.
     for skipped in &script.skipped {
         let words: Vec<&str> = skipped.command.split_whitespace().collect();
-        if words.starts_with(&["provider", "add", "hyper"]) && words.contains(&"--api-key") {
+        let adds = words
+            .windows(3)
+            .position(|w| w == ["provider", "add", "hyper"]);
+        if adds.is_some_and(|at| words[at..].contains(&"--api-key")) {
             events.push((skipped.line, Said::Set(Some(skipped.line))));
         }
     }
@@ -197,5 +200,26 @@ mod tests {
             ("HYPER_API_KEY", Path::new("k")),
         ]);
         assert_eq!(hyper_key(&cwd, &env), Some("HYPER_API_KEY".into()));
+    }
+
+    /// A key set by a command that runs otherwise than plainly (after an
+    /// assignment or `command`, or inside a statement this reader skips)
+    /// is set for Crush, which runs the file.
+    #[test]
+    fn a_hyper_key_set_by_a_command_run_otherwise_is_set() {
+        for rc in [
+            "command provider add hyper --api-key k\n",
+            "K=1 provider add hyper --api-key k\n",
+            "true && provider add hyper --api-key k\n",
+        ] {
+            assert_eq!(crushrc_hyper_key(rc), Some(Said::Set(Some(1))), "{rc}");
+        }
+        for rc in [
+            "command provider add other --api-key k\n",
+            "'K=1' provider add hyper --api-key k\n",
+            "echo provider add hyper\n",
+        ] {
+            assert_eq!(crushrc_hyper_key(rc), None, "{rc}");
+        }
     }
 }
