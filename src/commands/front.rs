@@ -84,7 +84,7 @@ pub fn main(name: &str) -> Option<u8> {
             return Some(NOT_FOUND);
         }
     };
-    let crush = match find::find(&process_env, &fronts) {
+    let crush = match find::find(&users_env, &fronts) {
         Ok(crush) => crush,
         // Without Crush, this program's own commands of before the front.
         Err(Missing::NotOnPath) if parsed.word == Word::Shared => return None,
@@ -115,12 +115,21 @@ fn stands_in_front(name: &str) -> bool {
     }
 }
 
+/// The process's own variables, without the `.env` of the folder it
+/// starts in: what chooses the program a start runs (the real Crush, the
+/// global config that may name it, the marker) is the user's, and a
+/// project's file must not choose it. The settings, which Crush reads
+/// with that file, are read with [`process_env`].
+fn users_env(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
 /// The chain this start is in, from the marker in its environment.
 fn this_chain() -> Result<Chain, String> {
     let me = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .map_err(|e| format!("cannot tell where this program is ({e})"))?;
-    let marker = process_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
+    let marker = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
     Ok(find::chain(marker.as_ref(), &me, std::process::id()))
 }
 
@@ -129,7 +138,7 @@ fn how_to_name() -> String {
     format!(
         "install Crush, or name it: {REAL_CRUSH_ENV}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {}",
         config::front::REAL_CRUSH_KEY,
-        paths::config_dir(&process_env)
+        paths::config_dir(&users_env)
             .map(|d| d.join("crush.json").display().to_string())
             .unwrap_or_else(|_| "the global crush.json".into())
     )
@@ -469,7 +478,7 @@ pub fn status(cwd: &Path, settings: &Settings) -> Option<Status> {
         Ok(Chain::Search { fronts, .. }) => fronts,
         _ => Vec::new(),
     };
-    let crush = match find::find(&process_env, &fronts) {
+    let crush = match find::find(&users_env, &fronts) {
         Ok(crush) => crush,
         Err(missing) => {
             return Some(Status {

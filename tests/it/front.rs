@@ -945,3 +945,39 @@ fn the_settings_of_a_folder_not_named_in_utf8_are_its_own() {
     }
     assert_eq!(front.probes(), 0, "nothing to learn");
 }
+
+/// Which program runs is the user's choice, never a project's: a `.env`
+/// in the folder a start is in (which Crush reads for its settings) names
+/// no Crush, points at no config that names one, and sets no marker.
+#[test]
+fn a_projects_dotenv_never_chooses_the_program() {
+    let front = Front::new("v0.91.0");
+    let project = front.home.path().join("proj");
+    let config = project.join("config");
+    fs::create_dir_all(&config).unwrap();
+    let other = project.join("other");
+    write_program(&other, "#!/bin/sh\necho ran > \"$0.ran\"\n");
+    fs::write(
+        config.join("crush.json"),
+        serde_json::json!({"options": {"provider_real_crush": other}}).to_string(),
+    )
+    .unwrap();
+    for dotenv in [
+        format!("CRUSH_PROVIDER_REAL_CRUSH={}\n", other.display()),
+        format!("CRUSH_GLOBAL_CONFIG={}\n", config.display()),
+        "CRUSH_PROVIDER_FRONT=0:1:probe:\n".to_string(),
+    ] {
+        fs::write(project.join(".env"), &dotenv).unwrap();
+        let before = front.runs().len();
+        let run = Run::from(
+            front
+                .crush(&["run"])
+                .current_dir(&project)
+                .output()
+                .unwrap(),
+        );
+        run.ok();
+        assert_eq!(front.runs().len(), before + 1, "{dotenv}: {run:?}");
+        assert!(!project.join("other.ran").exists(), "{dotenv}: {run:?}");
+    }
+}
