@@ -136,3 +136,69 @@ fn an_empty_value_is_a_bare_flag_and_extra_words_are_ignored() {
         )]
     );
 }
+
+/// A loopback listener that counts the connections made to it (each is
+/// answered 500), as a catalog server that must see none.
+fn counting_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&count);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let _ = stream.write_all(b"HTTP/1.1 500 No\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    (url, count)
+}
+
+/// A crushrc saved with Windows line endings reads as Crush's shell reads
+/// it (`\r\n` is `\n`, a here-document closes on `EOF\r\n`, a backslash
+/// before `\r\n` joins the lines): updates off, and no request, even
+/// waited for.
+#[test]
+fn a_crushrc_with_windows_line_endings_turns_updates_off() {
+    let (url, count) = counting_server();
+    let home = Home::new();
+    fs::write(
+        home.path().join("crushrc"),
+        "cat > notes.txt <<EOF\r\nnotes\r\nEOF\r\noption \\\r\n  provider-auto-update false\r\n",
+    )
+    .unwrap();
+    let run = home.run_env(&["providers", "--wait"], &[("CATWALK_URL", &url)]);
+    run.ok();
+    assert!(run.stderr.is_empty(), "{run:?}");
+    let run = home.run_env(
+        &["providers", "--status", "--json"],
+        &[("CATWALK_URL", &url)],
+    );
+    assert!(!auto_update(&run), "{run:?}");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
+
+/// A value from a command substitution is only known to a shell: told
+/// with its line, never dropped in silence; `function f { … }` is a
+/// function, as in bash, not an error; `! option …` runs the option.
+#[test]
+fn substitutions_functions_and_negations_are_read_as_crush_runs_them() {
+    let (run, rc) = with_crushrc(
+        "function setup {\n  option provider-auto-update false\n}\noption provider-auto-update $(echo false)\n! option default-providers false\n",
+    );
+    assert!(auto_update(&run));
+    assert_eq!(run.json()["default_providers"]["value"], false, "{run:?}");
+    let rc = rc.display();
+    assert_eq!(
+        warnings(&run),
+        [
+            format!(
+                "{rc}:2: `option provider-auto-update false` skipped: inside a {{ }} group or function opened at line 1; this reader does not run the shell"
+            ),
+            format!(
+                "{rc}:4: `option provider-auto-update $(echo false)` skipped: its value depends on a shell expansion ($ or `); this reader does not run the shell"
+            ),
+        ]
+    );
+}

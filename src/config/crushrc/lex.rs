@@ -42,6 +42,10 @@ struct Lexer<'a> {
 }
 
 pub(super) fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
+    // mvdan.cc/sh's reader turns `\r\n` into `\n` and drops NUL bytes
+    // before anything else looks at them, inside quotes and here-documents
+    // too.
+    let text = text.replace("\r\n", "\n").replace('\0', "");
     let mut lexer = Lexer {
         chars: text.chars().peekable(),
         line: 1,
@@ -78,11 +82,7 @@ impl Lexer<'_> {
                 self.heredoc_bodies()?;
             }
             ' ' | '\t' | '\r' => self.flush(),
-            '#' if self.word.is_none() => {
-                while self.chars.peek().is_some_and(|&c| c != '\n') {
-                    self.chars.next();
-                }
-            }
+            '#' if self.word.is_none() => self.comment(),
             ';' => {
                 self.flush();
                 self.tokens.push(Token::End);
@@ -98,6 +98,12 @@ impl Lexer<'_> {
                 } else {
                     self.tokens.push(Token::End);
                 }
+            }
+            // Process substitution: a word only a shell can tell.
+            '<' | '>' if self.chars.peek() == Some(&'(') => {
+                self.plain(c);
+                self.start().dynamic = true;
+                self.substitution(c)?;
             }
             '<' | '>' => self.redirect(c),
             '(' => {
@@ -119,9 +125,82 @@ impl Lexer<'_> {
             },
             '\'' => self.single_quote()?,
             '"' => self.double_quote()?,
+            '$' | '`' => {
+                self.plain(c);
+                self.substitution(c)?;
+            }
             other => self.plain(other),
         }
         Ok(())
+    }
+
+    /// Skips a comment. A backslash-newline ends it without ending the
+    /// line (mvdan.cc/sh reads the pair as a line continuation before it
+    /// sees the comment), unless that backslash follows another one.
+    fn comment(&mut self) {
+        let (mut last, mut before) = (None, None);
+        while let Some(&c) = self.chars.peek() {
+            if c == '\n' {
+                break;
+            }
+            (before, last) = (last, Some(c));
+            self.chars.next();
+        }
+        if last == Some('\\') && before != Some('\\') && self.chars.next_if_eq(&'\n').is_some() {
+            self.line += 1;
+        }
+    }
+
+    /// After `$`, `` ` `` or a process substitution's `<`/`>` (already in
+    /// the current word): the rest of a `$( )`, `$(( ))`, `${ }`, `( )` or
+    /// backquoted substitution, kept whole in the word, whose value only a
+    /// shell knows. A `$` before anything else is a plain expansion.
+    fn substitution(&mut self, first: char) -> Result<(), SyntaxError> {
+        let close = match (first, self.chars.peek()) {
+            ('`', _) => '`',
+            (_, Some('(')) => ')',
+            ('$', Some('{')) => '}',
+            _ => return Ok(()),
+        };
+        let opened = self.line;
+        let open = if close == '`' {
+            '`'
+        } else {
+            self.chars.next().unwrap_or(close)
+        };
+        if open != '`' {
+            self.start().text.push(open);
+        }
+        let mut depth = 1;
+        let mut quote = None;
+        while let Some(c) = self.chars.next() {
+            if c == '\n' {
+                self.line += 1;
+            }
+            self.start().text.push(c);
+            match (quote, c) {
+                (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+                (Some('\''), _) => {}
+                (_, '\\') => {
+                    if let Some(escaped) = self.chars.next() {
+                        self.start().text.push(escaped);
+                    }
+                }
+                (None, '\'' | '"') if close != '`' => quote = Some(c),
+                (None, c) if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                (None, c) if c == open && close != '`' => depth += 1,
+                _ => {}
+            }
+        }
+        Err(SyntaxError {
+            line: opened,
+            message: format!("`{first}{open}` is never closed"),
+        })
     }
 
     fn flush(&mut self) {
@@ -281,6 +360,9 @@ impl Lexer<'_> {
                         w.dynamic = true;
                     }
                     w.text.push(c);
+                    if c == '$' || c == '`' {
+                        self.substitution(c)?;
+                    }
                 }
                 None => {
                     return Err(SyntaxError {

@@ -148,6 +148,8 @@ struct Parser {
     target_next: Option<usize>,
     /// An `exit` that only the shell can tell runs, at this line.
     maybe_exited: Option<usize>,
+    /// The next word names a function (`function NAME`), not a command.
+    function_name_next: bool,
 }
 
 /// Parses a crushrc.
@@ -224,6 +226,9 @@ impl Parser {
     }
 
     fn word(&mut self, word: Word, line: usize) -> Result<(), SyntaxError> {
+        if std::mem::take(&mut self.function_name_next) {
+            return Ok(());
+        }
         // Reserved words count only at the start of a command and
         // unquoted, as in sh.
         let reserved = if self.words.is_empty() && !word.quoted {
@@ -244,6 +249,11 @@ impl Parser {
             "done" if !in_case => self.close(Block::Loop, "done", line)?,
             "}" if !in_case => self.close(Block::Group, "}", line)?,
             "esac" => self.close(Block::Case, "esac", line)?,
+            // Bash's `function NAME`: its body, the block that follows,
+            // runs only when it is called.
+            "function" if !in_case => self.function_name_next = true,
+            // `! command` runs the command; only its status is inverted.
+            "!" if !in_case => {}
             _ => self.words.push((word, line)),
         }
         Ok(())
@@ -256,6 +266,11 @@ impl Parser {
             line: self.words[0].1,
             words: self.words.drain(..).map(|(w, _)| w).collect(),
         };
+        // An `exit` in a subshell ends the subshell, never the file.
+        if self.blocks.iter().any(|(b, _)| *b == Block::Subshell) && command.words[0].text == "exit"
+        {
+            return;
+        }
         let reason = if let Some((block, opened)) = self.blocks.last() {
             Some(format!("inside {} opened at line {opened}", block.name()))
         } else if joined {
@@ -593,6 +608,106 @@ option after 1
             script.commands.iter().map(|c| c.line).collect::<Vec<_>>(),
             [4, 5, 6],
             "a quoted name is no assignment: `\"X\"=1` is a command"
+        );
+    }
+
+    /// mvdan.cc/sh reads `\r\n` as `\n` everywhere and drops NUL bytes:
+    /// a file saved with Windows line endings reads as the same file.
+    #[test]
+    fn crlf_and_nul_bytes_read_as_mvdan_reads_them() {
+        assert_eq!(
+            commands("option \\\r\n  provider-auto-update false\r\noption x 1\r\n"),
+            [
+                cmd(1, &["option", "provider-auto-update", "false"]),
+                cmd(3, &["option", "x", "1"])
+            ]
+        );
+        assert_eq!(
+            commands("cat <<EOF\r\noption a 1\r\nEOF\r\noption b 2\r\n"),
+            [cmd(1, &["cat"]), cmd(4, &["option", "b", "2"])]
+        );
+        assert_eq!(
+            commands("option provider-auto-update fal\0se\n"),
+            [cmd(1, &["option", "provider-auto-update", "false"])]
+        );
+        // A lone carriage return is a blank outside quotes.
+        assert_eq!(commands("option a\r1"), [cmd(1, &["option", "a", "1"])]);
+    }
+
+    /// `$( )`, `$(( ))`, `${ }` and backquotes are one word, whose value
+    /// only a shell knows: a config command with one is told, never
+    /// dropped, and what is inside them is no command of the file.
+    #[test]
+    fn substitutions_are_one_dynamic_word() {
+        let script =
+            parse("option provider-auto-update $(echo false)\noption a `x; option b 1`\necho $((1 + (2)))\noption c ${X:-$(y)} z\ncat <(echo) >(cat)\n")
+                .unwrap();
+        assert_eq!(
+            reasons(&script),
+            [
+                (1, "its value depends on a shell expansion ($ or `)"),
+                (2, "its value depends on a shell expansion ($ or `)"),
+                (4, "its value depends on a shell expansion ($ or `)"),
+            ]
+        );
+        assert_eq!(
+            script.skipped[0].command,
+            "option provider-auto-update $(echo false)"
+        );
+        assert_eq!(
+            script.commands.iter().map(|c| c.line).collect::<Vec<_>>(),
+            [3, 5]
+        );
+    }
+
+    /// Bash's `function name { … }` defines a function, as `name() { … }`
+    /// does; `! command` runs the command (only its status is inverted).
+    #[test]
+    fn function_keyword_and_negation() {
+        let script = parse(
+            "function f { option provider-auto-update false; }\nfunction g() (\n  option a 1\n)\nf\n! option default-providers false\n",
+        )
+        .unwrap();
+        assert_eq!(
+            reasons(&script),
+            [
+                (1, "inside a { } group or function opened at line 1"),
+                (3, "inside a ( ) subshell or function opened at line 2"),
+            ]
+        );
+        assert_eq!(
+            commands("! option default-providers false\n"),
+            [cmd(1, &["option", "default-providers", "false"])]
+        );
+        assert_eq!(commands("'!' x"), [cmd(1, &["!", "x"])]);
+    }
+
+    /// An `exit` in a subshell ends the subshell, never the file.
+    #[test]
+    fn exit_in_a_subshell_does_not_end_the_file() {
+        let script = parse("(exit)\n( if x; then exit 1; fi )\noption a 1\n").unwrap();
+        assert_eq!(script.exit, None);
+        assert!(script.skipped.is_empty(), "{:?}", script.skipped);
+        assert_eq!(
+            script.commands.last().unwrap().texts(),
+            ["option", "a", "1"]
+        );
+    }
+
+    /// mvdan.cc/sh ends a comment at a backslash-newline and reads on, so
+    /// the next line continues the command before the comment.
+    #[test]
+    fn a_comment_ending_in_a_backslash_joins_the_next_line() {
+        assert_eq!(
+            commands("option a 1 # note \\\noption b 2\n# own line \\\noption c 3\n"),
+            [
+                cmd(1, &["option", "a", "1", "option", "b", "2"]),
+                cmd(4, &["option", "c", "3"])
+            ]
+        );
+        assert_eq!(
+            commands("option a 1 # two \\\\\noption b 2\n"),
+            [cmd(1, &["option", "a", "1"]), cmd(2, &["option", "b", "2"])]
         );
     }
 
