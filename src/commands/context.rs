@@ -185,6 +185,7 @@ impl Context {
             self.say_debug("no request made");
             return;
         };
+        let url = crate::fetch::source::redacted(url.as_str());
         if loaded.refreshing {
             self.say_debug(format_args!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"

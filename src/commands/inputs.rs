@@ -12,6 +12,7 @@ use crate::config::root::{NoRoot, Root};
 use crate::config::{Settings, shown, shown_path};
 use crate::environment::{self, Source};
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
+use crate::fetch::source::redacted;
 use crate::startup::network::Network;
 use crate::startup::{self, EnvOptions};
 use crate::store::paths::{self, process_env};
@@ -26,18 +27,6 @@ pub fn env_origin(name: &str) -> Option<String> {
         }
         _ => format!("{name}={}", shown(&value)),
     })
-}
-
-/// A value as it may be shown: a URL's password, never (a proxy's, a
-/// mirror's).
-fn redacted(value: &str) -> String {
-    match reqwest::Url::parse(value) {
-        Ok(mut url) if url.password().is_some() => {
-            let _ = url.set_password(Some("***"));
-            url.to_string()
-        }
-        _ => value.to_owned(),
-    }
 }
 
 /// What the `.env` file gave, and what it could not.
@@ -112,7 +101,7 @@ pub fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Input
     let refresh = match network {
         Network::Allowed(url) => RefreshJson {
             allowed: true,
-            detail: url.to_string(),
+            detail: redacted(url.as_str()),
         },
         Network::Off(why) => RefreshJson {
             allowed: false,

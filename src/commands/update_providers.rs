@@ -104,7 +104,7 @@ fn source_of(context: &Context, arg: Option<&str>) -> Result<Source, Exit> {
         source::resolve(arg, catwalk_url.as_deref()).map_err(|e| Exit::Usage(e.to_string()))?;
     context.say_debug(format_args!(
         "SOURCE: {} ({})",
-        crate::config::shown(text),
+        crate::config::shown(&source::redacted(text)),
         match given {
             source::Given::Argument => "the argument".to_string(),
             source::Given::CatwalkUrl =>
@@ -128,8 +128,9 @@ fn source_of(context: &Context, arg: Option<&str>) -> Result<Source, Exit> {
             }
         }
         Source::Url(url) => context.say_debug(format_args!(
-            "GET {url}, then {url}.minisig when a key is pinned; proxy: {}",
-            super::inputs::route_of(url)
+            "GET {shown}, then {shown}.minisig when a key is pinned; proxy: {}",
+            super::inputs::route_of(url),
+            shown = source::redacted(url.as_str())
         )),
         Source::Stdin if std::io::stdin().is_terminal() => {
             return Err(Exit::Usage(format!(

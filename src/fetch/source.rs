@@ -48,11 +48,28 @@ pub enum Source {
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Source::Url(url) => write!(f, "{url}"),
+            Source::Url(url) => f.write_str(&redacted(url.as_str())),
             Source::Embedded => f.write_str("embedded snapshot"),
             Source::Stdin => f.write_str("standard input"),
             Source::File(path) => write!(f, "{}", path.display()),
         }
+    }
+}
+
+/// A URL, or what was meant as one, as it may be shown: its password, if
+/// any, replaced by `***`. The text is read as written, not parsed, so a
+/// value that is no valid URL (a proxy without its scheme, one with a
+/// character Go refuses) loses its password too.
+pub fn redacted(text: &str) -> String {
+    let start = text.find("://").map_or(0, |i| i + 3);
+    let rest = &text[start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else {
+        return text.to_owned();
+    };
+    match authority[..at].find(':') {
+        Some(colon) => format!("{}:***{}", &text[..start + colon], &text[start + at..]),
+        None => text.to_owned(),
     }
 }
 
@@ -112,6 +129,7 @@ pub fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
 }
 
 fn resolve_text(arg: &str) -> Result<Source, SourceError> {
+    let shown = redacted(arg);
     match arg {
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
@@ -119,15 +137,15 @@ fn resolve_text(arg: &str) -> Result<Source, SourceError> {
         _ if arg.contains("://") && !starts_with_ignore_case(arg, "file:") => {
             let scheme = arg.split("://").next().unwrap_or_default();
             Err(SourceError(format!(
-                "{arg:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
+                "{shown:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
             )))
         }
         _ if starts_with_ignore_case(arg, "file:") => {
             let url = Url::parse(arg)
-                .map_err(|e| SourceError(format!("{arg:?} is not a valid file:// URL: {e}")))?;
+                .map_err(|e| SourceError(format!("{shown:?} is not a valid file:// URL: {e}")))?;
             url.to_file_path().map(Source::File).map_err(|()| {
                 SourceError(format!(
-                    "{arg:?} does not name a local file; use file:///absolute/path"
+                    "{shown:?} does not name a local file; use file:///absolute/path"
                 ))
             })
         }
@@ -163,10 +181,13 @@ pub fn meant_url(arg: &str) -> Option<String> {
 /// catalog (`….json` or `…/v2/providers`), else `<base>/v2/providers` joined
 /// with exactly one slash.
 pub fn catalog_url(given: &str) -> Result<Url, SourceError> {
-    let mut url =
-        Url::parse(given).map_err(|e| SourceError(format!("{given:?} is not a valid URL: {e}")))?;
+    let mut url = Url::parse(given)
+        .map_err(|e| SourceError(format!("{:?} is not a valid URL: {e}", redacted(given))))?;
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(SourceError(format!("{given:?} has no host name")));
+        return Err(SourceError(format!(
+            "{:?} has no host name",
+            redacted(given)
+        )));
     }
     let path = url.path().trim_end_matches('/');
     if path.ends_with(".json") || path.ends_with("/v2/providers") {
@@ -335,6 +356,34 @@ fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A password is never shown, whether the text parses as a URL or not
+    /// (`user:pass@proxy:3128` is a proxy without its scheme; a value Go
+    /// refuses is shown too, in a warning).
+    #[test]
+    fn passwords_are_never_shown() {
+        for (given, shown) in [
+            (
+                "https://u:s3cret@mirror.corp/x",
+                "https://u:***@mirror.corp/x",
+            ),
+            ("u:s3cret@proxy.corp:3128", "u:***@proxy.corp:3128"),
+            ("http://u:s3:cr@et@h:1/p@q", "http://u:***@h:1/p@q"),
+            ("http://u:s3cret@h\u{1b}[0m:1", "http://u:***@h\u{1b}[0m:1"),
+            ("http://u:s3cret@h:1 ", "http://u:***@h:1 "),
+            ("https://user@mirror.corp/", "https://user@mirror.corp/"),
+            ("https://mirror.corp/a:b@c", "https://mirror.corp/a:b@c"),
+            ("mirror.corp:8080", "mirror.corp:8080"),
+            ("", ""),
+        ] {
+            assert_eq!(redacted(given), shown, "{given:?}");
+        }
+        let url = Url::parse("http://u:s3cret@127.0.0.1:1/v2/providers").unwrap();
+        assert_eq!(
+            Source::Url(url).to_string(),
+            "http://u:***@127.0.0.1:1/v2/providers"
+        );
+    }
 
     fn url(arg: &str) -> String {
         match resolve(Some(arg), None).unwrap() {

@@ -394,7 +394,7 @@ fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<String>) -> StartupCatalog {
         provenance: Provenance::Fresh,
         fetched_at: Some(state::now()),
         confirmed_at: Some(state::now()),
-        source: Some(url.to_string()),
+        source: Some(crate::fetch::source::redacted(url.as_str())),
         ..snapshot(warnings)
     }
 }
@@ -483,6 +483,8 @@ pub fn options_from_env(
 /// sent; never the public server instead), and what it is good for.
 pub fn not_http_warning(value: &str) -> String {
     let me = program();
+    let value = source::redacted(value);
+    let value = value.as_str();
     let meant = source::meant_url(value)
         .map(|url| format!("; for a mirror, write its scheme: CATWALK_URL={url}"))
         .unwrap_or_default();

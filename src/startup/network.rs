@@ -47,7 +47,7 @@ impl fmt::Display for Offline {
             Offline::NotHttp(value) => write!(
                 f,
                 "CATWALK_URL={} is not an http:// or https:// URL",
-                crate::catalog::quoted(value)
+                crate::catalog::quoted(&crate::fetch::source::redacted(value))
             ),
             Offline::BadKey(failure) => write!(f, "a pinned key cannot be read: {failure}"),
         }

@@ -223,7 +223,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
     }
     let record = |outcome, cause, held| RefreshRecord {
         at: now,
-        url: request.url.to_string(),
+        url: crate::fetch::source::redacted(request.url.as_str()),
         outcome,
         cause,
         told: false,
@@ -384,7 +384,7 @@ pub fn save(
     let mut state = CacheState {
         sha256: hex(fetched.digest),
         validators: fetched.validators,
-        source: url.to_string(),
+        source: crate::fetch::source::redacted(url.as_str()),
         fetched_at: now,
         confirmed_at: Some(now),
         signed_at: fetched.signed_at,
@@ -392,7 +392,7 @@ pub fn save(
     };
     state.record_refresh(RefreshRecord {
         at: now,
-        url: url.to_string(),
+        url: crate::fetch::source::redacted(url.as_str()),
         outcome: RefreshOutcome::Updated,
         cause: None,
         told: false,

@@ -476,7 +476,7 @@ fn status_shows_every_input_and_its_origin() {
         "refresh at start-up:  allowed, from https://mirror.corp/catwalk/v2/providers".to_string(),
         "catalog URL:          https://mirror.corp/catwalk/v2/providers (CATWALK_URL=https://mirror.corp/catwalk)".into(),
         format!("refresh timeout:      3s (CRUSH_PROVIDER_TIMEOUT=3 at {d}:1)"),
-        format!("proxy:                http://proxy.corp:3128 (HTTPS_PROXY=http://alice:***@proxy.corp:3128/ at {d}:2)"),
+        format!("proxy:                http://proxy.corp:3128 (HTTPS_PROXY=http://alice:***@proxy.corp:3128 at {d}:2)"),
         format!(".env:                 {d} (sets CRUSH_PROVIDER_TIMEOUT, HTTPS_PROXY)"),
         format!("config folder:        {}/crush (XDG_CONFIG_HOME={})", xdg.display(), xdg.display()),
         format!("config files:         {}", rc.display()),
@@ -489,4 +489,45 @@ fn status_shows_every_input_and_its_origin() {
         !run.stdout.contains("s3cret") && !run.stderr.contains("s3cret"),
         "{run:?}"
     );
+}
+
+/// A password in `CATWALK_URL` or in a proxy variable is never shown, nor
+/// kept in the cache's state: not in `providers`, `--status`, `--debug`,
+/// nor in the warning about a `CATWALK_URL` that is no URL, and not for a
+/// proxy written without its scheme (`user:pass@proxy:3128`).
+#[tokio::test(flavor = "multi_thread")]
+async fn passwords_are_never_shown() {
+    let server = catalog_server().await;
+    let p = Project::new();
+    let with_password = server.uri().replace("http://", "http://alice:s3cret@");
+    let env = [
+        ("CATWALK_URL", with_password.as_str()),
+        ("HTTPS_PROXY", "bob:s3cret@proxy.corp:3128"),
+    ];
+    let mut runs = vec![
+        p.run(&["--debug", "providers", "--wait"], &env),
+        p.run(&["--debug", "providers"], &env),
+        p.run(&["providers", "--status"], &env),
+        p.run(&["providers", "--status", "--json"], &env),
+        p.run(&["--debug", "update-providers"], &env),
+        p.run(
+            &["providers"],
+            &[("CATWALK_URL", "alice:s3cret@mirror.corp:8080")],
+        ),
+    ];
+    runs.push(p.run(
+        &["--debug", "update-providers", &with_password],
+        &[("HTTPS_PROXY", "bob:s3cret@proxy.corp:3128")],
+    ));
+    for run in &runs {
+        run.ok();
+        assert!(
+            !run.stdout.contains("s3cret") && !run.stderr.contains("s3cret"),
+            "{run:?}"
+        );
+    }
+    assert!(runs[0].stdout.contains("alice:***@"), "{:?}", runs[0]);
+    let state = fs::read_to_string(p.home.state_file()).unwrap();
+    assert!(!state.contains("s3cret"), "{state}");
+    assert!(server.received_requests().await.unwrap().len() >= 2);
 }
