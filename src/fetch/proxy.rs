@@ -17,7 +17,8 @@
 //!   `*.corp.example` the domain and (without the leading dot) the host
 //!   itself, each with an optional `:port`;
 //! - a proxy written without a scheme (`proxy.corp:3128`) is `http://`;
-//!   one that cannot be read is no proxy.
+//!   one that cannot be read is no proxy, nor one Go's `url.Parse`
+//!   refuses (a line break in it, a space in its host).
 
 use std::net::IpAddr;
 
@@ -139,6 +140,10 @@ pub fn is_loopback(url: &Url) -> bool {
 /// socks5, else `http://` and the value when that is a URL, else the value
 /// as it parsed; nothing when neither parses.
 fn parse_proxy(value: &str) -> Option<Url> {
+    // What Go's `url.Parse` refuses, with or without `http://` before it.
+    if !crate::fetch::source::go_accepts(value) {
+        return None;
+    }
     let parsed = Url::parse(value);
     match &parsed {
         Ok(url) if matches!(url.scheme(), "http" | "https" | "socks5") => return parsed.ok(),

@@ -73,6 +73,21 @@ pub fn redacted(text: &str) -> String {
     }
 }
 
+/// Whether Go's `net/url` reads `text` as a URL Crush's client would send
+/// a request for: no control character anywhere (`url.Parse` refuses one,
+/// where this parser trims or drops it and goes out), and no space or
+/// backslash in the host part (Go refuses such a host, or reads the
+/// backslash into its port or user name, where this parser starts the
+/// path there).
+pub fn go_accepts(text: &str) -> bool {
+    if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return false;
+    }
+    let rest = text.split_once("://").map_or(text, |(_, rest)| rest);
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    !authority.contains([' ', '\\'])
+}
+
 /// A `SOURCE` argument or `CATWALK_URL` that is not usable (a usage error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -121,6 +136,7 @@ pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, S
 pub fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
     let (text, _) = given(None, catwalk_url);
     if is_http(text)
+        && go_accepts(text)
         && let Ok(url) = catalog_url(text)
     {
         return Ok(url);
@@ -389,6 +405,34 @@ mod tests {
         match resolve(Some(arg), None).unwrap() {
             Source::Url(u) => u.to_string(),
             other => panic!("{other:?}"),
+        }
+    }
+
+    /// What Go's `url.Parse` and client send a request for; the rest
+    /// goes nowhere at start-up, as in Crush.
+    #[test]
+    fn a_catwalk_url_go_refuses_makes_no_request() {
+        for refused in [
+            "http://mirror.corp ",
+            "http://mirror.corp\n",
+            "http://mirror.corp:80 /x",
+            "http://mir ror.corp/",
+            "http://mirror.corp\\@evil/",
+            "http://mirror.corp/a\tb",
+            " http://mirror.corp",
+        ] {
+            assert_eq!(
+                startup_url(Some(refused)),
+                Err(refused.to_owned()),
+                "{refused:?}"
+            );
+        }
+        for sent in [
+            "http://mirror.corp",
+            "HTTPS://mirror.corp/x y",
+            "http://u:p@mirror.corp:8080/",
+        ] {
+            assert!(startup_url(Some(sent)).is_ok(), "{sent:?}");
         }
     }
 

@@ -531,3 +531,43 @@ async fn passwords_are_never_shown() {
     assert!(!state.contains("s3cret"), "{state}");
     assert!(server.received_requests().await.unwrap().len() >= 2);
 }
+
+/// A `CATWALK_URL` Go's `net/url` refuses makes no request in Crush: a
+/// space or a line break around it (a URL parser that trims them would go
+/// out), a control character or a backslash in it, a space in its host.
+/// None goes out here either, and each is told; nor does a proxy value Go
+/// refuses (a line break in it) send a request through that proxy.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_catwalk_url_go_refuses_goes_nowhere() {
+    let server = silent_server().await;
+    let p = Project::new();
+    let uri = server.uri();
+    for url in [
+        format!("{uri} "),
+        format!("{uri}\n"),
+        format!("{uri}\t"),
+        format!("{uri}/a\u{7f}b"),
+        format!("{uri}\\x"),
+        uri.replace("127.0.0.1", "127.0.0.1 "),
+    ] {
+        let run = p.run(&["providers", "--wait"], &[("CATWALK_URL", &url)]);
+        run.ok();
+        assert!(
+            run.stderr.contains("is not an http:// or https:// URL"),
+            "{url:?}: {run:?}"
+        );
+    }
+    server.verify().await;
+    let (proxy, connections) = counting_proxy();
+    let catalog = catalog_server().await;
+    let target = catalog.uri().replace("127.0.0.1", "localhost.");
+    let run = p.run(
+        &["providers", "--wait"],
+        &[
+            ("CATWALK_URL", target.as_str()),
+            ("HTTP_PROXY", &format!("{proxy}\n")),
+        ],
+    );
+    run.ok();
+    assert_eq!(connections.load(Ordering::SeqCst), 0, "{run:?}");
+}
