@@ -1004,6 +1004,70 @@ mod tests {
         );
     }
 
+    /// Files read as Go reads them: bytes that are not UTF-8 inside a JSON
+    /// string are fine (Go decodes them as U+FFFD), a JSON file of blanks
+    /// alone is not JSON (Crush refuses to start on it), while a crushrc of
+    /// blanks sets nothing.
+    #[test]
+    fn file_contents_as_go_reads_them() {
+        let f = Fixture::new();
+        let path = f.root.path().join("repo/sub/proj/crush.json");
+        fs::write(
+            &path,
+            b"{\"description\": \"caf\xe9\", \"options\": {\"disable_provider_auto_update\": true}}",
+        )
+        .unwrap();
+        assert!(!f.auto_update().value);
+        fs::write(&path, " \n\t\r\n").unwrap();
+        let e = f.resolve().unwrap_err();
+        assert!(e.message.contains("only blanks"), "{e}");
+        fs::remove_file(&path).unwrap();
+        f.write("repo/sub/proj/crushrc", " \n\n");
+        f.write(
+            "repo/sub/proj/.crushrc",
+            "# caf\u{e9}\noption provider-auto-update false\n",
+        );
+        fs::write(
+            f.root.path().join("repo/sub/proj/.crushrc"),
+            b"# caf\xe9\noption provider-auto-update false\n",
+        )
+        .unwrap();
+        assert!(!f.auto_update().value);
+    }
+
+    /// A FIFO, a socket or a device where a configuration file is expected
+    /// is never opened (Crush would wait on a FIFO for good; this says
+    /// what it is and reads nothing); a folder is an error too.
+    #[cfg(unix)]
+    #[test]
+    fn files_that_are_not_regular_never_hang() {
+        let f = Fixture::new();
+        let fifo = |rel: &str| {
+            let path = f.root.path().join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            path
+        };
+        let global = fifo(&format!("{GLOBAL_CONFIG}/crushrc"));
+        let e = f.resolve().unwrap_err();
+        assert_eq!(e.path, global);
+        assert!(e.message.contains("not a regular file"), "{e}");
+        fs::remove_file(&global).unwrap();
+        // The workspace file Crush passes over when it cannot read it.
+        fifo("repo/sub/proj/.crush/crush.json");
+        assert!(f.auto_update().value);
+        // git's own files, while looking for the project root.
+        fs::remove_file(f.root.path().join("repo/.git/HEAD")).unwrap();
+        fifo("repo/.git/HEAD");
+        assert_eq!(
+            f.resolve().unwrap().root,
+            root::Root::None(root::NoRoot::NoRepository)
+        );
+        fs::create_dir_all(f.root.path().join("repo/sub/proj/crush.json")).unwrap();
+        assert!(f.resolve().is_err(), "a folder");
+    }
+
     #[test]
     fn the_environment_turns_default_providers_off() {
         let mut f = Fixture::new();
@@ -1112,7 +1176,7 @@ mod tests {
     #[test]
     fn empty_and_unrelated_json_files_are_skipped() {
         let f = Fixture::new();
-        f.write("repo/sub/proj/crush.json", "  \n");
+        f.write("repo/sub/proj/crush.json", "");
         f.write(
             "repo/sub/proj/.crush.json",
             r#"{"$schema":"x","providers":{},"options":{"debug":true}}"#,

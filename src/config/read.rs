@@ -2,6 +2,7 @@
 //! file as it is, a crushrc as the object its `option` lines build.
 
 use std::fs;
+use std::io::Read;
 use std::path::Path;
 
 use super::merge::{self, Node, Src};
@@ -15,17 +16,17 @@ pub(super) struct Loaded {
     pub(super) keys: Option<PinnedKeys>,
 }
 
-/// Reads one configuration file as file `index`: `None` when it is missing
-/// or empty; its part and its warnings otherwise.
-pub(super) fn read_file(
-    path: &Path,
-    format: Format,
-    index: usize,
-) -> Result<Option<(Loaded, Vec<String>)>, ConfigError> {
-    let text = match fs::read(path) {
-        Ok(bytes) => bytes,
-        // A file inside a folder that is a file (ENOTDIR) is as missing
-        // as one that does not exist.
+/// Largest configuration file read: Crush reads any size, but a start
+/// must not read a runaway file whole.
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The bytes of the regular file `path`; `None` when it is missing (or a
+/// folder on its way is a file, ENOTDIR). Anything else that is not a
+/// regular file is never opened: a FIFO would block a start for good (as
+/// it blocks Crush), a folder is no file.
+pub(super) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
         Err(e)
             if matches!(
                 e.kind(),
@@ -34,23 +35,64 @@ pub(super) fn read_file(
         {
             return Ok(None);
         }
-        // A folder where a file is expected, or an unreadable file, is
-        // not a configuration: say so rather than guess.
-        Err(e) => {
-            return Err(ConfigError {
-                path: path.to_owned(),
-                line: None,
-                message: format!("cannot read: {e}"),
-            });
-        }
+        Err(e) => return Err(format!("cannot read: {e}")),
     };
-    let text = String::from_utf8(text).map_err(|_| ConfigError {
+    if meta.is_dir() {
+        return Err("cannot read: it is a folder, not a file".into());
+    }
+    if !meta.is_file() {
+        return Err(
+            "not a regular file (a FIFO, a socket or a device), so it is not opened; Crush would wait on it for good".into(),
+        );
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not read",
+            MAX_BYTES / 1024 / 1024
+        ));
+    }
+    let mut bytes = Vec::new();
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_BYTES).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read: {e}"))?;
+    Ok(Some(bytes))
+}
+
+/// Reads one configuration file as file `index`: `None` when it is missing
+/// or empty; its part and its warnings otherwise.
+pub(super) fn read_file(
+    path: &Path,
+    format: Format,
+    index: usize,
+) -> Result<Option<(Loaded, Vec<String>)>, ConfigError> {
+    let error = |message: String| ConfigError {
         path: path.to_owned(),
         line: None,
-        message: "not UTF-8 text".into(),
-    })?;
-    if text.trim().is_empty() {
+        message,
+    };
+    let Some(bytes) = read_regular(path).map_err(error)? else {
         return Ok(None);
+    };
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    // Go reads bytes: ones that are not UTF-8 are U+FFFD in a JSON string
+    // (and make anything else invalid JSON, here too), and data to the
+    // shell.
+    let text = String::from_utf8_lossy(&bytes);
+    if text
+        .bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        return match format {
+            // `json.Valid` is false for blanks alone: Crush refuses it.
+            Format::Json => Err(ConfigError {
+                path: path.to_owned(),
+                line: Some(1),
+                message: "holds only blanks, which is not JSON; Crush refuses to start on it (write {} or remove the file)".into(),
+            }),
+            Format::Crushrc => Ok(None),
+        };
     }
     match format {
         Format::Json => load_json(path, &text, index).map(|l| Some((l, Vec::new()))),

@@ -83,7 +83,7 @@ fn device(_: &Path) -> Option<u64> {
 /// The folder a `.git` file names: `gitdir: <path>`, relative to the
 /// file's folder unless absolute.
 fn read_gitfile(path: &Path) -> Option<PathBuf> {
-    let text = fs::read(path).ok()?;
+    let text = read_small(path)?;
     let rest = text.strip_prefix(b"gitdir: ")?;
     let rest = String::from_utf8(rest.to_vec()).ok()?;
     let gitdir = rest.trim_end_matches(['\n', '\r']);
@@ -100,7 +100,7 @@ pub fn is_git_directory(dir: &Path) -> bool {
     if !valid_head(&dir.join("HEAD")) {
         return false;
     }
-    let common = match fs::read(dir.join("commondir")) {
+    let common = match read_small(&dir.join("commondir")).ok_or(()) {
         Ok(text) => {
             let text = String::from_utf8_lossy(&text);
             let named = Path::new(text.trim_end_matches(['\n', '\r']));
@@ -130,6 +130,22 @@ fn searchable(path: &Path) -> bool {
     }
 }
 
+/// The start of a small file of git's, when it is a regular file: a FIFO
+/// is never opened (it would block the start).
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    if !fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut text = Vec::new();
+    fs::File::open(path)
+        .ok()?
+        .take(64 * 1024)
+        .read_to_end(&mut text)
+        .ok()?;
+    Some(text)
+}
+
 /// git's `validate_headref`.
 fn valid_head(path: &Path) -> bool {
     let Ok(meta) = fs::symlink_metadata(path) else {
@@ -139,7 +155,7 @@ fn valid_head(path: &Path) -> bool {
         return fs::read_link(path)
             .is_ok_and(|target| target.to_string_lossy().starts_with("refs/"));
     }
-    let Ok(mut text) = fs::read(path) else {
+    let Some(mut text) = read_small(path) else {
         return false;
     };
     text.truncate(255);

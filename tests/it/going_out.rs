@@ -571,3 +571,31 @@ async fn a_catwalk_url_go_refuses_goes_nowhere() {
     run.ok();
     assert_eq!(connections.load(Ordering::SeqCst), 0, "{run:?}");
 }
+
+/// A FIFO where a configuration file is expected is never opened: Crush
+/// would wait on it for good; this says what it is, in a message naming
+/// it, and returns. Bytes that are not UTF-8 in a JSON string are read as
+/// Go reads them; a JSON file of blanks alone is refused, as Crush
+/// refuses it.
+#[cfg(unix)]
+#[test]
+fn odd_config_files_are_read_as_go_reads_them_and_never_hang() {
+    let p = Project::new();
+    let fifo = p.cwd.join("crush.json");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    p.run(&["providers"], &[]).fails_with(&[
+        fifo.to_str().unwrap(),
+        "not a regular file (a FIFO, a socket or a device), so it is not opened",
+    ]);
+    fs::remove_file(&fifo).unwrap();
+    fs::write(
+        &fifo,
+        b"{\"note\": \"d\xe9j\xe0 vu\", \"options\": {\"disable_provider_auto_update\": true}}",
+    )
+    .unwrap();
+    assert_eq!(p.status(&[])["provider_auto_update"]["value"], false);
+    fs::write(&fifo, "\n").unwrap();
+    p.run(&["providers"], &[])
+        .fails_with(&["holds only blanks, which is not JSON"]);
+}
