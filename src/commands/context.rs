@@ -97,7 +97,23 @@ impl Context {
                 Cause::Config(format!("{place}{}", e.message)),
             ))
         })?;
-        for warning in inputs::dotenv_warnings().iter().chain(&settings.warnings) {
+        let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
+            .into_iter()
+            .filter_map(|name| {
+                let at = match environment::set_but_empty(name)? {
+                    Source::Process => String::new(),
+                    Source::DotEnv(path, line) => format!(" at {}:{line}", config::shown_path(&path)),
+                };
+                Some(format!(
+                    "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
+                ))
+            });
+        let empty: Vec<String> = empty.collect();
+        for warning in inputs::dotenv_warnings()
+            .iter()
+            .chain(&settings.warnings)
+            .chain(&empty)
+        {
             say(format_args!("warning: {warning}"));
         }
         self.say_debug(format_args!(

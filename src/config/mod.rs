@@ -439,11 +439,23 @@ fn combine(
         if let Some(keys) = part.keys {
             settings.public_keys = Some(keys);
         }
+        let before = changes.len();
         merge::merge(&mut root, part.node, &mut changes);
+        // An object carries no place of its own: it came from this part.
+        for change in &mut changes[before..] {
+            change.after.1.get_or_insert(Src {
+                file: part.file,
+                line: None,
+            });
+        }
     }
     for change in changes {
-        let file =
-            |src: Option<Src>| src.map_or_else(String::new, |s| shown_path(&paths[s.file].0));
+        let file = |src: Option<Src>| {
+            src.map_or_else(
+                || "an earlier file".into(),
+                |s| shown_path(&paths[s.file].0),
+            )
+        };
         settings.warnings.push(format!(
             "{}: {} ({}) replaces {} from {}; Crush merges its files before it reads them, and one whose merge refuses a change of type (go-jsons v1.0.0-alpha.5) would not start: make them agree",
             file(change.after.1),
@@ -534,7 +546,7 @@ fn apply_env(
                 }
             }
             None => settings.warnings.push(format!(
-                "{name}={} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored",
+                "{name}={} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)",
                 crate::catalog::quoted(&value)
             )),
         }
@@ -999,6 +1011,27 @@ mod tests {
         assert!(!s.auto_update.value, "the higher file's value");
         assert!(
             s.warnings[0].contains("(a boolean) replaces a string from"),
+            "{:?}",
+            s.warnings
+        );
+        // An object replacing a value: the warning names its file too.
+        let global = f.write(
+            &format!("{GLOBAL_CONFIG}/crush.json"),
+            r#"{"options": "x"}"#,
+        );
+        let project = f
+            .root
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join("repo/sub/proj/crush.json");
+        let s = f.resolve().unwrap();
+        assert!(
+            s.warnings[0].starts_with(&format!(
+                "{}: options (an object) replaces a string from {}",
+                project.display(),
+                global.display()
+            )),
             "{:?}",
             s.warnings
         );

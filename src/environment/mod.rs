@@ -162,6 +162,21 @@ pub fn source(name: &str) -> Option<Source> {
     }
 }
 
+/// Whether `name` is set, but to the empty string, which [`var`] reads as
+/// unset; where it was set, when it is.
+pub fn set_but_empty(name: &str) -> Option<Source> {
+    match std::env::var_os(name) {
+        Some(value) if value.is_empty() => Some(Source::Process),
+        Some(_) => None,
+        None => dotenv_entry(name).filter(|e| e.value.is_empty()).map(|e| {
+            Source::DotEnv(
+                installed().map(|d| d.path.clone()).unwrap_or_default(),
+                e.line,
+            )
+        }),
+    }
+}
+
 fn dotenv_entry(name: &str) -> Option<&'static dotenv::Entry> {
     installed()?.entries.iter().find(|e| e.name == name)
 }

@@ -599,3 +599,45 @@ fn odd_config_files_are_read_as_go_reads_them_and_never_hang() {
     p.run(&["providers"], &[])
         .fails_with(&["holds only blanks, which is not JSON"]);
 }
+
+/// An empty or bad `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` is ignored here
+/// (the spec), where Crush v0.90 reads it as false and goes out: both are
+/// told, with where the empty one was set, never passed over in silence.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_or_bad_environment_value_is_told() {
+    let server = silent_server().await;
+    let p = Project::new();
+    p.write(&p.cwd.join("crushrc"), OFF_RC);
+    let uri = server.uri();
+    let run = p.run(
+        &["providers", "--wait"],
+        &[
+            ("CATWALK_URL", &uri),
+            ("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", ""),
+        ],
+    );
+    run.ok();
+    assert!(
+        run.stderr.contains("warning: CRUSH_DISABLE_PROVIDER_AUTO_UPDATE is set but empty: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"),
+        "{run:?}"
+    );
+    let dotenv = p.write(&p.cwd.join(".env"), "CRUSH_DISABLE_DEFAULT_PROVIDERS=\n");
+    let run = p.run(
+        &["providers", "--wait"],
+        &[
+            ("CATWALK_URL", &uri),
+            ("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", " 1"),
+        ],
+    );
+    run.ok();
+    assert!(
+        run.stderr.contains(&format!(
+            "warning: CRUSH_DISABLE_DEFAULT_PROVIDERS is set but empty at {}:1",
+            dotenv.display()
+        )) && run
+            .stderr
+            .contains("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=\" 1\" is not a boolean"),
+        "{run:?}"
+    );
+    server.verify().await;
+}
