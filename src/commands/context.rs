@@ -246,18 +246,51 @@ pub fn cache_files() -> Result<CacheFiles, Failure> {
         .map_err(|e| Failure::new("data folder", e))
 }
 
-/// The folder the project walk starts from: `--cwd` or the current one.
+/// The folder the project walk starts from: `--cwd` or the current one,
+/// by the name Crush gives it: on Unix the path it was reached by,
+/// symbolic links kept (Go's `os.Getwd` answers `$PWD` when that names
+/// this very folder, and `filepath.Abs` keeps `-c` as written), since
+/// Crush's walk up from it visits that path's parents, not the physical
+/// ones.
 fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
-    let dir = match cwd {
-        Some(dir) => dir,
-        None => std::env::current_dir().map_err(|e| {
+    let here = || {
+        go_getwd().map_err(|e| {
             Exit::from(Failure::new(
                 "working directory",
                 Cause::Config(e.to_string()),
             ))
-        })?,
+        })
     };
-    dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))
+    let dir = match cwd {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => here()?.join(dir),
+        None => here()?,
+    };
+    let canonical =
+        dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))?;
+    if cfg!(unix) {
+        Ok(crate::config::files::clean(&dir))
+    } else {
+        Ok(canonical)
+    }
+}
+
+/// Go's `os.Getwd` on Unix: `$PWD` when it is absolute and names the
+/// current folder itself (the same file), else the physical path.
+fn go_getwd() -> io::Result<PathBuf> {
+    let here = std::env::current_dir()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(pwd) = std::env::var_os("PWD").map(PathBuf::from)
+            && pwd.is_absolute()
+            && let (Ok(a), Ok(b)) = (std::fs::metadata(&pwd), std::fs::metadata("."))
+            && (a.dev(), a.ino()) == (b.dev(), b.ino())
+        {
+            return Ok(pwd);
+        }
+    }
+    Ok(here)
 }
 
 /// Canonical form of a folder, without Windows' `\\?\` prefix, which

@@ -64,15 +64,21 @@ pub fn owned_alike(walk_owner: Option<u32>, file_owner: Option<u32>) -> bool {
 }
 
 /// The folders a walk from `cwd` visits, nearest first: `cwd` and each
-/// parent up to `root` (inclusive), or `cwd` alone without a root.
+/// parent up to `root` (inclusive), or `cwd` alone without a root. As in
+/// Crush (`traverseUpBounded`), the parents are those of `cwd` as written,
+/// symbolic links kept, and each is compared with the root once its links
+/// are resolved: from a link into a subfolder of the work tree, the walk
+/// never meets the root and goes up to `/`.
 pub fn walk(cwd: &Path, root: Option<&Path>) -> Vec<PathBuf> {
     let Some(root) = root else {
         return vec![cwd.to_owned()];
     };
+    let resolved = |dir: &Path| fs::canonicalize(dir).unwrap_or_else(|_| clean(dir));
+    let stop = resolved(root);
     let mut dirs = Vec::new();
     for dir in cwd.ancestors() {
         dirs.push(dir.to_owned());
-        if dir == root {
+        if dir == root || resolved(dir) == stop {
             break;
         }
     }

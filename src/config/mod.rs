@@ -306,7 +306,7 @@ fn ranked_files(env: EnvLookup, project: Vec<(PathBuf, Format)>) -> (Files, File
 /// `option data-directory`), the global JSON and crushrc, the project files
 /// Crush reads (another user's left out).
 pub fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
-    let root = match root::find(cwd) {
+    let root = match root::find(&physical(cwd)) {
         root::Root::WorkTree(dir) => Some(dir),
         root::Root::None(_) => None,
     };
@@ -326,6 +326,18 @@ pub fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
         .collect()
 }
 
+/// `cwd` with its symbolic links resolved: where git starts its search
+/// for the work tree (`git rev-parse` in a linked folder answers the
+/// physical root).
+fn physical(cwd: &Path) -> PathBuf {
+    // Elsewhere the working directory is already its physical path.
+    if cfg!(unix) {
+        std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned())
+    } else {
+        cwd.to_owned()
+    }
+}
+
 /// Resolves the settings from `inputs`, skipping files as
 /// [`resolve_tolerating`] does.
 pub fn resolve_in(
@@ -334,7 +346,7 @@ pub fn resolve_in(
 ) -> Result<Settings, ConfigError> {
     let (cwd, env) = (inputs.cwd, inputs.env);
     let mut settings = Settings::defaults(cwd);
-    settings.root = root::find(cwd);
+    settings.root = root::find(&physical(cwd));
     let root_dir = match &settings.root {
         root::Root::WorkTree(dir) => Some(dir.clone()),
         root::Root::None(_) => None,

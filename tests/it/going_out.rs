@@ -641,3 +641,68 @@ async fn an_empty_or_bad_environment_value_is_told() {
     );
     server.verify().await;
 }
+
+/// Started in a folder reached through a symbolic link (`$PWD` keeps the
+/// link), Crush walks up the link's parents, not the physical ones, and
+/// compares each with the work tree's root once resolved: from a link to a
+/// subfolder of the work tree it never meets the root, reads the link's
+/// parent's project files and not the root's. So does this, from `$PWD`
+/// and from `-c`, and `--status` says which files it read.
+#[cfg(unix)]
+#[test]
+fn a_folder_reached_by_a_link_is_walked_up_as_crush_walks_it() {
+    let p = Project::new();
+    let deep = p.cwd.join("deep");
+    fs::create_dir_all(&deep).unwrap();
+    p.write(
+        &p.repo.join(".crushrc"),
+        "option provider-auto-update true\n",
+    );
+    let outer = p.write(&p.home.path().join(".crushrc"), OFF_RC);
+    let link = p.home.path().join("link");
+    std::os::unix::fs::symlink(&deep, &link).unwrap();
+    let mut cmd = crush_in(p.home.path(), &["providers", "--status", "--json"]);
+    cmd.current_dir(&link).env("PWD", &link);
+    let run = Run::from(cmd.output().unwrap());
+    run.ok();
+    let status = run.json();
+    assert_eq!(status["provider_auto_update"]["value"], false, "{run:?}");
+    let files = status["config_files"].as_array().unwrap();
+    assert!(
+        files.iter().any(|f| f == outer.to_str().unwrap()),
+        "{run:?}"
+    );
+    assert!(
+        !files
+            .iter()
+            .any(|f| f.as_str().unwrap().starts_with(p.repo.to_str().unwrap())),
+        "{run:?}"
+    );
+    let run = p.run(
+        &[
+            "providers",
+            "--status",
+            "--json",
+            "-c",
+            link.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(
+        run.json()["provider_auto_update"]["value"],
+        false,
+        "{run:?}"
+    );
+    // Reached by its own path, the same folder walks up to the root.
+    let run = p.run(
+        &[
+            "providers",
+            "--status",
+            "--json",
+            "-c",
+            deep.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(run.json()["provider_auto_update"]["value"], true, "{run:?}");
+}
