@@ -25,6 +25,7 @@
 
 pub mod changes;
 pub mod embedded;
+pub mod escape;
 pub mod expand;
 pub mod synthetic;
 
@@ -566,27 +567,7 @@ pub fn has_control(s: &str) -> bool {
     !s.bytes().all(|b| (0x20..0x7f).contains(&b)) && s.chars().any(char::is_control)
 }
 
-/// Quotes a string from the catalog for a one-line message: escapes control
-/// characters and shortens it, so hostile input cannot forge terminal output.
-pub fn printable(s: &str) -> String {
-    const MAX: usize = 80;
-    let mut out = String::from("\"");
-    for (count, c) in s.chars().enumerate() {
-        if count == MAX {
-            out.push('…');
-            break;
-        }
-        out.extend(c.escape_debug());
-    }
-    out.push('"');
-    out
-}
-
-/// Quotes a string from the catalog in full, control characters escaped:
-/// for what a message must never cut (a host, a variable, an endpoint).
-pub fn quoted(s: &str) -> String {
-    format!("\"{}\"", s.escape_debug())
-}
+pub use escape::{printable, quoted};
 
 /// Builds a precise message for bytes that did not deserialize. This is the
 /// slow path, run only on failure: it parses again, tracking the path.
@@ -696,8 +677,7 @@ fn json_syntax(bytes: &[u8], e: &serde_json::Error) -> String {
         .lines()
         .nth(line.saturating_sub(1))
         .and_then(|l| l.chars().nth(column.saturating_sub(1)))
-        .filter(|c| !c.is_control())
-        .map(|c| format!(", found `{c}`"))
+        .map(|c| format!(", found `{}`", escape::safe(c.encode_utf8(&mut [0; 4]))))
         .unwrap_or_default();
     format!("not JSON: {what}{found} (line {line}, column {column})")
 }
@@ -1173,11 +1153,5 @@ mod tests {
             format!("\"{}\"", &hex(&digest)[..32])
         );
         assert_eq!(hex(&digest).len(), 64);
-    }
-
-    #[test]
-    fn printable_escapes_and_shortens() {
-        assert_eq!(printable("a\nb"), "\"a\\nb\"");
-        assert_eq!(printable(&"x".repeat(100)).chars().count(), 83);
     }
 }

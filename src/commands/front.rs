@@ -400,26 +400,11 @@ fn notice(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
-/// `text` with control characters escaped: what a catalog, a server or a
-/// folder's name said cannot move the cursor, forge a line, or read
-/// otherwise than it is stored (bidirectional controls, invisible
-/// characters, line separators).
+/// `text` as it may be printed ([`catalog::escape::safe`]): what a
+/// catalog, a server or a folder's name said cannot move the cursor, forge
+/// a line, or read otherwise than it is stored.
 fn plain(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let invisible = matches!(
-            c,
-            '\u{61c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
-        );
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else if invisible {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::catalog::escape::safe(text).into_owned()
 }
 
 /// What `providers --status` shows of the front.

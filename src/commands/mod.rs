@@ -159,6 +159,8 @@ fn run(cli: Cli) -> Result<(), Exit> {
 /// failure there is ignored: there is nowhere left to report it.
 pub fn say(message: std::fmt::Arguments<'_>) {
     let text = message.to_string();
+    // Whatever a catalog, a server or a file put into the message.
+    let text = catalog::escape::safe_lines(&text);
     let indent = ["error: ", "warning: "]
         .iter()
         .find(|prefix| text.starts_with(*prefix))
@@ -190,10 +192,25 @@ fn output_result(written: io::Result<()>) -> Result<(), Exit> {
     }
 }
 
-/// Writes `value` as pretty JSON and a newline.
+/// Writes `value` as pretty JSON and a newline, the characters a terminal
+/// must not see raw as `\u` escapes ([`catalog::escape`]).
 fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
+    catalog::escape::write_json(&mut *out, value)?;
     writeln!(out)
+}
+
+/// Writes the bytes of a catalog to standard output: exactly as they are
+/// when it goes to a pipe or a file (a program reads them, and a copy must
+/// hash as the cache does); on a terminal, with the characters a terminal
+/// must not see raw spelled as `\u` escapes inside their strings, which is
+/// the same JSON. The cache itself is never rewritten.
+fn write_catalog(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    use std::io::IsTerminal;
+    if io::stdout().is_terminal() {
+        out.write_all(&catalog::escape::json_bytes(bytes))
+    } else {
+        out.write_all(bytes)
+    }
 }
 
 /// `1 model`, `2 models`.
@@ -231,8 +248,14 @@ impl<const N: usize> Table<'_, N> {
     /// in all than `width` (a terminal's; `None` when piped: whole rows).
     fn write(&self, out: &mut impl Write, width: Option<usize>) -> io::Result<()> {
         use unicode_width::UnicodeWidthStr;
+        // A catalog's names and ids, safe to print, measured as shown.
+        let rows: Vec<[std::borrow::Cow<'_, str>; N]> = self
+            .rows
+            .iter()
+            .map(|row| std::array::from_fn(|i| catalog::escape::safe(&row[i])))
+            .collect();
         let mut widths = self.head.map(UnicodeWidthStr::width);
-        for row in self.rows {
+        for row in &rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.width());
             }
@@ -273,8 +296,8 @@ impl<const N: usize> Table<'_, N> {
             }
         };
         writeln!(out, "{}", line(&self.head))?;
-        for row in self.rows {
-            let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        for row in &rows {
+            let cells: Vec<&str> = row.iter().map(|cell| cell.as_ref()).collect();
             writeln!(out, "{}", line(&cells))?;
         }
         Ok(())

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use super::context::{self, Context, cache_files};
 use super::terminal;
-use super::{Exit, Table, ago, count, inputs, listed, print, say, write_json};
+use super::{Exit, Table, ago, count, inputs, listed, print, say, write_catalog, write_json};
 use crate::catalog::embedded;
+use crate::catalog::escape::safe;
 use crate::catalog::{self, Catalog};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::{Setting, Settings};
@@ -27,7 +28,7 @@ pub fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
     }
     let loaded = context.startup(&settings, &files, args.wait)?;
     if args.json {
-        return print(|out| out.write_all(&loaded.bytes));
+        return print(|out| write_catalog(out, &loaded.bytes));
     }
     let Some(catalog) = listed(&loaded, &settings, "providers", false)? else {
         return Ok(());
@@ -41,8 +42,9 @@ fn write_providers(
     catalog: &Catalog<'_>,
 ) -> io::Result<()> {
     let width = terminal::stdout_width();
-    writeln!(out, "{}", terminal::wrap(&header(loaded), width, "  "))?;
-    let text = |t: Option<&catalog::Text<'_>>| printable_cell(t.map_or("", |t| t.as_str()));
+    let header = header(loaded);
+    writeln!(out, "{}", terminal::wrap(&safe(&header), width, "  "))?;
+    let text = |t: Option<&catalog::Text<'_>>| t.map_or("", |t| t.as_str()).to_owned();
     let rows: Vec<[String; 4]> = catalog
         .providers
         .iter()
@@ -61,16 +63,6 @@ fn write_providers(
         droppable: &[2],
     }
     .write(out, width)
-}
-
-/// A cell as is when it is plain text; quoted and escaped when it holds
-/// control characters, which a catalog's names may carry.
-fn printable_cell(text: &str) -> String {
-    if catalog::has_control(text) {
-        catalog::printable(text)
-    } else {
-        text.to_owned()
-    }
 }
 
 fn header(loaded: &StartupCatalog) -> String {
@@ -249,6 +241,8 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
         } else {
             format!("{key}:")
         };
+        // A source, a cause, a finding: from a server or the state file.
+        let value = safe(&value);
         let line = format!("{key:<21} {value}");
         let wrapped = terminal::wrap(&line, width, &indent);
         // A word too long for the value's column (a digest, a path) goes

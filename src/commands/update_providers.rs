@@ -11,8 +11,9 @@ use unicode_width::UnicodeWidthStr;
 
 use super::context::{Context, cache_files, pinned_keys};
 use super::terminal::{self, fit, shorten};
-use super::{Exit, count, print, say, write_json};
+use super::{Exit, count, print, say, write_catalog, write_json};
 use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
+use crate::catalog::escape::{json_text, safe};
 use crate::catalog::printable;
 use crate::commands::cli::{Provider, UpdateArgs};
 use crate::config::Format;
@@ -147,7 +148,7 @@ fn source_of(context: &Context, arg: Option<&str>) -> Result<Source, Exit> {
 fn show(report: &UpdateReport<'_>, args: &UpdateArgs) -> Result<bool, Exit> {
     print(|out| {
         if let Some(catalog) = report.catalog {
-            out.write_all(catalog)?;
+            write_catalog(out, catalog)?;
         }
         if args.json {
             return write_json(out, report);
@@ -169,7 +170,10 @@ fn show(report: &UpdateReport<'_>, args: &UpdateArgs) -> Result<bool, Exit> {
             lines.iter().for_each(|line| say(format_args!("{line}")));
             return Ok(());
         }
-        lines.iter().try_for_each(|line| writeln!(out, "{line}"))
+        // Ids, names and values come from the catalogs.
+        lines
+            .iter()
+            .try_for_each(|line| writeln!(out, "{}", safe(line)))
     })?;
     Ok(report.up_to_date)
 }
@@ -457,7 +461,7 @@ fn value_text(value: &Scalar<'_>) -> String {
         Scalar::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
         Scalar::Int(i) => i.to_string(),
         Scalar::Bool(b) => b.to_string(),
-        _ => serde_json::to_string(value).unwrap_or_default(),
+        _ => json_text(value),
     }
 }
 
