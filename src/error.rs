@@ -112,6 +112,9 @@ impl Failure {
             Cause::Signature(SignatureError::Older { .. }) => {
                 "to apply an older catalog all the same, run again with --allow-downgrade"
             }
+            Cause::Signature(SignatureError::Future { .. }) => {
+                "check this machine's clock, and have the mirror sign the catalog again with the right time"
+            }
             Cause::Signature(SignatureError::Legacy) => {
                 "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
             }

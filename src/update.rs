@@ -176,9 +176,10 @@ pub fn update_providers<R>(
         None => None,
     };
     let signed_at = match (&options.keys, &signature) {
-        (Some(keys), Some(signature)) => {
-            Some(keys.verify(bytes, signature).map_err(|e| fail(e.into()))?)
-        }
+        (Some(keys), Some(signature)) => Some(
+            keys.verify(bytes, signature, state::now())
+                .map_err(|e| fail(e.into()))?,
+        ),
         _ => None,
     };
     // What the new catalog replaces, and what is known of it.

@@ -168,7 +168,7 @@ pub fn request(
                         .load_signature(None, &options, &session)
                         .map_err(SignatureError::from)?
                         .unwrap_or_default();
-                    Some(keys.verify(&bytes, &signature)?)
+                    Some(keys.verify(&bytes, &signature, crate::store::state::now())?)
                 }
             };
             Ok(Answer::Catalog {

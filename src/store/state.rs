@@ -167,8 +167,17 @@ pub fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// A time in seconds since the Unix epoch as `2026-11-30T10:00:00Z`.
+/// The last second RFC 3339 can write: 9999-12-31T23:59:59Z.
+const LAST_RFC3339: u64 = 253_402_300_799;
+
+/// A time in seconds since the Unix epoch as `2026-11-30T10:00:00Z`, for
+/// any time a signature or a file may hold: one past the year 9999, which
+/// RFC 3339 cannot write (and humantime would panic on), is told in
+/// seconds.
 pub fn rfc3339(at: u64) -> String {
+    if at > LAST_RFC3339 {
+        return format!("{at} seconds after 1970 (after the year 9999)");
+    }
     let time = UNIX_EPOCH + std::time::Duration::from_secs(at);
     humantime::format_rfc3339_seconds(time).to_string()
 }
@@ -214,6 +223,18 @@ mod tests {
             state.untold_failure().is_some(),
             "after a success, told anew"
         );
+    }
+
+    /// Any time a file may hold is written, none panics.
+    #[test]
+    fn every_time_is_written_without_a_panic() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(LAST_RFC3339), "9999-12-31T23:59:59Z");
+        assert_eq!(
+            rfc3339(LAST_RFC3339 + 1),
+            "253402300800 seconds after 1970 (after the year 9999)"
+        );
+        assert!(rfc3339(u64::MAX).starts_with("18446744073709551615 seconds"));
     }
 
     /// A state written by an earlier version (no confirmation, no refresh)

@@ -16,6 +16,11 @@ use minisign_verify::{PublicKey, Signature};
 
 use crate::fetch::source::NoSignature;
 pub use crate::fetch::source::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX};
+use crate::store::state::rfc3339;
+/// How far after this machine's clock a signing time may be: a day, for
+/// clocks that are off and time zones written wrong.
+pub const MAX_AHEAD: u64 = 24 * 60 * 60;
+
 /// The environment variable that pins keys, separated by commas.
 pub const KEYS_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
 
@@ -77,13 +82,25 @@ impl TrustedKeys {
 
     /// Checks that `signature` (the text of a `.minisig` file) is a valid
     /// signature of `bytes` by one of the keys, and returns the signing
-    /// time from its trusted comment.
-    pub fn verify(&self, bytes: &[u8], signature: &[u8]) -> Result<u64, SignatureError> {
+    /// time from its trusted comment; a time more than [`MAX_AHEAD`] after
+    /// `now` (this machine's clock, seconds since the Unix epoch) is
+    /// refused: recorded, it would make every honest catalog signed later
+    /// look like a replay.
+    pub fn verify(&self, bytes: &[u8], signature: &[u8], now: u64) -> Result<u64, SignatureError> {
         let signature = parse(signature)?;
         let mut error = SignatureError::UnknownKey;
         for key in &self.keys {
             match key.verify(bytes, &signature, false) {
-                Ok(()) => return timestamp(signature.trusted_comment()),
+                Ok(()) => {
+                    let signed = timestamp(signature.trusted_comment())?;
+                    if signed > now.saturating_add(MAX_AHEAD) {
+                        return Err(SignatureError::Future {
+                            signed: rfc3339(signed),
+                            now: rfc3339(now),
+                        });
+                    }
+                    return Ok(signed);
+                }
                 Err(minisign_verify::Error::UnexpectedKeyId) => {}
                 // A pinned key's signature of the raw bytes: minisign's
                 // legacy format, which signs what it is given rather than
@@ -157,6 +174,14 @@ pub enum SignatureError {
     /// The trusted comment has no signing time, so a replay cannot be told.
     #[error("the signature's trusted comment has no timestamp")]
     NoTimestamp,
+    /// Signed more than [`MAX_AHEAD`] after this machine's clock.
+    #[error("it was signed at {signed}, more than a day after this machine's clock ({now})")]
+    Future {
+        /// When it says it was signed (RFC 3339).
+        signed: String,
+        /// The time here.
+        now: String,
+    },
     /// Signed before the catalog in the cache.
     #[error("it was signed at {signed}, before the cached catalog (signed at {cached})")]
     Older {

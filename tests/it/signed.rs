@@ -48,8 +48,10 @@ fn legacy(signature: &str) -> String {
     lines.join("\n") + "\n"
 }
 
-const T1: u64 = 1_800_000_000;
-const T2: u64 = 1_800_086_400;
+// Signing times in the past (a signature dated more than a day after the
+// clock is refused).
+const T1: u64 = 1_700_000_000;
+const T2: u64 = 1_700_086_400;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_signed_mirror_is_accepted_and_its_signing_time_recorded() {
@@ -63,7 +65,7 @@ async fn a_signed_mirror_is_accepted_and_its_signing_time_recorded() {
     );
     run.ok();
     // The same RFC 3339 time as `providers --status` shows.
-    assert_eq!(run.json()["signed_at"], "2027-01-15T08:00:00Z");
+    assert_eq!(run.json()["signed_at"], "2023-11-14T22:13:20Z");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     assert_eq!(home.state().unwrap()["signed_at"], T1);
     let status = home
@@ -246,7 +248,7 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
     home.run_env(&["update-providers", &newer.uri()], &[(KEY_ENV, &key)])
         .ok();
     home.run_env(&["update-providers", &older.uri()], &[(KEY_ENV, &key)])
-        .fails_with(&["refused: it was signed at 2027-01-15T08:00:00Z, before the cached catalog (signed at 2027-01-16T08:00:00Z)", "--allow-downgrade"]);
+        .fails_with(&["refused: it was signed at 2023-11-14T22:13:20Z, before the cached catalog (signed at 2023-11-15T22:13:20Z)", "--allow-downgrade"]);
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
 
     // The background refresh holds it.
@@ -466,4 +468,138 @@ async fn output_carries_the_signature_along() {
         )
         .ok();
     assert_eq!(other.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+/// Seconds since the Unix epoch, now.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Issue 25, case 6: a signature dated in the future (2100, or a year RFC
+/// 3339 cannot write) is refused, naming both times, by `update-providers`
+/// and held by a refresh, so that it cannot make every honest catalog
+/// after it look older; one a few minutes ahead of the clock (a clock a
+/// little off) is accepted.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signature_from_the_future_is_refused_and_a_few_minutes_ahead_is_not() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    for (when, shown) in [
+        (4_102_444_800, "2100-01-01T00:00:00Z"),
+        (
+            253_402_300_800,
+            "253402300800 seconds after 1970 (after the year 9999)",
+        ),
+    ] {
+        let server = mirror(
+            CATALOG_A,
+            Some(signer.sign(CATALOG_A.as_bytes(), Some(when))),
+        )
+        .await;
+        let home = Home::new();
+        for json in [false, true] {
+            let mut args = vec!["update-providers", "-", "--allow-shrink"];
+            let url = format!("{}/v2/providers", server.uri());
+            args[1] = &url;
+            if json {
+                args.push("--json");
+            }
+            let run = home.run_env(&args, &[(KEY_ENV, &key)]);
+            run.fails_with(&[
+                &format!("refused: it was signed at {shown}, more than a day after this machine's clock ("),
+                "check this machine's clock",
+            ]);
+            if json {
+                assert!(
+                    run.json()["error"]["cause"]
+                        .as_str()
+                        .unwrap()
+                        .contains(shown)
+                );
+            }
+        }
+        assert!(home.cache().is_none(), "{shown}");
+        // A refresh holds it, and says why at every start.
+        let before = home.last_refresh();
+        home.run_env(
+            &["providers", "--json"],
+            &[
+                (KEY_ENV, key.as_str()),
+                ("CATWALK_URL", server.uri().as_str()),
+            ],
+        )
+        .ok();
+        let record = home.wait_for_refresh(&before);
+        assert!(held_change(&record).contains(shown), "{record}");
+        let status = home.run_env(&["providers", "--status"], &[(KEY_ENV, &key)]);
+        status.ok();
+        assert!(status.stdout.contains(shown), "{status:?}");
+    }
+    let server = mirror(
+        CATALOG_A,
+        Some(signer.sign(CATALOG_A.as_bytes(), Some(now() + 600))),
+    )
+    .await;
+    let home = Home::new();
+    home.run_env(
+        &["update-providers", &server.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
+
+/// Issue 25, case 6: no time a state file holds, however far off (written
+/// by an earlier version, or by hand), makes a command panic: `--status`,
+/// its JSON, a start, a start that waits, `update-providers --json`, and
+/// the background helper all run and exit as usual.
+#[test]
+fn no_time_in_the_state_file_makes_a_command_panic() {
+    for at in [253_402_300_800_u64, u64::MAX] {
+        let home = Home::new();
+        home.run(&["update-providers", "embedded"]).ok();
+        let mut state = home.state().unwrap();
+        for key in ["fetched_at", "confirmed_at", "signed_at"] {
+            state[key] = at.into();
+        }
+        state["refresh"] = serde_json::json!({
+            "at": at, "url": "http://127.0.0.1:1/v2/providers", "outcome": "held",
+            "held": {"changes": ["a finding"], "flags": []}
+        });
+        fs::write(home.state_file(), serde_json::to_vec(&state).unwrap()).unwrap();
+        let closed = closed_port_url();
+        let env = [("CATWALK_URL", closed.as_str())];
+        for args in [
+            &["providers", "--status"][..],
+            &["providers", "--status", "--json"],
+            &["providers"],
+            &["providers", "--wait"],
+            &["models", "--json"],
+        ] {
+            let run = home.run_env(args, &env);
+            assert_eq!(run.code, Some(0), "{at} {args:?}: {run:?}");
+            assert!(!run.stderr.contains("panicked"), "{at} {args:?}: {run:?}");
+        }
+        let (_dir, file) = temp_file(
+            "providers.json",
+            crush_providers::catalog::embedded::catalog_bytes(),
+        );
+        let run = home.run(&["update-providers", file.to_str().unwrap(), "--json"]);
+        assert_eq!(run.code, Some(0), "{at}: {run:?}");
+        let helper = home.run(&[
+            "refresh-in-background",
+            "--cache-dir",
+            home.data_dir().to_str().unwrap(),
+            "--url",
+            &format!("{closed}/v2/providers"),
+            "--timeout",
+            "2",
+            "--interval",
+            "0",
+        ]);
+        assert_eq!(helper.code, Some(0), "{at}: {helper:?}");
+    }
 }
