@@ -16,9 +16,13 @@
 //! - values that Crush's resolver would do more with than replace
 //!   variables are refused ([`expand::Unreadable`]).
 //!
+//! - nesting deeper than Go's decoder reads ([`GO_MAX_DEPTH`]) is refused
+//!   wherever it is, inside fields nobody reads too: Go would refuse the
+//!   whole cache.
+//!
 //! It is stricter than Go in a few places Go would accept (invalid UTF-8
-//! anywhere, `null` for an id or inside a list, nesting deeper than 128),
-//! never looser. Validation borrows from the input wherever it can. The raw
+//! anywhere, `null` for an id or inside a list, nesting deeper than 128 in
+//! `provider_options`), never looser. Validation borrows from the input wherever it can. The raw
 //! bytes themselves are what gets cached and printed, so fields this module
 //! does not know are never lost: they are only skipped here, never
 //! re-serialised.
@@ -36,7 +40,8 @@ use std::marker::PhantomData;
 
 use foldhash::{HashSet, HashSetExt};
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// Longest id accepted for a provider or a model, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -170,6 +175,9 @@ impl<'de> Members<'de> {
 trait GoStruct<'de>: Sized {
     /// The struct's JSON field tags, lowercase.
     const FIELDS: &'static [&'static str];
+    /// How deep its object stands in a catalog (the top-level array being
+    /// 1 deep), for the depth of what it skips.
+    const DEPTH: usize;
     /// What it is, for messages.
     const WHAT: &'static str;
     /// Reads the value of field `index` from `map` into `self`.
@@ -190,12 +198,31 @@ impl<'de, T: GoStruct<'de> + Default> Visitor<'de> for GoVisitor<T> {
         while let Some(field) = members.next(&mut map)? {
             match field {
                 Some(index) => value.read(index, &mut map)?,
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+                // A field Crush does not read either: skipped, however it
+                // nests (serde_json skips without a limit), but not past
+                // the depth Go's decoder reads. Every other value has a
+                // depth bounded by the catwalk structs, or by serde_json's
+                // own limit of 128 (`provider_options`).
+                None => map.next_value_seed(Skipped(T::DEPTH))?,
             }
         }
         Ok(value)
+    }
+}
+
+/// A value skipped by a struct whose object stands this deep: refused
+/// when it nests past [`GO_MAX_DEPTH`] (inside the value, so that the
+/// message names its field).
+struct Skipped(usize);
+
+impl<'de> de::DeserializeSeed<'de> for Skipped {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let skipped = <&'de RawValue>::deserialize(d)?;
+        match too_deep(skipped.get().as_bytes(), self.0) {
+            Some(_) => Err(de::Error::custom(TOO_DEEP)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -276,6 +303,7 @@ impl<'de> GoStruct<'de> for Provider<'de> {
         "default_headers",
     ];
     const WHAT: &'static str = "a provider";
+    const DEPTH: usize = 2;
     fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
         match index {
             0 => self.id = required(map, &mut self.present, 1)?,
@@ -364,6 +392,7 @@ impl<'de> GoStruct<'de> for Model<'de> {
         "options",
     ];
     const WHAT: &'static str = "a model";
+    const DEPTH: usize = 4;
     fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
         match index {
             0 => {
@@ -425,6 +454,7 @@ impl<'de> GoStruct<'de> for ModelOptions {
         "provider_options",
     ];
     const WHAT: &'static str = "a model's options";
+    const DEPTH: usize = 5;
     fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
         match index {
             0 => self.temperature = map.next_value()?,
@@ -545,6 +575,46 @@ pub fn validate(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
         warnings,
     })
 }
+/// The deepest nesting of arrays and objects Go's `encoding/json` reads, the
+/// top-level array being 1 deep (its scanner's `maxNestingDepth`).
+pub const GO_MAX_DEPTH: usize = 10_000;
+
+/// What validation says of nesting past [`GO_MAX_DEPTH`].
+const TOO_DEEP: &str = "nested more than 10000 arrays or objects deep, which Go's encoding/json, Crush's reader, refuses (exceeded max depth)";
+
+/// Where the first array or object more than [`GO_MAX_DEPTH`] deep opens
+/// in `bytes`, a JSON value that stands `base` deep in its document (else
+/// what it finds is a guess, and the parse refuses the value anyway).
+/// Iterative, one pass: no depth can exhaust it.
+fn too_deep(bytes: &[u8], base: usize) -> Option<usize> {
+    let mut depth = base;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'"' => break,
+                        b'\\' => i += 2,
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > GO_MAX_DEPTH {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 fn check_id(id: &str) -> Result<(), String> {
     if id.is_empty() {
         Err("is empty".into())
@@ -581,19 +651,25 @@ fn describe_parse_error(bytes: &[u8]) -> ValidationError {
     if bytes.trim_ascii().is_empty() {
         return ValidationError("it is empty".into());
     }
-    let generic: serde_json::Value = match serde_json::from_slice(bytes) {
-        Ok(value) => value,
+    // A generic reading, for the ids the message names; none for a
+    // document nested deeper than serde_json's limit for it (128), whose
+    // error the typed reading below says.
+    let generic: Option<serde_json::Value> = match serde_json::from_slice(bytes) {
+        Ok(value) => Some(value),
         Err(_) if looks_like_html(bytes) => {
             return ValidationError(HTML_PAGE.into());
         }
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => None,
         Err(e) => return ValidationError(json_syntax(bytes, &e)),
     };
-    let Some(array) = generic.as_array() else {
+    if let Some(generic) = &generic
+        && !generic.is_array()
+    {
         return ValidationError(format!(
             "expected a JSON array of providers, found {}",
-            json_kind(&generic)
+            json_kind(generic)
         ));
-    };
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let err = match serde_path_to_error::deserialize::<_, Vec<Provider<'_>>>(&mut de) {
         Ok(_) => return ValidationError("the catalog could not be read".into()),
@@ -604,29 +680,31 @@ fn describe_parse_error(bytes: &[u8]) -> ValidationError {
     let Some(serde_path_to_error::Segment::Seq { index }) = segments.first() else {
         return ValidationError(inner);
     };
-    let provider = &array[*index];
-    if !provider.is_object() {
+    let provider = generic.as_ref().and_then(|g| g.get(*index));
+    if let Some(provider) = provider
+        && !provider.is_object()
+    {
         return ValidationError(format!(
             "provider {index}: expected an object, found {}",
             json_kind(provider)
         ));
     }
-    let mut place = format!("provider {index} ({})", value_id(provider));
+    let mut place = format!("provider {index}{}", value_id(provider));
     let mut value = provider;
     let mut field = String::new();
     for segment in &segments[1..] {
         match segment {
             serde_path_to_error::Segment::Map { key } => {
-                value = &value[key.as_str()];
+                value = value.and_then(|v| v.get(key.as_str()));
                 if !field.is_empty() {
                     field.push('.');
                 }
                 field.push_str(key);
             }
             serde_path_to_error::Segment::Seq { index } => {
-                value = &value[*index];
+                value = value.and_then(|v| v.get(*index));
                 if field == "models" {
-                    place = format!("{place}: models[{index}] ({})", value_id(value));
+                    place = format!("{place}: models[{index}]{}", value_id(value));
                     field.clear();
                 } else {
                     field.push_str(&format!("[{index}]"));
@@ -682,10 +760,13 @@ fn json_syntax(bytes: &[u8], e: &serde_json::Error) -> String {
     format!("not JSON: {what}{found} (line {line}, column {column})")
 }
 
-fn value_id(value: &serde_json::Value) -> String {
-    match value.get("id") {
-        Some(serde_json::Value::String(id)) => printable(id),
-        _ => "no id".into(),
+/// ` ("id")` or ` (no id)` for a provider or model read generically;
+/// nothing when it could not be.
+fn value_id(value: Option<&serde_json::Value>) -> String {
+    match value.map(|v| v.get("id")) {
+        Some(Some(serde_json::Value::String(id))) => format!(" ({})", printable(id)),
+        Some(_) => " (no id)".into(),
+        None => String::new(),
     }
 }
 
@@ -713,6 +794,12 @@ fn plain_serde_message(err: &serde_json::Error) -> String {
         .replace("a sequence", "an array")
         .replace("invalid type: map", "invalid type: object")
         .replace("invalid type: sequence", "invalid type: array")
+        // Only where Crush reads (`provider_options`): serde_json's own
+        // limit, far below Go's (GO_MAX_DEPTH), which no catalog comes near.
+        .replace(
+            "recursion limit exceeded",
+            "nested more than 128 deep, more than this reader follows",
+        )
 }
 
 fn looks_like_html(bytes: &[u8]) -> bool {
@@ -1153,5 +1240,72 @@ mod tests {
             format!("\"{}\"", &hex(&digest)[..32])
         );
         assert_eq!(hex(&digest).len(), 64);
+    }
+
+    /// A catalog `depth` arrays deep in all: the top-level array, a
+    /// provider, and an unknown field holding the rest.
+    pub(crate) fn nested(depth: usize) -> String {
+        let inner = depth - 2;
+        format!(
+            r#"[{{"id":"a","name":"A","future":{}{}}}]"#,
+            "[".repeat(inner),
+            "]".repeat(inner)
+        )
+    }
+
+    /// Go's decoder refuses nesting past 10,000 (the top-level array is
+    /// 1): so does this one, wherever it is, even where nothing is read;
+    /// brackets inside strings do not count.
+    #[test]
+    fn nesting_deeper_than_go_reads_is_refused() {
+        assert!(validate(nested(GO_MAX_DEPTH).as_bytes()).is_ok());
+        assert_eq!(
+            err(&nested(GO_MAX_DEPTH + 1)),
+            format!("provider 0: field future: {TOO_DEEP}")
+        );
+        // A million deep: refused without a deep stack.
+        let deep = nested(1_000_000);
+        assert!(err(&deep).contains(TOO_DEEP), "{}", err(&deep));
+        // In a model, and in its options, counted from where they stand.
+        let model = |depth: usize| {
+            format!(
+                r#"[{{"id":"a","name":"A","models":[{{"id":"m","x":{}{}}}]}}]"#,
+                "{\"k\":".repeat(depth - 4),
+                "1".to_owned() + &"}".repeat(depth - 4)
+            )
+        };
+        assert!(validate(model(GO_MAX_DEPTH).as_bytes()).is_ok());
+        assert_eq!(
+            err(&model(GO_MAX_DEPTH + 1)),
+            // Too deep to read generically for the ids.
+            format!("provider 0: models[0]: field x: {TOO_DEEP}")
+        );
+        let options = |depth: usize| {
+            format!(
+                r#"[{{"id":"a","name":"A","models":[{{"id":"m","options":{{"x":{}{}}}}}]}}]"#,
+                "[".repeat(depth - 5),
+                "]".repeat(depth - 5)
+            )
+        };
+        assert!(validate(options(GO_MAX_DEPTH).as_bytes()).is_ok());
+        assert!(err(&options(GO_MAX_DEPTH + 1)).contains(TOO_DEEP));
+        // Where Crush reads, serde_json's own limit says so.
+        let provider_options = format!(
+            r#"[{{"id":"a","name":"A","models":[{{"id":"m","options":{{"provider_options":{{"x":{}{}}}}}}}]}}]"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(
+            err(&provider_options)
+                .ends_with("nested more than 128 deep, more than this reader follows"),
+            "{}",
+            err(&provider_options)
+        );
+        let strings = format!(
+            r#"[{{"id":"a","name":"A","x":"{}\"{}"}}]"#,
+            "[".repeat(20_000),
+            "{".repeat(20_000)
+        );
+        assert!(validate(strings.as_bytes()).is_ok());
     }
 }

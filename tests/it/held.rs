@@ -495,3 +495,47 @@ async fn a_host_gets_held_changes_from_its_handle() {
     }
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
+
+/// CATALOG_A with an unknown field nested `depth` deep in all (the
+/// top-level array being 1) inside beta.
+pub(crate) fn deep_catalog(depth: usize) -> String {
+    let inner = depth - 2;
+    CATALOG_A.replace(
+        BETA,
+        &format!(
+            "{BETA}, \"future\": {}{}",
+            "[".repeat(inner),
+            "]".repeat(inner)
+        ),
+    )
+}
+
+/// Issue 25, case 5: nesting deeper than Go's decoder reads (10,000, the
+/// top-level array counting 1), even inside a field nobody reads, would
+/// make Crush refuse the whole cache: refused by `update-providers` and
+/// by a refresh, thirty million deep too, naming the provider and the
+/// field; 10,000 deep is applied.
+#[tokio::test(flavor = "multi_thread")]
+async fn nesting_deeper_than_go_reads_is_refused() {
+    let words = "provider 1: field future: nested more than 10000 arrays or objects deep, which Go's encoding/json, Crush's reader, refuses (exceeded max depth)";
+    for depth in [10_001, 30_000_000] {
+        let catalog = deep_catalog(depth);
+        let server = serving(&catalog).await;
+        let url = server.uri();
+        let home = home_with_a();
+        home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
+            .fails_with(&["not a valid catalog", words]);
+        let record = refresh(&home, &url);
+        assert_eq!(record["outcome"], "failed", "{depth}: {record}");
+        assert!(
+            record["cause"].as_str().unwrap().contains(words),
+            "{record}"
+        );
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{depth}");
+    }
+    let catalog = deep_catalog(10_000);
+    let server = serving(&catalog).await;
+    let home = home_with_a();
+    assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+    assert_eq!(home.cache().unwrap(), catalog.as_bytes());
+}
