@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
 use crate::fetch::source::ReadError;
-use crate::store::cache::WriteError;
+use crate::store::cache::{UntrustedFolder, WriteError};
 use crate::store::paths::NoHome;
 use crate::trust::guard::Shrink;
 use crate::trust::signature::SignatureError;
@@ -64,6 +64,9 @@ pub enum Cause {
     /// No data folder could be derived.
     #[error(transparent)]
     NoHome(#[from] NoHome),
+    /// The data folder may be written by another user.
+    #[error(transparent)]
+    Folder(#[from] UntrustedFolder),
     /// A configuration file could not be read.
     #[error("{0}")]
     Config(String),
@@ -130,6 +133,7 @@ impl Failure {
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
+            Cause::Folder(e) => return e.fix.clone().into(),
             Cause::Config(_) => "fix or remove that file",
             Cause::Key(_) => {
                 "give a minisign public key (the RWQ… line of its .pub file) or the path of the .pub file"

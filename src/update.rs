@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::catalog::changes::{self, Changes};
 use crate::catalog::{self, embedded, hex};
 use crate::error::{Cause, Failure};
+use crate::fetch::file;
 use crate::fetch::http::{FetchOptions, Session};
 use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
 use crate::store::cache::{self, CacheFiles};
@@ -154,6 +155,10 @@ pub fn update_providers<R>(
     if let Some(path) = output_file {
         check_output(path).map_err(|why| fail_output(Cause::Output(why)))?;
     }
+    // Into a folder another user may write, before anything is downloaded.
+    if to_cache {
+        cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
+    }
     let target = options
         .output
         .clone()
@@ -182,16 +187,23 @@ pub fn update_providers<R>(
         ),
         _ => None,
     };
-    // What the new catalog replaces, and what is known of it.
+    // What the new catalog replaces, and what is known of it. A cache that
+    // cannot be used is no baseline (and is replaced).
     let mut cached = if to_cache {
-        cache::read(cache).ok().flatten()
+        cache::read(cache).unwrap_or_else(|e| {
+            warnings.push(format!("{e}; it is not compared with, and is replaced"));
+            None
+        })
     } else {
         None
     };
     let mut replaced_file = if to_cache || to_stdout {
         None
     } else {
-        std::fs::read(&target).ok()
+        file::read_regular(&target, file::MAX_FILE_BYTES)
+            .ok()
+            .flatten()
+            .map(|(bytes, _)| bytes)
     };
     let stand_in = cached.as_ref().is_some_and(cache::Cached::is_stand_in);
     let up_to_date = cached

@@ -216,7 +216,10 @@ fn status(
     };
     match &cached {
         Err(e) => {
-            status.cache_state = "unreadable";
+            status.cache_state = match e {
+                cache::CacheError::Read { .. } => "unreadable",
+                _ => "untrusted",
+            };
             status.problem = Some(e.to_string());
         }
         Ok(None) => {}

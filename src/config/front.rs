@@ -2,10 +2,9 @@
 //! the settings: the option naming the real Crush, and whether a Hyper key
 //! is set.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::{Format, config_files, crushrc};
+use super::{Format, config_files, crushrc, read};
 use crate::store::paths::{self, EnvLookup};
 
 /// The JSON key, under `options`, that names the real Crush.
@@ -24,7 +23,8 @@ pub const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
 /// what is wrong with it.
 pub fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
     let file = paths::config_dir(env).ok()?.join("crush.json");
-    let value: serde_json::Value = serde_json::from_slice(&fs::read(&file).ok()?).ok()?;
+    let bytes = read::read_regular(&file).ok()??;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
     (!named.is_empty()).then(|| (PathBuf::from(named), file))
 }
@@ -41,7 +41,11 @@ pub fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
     }
     let mut found = None;
     for (path, format) in config_files(cwd, env) {
-        let Ok(text) = fs::read_to_string(&path) else {
+        let Some(text) = read::read_regular(&path)
+            .ok()
+            .flatten()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+        else {
             continue;
         };
         let said = match format {
@@ -126,6 +130,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
     use std::ffi::OsString;
+    use std::fs;
 
     fn env_of(pairs: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + use<> {
         let map: HashMap<String, OsString> = pairs

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use reqwest::Url;
 
 use crate::catalog::embedded;
+use crate::fetch::file;
 use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::validators::Validators;
 
@@ -318,14 +319,28 @@ impl Source {
         };
         match (self, given) {
             (Source::Embedded, _) => Ok(None),
+            // Named by the person: it may be a pipe.
             (_, Some(path)) => read_file(path).map(Some),
             (Source::Stdin, None) => Err(NoSignature::Missing(
                 "standard input comes with no signature; give it with --signature FILE".into(),
             )),
+            // Found beside the file: only a regular one, never waited on.
             (Source::File(path), None) => {
                 let mut name = path.clone().into_os_string();
                 name.push(SIGNATURE_SUFFIX);
-                read_file(std::path::Path::new(&name)).map(Some)
+                let path = std::path::Path::new(&name);
+                match file::read_regular(path, MAX_SIGNATURE_BYTES) {
+                    Ok(Some((bytes, _))) => Ok(Some(bytes)),
+                    Ok(None) => Err(NoSignature::Missing(format!(
+                        "cannot read {}: it does not exist",
+                        path.display()
+                    ))),
+                    Err(file::FileError::TooLarge(_)) => Err(NoSignature::TooLarge),
+                    Err(e) => Err(NoSignature::Missing(format!(
+                        "cannot read {}: {e}",
+                        path.display()
+                    ))),
+                }
             }
             (Source::Url(url), None) => {
                 let url = signature_url(url);

@@ -194,6 +194,16 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         };
     }
     let mut warnings = Vec::new();
+    // A data folder another user may write into is neither read nor
+    // refreshed: what is in it could send a key anywhere.
+    if let Err(e) = cache::check_folder(files) {
+        warnings.push(format!(
+            "the data folder {e}; {}; using the embedded catalog ({})",
+            e.fix,
+            embedded::origin()
+        ));
+        return snapshot(warnings);
+    }
     let cached = match cache::read_valid(files) {
         Ok(cached) => cached,
         Err(problem) => {
@@ -201,6 +211,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
             None
         }
     };
+    warnings.extend(cached.as_ref().and_then(|c| c.state_problem.clone()));
     let decision = decide(
         options.auto_update,
         cached.as_ref(),
@@ -609,6 +620,7 @@ mod tests {
             }),
             modified: None,
             identity: None,
+            state_problem: None,
         }
     }
 

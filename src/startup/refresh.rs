@@ -28,6 +28,7 @@ use reqwest::Url;
 
 use crate::catalog::embedded::{self, catalog as embedded_baseline};
 use crate::catalog::{self, hex};
+use crate::fetch::file;
 use crate::fetch::http::{self, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
 use crate::fetch::validators::Validators;
@@ -203,7 +204,23 @@ pub fn run(
     let lock = match RefreshLock::acquire(&files.dir, if_busy, request.timeout + LOCK_WAIT) {
         Ok(None) => return Outcome::Unchanged,
         Ok(Some(lock)) => Some(lock),
-        Err(_) => None,
+        // Recorded for the next start to tell, and told now to one that
+        // waits.
+        Err(LockError::NotRegular(why)) => {
+            let cached = cache::read_valid(files).ok().flatten();
+            keep(files, cached.as_ref(), |state| {
+                state.record_refresh(RefreshRecord {
+                    at: state::now(),
+                    url: request.url.to_string(),
+                    outcome: RefreshOutcome::Failed,
+                    cause: Some(why.clone()),
+                    told: false,
+                    held: None,
+                })
+            });
+            return Outcome::Failed(why);
+        }
+        Err(LockError::Io) => None,
     };
     let outcome = refresh_locked(files, request, known);
     drop(lock);
@@ -426,27 +443,65 @@ pub fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: u64) ->
 #[derive(Debug)]
 struct RefreshLock(#[allow(dead_code)] File);
 
+/// Why the refresh lock could not be taken.
+#[derive(Debug)]
+enum LockError {
+    /// Something else than a regular file stands where the lock is: told
+    /// (in one line naming it), never waited on.
+    NotRegular(String),
+    /// No lock can be made there (nor, then, a catalog saved).
+    Io,
+}
+
+impl From<io::Error> for LockError {
+    fn from(_: io::Error) -> Self {
+        LockError::Io
+    }
+}
+
 impl RefreshLock {
-    fn acquire(dir: &Path, if_busy: IfBusy, wait: Duration) -> io::Result<Option<RefreshLock>> {
-        // The folder is not created for the lock alone: a first start with
-        // no data folder creates it when it writes a catalog.
-        let file = match File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK_FILE))
+    fn acquire(
+        dir: &Path,
+        if_busy: IfBusy,
+        wait: Duration,
+    ) -> Result<Option<RefreshLock>, LockError> {
+        let path = dir.join(LOCK_FILE);
+        let not_regular = |meta: &std::fs::Metadata| {
+            LockError::NotRegular(format!(
+                "the refresh lock {} is {}, not a regular file; remove it",
+                path.display(),
+                file::kind(meta)
+            ))
+        };
+        // Opening a FIFO to write waits for a reader: look first.
+        if let Ok(meta) = std::fs::metadata(&path)
+            && !meta.is_file()
         {
+            return Err(not_regular(&meta));
+        }
+        let open = || {
+            let mut options = File::options();
+            options.create(true).truncate(false).write(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+            }
+            options.open(&path)
+        };
+        let file = match open() {
             Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 std::fs::create_dir_all(dir)?;
-                File::options()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(dir.join(LOCK_FILE))?
+                open()?
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
+        // Made a FIFO since it was looked at: still never waited on.
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
         let wait = match if_busy {
             IfBusy::Skip => Duration::ZERO,
             IfBusy::Wait => wait,

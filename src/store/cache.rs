@@ -7,11 +7,12 @@
 //! leaves the old one as it was.
 
 use std::fs::{self, File};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::{self, hex};
+use crate::fetch::file::{self, FileError};
 use crate::fetch::validators::Validators;
 use crate::store::lock;
 use crate::store::state::{self, CacheState};
@@ -61,6 +62,9 @@ pub struct Cached {
     pub modified: Option<SystemTime>,
     /// Its [`identity`] as read.
     pub identity: Option<String>,
+    /// Why the state file beside it could not be read, when it could not
+    /// (something else than a regular file stands there).
+    pub state_problem: Option<String>,
 }
 
 impl Cached {
@@ -98,26 +102,98 @@ impl Cached {
     }
 }
 
-/// Reads the cache; `Ok(None)` when there is no `providers.json`.
+/// Why the cache cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// It cannot be read: something else than a regular file stands there,
+    /// it is too large, or the system refused.
+    #[error("cannot read the cached catalog {}: {source}", path.display())]
+    Read {
+        /// `providers.json`.
+        path: PathBuf,
+        /// Why.
+        source: FileError,
+    },
+    /// Another user may have written it: why, in one line naming it.
+    #[error("{0}")]
+    Untrusted(String),
+    /// Another user may write into its folder.
+    #[error("the data folder {0}")]
+    Folder(UntrustedFolder),
+}
+
+/// A data folder this program does not use: another user may write into
+/// it, and could then put a catalog there that sends a key anywhere.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} is not used: {why}", dir.display())]
+pub struct UntrustedFolder {
+    /// The folder.
+    pub dir: PathBuf,
+    /// Why, in words.
+    pub why: String,
+    /// What makes it usable.
+    pub fix: String,
+}
+
+/// Whether the data folder is trusted ([`file::untrusted`]). A missing
+/// folder is: it is made by this user.
+pub fn check_folder(files: &CacheFiles) -> Result<(), UntrustedFolder> {
+    let dir = files.dir.display();
+    let meta = match fs::metadata(&files.dir) {
+        Ok(meta) => meta,
+        Err(_) => return Ok(()),
+    };
+    // Something else than a folder there is what making the folder, or
+    // reading in it, reports.
+    if !meta.is_dir() {
+        return Ok(());
+    }
+    let Some(why) = file::untrusted(&meta) else {
+        return Ok(());
+    };
+    let why =
+        format!("{why}, so another user could put a catalog there that sends an API key anywhere");
+    let fix = format!(
+        "make it yours alone (`chmod go-w {dir}`), or move it away if another user owns it"
+    );
+    Err(UntrustedFolder {
+        dir: files.dir.clone(),
+        why,
+        fix,
+    })
+}
+
+/// Reads the cache; `Ok(None)` when there is no `providers.json`. Only a
+/// regular file is read (opened without blocking, at most
+/// [`file::MAX_FILE_BYTES`]), and only when neither it nor its folder may
+/// have been written by another user ([`file::untrusted`]).
 ///
 /// The state file is trusted when it records the file's current
 /// [`identity`]: then its SHA-256 is taken as is. Otherwise the bytes are
 /// hashed, and the state is trusted only if the SHA-256 matches. Hashing is
 /// what start-up would otherwise pay on every run (0.4 ms for the real
 /// 0.7 MB catalog, 30 ms for 50 MB).
-pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
-    let mut file = match File::open(&files.catalog) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+pub fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
+    check_folder(files).map_err(CacheError::Folder)?;
+    let failed = |source| CacheError::Read {
+        path: files.catalog.clone(),
+        source,
     };
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    // Taken after reading: a write that changed what was read has changed
-    // the identity by then.
-    let meta = file.metadata()?;
+    let Some((opened, meta)) = file::open_regular(&files.catalog).map_err(failed)? else {
+        return Ok(None);
+    };
+    if let Some(why) = file::untrusted(&meta) {
+        return Err(CacheError::Untrusted(format!(
+            "the cached catalog {} is not trusted: {why}, so it may send an API key anywhere (the next update replaces it with a file of your own)",
+            files.catalog.display()
+        )));
+    }
+    let bytes = file::read_all(opened, &meta, file::MAX_FILE_BYTES).map_err(failed)?;
     let identity = identity(&meta);
-    let state = state::read(&files.state);
+    let (state, state_problem) = match state::read(&files.state) {
+        Ok(state) => (state, None),
+        Err(problem) => (None, Some(problem)),
+    };
     let recorded = state
         .as_ref()
         .filter(|s| s.vouches_for(&identity))
@@ -129,6 +205,7 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
         state: state.filter(|s| s.sha256 == hex(&sha256)),
         modified: meta.modified().ok(),
         identity,
+        state_problem,
     }))
 }
 
@@ -137,7 +214,10 @@ pub fn read(files: &CacheFiles) -> io::Result<Option<Cached>> {
 /// catalog.
 pub fn vouched_state(files: &CacheFiles) -> Option<CacheState> {
     let current = identity(&fs::metadata(&files.catalog).ok()?);
-    state::read(&files.state).filter(|s| s.vouches_for(&current))
+    state::read(&files.state)
+        .ok()
+        .flatten()
+        .filter(|s| s.vouches_for(&current))
 }
 
 /// The cache, when it holds a valid catalog; `Ok(None)` when there is no
@@ -149,7 +229,7 @@ pub fn read_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
     let cached = match read(files) {
         Ok(Some(cached)) => cached,
         Ok(None) => return Ok(None),
-        Err(e) => return Err(format!("cannot read the cached catalog {path}: {e}")),
+        Err(e) => return Err(e.to_string()),
     };
     if cached.state.is_some() {
         return Ok(Some(cached));
@@ -347,6 +427,8 @@ pub fn update_state(
     }
     let sha256 = hex(&cached.sha256);
     let mut state = state::read(&files.state)
+        .ok()
+        .flatten()
         .filter(|s| s.sha256 == sha256)
         .unwrap_or_else(|| CacheState {
             sha256,
@@ -377,6 +459,12 @@ pub fn stage_cache(
     wait: Duration,
 ) -> Result<StagedCache, WriteError> {
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
+    check_folder(files).map_err(|e| {
+        WriteError::at("use the data folder", &files.dir)(io::Error::other(format!(
+            "{}; {}",
+            e.why, e.fix
+        )))
+    })?;
     let lock = FolderLock::acquire(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
     Ok(StagedCache {
@@ -501,10 +589,17 @@ impl FolderLock {
         Ok(FolderLock(file))
     }
 
-    /// Unix locks the folder itself, so no lock file is left behind.
+    /// Unix locks the folder itself, so no lock file is left behind;
+    /// opened as a folder, so that anything else there is an error at
+    /// once rather than a wait.
     #[cfg(unix)]
     fn open(dir: &Path) -> io::Result<File> {
-        File::open(dir)
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NONBLOCK;
+        File::options()
+            .read(true)
+            .custom_flags(flags.bits() as i32)
+            .open(dir)
     }
 
     /// Windows cannot lock a folder handle; it locks a file beside the cache.
@@ -648,7 +743,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path());
         put(&files, b"[1]");
-        let mut state = state::read(&files.state).unwrap();
+        let mut state = state::read(&files.state).unwrap().unwrap();
         let meta = fs::metadata(&files.catalog).unwrap();
         assert_eq!(state.file, identity(&meta));
         state.sha256 = hex(&catalog::sha256(b"other"));
@@ -664,11 +759,14 @@ mod tests {
         fs::copy(&files.catalog, &copy).unwrap();
         fs::rename(&copy, &files.catalog).unwrap();
         let cached = read(&files).unwrap().unwrap();
-        assert_ne!(cached.identity, state::read(&files.state).unwrap().file);
+        assert_ne!(
+            cached.identity,
+            state::read(&files.state).unwrap().unwrap().file
+        );
         assert_eq!(cached.sha256, catalog::sha256(b"[1]"));
         assert!(cached.state.is_some());
         // A state with a false SHA-256 and a stale identity is dropped.
-        let mut state = state::read(&files.state).unwrap();
+        let mut state = state::read(&files.state).unwrap().unwrap();
         state.sha256 = hex(&catalog::sha256(b"other"));
         write_state(&files.state, &state).unwrap();
         assert!(read(&files).unwrap().unwrap().state.is_none());
@@ -685,14 +783,14 @@ mod tests {
         let cached = read(&files).unwrap().unwrap();
         let changed = update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(9)).unwrap();
         assert!(changed);
-        let state = state::read(&files.state).unwrap();
+        let state = state::read(&files.state).unwrap().unwrap();
         assert_eq!(state.confirmed_at, Some(9));
         assert_eq!(state.validators.etag.as_deref(), Some("\"abc\""), "kept");
 
         fs::remove_file(&files.state).unwrap();
         let cached = read(&files).unwrap().unwrap();
         update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(10)).unwrap();
-        let state = state::read(&files.state).unwrap();
+        let state = state::read(&files.state).unwrap().unwrap();
         assert_eq!(state.sha256, hex(&catalog::sha256(b"[1]")));
         assert_eq!(state.confirmed_at, Some(10));
         assert!(read(&files).unwrap().unwrap().state.is_some());
@@ -700,7 +798,10 @@ mod tests {
         // Replaced since it was read: nothing is written.
         put(&files, b"[2]");
         assert!(!update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(11)).unwrap());
-        assert_eq!(state::read(&files.state).unwrap().confirmed_at, None);
+        assert_eq!(
+            state::read(&files.state).unwrap().unwrap().confirmed_at,
+            None
+        );
     }
 
     #[test]

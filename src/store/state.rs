@@ -22,12 +22,12 @@
 //! Keys it does not know are ignored, and every key but `sha256` may be
 //! missing (files written by earlier versions have no `confirmed_at`).
 
-use std::fs;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::fetch::file;
 use crate::fetch::validators::Validators;
 
 /// What the state file records about the cached bytes.
@@ -154,10 +154,19 @@ impl RefreshOutcome {
     }
 }
 
-/// The state file at `path`, when it holds one.
-pub fn read(path: &Path) -> Option<CacheState> {
-    let bytes = fs::read(path).ok()?;
-    serde_json::from_slice(&bytes).ok()
+/// The state file at `path`, when it holds one (`Ok(None)` when it is
+/// missing or not a state file: nothing in it is needed, and the next write
+/// replaces it); why, when something else than a regular file stands
+/// there, or it cannot be read.
+pub fn read(path: &Path) -> Result<Option<CacheState>, String> {
+    match file::read_regular(path, file::MAX_FILE_BYTES) {
+        Ok(Some((bytes, _))) => Ok(serde_json::from_slice(&bytes).ok()),
+        Ok(None) => Ok(None),
+        Err(e) => Err(format!(
+            "the state file {} cannot be read ({e}); it is ignored, and replaced by the next update",
+            path.display()
+        )),
+    }
 }
 
 /// Seconds since the Unix epoch, now.

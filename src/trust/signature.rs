@@ -14,6 +14,7 @@ use std::path::Path;
 
 use minisign_verify::{PublicKey, Signature};
 
+use crate::fetch::file;
 use crate::fetch::source::NoSignature;
 pub use crate::fetch::source::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX};
 use crate::store::state::rfc3339;
@@ -53,7 +54,12 @@ impl TrustedKeys {
             let key = match PublicKey::from_base64(entry) {
                 Ok(key) => key,
                 Err(_) if Path::new(entry.as_str()).is_file() => {
-                    let text = std::fs::read_to_string(entry)
+                    let text = file::read_regular(Path::new(entry), MAX_SIGNATURE_BYTES)
+                        .map_err(|e| e.to_string())
+                        .and_then(|read| {
+                            let (bytes, _) = read.ok_or("it does not exist")?;
+                            String::from_utf8(bytes).map_err(|_| "it is not text".to_string())
+                        })
                         .map_err(|e| format!("cannot read the public key file {entry}: {e}"))?;
                     PublicKey::decode(&text).map_err(|e| {
                         format!(

@@ -16,6 +16,7 @@ mod go_agreement;
 mod going_out;
 mod held;
 mod host;
+mod local_files;
 mod messages;
 mod origins;
 mod proxy;
