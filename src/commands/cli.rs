@@ -250,9 +250,13 @@ pub struct UpdateArgs {
     /// or models
     #[arg(long)]
     pub allow_shrink: bool,
-    /// Apply a signed catalog signed before the cached one
+    /// Apply a signed catalog signed before the newest one applied here
     #[arg(long)]
     pub allow_downgrade: bool,
+    /// Apply a catalog that sends an API key variable to a place it was
+    /// never sent before (each move is named in full)
+    #[arg(long)]
+    pub allow_key_move: bool,
 }
 
 /// The command line as `name` (how this program was invoked) shows it:

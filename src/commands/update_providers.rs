@@ -75,6 +75,7 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         signature: args.signature.clone(),
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
+        allow_key_move: args.allow_key_move,
         interruptible: true,
     };
     let shown = update::update_providers(&source, &cache, &options, |report| show(report, &args))
@@ -153,11 +154,18 @@ fn show(report: &UpdateReport<'_>, args: &UpdateArgs) -> Result<bool, Exit> {
         if args.json {
             return write_json(out, report);
         }
+        // What a person allowed, or what was not trusted, is told however
+        // quiet they asked it to be.
+        let warnings = if args.quiet {
+            &report.notices
+        } else {
+            &report.warnings
+        };
+        for warning in warnings {
+            say(format_args!("warning: {warning}"));
+        }
         if args.quiet {
             return Ok(());
-        }
-        for warning in &report.warnings {
-            say(format_args!("warning: {warning}"));
         }
         let width = terminal::stdout_width().map_or(MAX_COLUMNS, |w| w.min(MAX_COLUMNS));
         let lines = if args.verbose {
@@ -483,6 +491,7 @@ mod tests {
             signed_at: None,
             changes: Some(changes),
             warnings: Vec::new(),
+            notices: Vec::new(),
             catalog: None,
         }
     }

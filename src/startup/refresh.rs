@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use crate::catalog::embedded::{self, catalog as embedded_baseline};
-use crate::catalog::{self, hex};
+use crate::catalog::embedded;
+use crate::catalog::{self, Catalog, hex};
 use crate::fetch::file;
 use crate::fetch::http::{self, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
@@ -36,6 +36,7 @@ use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::lock;
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
 use crate::trust::guard::{self, Baseline};
+use crate::trust::memory::{self, Memory};
 use crate::trust::signature::{SignatureError, TrustedKeys};
 
 /// Bound on establishing the connection.
@@ -272,7 +273,28 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
             let digest = catalog::sha256(&bytes);
             // Else a server that ignores validators sent the same bytes.
             if cached.as_ref().is_none_or(|c| digest != c.sha256) {
-                let review = review(cached.as_ref(), &bytes, signed_at);
+                // Valid: `request` checked it.
+                let next = match catalog::validate(&bytes) {
+                    Ok(next) => next,
+                    Err(e) => return Outcome::Failed(format!("not a valid catalog: {e}")),
+                };
+                // The cache to compare with: not the embedded snapshot
+                // standing in for none.
+                let previous = cached
+                    .as_ref()
+                    .filter(|c| !c.is_stand_in())
+                    .and_then(|c| catalog::validate(&c.bytes).ok());
+                let review =
+                    match review(files, cached.as_ref(), previous.as_ref(), &next, signed_at) {
+                        Ok(review) => review,
+                        // Not known where keys went: nothing is applied.
+                        Err(why) => {
+                            return hold(Held {
+                                changes: vec![why],
+                                flags: Vec::new(),
+                            });
+                        }
+                    };
                 if !review.is_clear() {
                     return hold(Held {
                         changes: review.findings(),
@@ -286,7 +308,9 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
                     signed_at,
                 };
                 // A host gets the new catalog even when it cannot be saved.
-                return match save(files, &request.url, fetched, now) {
+                let saved = save(files, &request.url, fetched, now, &next, previous.as_ref());
+                drop(next);
+                return match saved {
                     Ok(()) => Outcome::Updated(bytes),
                     Err(e) => Outcome::Unsaved(bytes, e.to_string()),
                 };
@@ -330,27 +354,33 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
 }
 
 /// The review of the new catalog `bytes` (valid, signed at `signed_at`
-/// when keys are pinned) against the cache `cached`, or, without one, the
-/// embedded snapshot ([`guard::review`]).
-fn review(cached: Option<&Cached>, bytes: &[u8], signed_at: Option<u64>) -> guard::Review {
-    let Ok(next) = catalog::validate(bytes) else {
-        return guard::Review::default();
+/// when keys are pinned) against what the data folder `files` remembers
+/// of where keys went, the cache `cached` and the floor
+/// ([`guard::review`]); why there is none, when what is remembered
+/// cannot be read (or the catalog not placed): then the refresh holds.
+fn review(
+    files: &CacheFiles,
+    cached: Option<&Cached>,
+    previous: Option<&Catalog<'_>>,
+    next: &Catalog<'_>,
+    signed_at: Option<u64>,
+) -> Result<guard::Review, String> {
+    let file = memory::read(files)?;
+    let known = Memory::effective(file, previous)?;
+    let floor = match &known.floor {
+        Some(floor) => guard::Floor::Applied(&floor.providers, &floor.source),
+        None => guard::Floor::Embedded,
     };
-    let previous = cached
-        .filter(|c| !c.is_stand_in())
-        .and_then(|c| catalog::validate(&c.bytes).ok());
-    let snapshot = previous.is_none().then(embedded_baseline).flatten();
-    let baseline = match (&previous, &snapshot) {
-        (Some(previous), _) => Baseline::Cache(
-            previous,
-            cached
-                .and_then(|c| c.state.as_ref())
-                .and_then(|s| s.signed_at),
-        ),
-        (None, Some(snapshot)) => Baseline::Embedded(snapshot),
-        (None, None) => return guard::Review::default(),
+    let state_signed = cached
+        .and_then(|c| c.state.as_ref())
+        .and_then(|s| s.signed_at);
+    let baseline = Baseline {
+        previous,
+        places: &known.places,
+        floor,
+        signed: known.signed_at.max(state_signed),
     };
-    guard::review(&baseline, &next, signed_at)
+    guard::review(&baseline, next, signed_at)
 }
 
 /// Records what a refresh that changed nothing came to, in the state of
@@ -389,22 +419,26 @@ pub struct NewCatalog<'a> {
     pub signed_at: Option<u64>,
 }
 
-/// Writes a catalog fetched from `url` into the cache, as confirmed at
-/// `now`, with the state a later start reads: its validators, its signing
-/// time, and the refresh that brought it.
+/// Writes a catalog fetched from `url` (`next`, read, replacing the valid
+/// cache `previous`) into the cache, as confirmed at `now`, with the state
+/// a later start reads (its validators, its signing time, and the refresh
+/// that brought it) and what the memory of where keys went learns of it.
 pub fn save(
     files: &CacheFiles,
     url: &Url,
     fetched: NewCatalog<'_>,
     now: u64,
+    next: &Catalog<'_>,
+    previous: Option<&Catalog<'_>>,
 ) -> Result<(), cache::WriteError> {
+    let signed_at = fetched.signed_at;
     let mut state = CacheState {
         sha256: hex(fetched.digest),
         validators: fetched.validators,
         source: crate::fetch::source::redacted(url.as_str()),
         fetched_at: now,
         confirmed_at: Some(now),
-        signed_at: fetched.signed_at,
+        signed_at,
         ..CacheState::default()
     };
     state.record_refresh(RefreshRecord {
@@ -415,7 +449,21 @@ pub fn save(
         told: false,
         held: None,
     });
-    cache::write(files, fetched.bytes, &state, LOCK_WAIT)
+    let staged = cache::stage_cache(files, fetched.bytes, LOCK_WAIT)?;
+    // The places of the variables it sends for the first time, and its
+    // signing time, before it is in place (under the folder lock).
+    memory::record(
+        files,
+        || Memory::rebuilt(previous),
+        |memory| {
+            memory.learn(next)?;
+            if let Some(signed_at) = signed_at {
+                memory.saw_signature(signed_at, false);
+            }
+            Ok(())
+        },
+    )?;
+    staged.commit(&state)
 }
 
 /// The outcome for a caller holding `known`, now that the cache is
@@ -524,7 +572,7 @@ impl RefreshLock {
 /// use crush_providers::startup::refresh::Outcome;
 /// use crush_providers::startup::{self, Background, StartupOptions};
 ///
-/// # fn serve_once(body: &'static str) -> String {
+/// # fn serve_once(body: String) -> String {
 /// #     use std::io::{BufRead, BufReader, Write};
 /// #     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
 /// #     let url = format!("http://{}/v2/providers", listener.local_addr().unwrap());
@@ -539,10 +587,16 @@ impl RefreshLock {
 /// #     });
 /// #     url
 /// # }
-/// # let new_catalog = r#"[{"id":"old","name":"Old"},{"id":"new","name":"New","models":[{"id":"m"}]}]"#;
-/// # let url = serve_once(new_catalog);
+/// # // The cache: the embedded snapshot, written by another program; the
+/// # // new catalog: the same, with a provider added.
+/// # let old = std::str::from_utf8(crush_providers::catalog::embedded::catalog_bytes()).unwrap();
+/// # let new_catalog = format!(
+/// #     "{},{{\"id\":\"new\",\"name\":\"New\",\"models\":[{{\"id\":\"m\"}}]}}]",
+/// #     &old[..old.rfind(']').unwrap()].trim_end()
+/// # );
+/// # let url = serve_once(new_catalog.clone());
 /// # let dir = tempfile::tempdir().unwrap();
-/// # std::fs::write(dir.path().join("providers.json"), r#"[{"id":"old","name":"Old"}]"#).unwrap();
+/// # std::fs::write(dir.path().join("providers.json"), old).unwrap();
 /// let files = CacheFiles::in_dir(dir.path());
 /// let options = StartupOptions {
 ///     auto_update: true,
@@ -557,7 +611,7 @@ impl RefreshLock {
 /// let mut loaded = startup::load(&files, &options);
 /// // At once: the cache, never confirmed, so a refresh was started.
 /// let mut catalog = loaded.bytes.to_vec();
-/// assert!(!String::from_utf8_lossy(&catalog).contains("new"));
+/// assert!(!String::from_utf8_lossy(&catalog).contains("\"new\""));
 ///
 /// // Later, in the host's loop: `poll` never blocks; here we wait.
 /// if let Some(refresh) = &mut loaded.refresh {
@@ -566,7 +620,8 @@ impl RefreshLock {
 ///         Some(Outcome::Unchanged | Outcome::Interrupted(_)) | None => {}
 ///         Some(Outcome::Failed(why)) => eprintln!("catalog refresh failed: {why}"),
 ///         // Moves a key, shrank, or is not signed as it must be: tell the
-///         // user; `crush update-providers` applies it.
+///         // user; `crush update-providers` (with the flag it names)
+///         // applies it.
 ///         Some(Outcome::Held(changes)) => eprintln!("catalog refresh held: {changes:?}"),
 ///     }
 /// }

@@ -21,6 +21,9 @@ use crate::store::state::{self, CacheState};
 pub const CATALOG_FILE: &str = "providers.json";
 /// File name of the state file beside it.
 pub const STATE_FILE: &str = "providers.state.json";
+/// File name of the memory of where keys went beside it
+/// ([`crate::trust::memory`]).
+pub const MEMORY_FILE: &str = "providers.trust.json";
 /// Temporary files are named `.providers.*.tmp`, so that leftovers of a killed
 /// run can be recognised and removed.
 const TEMP_PREFIX: &str = ".providers.";
@@ -35,6 +38,8 @@ pub struct CacheFiles {
     pub catalog: PathBuf,
     /// `providers.state.json`.
     pub state: PathBuf,
+    /// `providers.trust.json`.
+    pub memory: PathBuf,
 }
 
 impl CacheFiles {
@@ -44,6 +49,7 @@ impl CacheFiles {
         CacheFiles {
             catalog: dir.join(CATALOG_FILE),
             state: dir.join(STATE_FILE),
+            memory: dir.join(MEMORY_FILE),
             dir,
         }
     }
@@ -439,6 +445,20 @@ pub fn update_state(
     change(&mut state);
     write_state(&files.state, &state)?;
     Ok(true)
+}
+
+/// Runs `f` under the folder lock, waiting at most `wait` for it: for a
+/// change of a file beside the cache that other writers must not
+/// interleave with.
+pub fn locked<T>(
+    files: &CacheFiles,
+    wait: Duration,
+    f: impl FnOnce() -> Result<T, WriteError>,
+) -> Result<T, WriteError> {
+    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
+    let _lock = FolderLock::acquire(&files.dir, wait)
+        .map_err(WriteError::at("lock the data folder", &files.dir))?;
+    f()
 }
 
 /// Writes the state file; the caller holds the folder lock. It is bound to

@@ -2,5 +2,6 @@
 //! lost most of the cache ([`guard`]), and signed catalogs ([`signature`]).
 
 pub mod guard;
+pub mod memory;
 pub mod place;
 pub mod signature;

@@ -188,14 +188,6 @@ pub enum SignatureError {
         /// The time here.
         now: String,
     },
-    /// Signed before the catalog in the cache.
-    #[error("it was signed at {signed}, before the cached catalog (signed at {cached})")]
-    Older {
-        /// When the new catalog was signed (RFC 3339).
-        signed: String,
-        /// When the cached one was.
-        cached: String,
-    },
 }
 
 impl From<NoSignature> for SignatureError {

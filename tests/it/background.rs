@@ -65,6 +65,8 @@ async fn requests(server: &MockServer) -> Vec<Request> {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_first_start_does_not_wait_and_the_next_has_the_fresh_catalog() {
     let home = Home::new();
+    // A person applied a catalog that small once (`--allow-shrink`).
+    home.with_floor_of(CATALOG_A.as_bytes());
     let server = catalog_server(CATALOG_A).await;
     let start = Instant::now();
     let run = run_at(&home, &server.uri(), &["providers"], &[]);
@@ -109,6 +111,7 @@ async fn the_first_start_does_not_wait_and_the_next_has_the_fresh_catalog() {
 async fn a_start_that_waits_gets_the_fresh_catalog_at_once() {
     let server = catalog_server(CATALOG_A).await;
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     let run = run_at(&home, &server.uri(), &["providers", "--wait"], &[]);
     run.ok();
     assert!(run.stdout.starts_with("Providers: fresh from "), "{run:?}");
@@ -118,6 +121,7 @@ async fn a_start_that_waits_gets_the_fresh_catalog_at_once() {
     );
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     let run = run_at(&home, &server.uri(), &["models", "--wait", "a-large"], &[]);
     run.ok();
     assert!(run.stdout.contains("alpha/a-large"), "{run:?}");
@@ -139,6 +143,7 @@ async fn a_start_that_waits_gets_the_fresh_catalog_at_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stale_cache_is_handed_over_at_once_and_confirmed_in_the_background() {
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     let first = catalog_server(CATALOG_A).await;
     run_at(&home, &first.uri(), &["providers", "--wait"], &[]).ok();
     let confirmed = home.state().unwrap()["confirmed_at"].as_u64().unwrap();
@@ -187,6 +192,7 @@ async fn a_stale_cache_is_handed_over_at_once_and_confirmed_in_the_background() 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_new_catalog_is_swapped_in_and_shown_from_the_next_start() {
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     home.set_cache(CATALOG_A.as_bytes());
     let server = catalog_server(CATALOG_A2).await;
     let run = run_at(&home, &server.uri(), &["providers"], &[]);
@@ -233,6 +239,7 @@ async fn a_static_mirror_gets_its_own_validators_back() {
         .mount(&server)
         .await;
     let home = Home::new();
+    home.with_floor_of(CATALOG_B.as_bytes());
     let url = format!("{}/catalog/providers.json", server.uri());
     run_at(&home, &url, &["providers", "--wait"], &[]).ok();
     let before = home.last_refresh();
@@ -251,6 +258,7 @@ async fn a_static_mirror_gets_its_own_validators_back() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_same_bytes_again_only_rewrite_the_state() {
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     let first = catalog_server(CATALOG_A).await;
     run_at(&home, &first.uri(), &["providers", "--wait"], &[]).ok();
     let cache_before = mtime(&home.cache_file());
@@ -484,6 +492,7 @@ async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
         .set_delay(Duration::from_millis(300));
     let server = serve_at("/v2/providers", template).await;
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     home.set_cache(CATALOG_A.as_bytes());
     let children: Vec<_> = (0..20)
         .map(|_| {
@@ -581,8 +590,13 @@ async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
     eprintln!("seed {seed}");
     let mut killed = 0;
     for round in 0..40 {
-        home.run(&["update-providers", old_file.to_str().unwrap(), "-q"])
-            .ok();
+        home.run(&[
+            "update-providers",
+            old_file.to_str().unwrap(),
+            "-q",
+            "--allow-shrink",
+        ])
+        .ok();
         let mut helper = home
             .crush(&[
                 "refresh-in-background",
@@ -717,8 +731,17 @@ async fn status_shows_the_confirmation_and_the_last_refresh() {
         "--status asks nothing"
     );
 
-    home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes())
-        .ok();
+    // CATALOG_B moves beta's key, and is no floor a person applied.
+    home.run_stdin(
+        &[
+            "update-providers",
+            "-",
+            "--allow-shrink",
+            "--allow-key-move",
+        ],
+        CATALOG_B.as_bytes(),
+    )
+    .ok();
     let status = run_at(
         &home,
         &server.uri(),

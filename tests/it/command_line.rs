@@ -14,7 +14,8 @@ async fn catalog_server() -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/v2/providers"))
-        .respond_with(ResponseTemplate::new(200).set_body_string(CATALOG_A))
+        // A first fetch must keep half of the embedded snapshot (issue 25).
+        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
         .mount(&server)
         .await;
     server

@@ -6,15 +6,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-/// What a successful write leaves in the data folder, sorted: the cache
-/// and its state, and nothing else.
-pub const CACHE_FILES: [&str; 2] = ["providers.json", "providers.state.json"];
+/// What a successful write leaves in the data folder, sorted: the cache,
+/// its state and the memory of where keys went, and nothing else.
+pub const CACHE_FILES: [&str; 3] = [
+    "providers.json",
+    "providers.state.json",
+    "providers.trust.json",
+];
 
 /// The same, once a background refresh has run: its lock file too.
-pub const CACHE_FILES_AFTER_REFRESH: [&str; 3] = [
+pub const CACHE_FILES_AFTER_REFRESH: [&str; 4] = [
     ".providers.refresh.lock",
     "providers.json",
     "providers.state.json",
+    "providers.trust.json",
 ];
 
 /// A temporary HOME, removed on drop. The binary never sees the real one.
@@ -82,6 +87,25 @@ impl Home {
 
     pub fn cache(&self) -> Option<Vec<u8>> {
         fs::read(self.cache_file()).ok()
+    }
+
+    /// Installs `catalog` as a person would, `update-providers -
+    /// --allow-shrink`: a catalog smaller than the embedded snapshot (as
+    /// the suite's are) becomes the floor later catalogs must keep half of.
+    #[track_caller]
+    pub fn accept(&self, catalog: &[u8]) {
+        self.run_stdin(&["update-providers", "-", "--allow-shrink"], catalog)
+            .ok();
+    }
+
+    /// A data folder whose memory remembers `catalog` as the floor (a
+    /// person applied it with `--allow-shrink`) but holds no cache any
+    /// more: a first fetch of a catalog its size is then no shrink.
+    #[track_caller]
+    pub fn with_floor_of(&self, catalog: &[u8]) {
+        self.accept(catalog);
+        fs::remove_file(self.cache_file()).unwrap();
+        fs::remove_file(self.state_file()).unwrap();
     }
 
     pub fn set_cache(&self, bytes: &[u8]) {
@@ -243,6 +267,27 @@ pub fn git_init(dir: &Path) {
     fs::create_dir_all(git.join("objects")).unwrap();
     fs::create_dir_all(git.join("refs")).unwrap();
     fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+}
+
+/// The embedded (real) catalog with `provider`, an object, added last: a
+/// catalog that keeps all of the snapshot, for the tests of a first fetch
+/// (which must keep half of the snapshot: a catalog of two providers
+/// would be held as one that shrank).
+pub fn embedded_plus(provider: &str) -> String {
+    let real = std::str::from_utf8(crush_providers::catalog::embedded::catalog_bytes()).unwrap();
+    let end = real.rfind(']').unwrap();
+    format!("{},\n  {provider}\n]\n", real[..end].trim_end())
+}
+
+/// [`embedded_plus`] with a provider of a key of its own: what a first
+/// fetch applies.
+pub fn embedded_and_gamma() -> &'static str {
+    static CATALOG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        embedded_plus(
+            r#"{"name":"Gamma","id":"gamma","type":"openai","api_key":"$GAMMA_API_KEY","api_endpoint":"https://api.gamma.example","models":[{"id":"g1","name":"G One"}]}"#,
+        )
+    });
+    &CATALOG
 }
 
 /// Writes `content` to a file in a fresh temporary folder.

@@ -85,8 +85,12 @@ fn kill_9_at_any_moment_leaves_one_whole_catalog() {
         synthetic::catalog(500_000, 2),
     ];
     let (_dir, files) = write_catalogs(&catalogs);
-    home.run(&["update-providers", files[0].to_str().unwrap()])
-        .ok();
+    home.run(&[
+        "update-providers",
+        files[0].to_str().unwrap(),
+        "--allow-shrink",
+    ])
+    .ok();
     let mut rng = Rng::new();
     let mut killed_before_exit = 0;
     for round in 0..60 {
@@ -136,7 +140,8 @@ fn racing_writers_and_readers_always_see_a_whole_catalog() {
     ];
     let (_dir, files) = write_catalogs(&catalogs);
     let files: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
-    home.run(&["update-providers", files[0]]).ok();
+    home.run(&["update-providers", files[0], "--allow-shrink"])
+        .ok();
     std::thread::scope(|scope| {
         for writer in 0..3 {
             let (home, files) = (&home, &files);
@@ -173,9 +178,9 @@ fn racing_writers_and_readers_always_see_a_whole_catalog() {
     assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
-/// A plain 200 with CATALOG_B, for `raw_server`.
-fn answer_catalog_b(s: &mut std::net::TcpStream) {
-    let body = CATALOG_B.as_bytes();
+/// A plain 200 with the embedded catalog and gamma, for `raw_server`.
+fn answer_embedded_and_gamma(s: &mut std::net::TcpStream) {
+    let body = embedded_and_gamma().as_bytes();
     let _ = write!(
         s,
         "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
@@ -188,7 +193,7 @@ fn answer_catalog_b(s: &mut std::net::TcpStream) {
 /// saved, told why; one that does not wait gets the embedded snapshot.
 #[test]
 fn start_up_with_an_unwritable_data_folder_still_gets_the_new_catalog() {
-    let server = raw_server(answer_catalog_b);
+    let server = raw_server(answer_embedded_and_gamma);
     let home = Home::new();
     fs::create_dir_all(home.path().join(".local/share")).unwrap();
     fs::write(home.path().join(".local/share/crush"), b"in the way").unwrap();
@@ -203,7 +208,7 @@ fn start_up_with_an_unwritable_data_folder_still_gets_the_new_catalog() {
         &[("CATWALK_URL", &server)],
     );
     run.ok();
-    assert_eq!(run.stdout, CATALOG_B);
+    assert_eq!(run.stdout, embedded_and_gamma());
     assert!(
         run.stderr.contains("could not save the refreshed catalog")
             && run.stderr.contains("cannot create the data folder"),
@@ -257,15 +262,18 @@ impl Drop for ReadOnly {
 #[test]
 fn read_only_cache_folder_is_a_clear_error_and_start_up_still_works() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     let Some(_guard) = ReadOnly::new(&home.data_dir()) else {
         eprintln!(
             "skipped: cannot make a folder read-only here (no chattr, and root ignores permissions)"
         );
         return;
     };
-    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
+    // CATALOG_B moves beta's key: allowed, the write is what fails.
+    let run = home.run_stdin(
+        &["update-providers", "-", "--allow-key-move"],
+        CATALOG_B.as_bytes(),
+    );
     run.fails_with(&[
         "standard input",
         "cannot create a temporary file in",
@@ -294,7 +302,7 @@ fn full_disk_leaves_the_cache_and_no_temp_file() {
     let script = format!(
         "mount -t tmpfs -o size=256k tmpfs '{data}' || exit 77
          export XDG_DATA_HOME='{data}'
-         '{exe}' update-providers '{small}' -q || exit 78
+         '{exe}' update-providers '{small}' -q --allow-shrink || exit 78
          '{exe}' update-providers '{big}' --allow-shrink; echo \"exit=$?\"
          cmp '{data}/crush/providers.json' '{small}' && echo untouched
          ls -A '{data}/crush'",
@@ -336,8 +344,7 @@ fn full_disk_leaves_the_cache_and_no_temp_file() {
 #[test]
 fn file_size_limit_leaves_the_cache_and_no_temp_file() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     let (_dir, big) = temp_file("big.json", synthetic::catalog(400_000, 5).as_bytes());
     let exe = env!("CARGO_BIN_EXE_crush");
     let output = std::process::Command::new("sh")
@@ -361,8 +368,7 @@ fn file_size_limit_leaves_the_cache_and_no_temp_file() {
 #[test]
 fn corrupt_or_foreign_state_files_are_ignored() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     for state in [
         &b"{not json"[..],
         b"",
@@ -606,7 +612,7 @@ fn hostile_bodies_are_cut_with_bounded_memory() {
 #[cfg(unix)]
 #[test]
 fn a_held_cache_lock_does_not_hang_start_up() {
-    let server = raw_server(answer_catalog_b);
+    let server = raw_server(answer_embedded_and_gamma);
     let home = Home::new();
     fs::create_dir_all(home.data_dir()).unwrap();
     let holder = fs::File::open(home.data_dir()).unwrap();
@@ -634,7 +640,7 @@ fn a_held_cache_lock_does_not_hang_start_up() {
         "took {:?}",
         start.elapsed()
     );
-    assert_eq!(run.stdout, CATALOG_B);
+    assert_eq!(run.stdout, embedded_and_gamma());
     assert!(
         run.stderr.contains("could not save the refreshed catalog")
             && run.stderr.contains("cannot lock the data folder"),
@@ -664,8 +670,7 @@ fn a_held_cache_lock_does_not_hang_start_up() {
 fn closed_pipes_and_closed_standard_streams_are_survived() {
     use std::os::unix::process::CommandExt;
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     // `crush providers --json | true`: the reader is gone before the write.
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
@@ -679,7 +684,12 @@ fn closed_pipes_and_closed_standard_streams_are_survived() {
     assert_eq!(status.code(), Some(0), "killed by SIGPIPE? {status:?}");
 
     let (_dir, source) = temp_file("b.json", CATALOG_B.as_bytes());
-    let mut update = home.crush(&["update-providers", source.to_str().unwrap()]);
+    // CATALOG_B moves beta's key: allowed.
+    let mut update = home.crush(&[
+        "update-providers",
+        source.to_str().unwrap(),
+        "--allow-key-move",
+    ]);
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         update.pre_exec(|| {
@@ -703,8 +713,7 @@ fn closed_pipes_and_closed_standard_streams_are_survived() {
 #[test]
 fn unwritable_output_is_reported_and_never_a_panic() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     let printing: [&[&str]; 12] = [
         &["providers"],
         &["providers", "--json"],

@@ -468,9 +468,10 @@ fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
 /// refresh runs in the background, reviewed: Crush then reads its result.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_start_through_the_front_refreshes_the_cache_in_the_background() {
+    // A first fetch must keep half of the embedded snapshot (issue 25).
     let server = serve_at(
         "/v2/providers",
-        ResponseTemplate::new(200).set_body_string(CATALOG_A),
+        ResponseTemplate::new(200).set_body_string(embedded_and_gamma()),
     )
     .await;
     let mut front = Front::without_cache("v0.91.0");
@@ -480,7 +481,7 @@ async fn a_start_through_the_front_refreshes_the_cache_in_the_background() {
     assert!(run.stderr.is_empty(), "{run:?}");
     assert_eq!(started.env[UPDATES_OFF], "1");
     assert_eq!(front.home.wait_for_refresh(&None)["outcome"], "updated");
-    assert_eq!(front.home.cache().unwrap(), CATALOG_A.as_bytes());
+    assert_eq!(front.home.cache().unwrap(), embedded_and_gamma().as_bytes());
     // Confirmed just now: the next start makes no request.
     front.handed_over(&["run", "y"]);
     assert_eq!(server.received_requests().await.unwrap().len(), 1);
@@ -496,10 +497,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     )
     .await;
     let mut front = Front::without_cache("v0.91.0");
-    front
-        .home
-        .run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    front.home.accept(CATALOG_A.as_bytes());
     front.set("CATWALK_URL", server.uri());
     let mut due = front.crush(&["run"]);
     due.env("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
@@ -522,10 +520,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
 
     // The same, told on an 80-column terminal: one row.
     let front = Front::without_cache("v0.91.0");
-    front
-        .home
-        .run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    front.home.accept(CATALOG_A.as_bytes());
     let mut due = front.crush(&["run"]);
     due.env("CRUSH_PROVIDER_REFRESH_INTERVAL", "0")
         .env("CATWALK_URL", server.uri());

@@ -2,11 +2,16 @@
 //! program of ours on the standard library only, decodes a catalog with
 //! Go's `encoding/json` into the catwalk structs and tells, per provider,
 //! the effective endpoint, key reference and headers, the variables they
-//! refer to, and the place Go's `net/url` makes of the endpoint. Here it
-//! reads the catalogs the test suite uses and mutations of the real one:
-//! whatever the project accepts, Go decodes to the same values, and the
-//! guard's view (variables and places) is Go's. What the project refuses
-//! as a type Crush cannot decode, Go refuses too.
+//! refer to, and, for each scenario of hostile variable values (unset,
+//! empty, `/@evil.example`, `?`, `#`, …), where Go's `net/url` sends a
+//! request once the resolver expanded the endpoint, default and alternate
+//! words included. Here it reads the catalogs the test suite uses and
+//! mutations of the real one: whatever the project accepts, Go decodes to
+//! the same values, the variables are Go's, and in every scenario the
+//! place is the guard's (and the project's own expansion and Go-rules
+//! split say the same as Go). What the project refuses as a type Crush
+//! cannot decode, or as nested deeper than Go reads, Go refuses too; the
+//! endpoint forms it refuses do move a request, as Go shows.
 //!
 //! Needs `go` (Debian's `golang-go`, which `.ci/run` installs); without it
 //! the test says so and passes.
@@ -17,7 +22,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::common::*;
-use crush_providers::catalog::{self, Catalog, embedded, synthetic};
+use crush_providers::catalog::{self, Catalog, embedded, expand, go_url, synthetic};
 use crush_providers::trust::guard;
 use crush_providers::trust::place::Place;
 use serde_json::Value;
@@ -73,16 +78,43 @@ struct View {
     endpoint: String,
     headers: BTreeMap<String, String>,
     variables: Vec<String>,
-    place: String,
+    /// Where a request goes in each of [`SCENARIOS`].
+    places: Vec<String>,
     models: usize,
 }
+
+/// Values every variable is given in turn (`None`: unset): what a hostile
+/// environment, or an ordinary one, holds.
+const SCENARIOS: &[Option<&str>] = &[
+    None,
+    Some(""),
+    Some("v"),
+    Some("evil.example"),
+    Some("/@evil.example"),
+    Some("@evil.example:1"),
+    Some("a/b@c?d#e:f"),
+    Some("?"),
+    Some("#"),
+    Some("https://user.example:8443/v1"),
+    Some("x%zz"),
+];
 
 /// What Go makes of `bytes`: the views, or its decode error.
 fn go_view(reader: &Path, bytes: &[u8]) -> Result<Vec<View>, String> {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("catalog.json");
     std::fs::write(&file, bytes).unwrap();
-    let output = Command::new(reader).arg(&file).output().unwrap();
+    let scenarios = dir.path().join("scenarios.json");
+    let list: Vec<Value> = SCENARIOS
+        .iter()
+        .map(|value| serde_json::json!({ "*": value }))
+        .collect();
+    std::fs::write(&scenarios, serde_json::to_vec(&list).unwrap()).unwrap();
+    let output = Command::new(reader)
+        .arg(&file)
+        .arg(&scenarios)
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{output:?}");
     let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
     if let Some(error) = answer.get("error") {
@@ -109,22 +141,62 @@ fn go_view(reader: &Path, bytes: &[u8]) -> Result<Vec<View>, String> {
                 .iter()
                 .map(text)
                 .collect(),
-            place: text(&p["place"]),
+            places: p["places"].as_array().unwrap().iter().map(text).collect(),
             models: p["models"].as_u64().unwrap() as usize,
         })
         .collect())
 }
 
-/// What the project's reader and guard make of a validated catalog.
+/// Where a request to `url` goes, by the project's Go-rules split, in the
+/// Go reader's words.
+fn split(url: &str) -> String {
+    if url.is_empty() {
+        return "default".into();
+    }
+    match go_url::parse(url) {
+        None => "error".into(),
+        Some(d) if d.host.is_empty() => "nohost".into(),
+        Some(d) => {
+            let (scheme, host, port) = d.place();
+            format!("{scheme}://{host}:{port}")
+        }
+    }
+}
+
+/// What the project's reader and guard make of a validated catalog: per
+/// scenario, the place its own expansion and split give, checked against
+/// the guard's place (a literal host: that host, or no request where the
+/// path makes the URL one Go refuses; no endpoint: the type's default; a
+/// whole variable: wherever its value points).
 fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
     catalog
         .providers
         .iter()
         .map(|p| {
-            let (place, mut variables) = guard::reach(p);
+            let (place, mut variables) = guard::reach(p).unwrap();
             variables.sort();
             let text =
                 |t: &Option<catalog::Text<'_>>| t.as_ref().map_or("", |t| t.as_str()).to_owned();
+            let endpoint = expand::endpoint(&text(&p.api_endpoint)).unwrap();
+            let places = SCENARIOS
+                .iter()
+                .map(|value| {
+                    let expanded = split(&endpoint.expand(|_| *value));
+                    let guard = match &place {
+                        Place::Default { .. } => "default".to_owned(),
+                        Place::Url { scheme, host, port } => format!("{scheme}://{host}:{port}"),
+                        Place::Variable { .. } => split(value.unwrap_or("")),
+                    };
+                    let no_request = expanded == "error" && value.is_some_and(|v| v.contains('%'));
+                    assert!(
+                        expanded == guard || no_request,
+                        "{}: {:?} with {value:?}: {expanded}, the guard says {guard}",
+                        p.id,
+                        text(&p.api_endpoint)
+                    );
+                    expanded
+                })
+                .collect();
             View {
                 id: p.id.as_str().to_owned(),
                 api_key: text(&p.api_key),
@@ -135,11 +207,7 @@ fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
                     .map(|(k, v)| (k.as_str().to_owned(), v.as_str().to_owned()))
                     .collect(),
                 variables,
-                place: match place {
-                    Place::Default => "default".into(),
-                    Place::Url { scheme, host, port } => format!("{scheme}://{host}:{port}"),
-                    Place::Written(endpoint) => format!("written:{endpoint}"),
-                },
+                places,
                 models: p.models().len(),
             }
         })
@@ -221,52 +289,66 @@ impl Mutable {
     }
 }
 
-const ENDPOINTS: &[&str] = &[
-    "https://API.X.AI/v1",
-    "https://api.x.ai:443/v1",
-    "HTTP://api.x.ai:80",
-    "https://u:$ANTHROPIC_API_KEY@collector.evil.example/",
-    "https://collector.evil.example/?k=${OPENAI_API_KEY}",
-    "https://$EVIL_HOST/v1",
-    "$SOME_ENDPOINT",
-    "https://api.x.ai$SUFFIX/v1",
-    "https://api.x.ai:$PORT/",
-    "https://api.x.ai\\\\@evil.example/",
-    "https://api.x.ai@collector.evil.example/",
-    "https://a@b@collector.evil.example/",
-    "https://api.x.ai#@evil.example",
-    "https://api.x.ai?@evil.example",
-    "http://[::1]:8080/",
-    "https://[fe80::1%25en0]:443/",
-    "https://user@[::1]/v1",
-    "https://%C3%A9.example/",
-    "https://%41pi.x.ai/",
-    "https:api.x.ai",
-    "api.x.ai/v1",
-    "//evil.example/x",
-    "https://exa mple.com/",
-    "https://api.x.ai:99999/",
-    "https://api.x.ai:44x/",
-    "ftp://files.example/x",
-    "https://${A:-evil.example}/",
-    "https://x.example/${A:+$B}",
-    "https://x.example/\\\\$NOT_A_VARIABLE",
-    "https://аpi.x.ai/",
-    "https:///v1",
-    "",
+/// Endpoints, and whether the project accepts them (it refuses what a
+/// value could move, and what Go's net/url cannot read the host of).
+const ENDPOINTS: &[(&str, bool)] = &[
+    ("https://API.X.AI/v1", true),
+    ("https://api.x.ai:443/v1", true),
+    ("HTTP://api.x.ai:80", true),
+    ("https://collector.evil.example/?k=${OPENAI_API_KEY}", true),
+    ("https://api.x.ai/v1/$MODEL_PATH?key=$K#$F", true),
+    ("$SOME_ENDPOINT", true),
+    ("${SOME_ENDPOINT}", true),
+    ("https://api.x.ai@collector.evil.example/", true),
+    ("https://a@b@collector.evil.example/", true),
+    ("https://api.x.ai#@evil.example", true),
+    ("https://api.x.ai?@evil.example", true),
+    ("http://[::1]:8080/", true),
+    ("https://[fe80::1%25en0]:443/", true),
+    ("https://user@[::1]/v1", true),
+    ("https://%C3%A9.example/", true),
+    ("https://api.x.ai:99999/", true),
+    ("https://аpi.x.ai/", true),
+    ("https://x.example/'$K'\"$K\"", true),
+    ("", true),
+    (
+        "https://u:$ANTHROPIC_API_KEY@collector.evil.example/",
+        false,
+    ),
+    ("https://$EVIL_HOST/v1", false),
+    ("https://api.x.ai$SUFFIX/v1", false),
+    ("https://api.x.ai:$PORT/", false),
+    ("$PROTO://api.x.ai", false),
+    ("https://evil.example${A:+/}@api.x.ai", false),
+    ("https://${A:-evil.example}/", false),
+    ("https://x.example/${A:+$B}", false),
+    ("https://x.example/\\\\$NOT_A_VARIABLE", false),
+    ("https://api.x.ai\\\\@evil.example/", false),
+    ("https://%41pi.x.ai/", false),
+    ("https:api.x.ai", false),
+    ("api.x.ai/v1", false),
+    ("//evil.example/x", false),
+    ("https://exa mple.com/", false),
+    ("https://api.x.ai:44x/", false),
+    ("ftp://files.example/x", false),
+    ("https:///v1", false),
+    ("$E/v1", false),
 ];
 
-const KEYS: &[&str] = &[
-    "$ANTHROPIC_API_KEY",
-    "${ANTHROPIC_API_KEY}",
-    "Bearer $OPENAI_API_KEY",
-    "$ANTHROPIC_API_KEY ",
-    "${A:-$B}",
-    "$A$B",
-    "\\\\$NOT",
-    "literal-key",
-    "5$ off",
-    "",
+/// Keys and header values, and whether the project accepts them.
+const KEYS: &[(&str, bool)] = &[
+    ("$ANTHROPIC_API_KEY", true),
+    ("${ANTHROPIC_API_KEY}", true),
+    ("Bearer $OPENAI_API_KEY", true),
+    ("$ANTHROPIC_API_KEY ", true),
+    ("$A$B", true),
+    ("literal-key", true),
+    ("'$A' \"b\"", true),
+    ("", true),
+    ("${A:-$B}", false),
+    ("\\\\$NOT", false),
+    ("5$ off", false),
+    ("${#A}", false),
 ];
 
 /// Mutations of the real catalog, each with what it should come to.
@@ -281,14 +363,30 @@ fn mutations() -> Vec<(String, Expect, String)> {
     };
     let providers = Mutable::real().providers.len();
     let quote = |s: &str| Value::from(s).to_string();
-    for (i, endpoint) in ENDPOINTS.iter().enumerate() {
+    let accepted_keys: Vec<&str> = KEYS.iter().filter(|k| k.1).map(|k| k.0).collect();
+    let expect = |accepted: bool| {
+        if accepted {
+            Expect::Same
+        } else {
+            Expect::RefusedHere
+        }
+    };
+    for (i, (endpoint, accepted)) in ENDPOINTS.iter().enumerate() {
         let mut m = Mutable::real();
         let p = i % providers;
         m.set(p, "api_endpoint", &quote(endpoint));
-        m.set(p, "api_key", &quote(KEYS[next(KEYS.len())]));
-        out.push((format!("endpoint {endpoint:?}"), Expect::Same, m.text()));
+        m.set(
+            p,
+            "api_key",
+            &quote(accepted_keys[next(accepted_keys.len())]),
+        );
+        out.push((
+            format!("endpoint {endpoint:?}"),
+            expect(*accepted),
+            m.text(),
+        ));
     }
-    for (i, key) in KEYS.iter().enumerate() {
+    for (i, (key, accepted)) in KEYS.iter().enumerate() {
         let mut m = Mutable::real();
         let p = (i * 7) % providers;
         m.set(p, "api_key", &quote(key));
@@ -300,7 +398,32 @@ fn mutations() -> Vec<(String, Expect, String)> {
                 quote(key)
             ),
         );
-        out.push((format!("key {key:?}"), Expect::Same, m.text()));
+        out.push((format!("key {key:?}"), expect(*accepted), m.text()));
+    }
+    // Nested as deep as Go reads, and one deeper, in a field nobody reads.
+    for depth in [catalog::GO_MAX_DEPTH, catalog::GO_MAX_DEPTH + 1] {
+        let expect = if depth > catalog::GO_MAX_DEPTH {
+            Expect::RefusedByBoth
+        } else {
+            Expect::Same
+        };
+        out.push((
+            format!("nested {depth} deep"),
+            expect,
+            crate::held::deep_catalog(depth),
+        ));
+        let mut m = Mutable::real();
+        let inner = depth - 2;
+        m.push(
+            next(providers),
+            "x_future",
+            &format!("{}{}", "[".repeat(inner), "]".repeat(inner)),
+        );
+        out.push((
+            format!("a provider's field nested {depth} deep"),
+            expect,
+            m.text(),
+        ));
     }
     // Keys in other letter cases, and the two non-ASCII letters Go folds.
     for (from, to) in [
@@ -442,11 +565,13 @@ fn the_guard_reads_every_catalog_as_crush_does() {
                 compared += 1;
             }
             (Expect::RefusedHere, Err(_), _) => {}
-            (Expect::RefusedByBoth, Err(ours), Err(_)) => {
+            (Expect::RefusedByBoth, Err(ours), Err(go)) => {
+                let deep = ours.0.contains("nested more than 10000");
                 assert!(
-                    ours.0.contains("invalid type") || ours.0.contains("out of range"),
+                    ours.0.contains("invalid type") || ours.0.contains("out of range") || deep,
                     "{what}: {ours}"
                 );
+                assert_eq!(deep, go.contains("exceeded max depth"), "{what}: {go}");
             }
             (expect, ours, go) => panic!(
                 "{what}: expected {expect:?}, the project said {:?}, Go said {:?}",
@@ -532,5 +657,54 @@ fn config_options_decode_as_go_decodes_them() {
                 assert_eq!(theirs, expected, "{doc}");
             }
         }
+    }
+}
+
+/// The endpoint forms the project refuses do move a request: for each,
+/// Go's net/url, after the resolver expanded it, sends the request to
+/// other hosts as the variables' values change (`${K:+/}` is `/` once the
+/// key is set: `https://evil.example/@api.x.ai`), where a reader of the
+/// text alone would see one place. The project refuses each, naming the
+/// provider, the field and the form.
+#[test]
+fn the_refused_forms_would_move_a_request() {
+    let Some(reader) = go_reader() else {
+        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        return;
+    };
+    let mut cases: Vec<(String, String)> = crate::held::default_words();
+    for endpoint in [
+        "https://u:$XAI_API_KEY@collector.evil.example/",
+        "https://$XAI_HOST/v1",
+        "https://api.x.ai$XAI_SUFFIX/v1",
+    ] {
+        let catalog = CATALOG_A.replacen(
+            "[\n",
+            &format!(
+                "[\n  {{\"id\":\"xai\",\"name\":\"xAI\",\"api_key\":\"$XAI_API_KEY\",\"api_endpoint\":\"{endpoint}\"}},\n"
+            ),
+            1,
+        );
+        cases.push((endpoint.to_owned(), catalog));
+    }
+    for (endpoint, catalog) in cases {
+        let e = catalog::validate(catalog.as_bytes()).unwrap_err().0;
+        assert!(
+            e.starts_with("provider 0 (\"xai\"): field api_endpoint: it holds "),
+            "{endpoint}: {e}"
+        );
+        let go = go_view(reader, catalog.as_bytes()).unwrap();
+        let xai = go.iter().find(|v| v.id == "xai").unwrap();
+        let hosts: std::collections::BTreeSet<&str> = xai
+            .places
+            .iter()
+            .map(String::as_str)
+            .filter(|p| p.starts_with("https://"))
+            .collect();
+        assert!(hosts.len() >= 2, "{endpoint}: Go sends it to {hosts:?}");
+        assert!(
+            hosts.iter().any(|h| h.contains("evil")),
+            "{endpoint}: Go sends it to {hosts:?}"
+        );
     }
 }

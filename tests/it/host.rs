@@ -10,6 +10,7 @@ use crush_providers::startup::refresh::Outcome;
 use crush_providers::startup::{self, Background, Provenance, StartupOptions};
 use crush_providers::store::cache::{self, CacheFiles};
 use crush_providers::store::state::CacheState;
+use crush_providers::trust::memory::{self, Floor, Memory};
 use wiremock::matchers::{header, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -57,6 +58,23 @@ fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
         ..CacheState::default()
     };
     cache::write(&files, bytes.as_bytes(), &state, Duration::from_secs(5)).unwrap();
+    // Applied by a person with `--allow-shrink`: the floor later catalogs
+    // must keep half of.
+    let catalog = crush_providers::catalog::validate(bytes.as_bytes()).unwrap();
+    cache::locked(&files, Duration::from_secs(5), || {
+        memory::record(
+            &files,
+            || Memory::rebuilt(Some(&catalog)),
+            |memory| {
+                memory.floor = Some(Floor {
+                    source: "test".into(),
+                    providers: memory::ids(&catalog),
+                });
+                Ok(())
+            },
+        )
+    })
+    .unwrap();
     (dir, files)
 }
 

@@ -335,7 +335,7 @@ fn an_unchanged_catalog_is_already_up_to_date_and_check_says_so() {
     let home = Home::new();
     let (_dir, a) = temp_file("a.json", CATALOG_A.as_bytes());
     let a = a.to_str().unwrap();
-    home.run(&["update-providers", a]).ok();
+    home.run(&["update-providers", a, "--allow-shrink"]).ok();
     let written = fs::metadata(home.cache_file()).unwrap().modified().unwrap();
     let confirmed = home.state().unwrap()["confirmed_at"].as_u64().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1100));

@@ -60,7 +60,12 @@ async fn a_signed_mirror_is_accepted_and_its_signing_time_recorded() {
     let home = Home::new();
     let key = signer.public_key();
     let run = home.run_env(
-        &["update-providers", &server.uri(), "--json"],
+        &[
+            "update-providers",
+            &server.uri(),
+            "--json",
+            "--allow-shrink",
+        ],
         &[(KEY_ENV, &key)],
     );
     run.ok();
@@ -148,8 +153,11 @@ async fn pinned_keys_rotate_and_come_from_files_and_config() {
     let pub_file = home.path().join("mirror.pub");
     fs::write(&pub_file, new.public_key_file()).unwrap();
     let both = format!("{}, {}", old.public_key(), pub_file.display());
-    home.run_env(&["update-providers", &server.uri()], &[(KEY_ENV, &both)])
-        .ok();
+    home.run_env(
+        &["update-providers", &server.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &both)],
+    )
+    .ok();
 
     let home = Home::new();
     fs::create_dir_all(home.path().join(".config/crush")).unwrap();
@@ -188,8 +196,11 @@ fn files_standard_input_and_the_embedded_snapshot() {
         .fails_with(&["no signature", "providers.json.minisig"]);
     let signature = dir.path().join("providers.json.minisig");
     fs::write(&signature, signer.sign(CATALOG_A.as_bytes(), Some(T1))).unwrap();
-    home.run_env(&["update-providers", file.to_str().unwrap()], &env)
-        .ok();
+    home.run_env(
+        &["update-providers", file.to_str().unwrap(), "--allow-shrink"],
+        &env,
+    )
+    .ok();
 
     let stdin = |args: &[&str]| {
         let mut cmd = home.crush(args);
@@ -212,6 +223,7 @@ fn files_standard_input_and_the_embedded_snapshot() {
     stdin(&[
         "update-providers",
         "-",
+        "--allow-shrink",
         "--signature",
         signature.to_str().unwrap(),
     ])
@@ -245,10 +257,13 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
     .await;
     let older = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
     let home = Home::new();
-    home.run_env(&["update-providers", &newer.uri()], &[(KEY_ENV, &key)])
-        .ok();
+    home.run_env(
+        &["update-providers", &newer.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
     home.run_env(&["update-providers", &older.uri()], &[(KEY_ENV, &key)])
-        .fails_with(&["refused: it was signed at 2023-11-14T22:13:20Z, before the cached catalog (signed at 2023-11-15T22:13:20Z)", "--allow-downgrade"]);
+        .fails_with(&["refused: the new catalog was signed at 2023-11-14T22:13:20Z, before the newest catalog applied here (signed at 2023-11-15T22:13:20Z)", "--allow-downgrade"]);
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
 
     // The background refresh holds it.
@@ -264,7 +279,7 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
     assert_eq!(run.stdout, CATALOG_A2);
     let record = home.wait_for_refresh(&before);
     assert!(
-        held_change(&record).contains("before the cached one"),
+        held_change(&record).contains("before the newest catalog applied here"),
         "{record}"
     );
     assert_eq!(
@@ -305,6 +320,8 @@ async fn start_up_holds_or_refuses_what_is_not_signed() {
     };
     let embedded = crush_providers::catalog::embedded::catalog_bytes();
     let home = Home::new();
+    // A person applied a catalog that small once: the floor.
+    home.with_floor_of(CATALOG_A.as_bytes());
     let run = run_with(&home, &unsigned.uri(), &["providers", "--json"]);
     run.ok();
     assert_eq!(run.stdout.as_bytes(), embedded);
@@ -366,8 +383,11 @@ async fn the_refresh_holds_every_wrong_signature() {
     for (signature, why) in cases {
         let bad = mirror(CATALOG_A2, signature).await;
         let home = Home::new();
-        home.run_env(&["update-providers", &good.uri()], &[(KEY_ENV, &key)])
-            .ok();
+        home.run_env(
+            &["update-providers", &good.uri(), "--allow-shrink"],
+            &[(KEY_ENV, &key)],
+        )
+        .ok();
         let before = home.last_refresh();
         let run = home.run_env(
             &["providers", "--json"],
@@ -412,8 +432,11 @@ fn a_catalog_and_its_signature_share_one_connection() {
     let (url, connections) =
         counting_mirror(CATALOG_A, signer.sign(CATALOG_A.as_bytes(), Some(T1)));
     let home = Home::new();
-    home.run_env(&["update-providers", &url], &[(KEY_ENV, &key)])
-        .ok();
+    home.run_env(
+        &["update-providers", &url, "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     assert_eq!(connections.load(Ordering::SeqCst), 1);
 
@@ -463,7 +486,7 @@ async fn output_carries_the_signature_along() {
     let other = Home::new();
     other
         .run_env(
-            &["update-providers", out.to_str().unwrap()],
+            &["update-providers", out.to_str().unwrap(), "--allow-shrink"],
             &[(KEY_ENV, &key)],
         )
         .ok();

@@ -39,6 +39,7 @@ fn run_against(home: &Home, server: &MockServer, args: &[&str], env: &[(&str, &s
 #[tokio::test(flavor = "multi_thread")]
 async fn a_corrupt_cache_is_ignored_with_a_warning() {
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     home.set_cache(b"[{\"id\": \"half");
     let server = catalog_server(CATALOG_A).await;
     let run = run_against(&home, &server, &["providers", "--json"], &[]);
@@ -110,8 +111,7 @@ async fn auto_update_off_never_touches_the_network() {
             "{file}: {run:?}"
         );
         assert!(run.stderr.is_empty(), "{run:?}");
-        home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes())
-            .ok();
+        home.accept(CATALOG_B.as_bytes());
         let run = run_against(&home, &server, &["providers", "--json"], &env);
         assert_eq!(
             run.stdout, CATALOG_B,
@@ -133,6 +133,7 @@ async fn auto_update_off_never_touches_the_network() {
 async fn environment_set_but_false_turns_updates_back_on() {
     let server = catalog_server(CATALOG_A).await;
     let home = Home::new();
+    home.with_floor_of(CATALOG_A.as_bytes());
     fs::write(
         home.path().join("crushrc"),
         "option provider-auto-update false\n",
@@ -190,7 +191,7 @@ async fn status_reports_cache_and_setting_origin_without_network() {
     )
     .unwrap();
     let first = catalog_server(CATALOG_A).await;
-    run_against(&home, &first, &["update-providers"], &[]).ok();
+    run_against(&home, &first, &["update-providers", "--allow-shrink"], &[]).ok();
 
     let proj_str = proj.to_str().unwrap();
     let run = run_against(
@@ -294,8 +295,7 @@ fn default_providers_off_means_an_empty_catalog() {
 #[test]
 fn models_lists_filters_and_prints_json() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     let off = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")];
     let run = home.run_env(&["models"], &off);
     run.ok();

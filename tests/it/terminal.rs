@@ -143,13 +143,12 @@ fn listings_fit_80_columns() {
 #[test]
 fn reports_and_warnings_fit_80_columns() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
+    home.accept(CATALOG_A.as_bytes());
     let (_dir, b) = temp_file("b.json", CATALOG_B.as_bytes());
     let b = b.to_str().unwrap();
     let (code, text) = in_terminal(
         &home,
-        &["update-providers", b, "--dry-run"],
+        &["update-providers", b, "--dry-run", "--allow-key-move"],
         &[],
         false,
         |_| {},
@@ -169,7 +168,13 @@ fn reports_and_warnings_fit_80_columns() {
     );
     let (_, text) = in_terminal(
         &home,
-        &["update-providers", b, "--dry-run", "--verbose"],
+        &[
+            "update-providers",
+            b,
+            "--dry-run",
+            "--verbose",
+            "--allow-key-move",
+        ],
         &[],
         false,
         |_| {},

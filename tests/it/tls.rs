@@ -155,7 +155,7 @@ fn ssl_cert_file_trusts_a_private_ca() {
     let home = Home::new();
     let (_dir, bundle) = temp_file("corp-ca.pem", server.ca_pem.as_bytes());
     home.run_env(
-        &["update-providers", &server.url],
+        &["update-providers", &server.url, "--allow-shrink"],
         &[("SSL_CERT_FILE", bundle.to_str().unwrap())],
     )
     .ok();
@@ -209,7 +209,7 @@ async fn http_to_https_redirect_is_followed_with_tls() {
     let home = Home::new();
     let (_dir, bundle) = temp_file("corp-ca.pem", tls.ca_pem.as_bytes());
     home.run_env(
-        &["update-providers", &plain.uri()],
+        &["update-providers", &plain.uri(), "--allow-shrink"],
         &[("SSL_CERT_FILE", bundle.to_str().unwrap())],
     )
     .ok();

@@ -51,7 +51,10 @@ fn embedded_resets_the_cache_to_the_snapshot() {
 async fn default_source_is_catwalk_url_and_stores_validators() {
     let server = serve("/v2/providers", CATALOG_A.as_bytes()).await;
     let home = Home::new();
-    let run = home.run_env(&["update-providers"], &[("CATWALK_URL", &server.uri())]);
+    let run = home.run_env(
+        &["update-providers", "--allow-shrink"],
+        &[("CATWALK_URL", &server.uri())],
+    );
     run.ok();
     assert!(run.stdout.contains("2 providers, 3 models"), "{run:?}");
     // Byte for byte: unknown fields, number spelling and white space survive.
@@ -72,13 +75,16 @@ async fn base_urls_are_joined_with_exactly_one_slash() {
         format!("{}/mirror", server.uri()),
     ] {
         let home = Home::new();
-        home.run(&["update-providers", &arg]).ok();
+        home.run(&["update-providers", &arg, "--allow-shrink"]).ok();
         assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{arg}");
     }
     let home = Home::new();
     let base = format!("{}/mirror///", server.uri());
-    home.run_env(&["update-providers"], &[("CATWALK_URL", &base)])
-        .ok();
+    home.run_env(
+        &["update-providers", "--allow-shrink"],
+        &[("CATWALK_URL", &base)],
+    )
+    .ok();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -92,12 +98,15 @@ async fn catalog_urls_are_fetched_as_given() {
     home.run(&[
         "update-providers",
         &format!("{}/files/catalog.json", server.uri()),
+        "--allow-shrink",
     ])
     .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     home.run(&[
         "update-providers",
         &format!("{}/x/v2/providers", server.uri()),
+        // CATALOG_B moves beta's key.
+        "--allow-key-move",
     ])
     .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
@@ -107,12 +116,15 @@ async fn catalog_urls_are_fetched_as_given() {
 fn local_file_file_url_and_stdin() {
     let (_dir, file) = temp_file("catalog.json", CATALOG_A.as_bytes());
     let home = Home::new();
-    home.run(&["update-providers", file.to_str().unwrap()]).ok();
+    home.run(&["update-providers", file.to_str().unwrap(), "--allow-shrink"])
+        .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 
     let (_dir2, file_b) = temp_file("b.json", CATALOG_B.as_bytes());
     let url = url::Url::from_file_path(&file_b).unwrap();
-    home.run(&["update-providers", url.as_str()]).ok();
+    // CATALOG_B moves beta's key.
+    home.run(&["update-providers", url.as_str(), "--allow-key-move"])
+        .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
 
     let run = home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes());
@@ -206,7 +218,10 @@ fn unknown_default_model_is_a_warning_not_an_error() {
     let home = Home::new();
     let json =
         r#"[{"id":"a","name":"A","default_large_model_id":"missing","models":[{"id":"m"}]}]"#;
-    let run = home.run_stdin(&["update-providers", "-"], json.as_bytes());
+    let run = home.run_stdin(
+        &["update-providers", "-", "--allow-shrink"],
+        json.as_bytes(),
+    );
     run.ok();
     assert!(
         run.stderr.contains(
@@ -345,7 +360,8 @@ async fn gzip_encoded_catalog_is_accepted() {
         .mount(&server)
         .await;
     let home = Home::new();
-    home.run(&["update-providers", &server.uri()]).ok();
+    home.run(&["update-providers", &server.uri(), "--allow-shrink"])
+        .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
 
@@ -370,8 +386,12 @@ async fn redirects_are_followed_up_to_five_and_loops_refused() {
         .mount(&server)
         .await;
     let home = Home::new();
-    home.run(&["update-providers", &format!("{}/hop0", server.uri())])
-        .ok();
+    home.run(&[
+        "update-providers",
+        &format!("{}/hop0", server.uri()),
+        "--allow-shrink",
+    ])
+    .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     let before = home.cache();
     home.run(&["update-providers", &format!("{}/loop", server.uri())])
@@ -484,8 +504,14 @@ fn sha256_pins_the_bytes() {
     let file = file.to_str().unwrap();
     let home = Home::new();
     let good = sha256_hex(CATALOG_A.as_bytes()).to_uppercase();
-    home.run(&["update-providers", file, "--sha256", &good])
-        .ok();
+    home.run(&[
+        "update-providers",
+        file,
+        "--sha256",
+        &good,
+        "--allow-shrink",
+    ])
+    .ok();
     let before = home.cache();
     let (_dir, other) = temp_file("d.json", CATALOG_B.as_bytes());
     home.run(&[
@@ -503,9 +529,12 @@ fn sha256_pins_the_bytes() {
 #[test]
 fn change_report_lists_changes_and_warns_about_moved_endpoints() {
     let home = Home::new();
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
-    let run = home.run_stdin(&["update-providers", "-"], CATALOG_B.as_bytes());
+    home.accept(CATALOG_A.as_bytes());
+    // CATALOG_B moves beta's key: applied only when the person says so.
+    let run = home.run_stdin(
+        &["update-providers", "-", "--allow-key-move"],
+        CATALOG_B.as_bytes(),
+    );
     run.ok();
     for line in [
         "  changes: providers 1 added, 2 changed; models 1 added, 1 removed, 1 changed",
@@ -526,9 +555,14 @@ fn change_report_lists_changes_and_warns_about_moved_endpoints() {
         "{run:?}"
     );
 
-    home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes())
-        .ok();
-    let run = home.run_stdin(&["update-providers", "-", "--json"], CATALOG_B.as_bytes());
+    // A home that has not seen the move yet (once applied, the new place
+    // is remembered: B again moves nothing).
+    let home = Home::new();
+    home.accept(CATALOG_A.as_bytes());
+    let run = home.run_stdin(
+        &["update-providers", "-", "--json", "--allow-key-move"],
+        CATALOG_B.as_bytes(),
+    );
     run.ok();
     assert!(
         run.stderr.is_empty(),
@@ -642,7 +676,12 @@ fn a_failing_rename_leaves_the_cache_and_no_temp_file() {
     home.run(&["update-providers", "embedded"])
         .fails_with(&["cannot replace", "providers.json"]);
     assert!(home.cache_file().join("occupied").is_dir());
-    assert_eq!(home.data_entries(), ["providers.json"]);
+    // The memory of where keys went is recorded before the rename, so
+    // that it never knows fewer places than the cache sends keys to.
+    assert_eq!(
+        home.data_entries(),
+        ["providers.json", "providers.trust.json"]
+    );
 }
 
 #[test]
@@ -669,7 +708,7 @@ fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
     let (_dir, a) = temp_file("a.json", synthetic::catalog(5_000_000, 1).as_bytes());
     let (_dir2, b) = temp_file("b.json", synthetic::catalog(5_000_000, 2).as_bytes());
     let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
-    home.run(&["update-providers", a]).ok();
+    home.run(&["update-providers", a, "--allow-shrink"]).ok();
     let run = home.run(&["update-providers", b, "--dry-run"]);
     run.ok();
     let lines: Vec<&str> = run.stdout.lines().collect();

@@ -2,10 +2,13 @@
 // (tests/it/go_agreement.rs): Go's encoding/json into the catwalk structs
 // (their shapes and field tags, pkg/catwalk/provider.go), then, per
 // provider, the effective endpoint, key reference and headers, the
-// variables they refer to, and the place (scheme, host, port) Go's
-// net/url makes of the endpoint. Standard library only.
+// variables they refer to, and, for each scenario of variable values, the
+// place (scheme, host, port) Go's net/url sends a request to once the
+// resolver has expanded the endpoint: its default and alternate words
+// (${N:-w} and the others) included, so that the test can show what the
+// forms the project refuses would do. Standard library only.
 //
-//	go run main.go CATALOG.json
+//	go run main.go CATALOG.json [SCENARIOS.json]
 //
 // prints one JSON object: {"providers": [...]} or {"error": "..."}.
 package main
@@ -62,53 +65,40 @@ type view struct {
 	Endpoint  string            `json:"api_endpoint"`
 	Headers   map[string]string `json:"headers"`
 	Variables []string          `json:"variables"`
-	Place     string            `json:"place"`
+	Places    []string          `json:"places"`
 	Models    int               `json:"models"`
 }
 
-// expansion is a value split as the resolver expands it: literal text, and
-// for each expansion the variables its text may come from.
-type expansion struct {
-	parts []string
-	vars  [][]string
+// node is a value as the resolver reads it (a here-document body): text,
+// and expansions of a variable, maybe with a word of their own.
+type node struct {
+	text string
+	name string // "" for text
+	op   string // "", ":-", "-", ":+", "+", ":?", "?"
+	word []node
 }
 
-// expand reads a value as a here-document body: $NAME, ${NAME} and
-// ${NAME:-word}-style defaults (word read the same way), backslash escapes
-// of $, `, \ and newline. Anything else the resolver would do more with is
-// reported; the catalogs given to this program were accepted by the
-// project, which refuses those.
-func expand(value string) (expansion, error) {
-	var e expansion
+// parse reads a value: literal text (quotes included: they are text in a
+// here-document), backslash escapes of $, `, \ and newline, $NAME,
+// ${NAME} and the ${NAME:-word} family, whose word is read the same way.
+// Anything else a $ or a backtick starts is an error.
+func parse(s string, inBraces bool) ([]node, string, error) {
+	var out []node
 	var text strings.Builder
-	rest, err := word(value, false, &e, &text)
-	if err != nil {
-		return e, err
+	flush := func() {
+		if text.Len() > 0 {
+			out = append(out, node{text: text.String()})
+			text.Reset()
+		}
 	}
-	if rest != "" {
-		return e, fmt.Errorf("stray %q", rest)
-	}
-	e.parts = append(e.parts, text.String())
-	return e, nil
-}
-
-func isNameStart(c byte) bool {
-	return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
-}
-
-func isNameChar(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
-
-// word reads up to the end, or to the `}` closing a ${...} (left unread),
-// adding literal text to text and each expansion to e. It returns what is
-// left unread.
-func word(s string, inBraces bool, e *expansion, text *strings.Builder) (string, error) {
 	for len(s) > 0 {
 		c := s[0]
 		switch {
 		case c == '}' && inBraces:
-			return s, nil
+			flush()
+			return out, s, nil
 		case c == '`':
-			return s, fmt.Errorf("command substitution")
+			return nil, s, fmt.Errorf("command substitution")
 		case c == '\\':
 			if len(s) > 1 && (s[1] == '$' || s[1] == '`' || s[1] == '\\' || (inBraces && s[1] == '}')) {
 				text.WriteByte(s[1])
@@ -126,71 +116,133 @@ func word(s string, inBraces bool, e *expansion, text *strings.Builder) (string,
 				i++
 			}
 			if i == 0 || !isNameStart(s[0]) {
-				return s, fmt.Errorf("unsupported ${")
+				return nil, s, fmt.Errorf("unsupported ${")
 			}
-			vars := []string{s[:i]}
+			n := node{name: s[:i]}
 			s = s[i:]
-			if strings.HasPrefix(s, ":-") || strings.HasPrefix(s, ":+") || strings.HasPrefix(s, ":?") {
-				s = s[2:]
-			} else if len(s) > 0 && (s[0] == '-' || s[0] == '+' || s[0] == '?') {
-				s = s[1:]
-			} else if !strings.HasPrefix(s, "}") {
-				return s, fmt.Errorf("unsupported ${%s", vars[0])
+			for _, op := range []string{":-", ":+", ":?", "-", "+", "?"} {
+				if strings.HasPrefix(s, op) {
+					n.op = op
+					s = s[len(op):]
+					break
+				}
 			}
-			var inner expansion
-			var ignored strings.Builder
-			rest, err := word(s, true, &inner, &ignored)
-			if err != nil {
-				return rest, err
+			if n.op == "" && !strings.HasPrefix(s, "}") {
+				return nil, s, fmt.Errorf("unsupported ${%s", n.name)
 			}
-			if !strings.HasPrefix(rest, "}") {
-				return rest, fmt.Errorf("unclosed ${")
+			if n.op != "" {
+				word, rest, err := parse(s, true)
+				if err != nil {
+					return nil, rest, err
+				}
+				n.word, s = word, rest
 			}
-			for _, v := range inner.vars {
-				vars = append(vars, v...)
+			if !strings.HasPrefix(s, "}") {
+				return nil, s, fmt.Errorf("unclosed ${")
 			}
-			s = rest[1:]
-			e.parts = append(e.parts, text.String())
-			text.Reset()
-			e.vars = append(e.vars, vars)
+			s = s[1:]
+			flush()
+			out = append(out, n)
 		case c == '$' && len(s) > 1 && isNameStart(s[1]):
 			i := 1
 			for i < len(s) && isNameChar(s[i]) {
 				i++
 			}
-			e.parts = append(e.parts, text.String())
-			text.Reset()
-			e.vars = append(e.vars, []string{s[1:i]})
+			flush()
+			out = append(out, node{name: s[1:i]})
 			s = s[i:]
+		case c == '$' && len(s) > 1 && (s[1] == '(' || (s[1] >= '0' && s[1] <= '9') || strings.IndexByte("@*#?$!-'\"[", s[1]) >= 0):
+			return nil, s, fmt.Errorf("unsupported $%c", s[1])
 		default:
 			text.WriteByte(c)
 			s = s[1:]
 		}
 	}
-	return s, nil
+	flush()
+	return out, s, nil
 }
 
-const marker = "zvarz"
+func isNameStart(c byte) bool {
+	return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
+}
 
-// place is where Go's HTTP stack sends a request to endpoint: "default"
-// without one, "scheme://host:port" when the endpoint fixes it, else
-// "written:" and the endpoint as written (a variable decides the
-// destination, or net/url refuses the endpoint).
-func place(endpoint string, e expansion) string {
+func isNameChar(c byte) bool { return isNameStart(c) || (c >= '0' && c <= '9') }
+
+// names adds every variable the nodes may take text from.
+func names(nodes []node, seen map[string]bool) {
+	for _, n := range nodes {
+		if n.name != "" {
+			seen[n.name] = true
+			names(n.word, seen)
+		}
+	}
+}
+
+// expand makes the value the resolver makes of nodes, in env (a missing
+// name is unset); an error for ${N:?w} and ${N?w} when they fail.
+func expand(nodes []node, env map[string]*string) (string, error) {
+	var out strings.Builder
+	for _, n := range nodes {
+		if n.name == "" {
+			out.WriteString(n.text)
+			continue
+		}
+		value, set := env[n.name]
+		v := ""
+		if set && value != nil {
+			v = *value
+		} else {
+			set = false
+		}
+		word := func() (string, error) { return expand(n.word, env) }
+		switch n.op {
+		case "":
+			out.WriteString(v)
+		case ":-", "-":
+			if (n.op == ":-" && v == "") || (n.op == "-" && !set) {
+				w, err := word()
+				if err != nil {
+					return "", err
+				}
+				out.WriteString(w)
+			} else {
+				out.WriteString(v)
+			}
+		case ":+", "+":
+			if (n.op == ":+" && v != "") || (n.op == "+" && set) {
+				w, err := word()
+				if err != nil {
+					return "", err
+				}
+				out.WriteString(w)
+			}
+		case ":?", "?":
+			if (n.op == ":?" && v == "") || (n.op == "?" && !set) {
+				return "", fmt.Errorf("%s: unset", n.name)
+			}
+			out.WriteString(v)
+		}
+	}
+	return out.String(), nil
+}
+
+// place is where Go's HTTP stack sends a request to endpoint, expanded:
+// "default" when it is empty (the provider type's default), else
+// "scheme://host:port" as net/url splits it, "nohost" for a URL without
+// a host, "error" where net/url (or the resolver) refuses it: no request.
+func place(endpoint string, err error) string {
+	if err != nil {
+		return "error"
+	}
 	if endpoint == "" {
 		return "default"
 	}
-	written := "written:" + endpoint
-	var marked strings.Builder
-	for i, part := range e.parts {
-		marked.WriteString(part)
-		if i < len(e.vars) {
-			marked.WriteString(marker)
-		}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return "error"
 	}
-	u, err := url.Parse(marked.String())
-	if err != nil || u.Host == "" || strings.Contains(u.Scheme, marker) || strings.Contains(u.Host, marker) {
-		return written
+	if u.Host == "" {
+		return "nohost"
 	}
 	host := strings.ToLower(u.Hostname())
 	if strings.Contains(host, ":") {
@@ -214,6 +266,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	// Each scenario gives every variable one value ("*"), or leaves them
+	// unset (null): hostile values, for where they send a request.
+	var scenarios []map[string]*string
+	if len(os.Args) > 2 {
+		raw, err := os.ReadFile(os.Args[2])
+		if err == nil {
+			err = json.Unmarshal(raw, &scenarios)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	out := json.NewEncoder(os.Stdout)
 	var providers []Provider
 	if err := json.Unmarshal(data, &providers); err != nil {
@@ -222,7 +287,7 @@ func main() {
 	}
 	views := []view{}
 	for _, p := range providers {
-		v := view{ID: p.ID, APIKey: p.APIKey, Endpoint: p.APIEndpoint, Headers: p.DefaultHeaders, Models: len(p.Models)}
+		v := view{ID: p.ID, APIKey: p.APIKey, Endpoint: p.APIEndpoint, Headers: p.DefaultHeaders, Models: len(p.Models), Places: []string{}}
 		if v.Headers == nil {
 			v.Headers = map[string]string{}
 		}
@@ -231,30 +296,34 @@ func main() {
 		for _, h := range p.DefaultHeaders {
 			values = append(values, h)
 		}
-		var endpoint expansion
+		var endpoint []node
 		for i, value := range values {
-			e, err := expand(value)
+			nodes, _, err := parse(value, false)
 			if err != nil {
 				out.Encode(map[string]string{"error": fmt.Sprintf("%s: %q: %v", p.ID, value, err)})
 				return
 			}
 			if i == 1 {
-				endpoint = e
+				endpoint = nodes
 			}
-			for _, vars := range e.vars {
-				for _, name := range vars {
-					seen[name] = true
-				}
-			}
+			names(nodes, seen)
 		}
+		v.Variables = []string{}
 		for name := range seen {
 			v.Variables = append(v.Variables, name)
 		}
 		sort.Strings(v.Variables)
-		if v.Variables == nil {
-			v.Variables = []string{}
+		for _, scenario := range scenarios {
+			env := map[string]*string{}
+			for _, name := range v.Variables {
+				if value, ok := scenario[name]; ok {
+					env[name] = value
+				} else {
+					env[name] = scenario["*"]
+				}
+			}
+			v.Places = append(v.Places, place(expand(endpoint, env)))
 		}
-		v.Place = place(p.APIEndpoint, endpoint)
 		views = append(views, v)
 	}
 	out.Encode(map[string]any{"providers": views})

@@ -1,0 +1,279 @@
+//! The memory of where keys went: `providers.trust.json` in the data
+//! folder, beside the cache but not bound to its bytes (the state file is
+//! ignored whenever another program rewrites `providers.json`, and Crush
+//! itself does). It records, for each variable a catalog sends, every
+//! place it was ever allowed to reach (the embedded snapshot's, and those
+//! of every catalog applied since), the floor below which a catalog is a
+//! shrink, and the newest signing time seen. A refresh may add places
+//! only for a variable never seen before ([`crate::trust::guard`]); a
+//! known one reaching any other place is held, whatever happened between.
+//!
+//! Missing, it is the embedded snapshot's places and the cache's. There
+//! but unreadable (not JSON, another format, not a regular file, written
+//! by another user) it is an error, and the guard holds: it fails closed.
+//!
+//! # Format
+//!
+//! One JSON object, written whole (a temporary file renamed into place,
+//! flushed), under the folder lock:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `version` | `1` |
+//! | `places` | each variable's name (without `$`) and the list of places it may reach: `{"to": "url", "scheme", "host", "port"}`, `{"to": "default", "type"}` (no endpoint), `{"to": "variable", "name", "type"}` (the endpoint is that variable) |
+//! | `floor` | the catalog a person last applied with `--allow-shrink`: `source` and `providers`, each provider id with its model ids; absent: the embedded snapshot |
+//! | `signed_at` | the newest signing time seen (seconds since the Unix epoch), when a pinned key verified one |
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Catalog, embedded};
+use crate::fetch::file;
+use crate::store::cache::{self, CacheFiles, WriteError};
+
+use super::guard;
+use super::place::Place;
+
+/// The format this version writes and reads.
+const VERSION: u32 = 1;
+
+/// Every variable and the places it may reach.
+pub type Places = BTreeMap<String, BTreeSet<Place>>;
+
+/// The ids of a catalog: each provider id and its model ids.
+pub type Ids = BTreeMap<String, BTreeSet<String>>;
+
+/// The ids of `catalog`.
+pub fn ids(catalog: &Catalog<'_>) -> Ids {
+    catalog
+        .providers
+        .iter()
+        .map(|p| {
+            let models = p
+                .models()
+                .iter()
+                .map(|m| m.id.as_str().to_owned())
+                .collect();
+            (p.id.as_str().to_owned(), models)
+        })
+        .collect()
+}
+
+/// A catalog a person applied with `--allow-shrink`: what later catalogs
+/// must keep half of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Floor {
+    /// Where it came from, for messages.
+    pub source: String,
+    /// Its ids.
+    pub providers: Ids,
+}
+
+/// What the memory file holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memory {
+    /// The format, [`VERSION`].
+    pub version: u32,
+    /// Every variable and the places it was ever allowed to reach.
+    #[serde(default)]
+    pub places: Places,
+    /// The catalog a person last applied with `--allow-shrink`; `None`:
+    /// the embedded snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<Floor>,
+    /// The newest signing time seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_at: Option<u64>,
+}
+
+impl Memory {
+    /// What a data folder without a memory file remembers: the embedded
+    /// snapshot's places, and those of `cache` (a valid cache, which some
+    /// build of this program or Crush wrote).
+    pub fn rebuilt(cache: Option<&Catalog<'_>>) -> Result<Memory, String> {
+        let mut memory = Memory {
+            version: VERSION,
+            places: Places::new(),
+            floor: None,
+            signed_at: None,
+        };
+        memory.learn(embedded::catalog())?;
+        if let Some(cache) = cache {
+            memory.learn(cache)?;
+        }
+        Ok(memory)
+    }
+
+    /// The memory file's, or, without one, [`Memory::rebuilt`]; the places
+    /// of the embedded snapshot are always known (the user trusted them
+    /// by installing this build).
+    pub fn effective(file: Option<Memory>, cache: Option<&Catalog<'_>>) -> Result<Memory, String> {
+        match file {
+            Some(mut memory) => {
+                memory.learn(embedded::catalog())?;
+                Ok(memory)
+            }
+            None => Memory::rebuilt(cache),
+        }
+    }
+
+    /// Adds every place a variable of `catalog` reaches.
+    pub fn learn(&mut self, catalog: &Catalog<'_>) -> Result<(), String> {
+        for (variable, places) in guard::places(catalog)? {
+            self.places.entry(variable).or_default().extend(places);
+        }
+        Ok(())
+    }
+
+    /// Records a signing time seen: the newest, or, when a person applied
+    /// an older one (`--allow-downgrade`), that one.
+    pub fn saw_signature(&mut self, signed_at: u64, downgrade_allowed: bool) {
+        self.signed_at = Some(match self.signed_at {
+            Some(newest) if !downgrade_allowed => newest.max(signed_at),
+            _ => signed_at,
+        });
+    }
+}
+
+/// The memory file of `files`: `Ok(None)` when there is none; why it
+/// cannot be used, in one line naming it, when it is there but cannot be
+/// read, is not one, or may have been written by another user.
+pub fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
+    let path = files.memory.display();
+    let fail = |why: String| {
+        format!(
+            "the memory of where API keys went, {path}, cannot be used ({why}), so no catalog is applied without a person; remove it to rebuild it from the embedded snapshot and the cache"
+        )
+    };
+    let (bytes, meta) = match file::read_regular(&files.memory, file::MAX_FILE_BYTES) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Ok(None),
+        // A data folder that is a file holds no memory (nor a cache).
+        Err(file::FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Ok(None);
+        }
+        Err(e) => return Err(fail(e.to_string())),
+    };
+    if let Some(why) = file::untrusted(&meta) {
+        return Err(fail(why));
+    }
+    let memory: Memory = serde_json::from_slice(&bytes)
+        .map_err(|e| fail(format!("not the JSON it should be: {e}")))?;
+    if memory.version != VERSION {
+        return Err(fail(format!(
+            "format {}, not {VERSION}: written by another version",
+            memory.version
+        )));
+    }
+    Ok(Some(memory))
+}
+
+/// Changes the memory file of `files`: `change` gets the one there now, or,
+/// without one, `start`; the result is written (atomically, flushed) when
+/// it differs or there was none. The caller holds the folder lock, so
+/// that no other writer's change is lost.
+pub fn record(
+    files: &CacheFiles,
+    start: impl FnOnce() -> Result<Memory, String>,
+    change: impl FnOnce(&mut Memory) -> Result<(), String>,
+) -> Result<(), WriteError> {
+    let failed = |why: String| WriteError {
+        step: "record where API keys go in",
+        path: files.memory.clone(),
+        source: std::io::Error::other(why),
+    };
+    let now = read(files).map_err(failed)?;
+    let existed = now.is_some();
+    let mut memory = match now {
+        Some(memory) => memory,
+        None => start().map_err(failed)?,
+    };
+    let before = memory.clone();
+    change(&mut memory).map_err(failed)?;
+    if existed && memory == before {
+        return Ok(());
+    }
+    let json = serde_json::to_vec_pretty(&memory).map_err(|e| failed(e.to_string()))?;
+    cache::write_atomically(&files.memory, &json, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::validate;
+    use std::time::Duration;
+
+    const CATALOG: &str = r#"[{"id":"x","name":"X","api_key":"$X_KEY","api_endpoint":"https://x.example/v1","models":[{"id":"m"}]}]"#;
+
+    #[test]
+    fn without_a_file_it_is_the_snapshot_and_the_cache() {
+        let cache = validate(CATALOG.as_bytes()).unwrap();
+        let memory = Memory::rebuilt(Some(&cache)).unwrap();
+        assert!(memory.places.contains_key("ANTHROPIC_API_KEY"));
+        assert_eq!(
+            memory.places["X_KEY"]
+                .iter()
+                .map(Place::to_string)
+                .collect::<Vec<_>>(),
+            ["https://x.example:443"]
+        );
+        // A file's memory always has the snapshot's too.
+        let file = Memory {
+            version: VERSION,
+            places: Places::new(),
+            floor: None,
+            signed_at: Some(5),
+        };
+        let memory = Memory::effective(Some(file), Some(&cache)).unwrap();
+        assert!(memory.places.contains_key("ANTHROPIC_API_KEY"));
+        assert!(
+            !memory.places.contains_key("X_KEY"),
+            "the cache is not the file's"
+        );
+        assert_eq!(memory.signed_at, Some(5));
+    }
+
+    #[test]
+    fn the_newest_signing_time_is_kept_unless_a_person_went_back() {
+        let mut memory = Memory::rebuilt(None).unwrap();
+        memory.saw_signature(10, false);
+        memory.saw_signature(5, false);
+        assert_eq!(memory.signed_at, Some(10));
+        memory.saw_signature(5, true);
+        assert_eq!(memory.signed_at, Some(5));
+    }
+
+    /// Written once, read back the same; unreadable, of another format or
+    /// another user's, it is an error naming it.
+    #[test]
+    fn it_is_written_whole_and_refused_when_unreadable() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        assert_eq!(read(&files), Ok(None));
+        let catalog = validate(CATALOG.as_bytes()).unwrap();
+        cache::locked(&files, Duration::from_secs(5), || {
+            record(&files, || Memory::rebuilt(None), |m| m.learn(&catalog))
+        })
+        .unwrap();
+        let memory = read(&files).unwrap().unwrap();
+        assert!(memory.places.contains_key("X_KEY"));
+        for bad in [
+            &b"{garbage"[..],
+            br#"{"version":2}"#,
+            br#"{"version":1,"places":{"K":[{"to":"moon"}]}}"#,
+        ] {
+            std::fs::write(&files.memory, bad).unwrap();
+            let e = read(&files).unwrap_err();
+            assert!(
+                e.starts_with(&format!(
+                    "the memory of where API keys went, {}, cannot be used (",
+                    files.memory.display()
+                )) && e
+                    .ends_with("remove it to rebuild it from the embedded snapshot and the cache"),
+                "{e}"
+            );
+            assert!(record(&files, || Memory::rebuilt(None), |_| Ok(())).is_err());
+        }
+    }
+}
