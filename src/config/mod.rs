@@ -358,6 +358,9 @@ pub fn resolve_in(
             "{why}: Crush then reads no project file, and neither does this"
         ));
     }
+    // A project's files, which may not pin keys: the walk's, and the
+    // workspace's below.
+    let mut project_files: Vec<PathBuf> = project.files.iter().map(|(p, _)| p.clone()).collect();
     let (below, above) = ranked_files(env, project.files);
     let mut reader = Reader {
         tolerated,
@@ -377,6 +380,7 @@ pub fn resolve_in(
         home: home.as_deref(),
     });
     let workspace_file = settings.workspace.dir.join("crush.json");
+    project_files.push(workspace_file.clone());
     // Crush ignores a workspace file it cannot read, but not one that is
     // not JSON.
     let workspace = match read_file(&workspace_file, Format::Json, reader.paths.len()) {
@@ -392,7 +396,8 @@ pub fn resolve_in(
         Err(e) => return Err(e),
     };
     settings.warnings.append(&mut reader.warnings);
-    let order: Vec<Loaded> = below.into_iter().chain(workspace).chain(above).collect();
+    let mut order: Vec<Loaded> = below.into_iter().chain(workspace).chain(above).collect();
+    unpin_projects(&mut settings, &mut order, &reader.paths, &project_files);
     settings.files = order
         .iter()
         .map(|l| reader.paths[l.file].0.clone())
@@ -412,6 +417,30 @@ pub fn resolve_in(
     }
     apply_env(&mut settings, env, inputs.env_source);
     Ok(settings)
+}
+
+/// Only the user pins keys: `provider_public_keys` in a project's file
+/// (`project`: the workspace's `.crush/crush.json`, the walk's files),
+/// which whoever can write to the project (a cloned repository) controls,
+/// is ignored with a warning naming the file; it would otherwise unpin the
+/// mirror's key, or pin another, for what the user's cache accepts.
+fn unpin_projects(
+    settings: &mut Settings,
+    parts: &mut [Loaded],
+    paths: &[(PathBuf, Format)],
+    project: &[PathBuf],
+) {
+    for part in parts {
+        let path = &paths[part.file].0;
+        if part.keys.is_some() && project.contains(path) {
+            part.keys = None;
+            settings.warnings.push(format!(
+                "{}: options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by {}, never by a project's files",
+                shown_path(path),
+                crate::trust::signature::KEYS_ENV
+            ));
+        }
+    }
 }
 
 /// `options.data_directory` of the merged `parts`, and where it was set.
@@ -958,28 +987,33 @@ mod tests {
     fn public_keys_come_from_json_and_the_environment() {
         let mut f = Fixture::new();
         assert_eq!(f.resolve().unwrap().public_keys, None);
-        f.write(
+        let global = f.write(
             "home/.config/crush/crush.json",
             r#"{"options":{"provider_public_keys":["RWQglobal"]}}"#,
         );
-        let project = f.write(
-            "repo/sub/proj/.crush.json",
-            r#"{"options":{"provider_public_keys":["RWQa","/keys/b.pub"]}}"#,
-        );
         let keys = f.resolve().unwrap().public_keys.unwrap();
-        assert_eq!(keys.entries, ["RWQa", "/keys/b.pub"]);
+        assert_eq!(keys.entries, ["RWQglobal"]);
         assert_eq!(
             keys.origin,
             Origin::Json {
-                path: project,
+                path: global,
                 key: "options.provider_public_keys".into()
             }
+        );
+        // The global state file pins too, below the global config.
+        f.write(
+            &format!("{GLOBAL_DATA}/crush.json"),
+            r#"{"options":{"provider_public_keys":["RWQstate"]}}"#,
+        );
+        assert_eq!(
+            f.resolve().unwrap().public_keys.unwrap().entries,
+            ["RWQglobal"]
         );
         f.set("CRUSH_PROVIDER_PUBLIC_KEY", "RWQx, RWQy");
         let keys = f.resolve().unwrap().public_keys.unwrap();
         assert_eq!(keys.entries, ["RWQx", "RWQy"]);
         f.write(
-            "repo/sub/proj/.crush.json",
+            "home/.config/crush/crush.json",
             r#"{"options":{"provider_public_keys":"RWQa"}}"#,
         );
         assert!(
@@ -988,6 +1022,50 @@ mod tests {
                 .message
                 .contains("must be a list of strings")
         );
+    }
+
+    /// Only the user pins keys: a project's file (the workspace's, or any
+    /// of the walk) that names keys, none, or an empty one is ignored,
+    /// with a warning naming it; the user's keys stay pinned.
+    #[test]
+    fn project_files_never_pin_or_unpin_keys() {
+        let f = Fixture::new();
+        f.write(
+            "home/.config/crush/crush.json",
+            r#"{"options":{"provider_public_keys":["RWQglobal"]}}"#,
+        );
+        let workspace = f.resolve().unwrap().workspace.dir.join("crush.json");
+        let workspace = workspace
+            .strip_prefix(f.root.path().canonicalize().unwrap())
+            .unwrap();
+        let workspace = workspace.to_str().unwrap().to_owned();
+        for rel in [
+            workspace.as_str(),
+            "repo/sub/proj/crush.json",
+            "repo/sub/proj/.crush.json",
+            "repo/crush.json",
+        ] {
+            for keys in [r#"[]"#, r#"[""]"#, r#"["RWQother"]"#] {
+                let path = f.write(
+                    rel,
+                    &format!(r#"{{"options":{{"provider_public_keys":{keys}}}}}"#),
+                );
+                let settings = f.resolve().unwrap();
+                assert_eq!(
+                    settings.public_keys.as_ref().unwrap().entries,
+                    ["RWQglobal"],
+                    "{rel} {keys}"
+                );
+                let warned = "options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by CRUSH_PROVIDER_PUBLIC_KEY, never by a project's files";
+                assert!(
+                    settings.warnings.iter().any(|w| w.ends_with(warned)
+                        && w.contains(path.file_name().unwrap().to_str().unwrap())),
+                    "{rel} {keys}: {:?}",
+                    settings.warnings
+                );
+                fs::remove_file(&path).unwrap();
+            }
+        }
     }
 
     /// Go's rules for JSON files: any letter case, `null` as absent, a

@@ -85,6 +85,24 @@ impl Home {
         }
     }
 
+    /// Waits for the background helper that recorded a refresh to let go
+    /// of the refresh lock, so that the next start's helper does not find
+    /// it busy and leave the refresh to it.
+    pub fn wait_for_the_helper(&self) {
+        let lock = self.data_dir().join(".providers.refresh.lock");
+        let Ok(file) = fs::File::open(&lock) else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while file.try_lock().is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the helper never ended"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     pub fn cache(&self) -> Option<Vec<u8>> {
         fs::read(self.cache_file()).ok()
     }

@@ -14,7 +14,7 @@ const EVERY_START: (&str, &str) = ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
 
 /// A home whose cache is CATALOG_A, as `update-providers` wrote it (a
 /// person applied it with `--allow-shrink`: it is the floor too).
-fn home_with_a() -> Home {
+pub(crate) fn home_with_a() -> Home {
     let home = Home::new();
     home.accept(CATALOG_A.as_bytes());
     home
@@ -22,17 +22,19 @@ fn home_with_a() -> Home {
 
 /// Starts once against `url` (a refresh at every start), waits for the
 /// background refresh, and returns its record.
-fn refresh(home: &Home, url: &str) -> serde_json::Value {
+pub(crate) fn refresh(home: &Home, url: &str) -> serde_json::Value {
     let before = home.last_refresh();
     let run = home.run_env(
         &["providers", "--json"],
         &[("CATWALK_URL", url), EVERY_START],
     );
     run.ok();
-    home.wait_for_refresh(&before)
+    let record = home.wait_for_refresh(&before);
+    home.wait_for_the_helper();
+    record
 }
 
-async fn serving(body: &str) -> wiremock::MockServer {
+pub(crate) async fn serving(body: &str) -> wiremock::MockServer {
     serve_at(
         "/v2/providers",
         ResponseTemplate::new(200).set_body_string(body),
@@ -40,10 +42,10 @@ async fn serving(body: &str) -> wiremock::MockServer {
     .await
 }
 
-const BETA: &str = r#""api_endpoint": "https://api.beta.example""#;
+pub(crate) const BETA: &str = r#""api_endpoint": "https://api.beta.example""#;
 
 /// CATALOG_A with `provider` (an object) added first.
-fn with_provider(provider: &str) -> String {
+pub(crate) fn with_provider(provider: &str) -> String {
     CATALOG_A.replacen("[\n", &format!("[\n  {provider},\n"), 1)
 }
 

@@ -5,10 +5,13 @@
 
 mod common;
 
+mod attacks;
+
 mod background;
 mod command_line;
 mod crushrc;
 mod durability;
+mod escapes;
 mod faults;
 mod front;
 mod fuzz_regressions;

@@ -626,3 +626,63 @@ fn no_time_in_the_state_file_makes_a_command_panic() {
         assert_eq!(helper.code, Some(0), "{at}: {helper:?}");
     }
 }
+
+/// Issue 25, case 6: the newest signing time seen is remembered apart from
+/// the cache's bytes, so `update-providers embedded` (or any rewrite of
+/// the cache) does not forget it: an older signed catalog is still
+/// refused, and held by a refresh; a newer one is applied.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_newest_signing_time_survives_the_embedded_snapshot() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let newer = mirror(
+        CATALOG_A2,
+        Some(signer.sign(CATALOG_A2.as_bytes(), Some(T2))),
+    )
+    .await;
+    let older = mirror(CATALOG_A, Some(signer.sign(CATALOG_A.as_bytes(), Some(T1)))).await;
+    let home = Home::new();
+    home.run_env(
+        &["update-providers", &newer.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
+    home.run_env(&["update-providers", "embedded"], &[(KEY_ENV, &key)])
+        .ok();
+    assert_eq!(home.state().unwrap()["signed_at"], serde_json::Value::Null);
+    home.run_env(
+        &["update-providers", &older.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    )
+    .fails_with(&[
+        "refused: the new catalog was signed at 2023-11-14T22:13:20Z, before the newest catalog applied here (signed at 2023-11-15T22:13:20Z)",
+        "--allow-downgrade",
+    ]);
+    let before = home.last_refresh();
+    home.run_env(
+        &["providers", "--json"],
+        &[
+            (KEY_ENV, key.as_str()),
+            ("CATWALK_URL", older.uri().as_str()),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+        ],
+    )
+    .ok();
+    let record = home.wait_for_refresh(&before);
+    assert!(
+        record["held"]["changes"]
+            .to_string()
+            .contains("before the newest catalog applied here"),
+        "{record}"
+    );
+    assert_eq!(
+        home.cache().unwrap(),
+        crush_providers::catalog::embedded::catalog_bytes()
+    );
+    home.run_env(
+        &["update-providers", &newer.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    )
+    .ok();
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
+}

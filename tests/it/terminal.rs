@@ -52,7 +52,7 @@ pub(crate) fn terminal() -> (OwnedFd, std::fs::File) {
 /// `stdin_too`, input) on a terminal; returns its exit code and what the
 /// terminal showed, carriage returns removed. `during` runs once the
 /// program has started (to send it a signal).
-fn in_terminal(
+pub(crate) fn in_terminal(
     home: &Home,
     args: &[&str],
     env: &[(&str, &str)],

@@ -1,0 +1,519 @@
+//! Issue 25: the guard tried as an attacker would, each case both ways:
+//! the attack held by a refresh or refused by `update-providers`, and
+//! said; its harmless variant applied. Catalogs built from the suite's and
+//! the real one, a hostile mirror on loopback, a temporary HOME. (Case 4
+//! is in `escapes.rs`, 5 in `held.rs`, 6 in `signed.rs`, 7 in
+//! `local_files.rs`.)
+
+use std::fs;
+
+use crate::common::*;
+use crate::held::{BETA, default_words, home_with_a, refresh, serving, with_provider};
+
+/// The real catalog as JSON, to cut and change.
+fn real() -> Vec<serde_json::Value> {
+    serde_json::from_slice::<serde_json::Value>(crush_providers::catalog::embedded::catalog_bytes())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn text(providers: &[serde_json::Value]) -> String {
+    serde_json::to_string_pretty(providers).unwrap()
+}
+
+/// Case 1: a default or alternate word inside an endpoint's authority is
+/// refused by a refresh (recorded, told) and by `update-providers` (a dry
+/// run too), naming the provider, the field and the form. The harmless
+/// variants, a path variable after a literal host and a whole-endpoint
+/// variable as the real catalog uses, are applied by both.
+#[tokio::test(flavor = "multi_thread")]
+async fn case_1_a_default_word_in_an_endpoint_is_refused() {
+    for (endpoint, catalog) in default_words() {
+        let form = &endpoint["https://evil.example".len()..endpoint.find('@').unwrap()];
+        let words = format!(
+            "provider 0 (\"xai\"): field api_endpoint: it holds the shell expansion \"{form}\", which is refused"
+        );
+        let server = serving(&catalog).await;
+        let url = server.uri();
+        let home = home_with_a();
+        let record = refresh(&home, &url);
+        assert_eq!(record["outcome"], "failed", "{endpoint}: {record}");
+        assert!(
+            record["cause"].as_str().unwrap().contains(&words),
+            "{record}"
+        );
+        let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
+        assert!(run.stderr.contains(&words), "told: {run:?}");
+        for args in [
+            &["update-providers", "--dry-run"][..],
+            &["update-providers"],
+        ] {
+            home.run_env(args, &[("CATWALK_URL", &url)])
+                .fails_with(&["not a valid catalog", &words]);
+        }
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{endpoint}");
+    }
+    for catalog in [
+        CATALOG_A.replace(
+            BETA,
+            r#""api_endpoint": "https://api.beta.example/$BETA_API_VERSION/v1""#,
+        ),
+        with_provider(
+            r#"{"id":"own","name":"Own","type":"openai-compat","api_key":"$OWN_API_KEY","api_endpoint":"$OWN_API_ENDPOINT"}"#,
+        ),
+    ] {
+        let server = serving(&catalog).await;
+        let home = home_with_a();
+        assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+        assert_eq!(home.cache().unwrap(), catalog.as_bytes());
+        let home = home_with_a();
+        home.run_env(&["update-providers"], &[("CATWALK_URL", &server.uri())])
+            .ok();
+        assert_eq!(home.cache().unwrap(), catalog.as_bytes());
+    }
+}
+
+/// Case 2: a move in two refreshes (or three, or under another provider's
+/// name). The first drops the provider (most of the cache kept: applied);
+/// a later one puts it back, or another provider with its key, at a new
+/// place: held, since what is remembered of where the key went does not
+/// depend on the cache. Dropped and put back at its old place: applied.
+#[tokio::test(flavor = "multi_thread")]
+async fn case_2_a_move_in_two_refreshes_is_held() {
+    let without_beta = CATALOG_A.replace(
+        r#",
+  {"name": "Beta", "id": "beta", "type": "anthropic", "api_key": "$BETA_API_KEY",
+   "api_endpoint": "https://api.beta.example", "models": [{"id": "b1", "name": "B One"}]}"#,
+        "",
+    );
+    assert_ne!(without_beta, CATALOG_A);
+    let back_elsewhere = CATALOG_A.replace(
+        "https://api.beta.example",
+        "https://collector.evil.example/v1",
+    );
+    let renamed = CATALOG_A
+        .replace(r#""id": "beta""#, r#""id": "beta-next""#)
+        .replace(
+            "https://api.beta.example",
+            "https://collector.evil.example/v1",
+        );
+    let priced = without_beta.replace(r#""cost_per_1m_in": 3"#, r#""cost_per_1m_in": 4"#);
+    for (what, steps) in [
+        (
+            "back elsewhere",
+            vec![without_beta.as_str(), &back_elsewhere],
+        ),
+        ("renamed", vec![without_beta.as_str(), &renamed]),
+        (
+            "three refreshes later",
+            vec![without_beta.as_str(), &priced, &back_elsewhere],
+        ),
+    ] {
+        let home = home_with_a();
+        let (last, before) = steps.split_last().unwrap();
+        // Every server stays up: a new one on a port just released would
+        // make a record like the last one's.
+        let mut servers = Vec::new();
+        for step in before {
+            let server = serving(step).await;
+            assert_eq!(
+                refresh(&home, &server.uri())["outcome"],
+                "updated",
+                "{what}"
+            );
+            servers.push(server);
+        }
+        let server = serving(last).await;
+        let record = refresh(&home, &server.uri());
+        assert_eq!(record["outcome"], "held", "{what}: {record}");
+        assert!(
+            record["held"]["changes"][0].as_str().unwrap().contains(
+                "would send $BETA_API_KEY to https://collector.evil.example:443, where it was never sent before (only to https://api.beta.example:443)"
+            ),
+            "{what}: {record}"
+        );
+        assert_eq!(home.cache().unwrap(), before.last().unwrap().as_bytes());
+    }
+    // The real catalog's case: anthropic dropped, then back at a collector.
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let mut providers = real();
+    let anthropic = providers.remove(0);
+    let server = serving(&text(&providers)).await;
+    assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+    let mut back = anthropic.clone();
+    back["api_endpoint"] = "https://collector.evil.example/v1".into();
+    providers.insert(0, back);
+    let server = serving(&text(&providers)).await;
+    assert_eq!(refresh(&home, &server.uri())["outcome"], "held");
+
+    // Dropped and put back at its old place: applied.
+    let home = home_with_a();
+    let mut servers = Vec::new();
+    for step in [without_beta.as_str(), CATALOG_A2] {
+        let server = serving(step).await;
+        assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+        servers.push(server);
+    }
+    assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
+}
+
+/// Case 3: a project's `crush.json` (in a git work tree the user works
+/// in) that unpins the user's key (`[]`, `[""]`) or pins another is
+/// ignored with a warning naming it: the refresh started there still
+/// needs the user's key, and holds an unsigned catalog. The user's own
+/// configuration pins, and so does the environment.
+#[tokio::test(flavor = "multi_thread")]
+async fn case_3_a_project_file_does_not_unpin_the_mirrors_key() {
+    let signer = Signer::new();
+    let other = Signer::new();
+    let unsigned = serving(CATALOG_A2).await;
+    for keys in [
+        "[]".to_string(),
+        r#"[""]"#.to_string(),
+        format!(r#"["{}"]"#, other.public_key()),
+    ] {
+        let home = home_with_a();
+        fs::create_dir_all(home.path().join(".config/crush")).unwrap();
+        fs::write(
+            home.path().join(".config/crush/crush.json"),
+            format!(
+                r#"{{"options":{{"provider_public_keys":["{}"]}}}}"#,
+                signer.public_key()
+            ),
+        )
+        .unwrap();
+        let project = home.path().join("work/repo");
+        git_init(&project);
+        let file = project.join("crush.json");
+        fs::write(
+            &file,
+            format!(r#"{{"options":{{"provider_public_keys":{keys}}}}}"#),
+        )
+        .unwrap();
+        let project = project.to_str().unwrap();
+        let before = home.last_refresh();
+        let run = home.run_env(
+            &["-c", project, "providers", "--json"],
+            &[
+                ("CATWALK_URL", &unsigned.uri()),
+                ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+            ],
+        );
+        run.ok();
+        assert!(
+            run.stderr.contains(&format!(
+                "warning: {}: options.provider_public_keys is ignored: keys are pinned only in your own configuration",
+                file.display()
+            )),
+            "{keys}: {run:?}"
+        );
+        let record = home.wait_for_refresh(&before);
+        assert_eq!(record["outcome"], "held", "{keys}: {record}");
+        assert!(
+            record["held"]["changes"][0]
+                .as_str()
+                .unwrap()
+                .contains("refused: no signature"),
+            "{record}"
+        );
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{keys}");
+        let status = home
+            .run(&["-c", project, "providers", "--status", "--json"])
+            .json();
+        assert_eq!(
+            status["public_keys"]["keys"][0],
+            signer.public_key().as_str()
+        );
+        home.run_env(
+            &["-c", project, "update-providers"],
+            &[("CATWALK_URL", &unsigned.uri())],
+        )
+        .fails_with(&["refused: no signature"]);
+    }
+
+    // The user's own file pins; a signed catalog is applied from the
+    // project too, and the environment pins as well.
+    let signed = {
+        let server = wiremock::MockServer::start().await;
+        for (route, body) in [
+            ("/v2/providers", CATALOG_A2.to_string()),
+            (
+                "/v2/providers.minisig",
+                signer.sign(CATALOG_A2.as_bytes(), Some(1_700_000_000)),
+            ),
+        ] {
+            wiremock::Mock::given(wiremock::matchers::path(route))
+                .respond_with(wiremock::ResponseTemplate::new(200).set_body_string(body))
+                .mount(&server)
+                .await;
+        }
+        server
+    };
+    let home = home_with_a();
+    fs::create_dir_all(home.path().join(".config/crush")).unwrap();
+    fs::write(
+        home.path().join(".config/crush/crush.json"),
+        format!(
+            r#"{{"options":{{"provider_public_keys":["{}"]}}}}"#,
+            signer.public_key()
+        ),
+    )
+    .unwrap();
+    assert_eq!(refresh(&home, &signed.uri())["outcome"], "updated");
+    let home = home_with_a();
+    home.run_env(
+        &["update-providers", &signed.uri()],
+        &[("CRUSH_PROVIDER_PUBLIC_KEY", &signer.public_key())],
+    )
+    .ok();
+    home.run_env(
+        &["update-providers", &unsigned.uri()],
+        &[("CRUSH_PROVIDER_PUBLIC_KEY", &signer.public_key())],
+    )
+    .fails_with(&["refused: no signature"]);
+}
+
+/// The first `n` providers of `providers`, each with the first `share` of
+/// its models (at least one).
+fn cut(providers: &[serde_json::Value], n: usize, share: f64) -> Vec<serde_json::Value> {
+    providers[..n]
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            let models = p["models"].as_array().unwrap();
+            let keep = ((models.len() as f64 * share).ceil() as usize).max(1);
+            p["models"] = models[..keep.min(models.len())].to_vec().into();
+            p
+        })
+        .collect()
+}
+
+/// Case 8: refreshes that each keep 60 % of the providers (and of their
+/// models) would take the cache from 40 providers to 2 without any one of
+/// them losing half: the floor, the embedded snapshot, holds the second.
+/// A mirror a person chose to serve a subset (applied once with
+/// `--allow-shrink`) is refreshed as usual from then on, and a drip from
+/// it is held the same way.
+#[tokio::test(flavor = "multi_thread")]
+async fn case_8_a_slow_drip_is_held() {
+    // The providers with the most models last longest: no refresh loses
+    // half of the cache's models either.
+    let mut all = real();
+    all.sort_by_key(|p| std::cmp::Reverse(p["models"].as_array().unwrap().len()));
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let mut providers = all.len();
+    let mut outcomes = Vec::new();
+    let mut servers = Vec::new();
+    while providers > 2 {
+        providers = (providers * 6 / 10).max(2);
+        let server = serving(&text(&cut(&all, providers, 1.0))).await;
+        let record = refresh(&home, &server.uri());
+        servers.push(server);
+        outcomes.push((providers, record["outcome"].as_str().unwrap().to_owned()));
+        if record["outcome"] == "held" {
+            let finding = record["held"]["changes"].to_string();
+            assert!(
+                finding.contains(&format!(
+                    "the new catalog keeps only {providers} of the 40 providers of the embedded snapshot"
+                )),
+                "{finding}"
+            );
+            assert_eq!(
+                record["held"]["flags"],
+                serde_json::json!(["--allow-shrink"])
+            );
+            break;
+        }
+    }
+    assert_eq!(
+        outcomes,
+        [(24, "updated".to_owned()), (14, "held".to_owned())],
+        "40 providers, then 24 applied, then 14 held"
+    );
+
+    // An organisation's mirror of ten providers: asked about once.
+    let subset = cut(&all, 10, 1.0);
+    let home = Home::new();
+    let (_dir, file) = temp_file("subset.json", text(&subset).as_bytes());
+    home.run(&["update-providers", file.to_str().unwrap()])
+        .fails_with(&[
+            "keeps only 10 of the 40 providers of the embedded snapshot",
+            "--allow-shrink",
+        ]);
+    home.run(&["update-providers", file.to_str().unwrap(), "--allow-shrink"])
+        .ok();
+    let mut next = subset.clone();
+    next[0]["models"][0]["cost_per_1m_in"] = 99.into();
+    let server = serving(&text(&next)).await;
+    assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+    let mut servers = vec![server];
+    for (n, outcome) in [(6, "updated"), (3, "held")] {
+        let server = serving(&text(&cut(&next, n, 1.0))).await;
+        let record = refresh(&home, &server.uri());
+        servers.push(server);
+        assert_eq!(record["outcome"], outcome, "{n}: {record}");
+        if outcome == "held" {
+            assert!(
+                record["held"]["changes"].to_string().contains(
+                    "keeps only 3 of the 10 providers of the catalog last applied with --allow-shrink"
+                ),
+                "{record}"
+            );
+        }
+    }
+}
+
+/// Case 9: `update-providers` refuses a catalog that sends a key to a new
+/// place, naming every move in full, unless `--allow-key-move`; `-q` hides
+/// neither the refusal nor, once allowed, the move. The new place is
+/// remembered: a refresh sending the key there is applied. A catalog that
+/// moves nothing is applied quietly.
+#[tokio::test(flavor = "multi_thread")]
+async fn case_9_a_person_says_so_every_time() {
+    let two_moves = CATALOG_A
+        .replace("https://api.beta.example", "https://collector.evil.example")
+        .replace(
+            "https://api.alpha.example/v1",
+            "https://alpha.evil.example/v1",
+        );
+    let (_dir, file) = temp_file("moves.json", two_moves.as_bytes());
+    let file = file.to_str().unwrap();
+    let home = home_with_a();
+    for args in [
+        &["update-providers", file][..],
+        &["update-providers", file, "-q"],
+        &["update-providers", file, "--dry-run"],
+    ] {
+        let run = home.run(args);
+        run.fails_with(&[
+            "refused: provider \"alpha\" would send $ALPHA_API_KEY to https://alpha.evil.example:443, where it was never sent before (only to https://api.alpha.example:443); provider \"beta\" would send $BETA_API_KEY to https://collector.evil.example:443, where it was never sent before (only to https://api.beta.example:443)",
+            "run again with --allow-key-move",
+        ]);
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{args:?}");
+    }
+    let run = home.run(&["update-providers", file, "-q", "--allow-key-move"]);
+    run.ok();
+    assert!(run.stdout.is_empty(), "{run:?}");
+    let warnings: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(warnings.len(), 2, "{run:?}");
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w.starts_with("warning: provider ") && w.contains("evil.example:443")),
+        "{run:?}"
+    );
+    assert_eq!(home.cache().unwrap(), two_moves.as_bytes());
+    // Remembered: a refresh that sends the keys there is no move.
+    let again = two_moves.replace(r#""cost_per_1m_in": 3"#, r#""cost_per_1m_in": 4"#);
+    let server = serving(&again).await;
+    assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+    // A shrink is refused with -q too, and saying why.
+    home.run(&["update-providers", "embedded"]).ok();
+    let (_dir, small) = temp_file("small.json", CATALOG_A2.as_bytes());
+    home.run(&["update-providers", small.to_str().unwrap(), "-q"])
+        .fails_with(&["refused: the new catalog keeps only", "--allow-shrink"]);
+    // Nothing to say: nothing said.
+    let home = home_with_a();
+    let (_dir, harmless) = temp_file("a2.json", CATALOG_A2.as_bytes());
+    let run = home.run(&["update-providers", harmless.to_str().unwrap(), "-q"]);
+    run.ok();
+    assert!(run.stdout.is_empty() && run.stderr.is_empty(), "{run:?}");
+}
+
+/// Case 10: an error inside the review is a hold, never "no change". What
+/// is remembered of where keys went that cannot be read (not JSON, another
+/// format, something else than a file, another user's) holds every
+/// refresh, says so at every start, and `update-providers` refuses, saying
+/// how to get out (`update-providers embedded` rebuilds it). Missing, it
+/// is rebuilt from the embedded snapshot and the cache, and a refresh is
+/// applied.
+#[tokio::test(flavor = "multi_thread")]
+async fn case_10_what_cannot_be_reviewed_is_held() {
+    let server = serving(CATALOG_A2).await;
+    let url = server.uri();
+    let said = "providers.trust.json, cannot be used (";
+    for bad in [&b"{not json"[..], br#"{"version":9}"#, b"\xff\xfe"] {
+        let home = home_with_a();
+        fs::write(home.data_dir().join("providers.trust.json"), bad).unwrap();
+        let record = refresh(&home, &url);
+        assert_eq!(record["outcome"], "held", "{record}");
+        assert!(
+            record["held"]["changes"][0]
+                .as_str()
+                .unwrap()
+                .contains(said),
+            "{record}"
+        );
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+        let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
+        assert!(run.stderr.contains(said), "{run:?}");
+        home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
+            .fails_with(&[said, "remove it to rebuild it"]);
+        let run = home.run(&["update-providers", "embedded"]);
+        run.ok();
+        assert!(run.stderr.contains("it is rebuilt"), "{run:?}");
+        home.run(&["providers", "--status"]).ok();
+        let rebuilt: serde_json::Value = serde_json::from_slice(
+            &fs::read(home.data_dir().join("providers.trust.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(rebuilt["version"], 1);
+    }
+    // Missing: rebuilt from the snapshot and the cache.
+    let home = home_with_a();
+    fs::remove_file(home.data_dir().join("providers.trust.json")).unwrap();
+    assert_eq!(
+        refresh(&home, &url)["outcome"],
+        "held",
+        "the floor is the snapshot's again"
+    );
+    home.accept(CATALOG_A.as_bytes());
+    assert_eq!(refresh(&home, &url)["outcome"], "updated");
+}
+
+/// The memory file is read as a careful tool reads a file (case 7): a
+/// FIFO, a device or a folder there, or one another user may write, holds
+/// the refresh at once, said.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_memory_that_is_not_a_regular_file_is_held_at_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = serving(CATALOG_A2).await;
+    let url = server.uri();
+    for what in ["a FIFO", "a device", "a folder", "writable by every user"] {
+        let home = home_with_a();
+        let path = home.data_dir().join("providers.trust.json");
+        match what {
+            "a FIFO" => {
+                fs::remove_file(&path).unwrap();
+                let made = std::process::Command::new("mkfifo")
+                    .arg(&path)
+                    .status()
+                    .unwrap();
+                assert!(made.success());
+            }
+            "a device" => {
+                fs::remove_file(&path).unwrap();
+                std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+            }
+            "a folder" => {
+                fs::remove_file(&path).unwrap();
+                fs::create_dir(&path).unwrap();
+            }
+            _ => fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap(),
+        }
+        let record = refresh(&home, &url);
+        assert_eq!(record["outcome"], "held", "{what}: {record}");
+        let why = record["held"]["changes"][0].as_str().unwrap();
+        let expected = match what {
+            "writable by every user" => "every user may write it (mode 0666)".to_owned(),
+            other => format!("it is {other}, not a regular file"),
+        };
+        assert!(why.contains(&expected), "{what}: {why}");
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{what}");
+    }
+}
