@@ -4,16 +4,18 @@
 //!
 //! - [`environment`]: the variables as Crush's start sees them, a `.env`
 //!   file's included.
-//! - [`catalog`]: the format, read as Crush reads it (Go's rules, its
-//!   resolver's `$VAR` forms), the changes between two catalogs, the
-//!   embedded snapshot, synthetic catalogs for benchmarks.
+//! - [`catalog`]: the format, read as Crush reads it (Go's rules and
+//!   limits, the resolver's forms whose destination is exact, Go's URL
+//!   split), the changes between two catalogs, what a terminal may be
+//!   shown, the embedded snapshot, synthetic catalogs for benchmarks.
 //! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
 //!   in one session, the proxy each request takes, plain-word diagnoses,
-//!   HTTP validators.
+//!   HTTP validators, local files read as a careful tool reads them.
 //! - [`store`]: files on disk: the cache's atomic, durable swap, its state
 //!   file, locks, Crush's folders.
 //! - [`trust`]: what needs a person: the guard's review (a key sent to a
-//!   new place, most of the cache gone, a replay) and signed catalogs.
+//!   place it never reached, most of the cache or the floor gone, a
+//!   replay), the memory of where keys went, and signed catalogs.
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name

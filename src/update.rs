@@ -169,13 +169,14 @@ pub fn update_providers<R>(
     // Into a folder another user may write, and without knowing where
     // keys went, nothing is applied: said before anything is downloaded.
     // The embedded snapshot, the way back, rebuilds an unreadable memory.
+    let mut rebuild_memory = false;
     let memory = if to_cache {
         cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
         match trust::memory::read(cache) {
             Ok(memory) => memory,
             Err(why) if *source == Source::Embedded => {
                 notices.push(format!("{why}; it is rebuilt"));
-                let _ = std::fs::remove_file(&cache.memory);
+                rebuild_memory = true;
                 None
             }
             Err(why) => return Err(fail(Cause::Review(why))),
@@ -331,6 +332,10 @@ pub fn update_providers<R>(
         Ok(())
     };
     let rebuilt = || Memory::rebuilt(previous.filter(|_| !stand_in));
+    let record = |start, change| match rebuild_memory {
+        true => trust::memory::rebuild(cache, start, change),
+        false => trust::memory::record(cache, start, change),
+    };
     let state = || CacheState {
         sha256: sha256.clone(),
         validators: loaded.validators.clone(),
@@ -356,15 +361,13 @@ pub fn update_providers<R>(
         // Where the keys go is recorded first: should the rename not
         // happen, the memory knows of places a person approved, no fewer.
         Some(Staging::Cache(staged)) => {
-            trust::memory::record(cache, rebuilt, learn).map_err(|e| fail(e.into()))?;
+            record(rebuilt, learn).map_err(|e| fail(e.into()))?;
             staged.commit(&state()).map_err(|e| fail(e.into()))?
         }
         // The same bytes again: only the confirmation is new.
         None if up_to_date && !options.dry_run && to_cache => {
-            cache::locked(cache, LOCK_WAIT, || {
-                trust::memory::record(cache, rebuilt, learn)
-            })
-            .map_err(|e| fail(e.into()))?;
+            cache::locked(cache, LOCK_WAIT, || record(rebuilt, learn))
+                .map_err(|e| fail(e.into()))?;
             if let Some(cached) = &cached {
                 confirm(cache, cached, &loaded, &label, signed_at).map_err(|e| fail(e.into()))?;
             }

@@ -4,8 +4,9 @@
 //! an atomic and durable rename under the folder lock), and its outcome
 //! recorded in the state file.
 //!
-//! A new catalog that would send an API key to a new place, that lost most
-//! of the cache, or that is not signed as a pinned key requires, is held
+//! A new catalog that would send an API key to a place it never reached,
+//! that lost most of the cache or of the floor, or that is not signed as a
+//! pinned key requires (or was signed before the newest one seen), is held
 //! ([`crate::trust::guard`], [`crate::trust::signature`]): the cache stays as it is, and
 //! the refresh records what it held back for every start to tell.
 //!
@@ -230,7 +231,7 @@ pub fn run(
 
 fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>) -> Outcome {
     // No valid cache (none yet, or one that cannot be used): the first
-    // catalog is reviewed against the embedded snapshot.
+    // catalog is reviewed against what is remembered and the floor alone.
     let cached = cache::read_valid(files).ok().flatten();
     let now = state::now();
     if let Some(cached) = &cached

@@ -178,12 +178,34 @@ pub fn record(
     start: impl FnOnce() -> Result<Memory, String>,
     change: impl FnOnce(&mut Memory) -> Result<(), String>,
 ) -> Result<(), WriteError> {
+    write(files, start, change, false)
+}
+
+/// [`record`], a memory file that cannot be read replaced by `start`: for
+/// `update-providers embedded`, the way back a person takes.
+pub fn rebuild(
+    files: &CacheFiles,
+    start: impl FnOnce() -> Result<Memory, String>,
+    change: impl FnOnce(&mut Memory) -> Result<(), String>,
+) -> Result<(), WriteError> {
+    write(files, start, change, true)
+}
+
+fn write(
+    files: &CacheFiles,
+    start: impl FnOnce() -> Result<Memory, String>,
+    change: impl FnOnce(&mut Memory) -> Result<(), String>,
+    replace_unreadable: bool,
+) -> Result<(), WriteError> {
     let failed = |why: String| WriteError {
         step: "record where API keys go in",
         path: files.memory.clone(),
         source: std::io::Error::other(why),
     };
-    let now = read(files).map_err(failed)?;
+    let now = match read(files) {
+        Err(_) if replace_unreadable => None,
+        other => other.map_err(failed)?,
+    };
     let existed = now.is_some();
     let mut memory = match now {
         Some(memory) => memory,

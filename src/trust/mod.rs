@@ -1,5 +1,6 @@
-//! What a person must approve: a catalog that sends a key to a new place or
-//! lost most of the cache ([`guard`]), and signed catalogs ([`signature`]).
+//! What a person must approve: a catalog that sends a key to a place it
+//! never reached or lost most of the cache or the floor ([`guard`], against
+//! the [`memory`] of where keys went), and signed catalogs ([`signature`]).
 
 pub mod guard;
 pub mod memory;

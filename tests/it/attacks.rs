@@ -453,6 +453,13 @@ async fn case_10_what_cannot_be_reviewed_is_held() {
         assert!(run.stderr.contains(said), "{run:?}");
         home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
             .fails_with(&[said, "remove it to rebuild it"]);
+        // A dry run writes nothing, the memory neither.
+        home.run(&["update-providers", "embedded", "--dry-run"])
+            .ok();
+        assert_eq!(
+            fs::read(home.data_dir().join("providers.trust.json")).unwrap(),
+            bad
+        );
         let run = home.run(&["update-providers", "embedded"]);
         run.ok();
         assert!(run.stderr.contains("it is rebuilt"), "{run:?}");

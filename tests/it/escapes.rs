@@ -59,6 +59,8 @@ fn hostile_catalog() -> String {
             ),
         )
         .replace(r#""id": "b1""#, r#""id": "b1\u202e\u200b""#)
+        // The harmless variant: other scripts and accents, shown as they are.
+        .replace(r#""name": "Beta""#, r#""name": "Bêta 日本語 — ok""#)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,6 +109,12 @@ async fn hostile_strings_are_escaped_by_every_command() {
         clean(&format!("{args:?}"), &run.stdout);
         clean(&format!("{args:?} stderr"), &run.stderr);
     }
+    let providers = home.run_env(&["providers"], &offline);
+    assert!(
+        providers.stdout.contains("Bêta 日本語 — ok"),
+        "{}",
+        providers.stdout
+    );
     let models = home.run_env(&["models", "--json"], &offline).json();
     assert_eq!(
         models[0]["name"],

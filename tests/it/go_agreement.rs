@@ -708,3 +708,47 @@ fn the_refused_forms_would_move_a_request() {
         );
     }
 }
+
+/// Whole documents Go's decoder of the catwalk structs refuses are refused
+/// here too: a byte-order mark, text after the array, an integer field
+/// given `1.0`, `1e2` or a number past int64, a list or object where
+/// Crush decodes another shape, nesting past 10,000.
+#[test]
+fn what_go_refuses_is_refused_here() {
+    let Some(reader) = go_reader() else {
+        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        return;
+    };
+    let model =
+        |field: &str| format!(r#"[{{"id":"a","name":"A","models":[{{"id":"m",{field}}}]}}]"#);
+    let mut documents: Vec<String> = vec![
+        "\u{feff}[{\"id\":\"a\",\"name\":\"A\"}]".into(),
+        r#"[{"id":"a","name":"A"}] x"#.into(),
+        r#"[{"id":"a","name":"A"}][]"#.into(),
+        r#"{"id":"a","name":"A"}"#.into(),
+        r#"[{"id":"a","name":"A","models":{}}]"#.into(),
+        r#"[{"id":"a","name":"A","default_headers":[]}]"#.into(),
+        model(r#""context_window":1.0"#),
+        model(r#""context_window":1e2"#),
+        model(r#""context_window":9223372036854775808"#),
+        model(r#""options":{"top_k":-9223372036854775809}"#),
+        model(r#""cost_per_1m_in":1e309"#),
+        model(r#""reasoning_levels":"high""#),
+        crate::held::deep_catalog(catalog::GO_MAX_DEPTH + 1),
+    ];
+    documents.push(
+        documents[0]
+            .trim_start_matches('\u{feff}')
+            .replacen('[', "[[", 1)
+            + "]",
+    );
+    for document in &documents {
+        let go = go_view(reader, document.as_bytes());
+        assert!(go.is_err(), "Go reads {:.80}", document);
+        assert!(
+            catalog::validate(document.as_bytes()).is_err(),
+            "accepted here: {:.80}",
+            document
+        );
+    }
+}
