@@ -169,20 +169,11 @@ pub fn update_providers<R>(
     // Into a folder another user may write, and without knowing where
     // keys went, nothing is applied: said before anything is downloaded.
     // The embedded snapshot, the way back, rebuilds an unreadable memory.
-    let mut rebuild_memory = false;
-    let memory = if to_cache {
+    let (memory, rebuild_memory) = if to_cache {
         cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
-        match trust::memory::read(cache) {
-            Ok(memory) => memory,
-            Err(why) if *source == Source::Embedded => {
-                notices.push(format!("{why}; it is rebuilt"));
-                rebuild_memory = true;
-                None
-            }
-            Err(why) => return Err(fail(Cause::Review(why))),
-        }
+        read_memory(cache, source, &mut notices).map_err(fail)?
     } else {
-        None
+        (None, false)
     };
     let target = options
         .output
@@ -298,39 +289,9 @@ pub fn update_providers<R>(
             .and_then(|s| s.signed_at),
     })
     .map_err(|why| fail(Cause::Review(why)))?;
-    // A person may apply what a refresh would hold, but must say so; the
-    // embedded snapshot, which they installed, is always applied.
     let embedded = *source == Source::Embedded;
-    let unallowed = review.unallowed(
-        options.allow_shrink || embedded,
-        options.allow_downgrade,
-        options.allow_key_move || embedded,
-    );
-    if !unallowed.is_clear() {
-        return Err(fail(Cause::Refused(unallowed)));
-    }
-    for moved in &review.moves {
-        notices.push(format!(
-            "{moved}: requests carrying its value will go to this new place ({})",
-            guard::ALLOW_KEY_MOVE
-        ));
-    }
-    // What the cache's memory learns of a catalog applied to it.
-    let learn = |memory: &mut Memory| -> Result<(), String> {
-        memory.learn(&next)?;
-        if embedded {
-            memory.floor = None;
-        } else if !review.shrinks.is_empty() {
-            memory.floor = Some(Floor {
-                source: label.clone(),
-                providers: trust::memory::ids(&next),
-            });
-        }
-        if let Some(signed_at) = signed_at {
-            memory.saw_signature(signed_at, review.downgrade.is_some());
-        }
-        Ok(())
-    };
+    allowed(&review, options, embedded, &mut notices).map_err(fail)?;
+    let learn = |memory: &mut Memory| learn(memory, &next, &review, &label, embedded, signed_at);
     let rebuilt = || Memory::rebuilt(previous.filter(|_| !stand_in));
     let record = |start, change| match rebuild_memory {
         true => trust::memory::rebuild(cache, start, change),
@@ -390,6 +351,76 @@ pub fn update_providers<R>(
         notices,
         catalog: to_stdout.then_some(bytes),
     }))
+}
+
+/// The cache's memory of where keys went (`None`: none there), and whether
+/// an unreadable one is to be rebuilt; an unreadable one is a refusal but
+/// for the embedded snapshot, the way back a person takes.
+fn read_memory(
+    cache: &CacheFiles,
+    source: &Source,
+    notices: &mut Vec<String>,
+) -> Result<(Option<Memory>, bool), Cause> {
+    match trust::memory::read(cache) {
+        Ok(memory) => Ok((memory, false)),
+        Err(why) if *source == Source::Embedded => {
+            notices.push(format!("{why}; it is rebuilt"));
+            Ok((None, true))
+        }
+        Err(why) => Err(Cause::Review(why)),
+    }
+}
+
+/// A person may apply what a refresh would hold, but must say so (the
+/// embedded snapshot, which they installed, is always applied): what they
+/// did not allow is a refusal; a key move they allowed is told.
+fn allowed(
+    review: &Review,
+    options: &UpdateOptions,
+    embedded: bool,
+    notices: &mut Vec<String>,
+) -> Result<(), Cause> {
+    let unallowed = review.unallowed(
+        options.allow_shrink || embedded,
+        options.allow_downgrade,
+        options.allow_key_move || embedded,
+    );
+    if !unallowed.is_clear() {
+        return Err(Cause::Refused(unallowed));
+    }
+    for moved in &review.moves {
+        notices.push(format!(
+            "{moved}: requests carrying its value will go to this new place ({})",
+            guard::ALLOW_KEY_MOVE
+        ));
+    }
+    Ok(())
+}
+
+/// What the cache's memory learns of `next`, applied from `label` after
+/// `review`: its places; the floor, when a person allowed a shrink (none
+/// again for the embedded snapshot); its signing time.
+fn learn(
+    memory: &mut Memory,
+    next: &Catalog<'_>,
+    review: &Review,
+    label: &str,
+    embedded: bool,
+    signed_at: Option<u64>,
+) -> Result<(), String> {
+    memory.learn(next)?;
+    if embedded {
+        memory.floor = None;
+    } else if !review.shrinks.is_empty() {
+        memory.floor = Some(Floor {
+            source: label.to_owned(),
+            providers: trust::memory::ids(next),
+        });
+    }
+    if let Some(signed_at) = signed_at {
+        memory.saw_signature(signed_at, review.downgrade.is_some());
+    }
+    Ok(())
 }
 
 /// What an update reviews: the new catalog and what it replaces.

@@ -274,34 +274,6 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
             let digest = catalog::sha256(&bytes);
             // Else a server that ignores validators sent the same bytes.
             if cached.as_ref().is_none_or(|c| digest != c.sha256) {
-                // Valid: `request` checked it.
-                let next = match catalog::validate(&bytes) {
-                    Ok(next) => next,
-                    Err(e) => return Outcome::Failed(format!("not a valid catalog: {e}")),
-                };
-                // The cache to compare with: not the embedded snapshot
-                // standing in for none.
-                let previous = cached
-                    .as_ref()
-                    .filter(|c| !c.is_stand_in())
-                    .and_then(|c| catalog::validate(&c.bytes).ok());
-                let review =
-                    match review(files, cached.as_ref(), previous.as_ref(), &next, signed_at) {
-                        Ok(review) => review,
-                        // Not known where keys went: nothing is applied.
-                        Err(why) => {
-                            return hold(Held {
-                                changes: vec![why],
-                                flags: Vec::new(),
-                            });
-                        }
-                    };
-                if !review.is_clear() {
-                    return hold(Held {
-                        changes: review.findings(),
-                        flags: review.flags(),
-                    });
-                }
                 let fetched = NewCatalog {
                     bytes: &bytes,
                     digest: &digest,
@@ -309,11 +281,10 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
                     signed_at,
                 };
                 // A host gets the new catalog even when it cannot be saved.
-                let saved = save(files, &request.url, fetched, now, &next, previous.as_ref());
-                drop(next);
-                return match saved {
-                    Ok(()) => Outcome::Updated(bytes),
-                    Err(e) => Outcome::Unsaved(bytes, e.to_string()),
+                return match take(files, &request.url, cached.as_ref(), fetched, now) {
+                    Ok(None) => Outcome::Updated(bytes),
+                    Ok(Some(why)) => Outcome::Unsaved(bytes, why),
+                    Err(held) => hold(held),
                 };
             }
             Some(validators)
@@ -352,6 +323,42 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         state.record_refresh(record(RefreshOutcome::Unchanged, None, None));
     });
     settled(cached, known)
+}
+
+/// Reviews the new catalog `fetched` (valid: [`request`] checked it)
+/// against the cache `cached` and what is remembered, and saves it when
+/// nothing needs a person: `Ok(None)`, or why it could not be saved;
+/// what it holds back, else (an error of the review is held too: where
+/// keys went is not known, and nothing is applied).
+fn take(
+    files: &CacheFiles,
+    url: &Url,
+    cached: Option<&Cached>,
+    fetched: NewCatalog<'_>,
+    now: u64,
+) -> Result<Option<String>, Held> {
+    let held = |changes| Held {
+        changes,
+        flags: Vec::new(),
+    };
+    let next = catalog::validate(fetched.bytes)
+        .map_err(|e| held(vec![format!("the new catalog cannot be read again: {e}")]))?;
+    // The cache to compare with: not the embedded snapshot standing in for
+    // none.
+    let previous = cached
+        .filter(|c| !c.is_stand_in())
+        .and_then(|c| catalog::validate(&c.bytes).ok());
+    let review = review(files, cached, previous.as_ref(), &next, fetched.signed_at)
+        .map_err(|why| held(vec![why]))?;
+    if !review.is_clear() {
+        return Err(Held {
+            changes: review.findings(),
+            flags: review.flags(),
+        });
+    }
+    Ok(save(files, url, fetched, now, &next, previous.as_ref())
+        .err()
+        .map(|e| e.to_string()))
 }
 
 /// The review of the new catalog `bytes` (valid, signed at `signed_at`
