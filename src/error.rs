@@ -44,6 +44,13 @@ pub enum Cause {
     /// The bytes are not a valid catalog.
     #[error("not a valid catalog: {0}")]
     Invalid(#[from] ValidationError),
+    /// The bytes are not a valid Hyper provider (one provider object).
+    #[error("not a valid Hyper provider: {0}")]
+    InvalidHyper(ValidationError),
+    /// `embedded` for Hyper's provider, of which this build carries no
+    /// snapshot.
+    #[error("this build carries no snapshot of Hyper's provider (only of the Catwalk catalog)")]
+    NoHyperSnapshot,
     /// `--sha256` did not match.
     #[error("SHA-256 is {actual}, not the expected {expected}")]
     Digest {
@@ -90,6 +97,16 @@ pub enum Cause {
     NoMatch(String),
 }
 
+impl Cause {
+    /// Why a document of `target` is not valid.
+    pub fn invalid(target: crate::catalog::Target, e: ValidationError) -> Cause {
+        match target {
+            crate::catalog::Target::Catalog => Cause::Invalid(e),
+            crate::catalog::Target::Hyper => Cause::InvalidHyper(e),
+        }
+    }
+}
+
 impl Failure {
     /// A failure of `source`.
     pub fn new(source: impl fmt::Display, cause: impl Into<Cause>) -> Failure {
@@ -107,7 +124,7 @@ impl Failure {
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
             // A page where a catalog was expected: a login page or a
             // proxy's, unless it is a file the user gave.
-            Cause::Invalid(e)
+            Cause::Invalid(e) | Cause::InvalidHyper(e)
                 if e.0 == crate::catalog::HTML_PAGE
                     && (self.source.starts_with("http://")
                         || self.source.starts_with("https://")) =>
@@ -115,6 +132,12 @@ impl Failure {
                 "a login page or a proxy's page may have answered instead: check the URL, and HTTPS_PROXY if a proxy is in the way"
             }
             Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
+            Cause::InvalidHyper(_) => {
+                "check that the source is Hyper's provider: one provider object, as Hyper's /api/v1/provider answers"
+            }
+            Cause::NoHyperSnapshot => {
+                "give Hyper's URL or a file; to have Crush use its own embedded Hyper provider instead, remove hyper.json from the data folder (`crush provider-dirs` shows it)"
+            }
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::catalog::changes::{self, Changes};
-use crate::catalog::{self, Catalog, hex};
+use crate::catalog::{self, Catalog, Target, hex};
 use crate::error::{Cause, Failure};
 use crate::fetch::file;
-use crate::fetch::http::{FetchOptions, Session};
+use crate::fetch::http::{Bearer, FetchOptions, Session};
 use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::state::{self, CacheState};
@@ -52,6 +52,9 @@ pub struct UpdateOptions {
     /// cause is [`crate::fetch::http::FetchError::Interrupted`]); for the
     /// command line, not a host with signal handling of its own.
     pub interruptible: bool,
+    /// Sent as `Authorization: Bearer` with a URL's requests: the Hyper
+    /// key, for Hyper's provider.
+    pub bearer: Option<Bearer>,
 }
 
 impl Default for UpdateOptions {
@@ -68,6 +71,7 @@ impl Default for UpdateOptions {
             allow_downgrade: false,
             allow_key_move: false,
             interruptible: false,
+            bearer: None,
         }
     }
 }
@@ -140,7 +144,9 @@ pub fn plain_http_warning(source: &Source) -> Option<String> {
 /// Runs `update-providers`: `source` into `cache` (or `options.output`),
 /// then hands what it did to `report`, whose result it returns; the report
 /// borrows from the catalogs, which live until `report` returns. On
-/// failure nothing was written.
+/// failure nothing was written. The cache's [`Target`] says which
+/// document it is: the catalog, or Hyper's provider (read as one
+/// provider, reviewed as a catalog of it; there is no embedded one).
 pub fn update_providers<R>(
     source: &Source,
     cache: &CacheFiles,
@@ -152,6 +158,10 @@ pub fn update_providers<R>(
         source: label.clone(),
         cause,
     };
+    let document = cache.target;
+    if document == Target::Hyper && *source == Source::Embedded {
+        return Err(fail(Cause::NoHyperSnapshot));
+    }
     let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
     let mut notices: Vec<String> = Vec::new();
     let to_cache = options.output.is_none();
@@ -183,6 +193,7 @@ pub fn update_providers<R>(
         timeout: options.timeout,
         progress: options.progress,
         interruptible: options.interruptible,
+        bearer: options.bearer.clone(),
         ..FetchOptions::default()
     };
     // One session: the signature comes on the catalog's connection.
@@ -249,14 +260,14 @@ pub fn update_providers<R>(
     // one computes (this order measured 4 % faster on the real catalog).
     let (next, (previous, digest), staged) = std::thread::scope(|scope| {
         let summary = scope.spawn(|| {
-            let previous = previous_bytes.and_then(|b| catalog::validate(b).ok());
+            let previous = previous_bytes.and_then(|b| document.validate(b).ok());
             (previous, catalog::sha256(bytes))
         });
         if !write {
-            let next = catalog::validate(bytes);
+            let next = document.validate(bytes);
             return (next, join(summary), None);
         }
-        let next = scope.spawn(|| catalog::validate(bytes));
+        let next = scope.spawn(|| document.validate(bytes));
         let staged = match &options.output {
             Some(path) => cache::stage(path, bytes, true).map(Staging::File),
             None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
@@ -272,11 +283,12 @@ pub fn update_providers<R>(
             actual: sha256,
         }));
     }
-    let mut next = next.map_err(|e| fail(e.into()))?;
+    let mut next = next.map_err(|e| fail(Cause::invalid(document, e)))?;
     warnings.append(&mut next.warnings);
     let next = next;
     let previous = previous.as_ref().or(up_to_date.then_some(&next));
     let review = review(&Reviewed {
+        cache,
         next: &next,
         signed_at,
         previous,
@@ -291,8 +303,13 @@ pub fn update_providers<R>(
     .map_err(|why| fail(Cause::Review(why)))?;
     let embedded = *source == Source::Embedded;
     allowed(&review, options, embedded, &mut notices).map_err(fail)?;
-    let learn = |memory: &mut Memory| learn(memory, &next, &review, &label, embedded, signed_at);
-    let rebuilt = || Memory::rebuilt(previous.filter(|_| !stand_in));
+    let learn = |memory: &mut Memory| match document {
+        Target::Catalog => learn(memory, &next, &review, &label, embedded, signed_at),
+        // The floor and the newest signing time are the catalog's; Hyper's
+        // signing time is in its state.
+        Target::Hyper => memory.learn(&next),
+    };
+    let rebuilt = || trust::hyper::rebuilt(cache, previous.filter(|_| !stand_in));
     let record = |start, change| match rebuild_memory {
         true => trust::memory::rebuild(cache, start, change),
         false => trust::memory::record(cache, start, change),
@@ -425,6 +442,8 @@ fn learn(
 
 /// What an update reviews: the new catalog and what it replaces.
 struct Reviewed<'r, 'a> {
+    /// The cache (its document, and its folder's memory).
+    cache: &'r CacheFiles,
     next: &'r Catalog<'a>,
     signed_at: Option<u64>,
     /// The valid catalog it replaces (the cache, or the output file).
@@ -441,22 +460,25 @@ struct Reviewed<'r, 'a> {
 
 /// The review of an update ([`guard::review`]): into the cache, against
 /// what its memory remembers, the cache and the floor; into another file,
-/// against that file (and the embedded snapshot's places) alone.
+/// against that file (and the embedded snapshot's places) alone. Hyper's
+/// provider has no floor (its cached provider is the half to keep), and
+/// its newest signing time is its state's.
 fn review(r: &Reviewed<'_, '_>) -> Result<Review, String> {
     let previous = r.previous.filter(|_| !r.stand_in);
-    let known = match (r.to_cache, r.memory) {
-        (true, Some(memory)) => Memory::effective(Some(memory.clone()), previous)?,
-        _ => Memory::rebuilt(previous)?,
+    let known = match r.to_cache {
+        true => trust::hyper::effective(r.cache, r.memory.cloned(), previous)?,
+        false => Memory::rebuilt(previous)?,
     };
-    let floor = match (&known.floor, r.to_cache) {
+    let hyper = r.cache.target == Target::Hyper;
+    let floor = match (&known.floor, r.to_cache && !hyper) {
         (_, false) => guard::Floor::None,
         (Some(floor), true) => guard::Floor::Applied(&floor.providers, &floor.source),
         (None, true) => guard::Floor::Embedded,
     };
-    let signed = if r.to_cache {
-        known.signed_at.max(r.state_signed)
-    } else {
-        None
+    let signed = match (r.to_cache, hyper) {
+        (false, _) => None,
+        (true, false) => known.signed_at.max(r.state_signed),
+        (true, true) => r.state_signed,
     };
     guard::review(
         &Baseline {

@@ -153,9 +153,13 @@ pub struct HelperArgs {
     /// The data folder holding the cache
     #[arg(long)]
     pub cache_dir: PathBuf,
-    /// The catalog URL
+    /// The catalog URL, when the catalog is to be refreshed
     #[arg(long)]
-    pub url: reqwest::Url,
+    pub url: Option<reqwest::Url>,
+    /// Hyper's provider URL, when it is to be refreshed too (its key in
+    /// HYPER_API_KEY)
+    #[arg(long)]
+    pub hyper_url: Option<reqwest::Url>,
     /// Bound on the whole refresh, in seconds
     #[arg(long, value_parser = crate::fetch::http::parse_seconds)]
     pub timeout: Duration,
@@ -202,7 +206,7 @@ pub struct ModelsArgs {
 pub enum Provider {
     /// The Catwalk catalog, `providers.json`
     Catwalk,
-    /// Hyper's provider, `hyper.json` (not handled by this build yet)
+    /// Hyper's provider, `hyper.json`
     Hyper,
 }
 

@@ -308,8 +308,14 @@ fn refresh_if_due(
             interval: env.interval,
             keys,
             foreground: false,
+            bearer: None,
         };
-        refresh::spawn_helper(&exe, &files, &request).map_err(|e| {
+        let job = refresh::Job {
+            files: &files,
+            request: &request,
+            known: None,
+        };
+        refresh::spawn_helper(&exe, &[job]).map_err(|e| {
             format!(
                 "cannot start the background refresh ({}): {e}",
                 exe.display()

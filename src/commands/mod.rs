@@ -6,6 +6,7 @@
 pub mod cli;
 mod context;
 mod front;
+mod hyper;
 mod inputs;
 mod models;
 mod providers;
@@ -134,20 +135,34 @@ fn run(cli: Cli) -> Result<(), Exit> {
             let Ok(keys) = TrustedKeys::parse(&args.public_keys) else {
                 return Ok(());
             };
-            let request = refresh::Request {
-                url: args.url,
+            let request = |url, bearer| refresh::Request {
+                url,
                 timeout: args.timeout,
                 interval: args.interval,
-                keys,
+                keys: keys.clone(),
                 foreground: false,
+                bearer,
             };
-            // Nobody waits for the outcome: it is in the state file.
-            refresh::run(
-                &CacheFiles::in_dir(args.cache_dir),
-                &request,
-                None,
-                refresh::IfBusy::Skip,
-            );
+            let catalog = CacheFiles::in_dir(&args.cache_dir);
+            let hyper = catalog.with_target(crate::catalog::Target::Hyper);
+            let requests: Vec<(&CacheFiles, refresh::Request)> = [
+                args.url.map(|url| (&catalog, request(url, None))),
+                args.hyper_url
+                    .map(|url| (&hyper, request(url, refresh::helper_hyper_key()))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let jobs: Vec<refresh::Job<'_>> = requests
+                .iter()
+                .map(|(files, request)| refresh::Job {
+                    files,
+                    request,
+                    known: None,
+                })
+                .collect();
+            // Nobody waits for the outcomes: they are in the state files.
+            refresh::run_all(&jobs, refresh::IfBusy::Skip);
             Ok(())
         }
     }

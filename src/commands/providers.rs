@@ -128,6 +128,8 @@ struct Status {
     /// `crush`.
     #[serde(skip_serializing_if = "Option::is_none")]
     crush: Option<super::front::Status>,
+    /// Hyper's provider, `hyper.json`.
+    hyper: super::hyper::HyperStatus,
     /// Every other input, and where it came from.
     #[serde(flatten)]
     inputs: inputs::Inputs,
@@ -212,6 +214,12 @@ fn status(
         provider_auto_update: (&settings.auto_update).into(),
         default_providers: (&settings.default_providers).into(),
         crush: super::front::status(&context.cwd, settings),
+        hyper: super::hyper::status(
+            files,
+            crate::config::front::find_hyper_key(&context.cwd, &crate::store::paths::process_env)
+                .as_ref(),
+            matches!(network, network::Network::Allowed(_)),
+        ),
         inputs: inputs::gather(settings, &env, &network),
     };
     match &cached {
@@ -313,6 +321,9 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
             "catalog",
             format!("{}, {}", count(p, "provider"), count(m, "model")),
         )?;
+    }
+    for (key, value) in status.hyper.rows() {
+        row(key, value)?;
     }
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;

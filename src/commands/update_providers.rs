@@ -14,11 +14,11 @@ use super::terminal::{self, fit, shorten};
 use super::{Exit, count, print, say, write_catalog, write_json};
 use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 use crate::catalog::escape::{json_text, safe};
-use crate::catalog::printable;
+use crate::catalog::{Target, printable};
 use crate::commands::cli::{Provider, UpdateArgs};
 use crate::config::Format;
 use crate::error::{Cause, program};
-use crate::fetch::http::FetchError;
+use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
 use crate::store::paths::process_env;
@@ -39,20 +39,24 @@ pub const WOULD_CHANGE: u8 = 3;
 
 /// `crush update-providers`.
 pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
-    if args.provider == Provider::Hyper {
-        return Err(Exit::Usage(format!(
-            "--source hyper: Hyper's provider (hyper.json) is not handled by this build yet; `{} update-providers` updates the Catwalk catalog (--source catwalk, the default)",
-            program()
-        )));
-    }
-    let source = source_of(context, args.source.as_deref())?;
+    let target = match args.provider {
+        Provider::Catwalk => Target::Catalog,
+        Provider::Hyper => Target::Hyper,
+    };
+    let source = source_of(context, target, args.source.as_deref())?;
     let to_stdout = args.output.as_deref() == Some(Path::new(update::STDOUT));
     if to_stdout && args.json {
         return Err(Exit::Usage(
             "--output - and --json both write to standard output; give --output a file".into(),
         ));
     }
-    let cache = cache_files()?;
+    let cache = cache_files()?.with_target(target);
+    if target == Target::Hyper && source == Source::Embedded {
+        return Err(Exit::Usage(format!(
+            "--source hyper embedded: this build carries no snapshot of Hyper's provider (only of the Catwalk catalog); give Hyper's URL or a file, or remove {} to have Crush use its own embedded Hyper provider",
+            cache.catalog.display()
+        )));
+    }
     // A recovery command: a crushrc that cannot be read is skipped (it pins
     // no key), and so is a JSON config when the embedded snapshot, which
     // needs no signature, is asked for.
@@ -77,6 +81,7 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         allow_downgrade: args.allow_downgrade,
         allow_key_move: args.allow_key_move,
         interruptible: true,
+        bearer: bearer(context, target, &source),
     };
     let shown = update::update_providers(&source, &cache, &options, |report| show(report, &args))
         .map_err(|failure| {
@@ -96,21 +101,52 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-/// The source `SOURCE` (else `CATWALK_URL`, else the public server)
-/// names, or the usage error that a source written like a URL, or read
-/// from a terminal, is.
-fn source_of(context: &Context, arg: Option<&str>) -> Result<Source, Exit> {
-    let catwalk_url = process_env("CATWALK_URL").map(|v| v.to_string_lossy().into_owned());
-    let (text, given) = source::given(arg, catwalk_url.as_deref());
-    let source =
-        source::resolve(arg, catwalk_url.as_deref()).map_err(|e| Exit::Usage(e.to_string()))?;
+/// The Hyper key a request for Hyper's provider from `source` carries
+/// (`HYPER_API_KEY`, else the config's), told under `--debug`.
+fn bearer(context: &Context, target: Target, source: &Source) -> Option<Bearer> {
+    let Source::Url(url) = source else {
+        return None;
+    };
+    if target != Target::Hyper {
+        return None;
+    }
+    let key = crate::config::front::find_hyper_key(&context.cwd, &process_env);
+    let shown = source::redacted(url.as_str());
+    match &key {
+        Some(crate::config::front::HyperKey {
+            origin,
+            value: Some(_),
+        }) => context.say_debug(format_args!(
+            "GET {shown}: with Authorization: Bearer, the Hyper key of {}",
+            crate::config::shown(origin)
+        )),
+        Some(crate::config::front::HyperKey { origin, value: None }) => {
+            context.say_debug(format_args!(
+                "GET {shown}: without a key: the Hyper key of {} is set by a command only a shell can run",
+                crate::config::shown(origin)
+            ))
+        }
+        None => context.say_debug(format_args!(
+            "GET {shown}: without a key: none is set (HYPER_API_KEY, providers.hyper.api_key)"
+        )),
+    }
+    key.and_then(|k| k.value).map(Bearer)
+}
+
+/// The source `SOURCE` (else `CATWALK_URL`, else the public server; for
+/// Hyper's provider `HYPER_URL`, else Hyper's server) names, or the usage
+/// error that a source written like a URL, or read from a terminal, is.
+fn source_of(context: &Context, target: Target, arg: Option<&str>) -> Result<Source, Exit> {
+    let env_url = process_env(source::url_env(target)).map(|v| v.to_string_lossy().into_owned());
+    let (text, given) = source::given_for(target, arg, env_url.as_deref());
+    let source = source::resolve_for(target, arg, env_url.as_deref())
+        .map_err(|e| Exit::Usage(e.to_string()))?;
     context.say_debug(format_args!(
         "SOURCE: {} ({})",
         crate::config::shown(&source::redacted(text)),
         match given {
             source::Given::Argument => "the argument".to_string(),
-            source::Given::CatwalkUrl =>
-                super::inputs::env_origin("CATWALK_URL").unwrap_or_default(),
+            source::Given::Variable(name) => super::inputs::env_origin(name).unwrap_or_default(),
             source::Given::Default => "default".to_string(),
         }
     ));
@@ -118,8 +154,8 @@ fn source_of(context: &Context, arg: Option<&str>) -> Result<Source, Exit> {
         Source::File(path) if !path.exists() => {
             if let Some(url) = source::meant_url(text) {
                 return Err(Exit::Usage(match given {
-                    source::Given::CatwalkUrl => format!(
-                        "CATWALK_URL={} names no file; for a URL, write its scheme: CATWALK_URL={url}",
+                    source::Given::Variable(name) => format!(
+                        "{name}={} names no file; for a URL, write its scheme: {name}={url}",
                         crate::catalog::quoted(text)
                     ),
                     _ => format!(

@@ -36,8 +36,28 @@ pub fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
 /// this reader cannot evaluate that may set one counts as set: the answer
 /// only decides whether Crush keeps fetching for itself, the safe side.
 pub fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
-    if env(HYPER_KEY_ENV).is_some() {
-        return Some(HYPER_KEY_ENV.to_string());
+    find_hyper_key(cwd, env).map(|key| key.origin)
+}
+
+/// A Hyper key that is set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HyperKey {
+    /// `HYPER_API_KEY`, or the file (and crushrc line) that sets it.
+    pub origin: String,
+    /// The key as Crush sends it (a config's value as written, as Crush's
+    /// `resolveHyperAPIKey` takes it); `None` when only a shell could
+    /// tell it (a crushrc command this reader does not run).
+    pub value: Option<String>,
+}
+
+/// The Hyper key, as [`hyper_key`] finds it, with its value. An empty
+/// `HYPER_API_KEY` is none (Crush: `os.Getenv(...) != ""`).
+pub fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
+    if let Some(value) = env(HYPER_KEY_ENV).filter(|v| !v.is_empty()) {
+        return Some(HyperKey {
+            origin: HYPER_KEY_ENV.to_string(),
+            value: Some(value.to_string_lossy().into_owned()),
+        });
     }
     let mut found = None;
     for (path, format) in config_files(cwd, env) {
@@ -53,9 +73,12 @@ pub fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
             Format::Crushrc => crushrc_hyper_key(&text),
         };
         match said {
-            Some(Said::Set(line)) => {
+            Some(Said::Set(line, value)) => {
                 let at = line.map(|l| format!(":{l}")).unwrap_or_default();
-                found = Some(format!("{}{at}", path.display()));
+                found = Some(HyperKey {
+                    origin: format!("{}{at}", path.display()),
+                    value,
+                });
             }
             Some(Said::Unset) => found = None,
             None => {}
@@ -65,10 +88,10 @@ pub fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
 }
 
 /// What a file says of Hyper's key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Said {
-    /// Set (at this line of a crushrc).
-    Set(Option<usize>),
+    /// Set (at this line of a crushrc), to this value when it is known.
+    Set(Option<usize>, Option<String>),
     /// Set empty, or the provider removed.
     Unset,
 }
@@ -86,7 +109,7 @@ fn json_hyper_key(text: &str) -> Option<Said> {
     let hyper = field(&value, "providers")?.get("hyper")?.clone();
     match field(&hyper, "api_key")? {
         serde_json::Value::String(key) if key.is_empty() => Some(Said::Unset),
-        serde_json::Value::String(_) => Some(Said::Set(None)),
+        serde_json::Value::String(key) => Some(Said::Set(None, Some(key))),
         _ => None,
     }
 }
@@ -102,7 +125,9 @@ fn crushrc_hyper_key(text: &str) -> Option<Said> {
             ["provider", "add", "hyper", rest @ ..] => {
                 if let Some(i) = rest.iter().position(|w| *w == "--api-key") {
                     let said = match rest.get(i + 1) {
-                        Some(key) if !key.is_empty() => Said::Set(Some(command.line)),
+                        Some(key) if !key.is_empty() => {
+                            Said::Set(Some(command.line), Some(key.to_string()))
+                        }
                         _ => Said::Unset,
                     };
                     events.push((command.line, said));
@@ -118,11 +143,11 @@ fn crushrc_hyper_key(text: &str) -> Option<Said> {
             .windows(3)
             .position(|w| w == ["provider", "add", "hyper"]);
         if adds.is_some_and(|at| words[at..].contains(&"--api-key")) {
-            events.push((skipped.line, Said::Set(Some(skipped.line))));
+            events.push((skipped.line, Said::Set(Some(skipped.line), None)));
         }
     }
     events.sort_by_key(|(line, _)| *line);
-    events.last().map(|(_, said)| *said)
+    events.pop().map(|(_, said)| said)
 }
 
 #[cfg(test)]
@@ -207,6 +232,42 @@ mod tests {
         assert_eq!(hyper_key(&cwd, &env), Some("HYPER_API_KEY".into()));
     }
 
+    /// The key's value, as Crush sends it: the environment's, else the
+    /// last file's as written; unknown where only a shell could tell.
+    #[test]
+    fn the_hyper_keys_value_is_found_where_it_is_set() {
+        let root = tempfile::tempdir().unwrap();
+        let cwd = root.path().join("proj");
+        fs::create_dir_all(cwd.join(".git")).unwrap();
+        let config = root.path().join("config");
+        fs::create_dir_all(&config).unwrap();
+        let env = env_of(&[("CRUSH_GLOBAL_CONFIG", &config)]);
+        let value =
+            |env: &dyn Fn(&str) -> Option<OsString>| find_hyper_key(&cwd, env).map(|k| k.value);
+        fs::write(
+            config.join("crush.json"),
+            r#"{"providers":{"hyper":{"api_key":"from-json"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(value(&env), Some(Some("from-json".into())));
+        let rc = cwd.join(".crushrc");
+        fs::write(&rc, "provider add hyper --api-key from-rc\n").unwrap();
+        assert_eq!(value(&env), Some(Some("from-rc".into())));
+        fs::write(&rc, "provider add hyper --api-key \"$K\"\n").unwrap();
+        assert_eq!(value(&env), Some(None));
+        let with_env = env_of(&[
+            ("CRUSH_GLOBAL_CONFIG", &config),
+            ("HYPER_API_KEY", Path::new("from-env")),
+        ]);
+        assert_eq!(value(&with_env), Some(Some("from-env".into())));
+        // Empty, as Crush reads it: none, and the files decide.
+        let empty = env_of(&[
+            ("CRUSH_GLOBAL_CONFIG", &config),
+            ("HYPER_API_KEY", Path::new("")),
+        ]);
+        assert_eq!(value(&empty), Some(None));
+    }
+
     /// A key set by a command that runs otherwise than plainly (after an
     /// assignment or `command`, or inside a statement this reader skips)
     /// is set for Crush, which runs the file.
@@ -217,7 +278,11 @@ mod tests {
             "K=1 provider add hyper --api-key k\n",
             "true && provider add hyper --api-key k\n",
         ] {
-            assert_eq!(crushrc_hyper_key(rc), Some(Said::Set(Some(1))), "{rc}");
+            assert_eq!(
+                crushrc_hyper_key(rc),
+                Some(Said::Set(Some(1), None)),
+                "{rc}"
+            );
         }
         for rc in [
             "command provider add other --api-key k\n",

@@ -41,6 +41,21 @@ pub struct FetchOptions {
     /// themselves for as long as it runs: only the command line, which
     /// exits soon after, asks.
     pub interruptible: bool,
+    /// A key sent as `Authorization: Bearer KEY` (Hyper's), never shown.
+    /// The HTTP client drops it when a redirect leaves the host, as Go's
+    /// does.
+    pub bearer: Option<Bearer>,
+}
+
+/// A key sent as `Authorization: Bearer KEY`: shown nowhere, debug output
+/// included.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Bearer(pub String);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer(***)")
+    }
 }
 
 impl Default for FetchOptions {
@@ -52,6 +67,7 @@ impl Default for FetchOptions {
             progress: false,
             max_body: MAX_BODY_BYTES,
             interruptible: false,
+            bearer: None,
         }
     }
 }
@@ -542,6 +558,16 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
         .and_then(|v| HeaderValue::from_str(v).ok())
     {
         headers.insert(header::IF_MODIFIED_SINCE, date);
+    }
+    if let Some(Bearer(key)) = &options.bearer {
+        // Go refuses to send such a header too: the request fails.
+        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
+            FetchError::Setup(
+                "the key holds a character an HTTP header cannot carry (a line break or another control character)".into(),
+            )
+        })?;
+        value.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, value);
     }
     let response = client.get(url.clone()).headers(headers).send().await;
     let mut response = response.map_err(|e| on.classify(e))?;

@@ -8,13 +8,15 @@ use std::path::PathBuf;
 
 use reqwest::Url;
 
-use crate::catalog::embedded;
+use crate::catalog::{Target, embedded};
 use crate::fetch::file;
 use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::validators::Validators;
 
 /// The public Catwalk server.
 pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
+/// Hyper's server (Crush's `hyper.BaseURL` without `HYPER_URL`).
+pub const DEFAULT_HYPER_URL: &str = "https://hyper.charm.land";
 
 /// What is appended to a catalog's URL or path to find its signature.
 pub const SIGNATURE_SUFFIX: &str = ".minisig";
@@ -32,6 +34,33 @@ pub enum NoSignature {
 
 /// Path of the catalog on a Catwalk server, below its base URL.
 pub const CATALOG_PATH: &str = "v2/providers";
+/// Path of Hyper's provider on its server, below its base URL.
+pub const HYPER_PATH: &str = "api/v1/provider";
+
+/// The variable that names `target`'s server (and, for `update-providers`,
+/// its default SOURCE): `CATWALK_URL`, `HYPER_URL`.
+pub fn url_env(target: Target) -> &'static str {
+    match target {
+        Target::Catalog => "CATWALK_URL",
+        Target::Hyper => "HYPER_URL",
+    }
+}
+
+/// `target`'s public server, when [`url_env`] names none.
+pub fn default_url(target: Target) -> &'static str {
+    match target {
+        Target::Catalog => DEFAULT_CATWALK_URL,
+        Target::Hyper => DEFAULT_HYPER_URL,
+    }
+}
+
+/// The path of `target`'s document below its server's base URL.
+fn document_path(target: Target) -> &'static str {
+    match target {
+        Target::Catalog => CATALOG_PATH,
+        Target::Hyper => HYPER_PATH,
+    }
+}
 
 /// A resolved catalog source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,9 +128,10 @@ pub struct SourceError(String);
 pub enum Given {
     /// The `SOURCE` argument.
     Argument,
-    /// `CATWALK_URL`, the argument being omitted or empty.
-    CatwalkUrl,
-    /// Neither: the public Catwalk server.
+    /// This variable (`CATWALK_URL`, `HYPER_URL`: [`url_env`]), the
+    /// argument being omitted or empty.
+    Variable(&'static str),
+    /// Neither: the public server.
     Default,
 }
 
@@ -110,13 +140,24 @@ pub enum Given {
 /// none (Crush's `UpdateProviders`: `cmp.Or(pathOrURL, CATWALK_URL,
 /// defaultCatwalkURL)`).
 pub fn given<'a>(arg: Option<&'a str>, catwalk_url: Option<&'a str>) -> (&'a str, Given) {
+    given_for(Target::Catalog, arg, catwalk_url)
+}
+
+/// [`given`] for `target`: `env_url` is the value of its [`url_env`]
+/// (Crush's `UpdateHyper`: `cmp.Or(pathOrURL, hyper.BaseURL())`, which is
+/// `HYPER_URL`, else Hyper's server).
+pub fn given_for<'a>(
+    target: Target,
+    arg: Option<&'a str>,
+    env_url: Option<&'a str>,
+) -> (&'a str, Given) {
     match (
         arg.filter(|a| !a.is_empty()),
-        catwalk_url.filter(|u| !u.is_empty()),
+        env_url.filter(|u| !u.is_empty()),
     ) {
         (Some(arg), _) => (arg, Given::Argument),
-        (None, Some(url)) => (url, Given::CatwalkUrl),
-        (None, None) => (DEFAULT_CATWALK_URL, Given::Default),
+        (None, Some(url)) => (url, Given::Variable(url_env(target))),
+        (None, None) => (default_url(target), Given::Default),
     }
 }
 
@@ -124,9 +165,20 @@ pub fn given<'a>(arg: Option<&'a str>, catwalk_url: Option<&'a str>) -> (&'a str
 /// `CATWALK_URL`, used when the argument is omitted or empty, and read
 /// the same way: `embedded`, a file or a URL, as Crush reads it.
 pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
-    let (text, from) = given(arg, catwalk_url);
-    resolve_text(text).map_err(|SourceError(why)| match from {
-        Given::CatwalkUrl => SourceError(format!("CATWALK_URL: {why}")),
+    resolve_for(Target::Catalog, arg, catwalk_url)
+}
+
+/// [`resolve`] for `target`, `env_url` being the value of its
+/// [`url_env`]: a URL names a server's base (or the document itself),
+/// as for the catalog.
+pub fn resolve_for(
+    target: Target,
+    arg: Option<&str>,
+    env_url: Option<&str>,
+) -> Result<Source, SourceError> {
+    let (text, from) = given_for(target, arg, env_url);
+    resolve_text(target, text).map_err(|SourceError(why)| match from {
+        Given::Variable(name) => SourceError(format!("{name}: {why}")),
         _ => SourceError(why),
     })
 }
@@ -135,22 +187,28 @@ pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, S
 /// URL, as Crush's requests need (anything else makes its request fail
 /// before it is sent). `Err` holds a value that is not one.
 pub fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
-    let (text, _) = given(None, catwalk_url);
+    startup_url_for(Target::Catalog, catwalk_url)
+}
+
+/// [`startup_url`] for `target`, `env_url` being the value of its
+/// [`url_env`].
+pub fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, String> {
+    let (text, _) = given_for(target, None, env_url);
     if is_http(text)
         && go_accepts(text)
-        && let Ok(url) = catalog_url(text)
+        && let Ok(url) = document_url(target, text)
     {
         return Ok(url);
     }
     Err(text.to_owned())
 }
 
-fn resolve_text(arg: &str) -> Result<Source, SourceError> {
+fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     let shown = redacted(arg);
     match arg {
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
-        _ if is_http(arg) => catalog_url(arg).map(Source::Url),
+        _ if is_http(arg) => document_url(target, arg).map(Source::Url),
         _ if arg.contains("://") && !starts_with_ignore_case(arg, "file:") => {
             let scheme = arg.split("://").next().unwrap_or_default();
             Err(SourceError(format!(
@@ -198,6 +256,14 @@ pub fn meant_url(arg: &str) -> Option<String> {
 /// catalog (`….json` or `…/v2/providers`), else `<base>/v2/providers` joined
 /// with exactly one slash.
 pub fn catalog_url(given: &str) -> Result<Url, SourceError> {
+    document_url(Target::Catalog, given)
+}
+
+/// [`catalog_url`] for `target`: Hyper's provider is `….json` or
+/// `…/api/v1/provider`, else `<base>/api/v1/provider` (Crush joins
+/// `HYPER_URL` and the path as text; a trailing slash makes no other
+/// place here).
+pub fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
     let mut url = Url::parse(given)
         .map_err(|e| SourceError(format!("{:?} is not a valid URL: {e}", redacted(given))))?;
     if url.host_str().is_none_or(str::is_empty) {
@@ -207,10 +273,15 @@ pub fn catalog_url(given: &str) -> Result<Url, SourceError> {
         )));
     }
     let path = url.path().trim_end_matches('/');
-    if path.ends_with(".json") || path.ends_with("/v2/providers") {
+    let document = document_path(target);
+    if path.ends_with(".json")
+        || path
+            .strip_suffix(document)
+            .is_some_and(|base| base.ends_with('/'))
+    {
         return Ok(url);
     }
-    let joined = format!("{path}/{CATALOG_PATH}");
+    let joined = format!("{path}/{document}");
     url.set_path(&joined);
     Ok(url)
 }
@@ -491,6 +562,77 @@ mod tests {
         assert_eq!(
             startup_url(None).unwrap().as_str(),
             "https://catwalk.charm.land/v2/providers"
+        );
+    }
+
+    /// Hyper's provider: `HYPER_URL` else Hyper's server, below which
+    /// Crush's path is joined; the same forms otherwise.
+    #[test]
+    fn hyper_is_found_below_hyper_url_or_its_server() {
+        let hyper = |arg, env| {
+            resolve_for(Target::Hyper, arg, env)
+                .map(|s| s.to_string())
+                .map_err(|e| e.0)
+        };
+        assert_eq!(
+            hyper(None, None).unwrap(),
+            "https://hyper.charm.land/api/v1/provider"
+        );
+        for (arg, env, url) in [
+            (
+                None,
+                Some("http://127.0.0.1:9"),
+                "http://127.0.0.1:9/api/v1/provider",
+            ),
+            (
+                Some(""),
+                Some("http://127.0.0.1:9/x/"),
+                "http://127.0.0.1:9/x/api/v1/provider",
+            ),
+            (
+                Some("https://m.corp/h/api/v1/provider"),
+                None,
+                "https://m.corp/h/api/v1/provider",
+            ),
+            (
+                Some("https://m.corp/hyper.json"),
+                None,
+                "https://m.corp/hyper.json",
+            ),
+            // Only Crush's path as a whole names the document.
+            (
+                Some("https://m.corp/xapi/v1/provider"),
+                None,
+                "https://m.corp/xapi/v1/provider/api/v1/provider",
+            ),
+        ] {
+            assert_eq!(hyper(arg, env).unwrap(), url, "{arg:?} {env:?}");
+        }
+        assert_eq!(
+            resolve_for(Target::Hyper, None, Some("embedded")),
+            Ok(Source::Embedded)
+        );
+        assert_eq!(
+            resolve_for(Target::Hyper, None, Some("/tmp/h.json")),
+            Ok(Source::File("/tmp/h.json".into()))
+        );
+        assert!(
+            hyper(None, Some("ftp://x"))
+                .unwrap_err()
+                .starts_with("HYPER_URL: ")
+        );
+        assert_eq!(
+            given_for(Target::Hyper, None, Some("x")),
+            ("x", Given::Variable("HYPER_URL"))
+        );
+        assert_eq!(
+            startup_url_for(Target::Hyper, Some("hyper.corp")),
+            Err("hyper.corp".to_string())
+        );
+        // The catalog's paths are no document of Hyper's.
+        assert_eq!(
+            hyper(Some("https://m.corp/v2/providers"), None).unwrap(),
+            "https://m.corp/v2/providers/api/v1/provider"
         );
     }
 

@@ -17,6 +17,7 @@
 //! What to do is decided by [`decide`], a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
 
+pub mod hyper;
 pub mod network;
 pub mod refresh;
 
@@ -26,8 +27,9 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use self::refresh::{IfBusy, Outcome, Refresh};
-use crate::catalog::{self, embedded};
+pub use self::hyper::HyperOptions;
+use self::refresh::{Outcome, Refresh};
+use crate::catalog::{self, Target, embedded};
 use crate::error::program;
 use crate::fetch::{http, source};
 use crate::store::cache::{self, CacheFiles, Cached};
@@ -69,6 +71,9 @@ pub struct StartupOptions {
     /// The pinned keys: a catalog from the network must be signed by one of
     /// them, or it is not applied.
     pub keys: Option<TrustedKeys>,
+    /// Hyper's provider, kept fresh beside the catalog by the same rules
+    /// ([`hyper`]): when a Hyper key is configured.
+    pub hyper: Option<HyperOptions>,
 }
 
 /// Where a background refresh runs.
@@ -121,6 +126,9 @@ pub struct StartupCatalog {
     pub refresh: Option<Refresh>,
     /// Whether a refresh was started in the background, either way.
     pub refreshing: bool,
+    /// Whether a refresh of Hyper's provider was started in the
+    /// background.
+    pub hyper_refreshing: bool,
     /// The exit code when Ctrl-C (130) or SIGTERM (143) ended a refresh
     /// that was waited for; nothing was written. Only with
     /// [`StartupOptions::wait`].
@@ -166,21 +174,41 @@ pub fn decide(
 
 /// The hint appended to a warning about a failed refresh.
 pub fn refresh_hint() -> String {
+    refresh_hint_for(Target::Catalog)
+}
+
+/// [`refresh_hint`] for `target`'s document.
+pub fn refresh_hint_for(target: Target) -> String {
     let me = program();
+    let update = update_command(target);
     format!(
-        "on a machine without network, set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} update-providers` fetches it by hand"
+        "on a machine without network, set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
     )
+}
+
+/// `update-providers`, and `--source hyper` for Hyper's provider.
+fn update_command(target: Target) -> &'static str {
+    match target {
+        Target::Catalog => "update-providers",
+        Target::Hyper => "update-providers --source hyper",
+    }
 }
 
 /// What a held refresh's warning ends with: the commands that show it and
 /// apply it.
 pub fn held_hint(flags: &[String]) -> String {
+    held_hint_for(Target::Catalog, flags)
+}
+
+/// [`held_hint`] for `target`'s document.
+pub fn held_hint_for(target: Target, flags: &[String]) -> String {
     let me = program();
-    let apply = std::iter::once(format!("{me} update-providers"))
+    let update = update_command(target);
+    let apply = std::iter::once(format!("{me} {update}"))
         .chain(flags.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    format!("review it with `{me} update-providers --dry-run`, then apply it with `{apply}`")
+    format!("review it with `{me} {update} --dry-run`, then apply it with `{apply}`")
 }
 
 /// Loads the catalog for start-up, at once unless the caller waits.
@@ -224,6 +252,8 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     {
         report_refresh(files, cached, &mut warnings);
     }
+    let hyper = hyper::plan(files, options, &mut warnings);
+    let hyper = hyper.as_ref().filter(|plan| plan.is_due());
     let known = cached.as_ref().map(|c| c.sha256);
     let in_use = using(cached.as_ref());
     let at_hand = |warnings| match cached {
@@ -236,16 +266,24 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         interval: options.interval,
         keys: options.keys.clone(),
         foreground: options.wait,
+        bearer: None,
     };
     match decision {
-        Decision::Offline | Decision::Cache => at_hand(warnings),
+        Decision::Offline | Decision::Cache => {
+            hyper::alone(hyper, &options.background, at_hand(warnings))
+        }
         Decision::CacheAndRefresh | Decision::EmbeddedAndFetch => {
             let mut loaded = at_hand(warnings);
-            start_refresh(files, options, request, &mut loaded);
+            start_refresh(files, options, request, hyper, &mut loaded);
             loaded
         }
         Decision::Wait => {
-            match refresh::run(files, &request, known, IfBusy::Wait) {
+            let catalog = refresh::Job {
+                files,
+                request: &request,
+                known,
+            };
+            match hyper::waited(catalog, hyper, &mut warnings) {
                 Outcome::Updated(bytes) => fresh(bytes, &options.url, warnings),
                 Outcome::Unsaved(bytes, why) => {
                     warnings.push(format!(
@@ -281,7 +319,13 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
                         .and_then(|r| r.held)
                         .map(|h| h.flags)
                         .unwrap_or_default();
-                    warnings.push(held_warning(&options.url, None, &findings, &flags));
+                    warnings.push(held_warning(
+                        Target::Catalog,
+                        &options.url,
+                        None,
+                        &findings,
+                        &flags,
+                    ));
                     at_hand(warnings)
                 }
             }
@@ -298,11 +342,13 @@ fn using(cached: Option<&Cached>) -> String {
 }
 
 /// Starts the refresh of `files` in the background, as `options` say, for
-/// the catalog handed over in `loaded`.
+/// the catalog handed over in `loaded`, and of Hyper's provider when it is
+/// due (in the same helper process, or on a thread of its own).
 fn start_refresh(
     files: &CacheFiles,
     options: &StartupOptions,
     request: refresh::Request,
+    hyper: Option<&hyper::Plan>,
     loaded: &mut StartupCatalog,
 ) {
     match &options.background {
@@ -312,24 +358,40 @@ fn start_refresh(
                 .unwrap_or_else(|| catalog::sha256(&loaded.bytes));
             loaded.refresh = Some(Refresh::start(files.clone(), request, Some(known)));
             loaded.refreshing = true;
+            if let Some(plan) = hyper {
+                loaded.hyper_refreshing =
+                    hyper::start(plan, &options.background, &mut loaded.warnings);
+            }
         }
-        Background::Process(exe) => match refresh::spawn_helper(exe, files, &request) {
-            Ok(()) => loaded.refreshing = true,
-            Err(e) => loaded.warnings.push(format!(
-                "cannot start the background refresh ({}): {e}; using {} meanwhile",
-                exe.display(),
-                if loaded.provenance == Provenance::Cached {
-                    "the cached catalog".to_string()
-                } else {
-                    format!("the embedded catalog ({})", embedded::origin())
+        Background::Process(exe) => {
+            let catalog = refresh::Job {
+                files,
+                request: &request,
+                known: None,
+            };
+            match refresh::spawn_helper(exe, &hyper::with(catalog, hyper)) {
+                Ok(()) => {
+                    loaded.refreshing = true;
+                    loaded.hyper_refreshing = hyper.is_some();
                 }
-            )),
-        },
+                Err(e) => loaded.warnings.push(format!(
+                    "cannot start the background refresh ({}): {e}; using {} meanwhile",
+                    exe.display(),
+                    if loaded.provenance == Provenance::Cached {
+                        "the cached catalog".to_string()
+                    } else {
+                        format!("the embedded catalog ({})", embedded::origin())
+                    }
+                )),
+            }
+        }
     }
 }
 
-/// The warning for a held refresh from `url`, held at `at` (when known).
+/// The warning for a held refresh of `target`'s document from `url`, held
+/// at `at` (when known).
 fn held_warning(
+    target: Target,
     url: &impl std::fmt::Display,
     at: Option<u64>,
     findings: &[String],
@@ -346,10 +408,15 @@ fn held_warning(
     let when = at
         .map(|at| format!(" at {}", state::rfc3339(at)))
         .unwrap_or_default();
+    let kept = match target {
+        Target::Catalog => "the catalog in use",
+        Target::Hyper => "the one Crush uses",
+    };
     format!(
-        "a refresh of the provider catalog from {url} was held{when}, and the catalog in use is kept: {}{more}; {}",
+        "a refresh of {} from {url} was held{when}, and {kept} is kept: {}{more}; {}",
+        target.noun(),
         findings.first().map_or("", String::as_str),
-        held_hint(flags)
+        held_hint_for(target, flags)
     )
 }
 
@@ -362,6 +429,7 @@ fn report_refresh(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String
     };
     if let Some((refresh, held)) = state.held() {
         warnings.push(held_warning(
+            Target::Catalog,
             &refresh.url,
             Some(refresh.at),
             &held.changes,
@@ -433,6 +501,7 @@ fn snapshot(warnings: Vec<String>) -> StartupCatalog {
         warnings,
         refresh: None,
         refreshing: false,
+        hyper_refreshing: false,
         interrupted: None,
     }
 }
@@ -683,6 +752,7 @@ mod tests {
             background: Background::Thread,
             wait: false,
             keys: None,
+            hyper: None,
         };
         let catalog = load(&CacheFiles::in_dir(tmp.path()), &options);
         assert_eq!(catalog.provenance, Provenance::Disabled);

@@ -17,6 +17,12 @@
 //! folder: each holds a lock of its own, which the kernel releases if the
 //! process dies, and checks once it has it that no other refresh has just
 //! confirmed the cache.
+//!
+//! The same refresh keeps Hyper's provider (`hyper.json`) fresh: the
+//! cache's [`CacheFiles::target`] says which document a [`Job`] is, and
+//! with it how the answer is read, reviewed (no floor; its own signing
+//! time) and where it is kept. One helper, under one lock, refreshes both
+//! ([`run_all`]).
 
 use std::fs::File;
 use std::io;
@@ -28,17 +34,26 @@ use std::time::Duration;
 use reqwest::Url;
 
 use crate::catalog::embedded;
-use crate::catalog::{self, Catalog, hex};
+use crate::catalog::{self, Catalog, Target, hex};
 use crate::fetch::file;
-use crate::fetch::http::{self, FetchError, FetchOptions, Fetched, Session};
+use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
 use crate::fetch::validators::Validators;
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::lock;
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
 use crate::trust::guard::{self, Baseline};
-use crate::trust::memory::{self, Memory};
+use crate::trust::hyper;
+use crate::trust::memory;
 use crate::trust::signature::{SignatureError, TrustedKeys};
+
+/// The Hyper key the helper process was given ([`spawn_helper`]).
+pub fn helper_hyper_key() -> Option<Bearer> {
+    std::env::var(HYPER_KEY_ENV)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .map(Bearer)
+}
 
 /// Bound on establishing the connection.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -49,6 +64,10 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 const LOCK_FILE: &str = ".providers.refresh.lock";
 /// The hidden subcommand that runs a refresh in a helper process.
 pub const HELPER_COMMAND: &str = "refresh-in-background";
+/// The variable the helper takes the Hyper key from: the one Crush reads,
+/// set in the helper's environment (never on its command line, which
+/// every user of the machine can read).
+const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
 
 /// What to refresh from, and how often.
 #[derive(Debug, Clone)]
@@ -65,6 +84,22 @@ pub struct Request {
     /// ends it ([`FetchError::Interrupted`]) and a progress bar is drawn
     /// when stderr is a terminal.
     pub foreground: bool,
+    /// Sent as `Authorization: Bearer`: the Hyper key, for Hyper's
+    /// provider.
+    pub bearer: Option<Bearer>,
+}
+
+/// One document to refresh: its cache (whose target says which
+/// document), where from, and the SHA-256 of the one the caller holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Job<'a> {
+    /// The cache.
+    pub files: &'a CacheFiles,
+    /// Where from, and how.
+    pub request: &'a Request,
+    /// What the caller holds: the outcome is `Updated` when the cache ends
+    /// up holding another document, whoever put it there.
+    pub known: Option<[u8; 32]>,
 }
 
 /// How a refresh ended.
@@ -113,6 +148,9 @@ pub enum RequestError {
     /// The body is not a valid catalog.
     #[error("not a valid catalog: {0}")]
     Invalid(#[from] catalog::ValidationError),
+    /// The body is not a valid Hyper provider.
+    #[error("not a valid Hyper provider: {0}")]
+    InvalidHyper(catalog::ValidationError),
     /// A pinned key's signature is missing or wrong.
     #[error("refused: {0}")]
     Signature(#[from] SignatureError),
@@ -131,18 +169,21 @@ impl RequestError {
     }
 }
 
-/// One request for the catalog at `url`, conditional on `conditional`,
-/// within `timeout` (and [`CONNECT_TIMEOUT`] to connect); a 200's body must
-/// be a valid catalog and, with `keys` pinned, come with a valid signature
+/// One request for `target`'s document at `url`, conditional on
+/// `conditional`, within `timeout` (and [`CONNECT_TIMEOUT`] to connect),
+/// carrying `bearer` when there is one; a 200's body must be a valid
+/// document and, with `keys` pinned, come with a valid signature
 /// (`URL.minisig`, fetched with the same bounds). In the `foreground`,
 /// Ctrl-C or SIGTERM ends it ([`FetchError::Interrupted`]) and a progress
 /// bar is drawn.
 pub fn request(
+    target: Target,
     url: &Url,
     timeout: Duration,
     conditional: Validators,
     keys: Option<&TrustedKeys>,
     foreground: bool,
+    bearer: Option<&Bearer>,
 ) -> Result<Answer, RequestError> {
     let options = FetchOptions {
         timeout,
@@ -151,13 +192,17 @@ pub fn request(
         progress: foreground,
         max_body: http::MAX_BODY_BYTES,
         interruptible: foreground,
+        bearer: bearer.cloned(),
     };
     // One session: the signature comes on the catalog's connection.
     let session = Session::default();
     match session.fetch(url, &options)? {
         Fetched::NotModified => Ok(Answer::NotModified),
         Fetched::Body { bytes, validators } => {
-            catalog::validate(&bytes)?;
+            target.validate(&bytes).map_err(|e| match target {
+                Target::Catalog => RequestError::Invalid(e),
+                Target::Hyper => RequestError::InvalidHyper(e),
+            })?;
             let signed_at = match keys {
                 None => None,
                 Some(keys) => {
@@ -201,32 +246,57 @@ pub fn run(
     known: Option<[u8; 32]>,
     if_busy: IfBusy,
 ) -> Outcome {
+    let job = Job {
+        files,
+        request,
+        known,
+    };
+    run_all(&[job], if_busy).pop().unwrap_or(Outcome::Unchanged)
+}
+
+/// Runs the refreshes of `jobs` (documents of one data folder: the
+/// catalog, then Hyper's provider) one after the other in this thread,
+/// under one refresh lock: an outcome for each, in their order.
+pub fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
+    let Some(first) = jobs.first() else {
+        return Vec::new();
+    };
+    // Another refresh may have as many requests to make.
+    let wait = jobs.iter().map(|j| j.request.timeout).sum::<Duration>() + LOCK_WAIT;
     // A folder where no lock can be made is one where no catalog can be
     // saved either: the refresh still brings one for this run.
-    let lock = match RefreshLock::acquire(&files.dir, if_busy, request.timeout + LOCK_WAIT) {
-        Ok(None) => return Outcome::Unchanged,
+    let lock = match RefreshLock::acquire(&first.files.dir, if_busy, wait) {
+        Ok(None) => return jobs.iter().map(|_| Outcome::Unchanged).collect(),
         Ok(Some(lock)) => Some(lock),
         // Recorded for the next start to tell, and told now to one that
         // waits.
         Err(LockError::NotRegular(why)) => {
-            let cached = cache::read_valid(files).ok().flatten();
-            keep(files, cached.as_ref(), |state| {
-                state.record_refresh(RefreshRecord {
-                    at: state::now(),
-                    url: request.url.to_string(),
-                    outcome: RefreshOutcome::Failed,
-                    cause: Some(why.clone()),
-                    told: false,
-                    held: None,
-                })
-            });
-            return Outcome::Failed(why);
+            return jobs.iter().map(|job| unlocked(job, &why)).collect();
         }
         Err(LockError::Io) => None,
     };
-    let outcome = refresh_locked(files, request, known);
+    let outcomes = jobs
+        .iter()
+        .map(|job| refresh_locked(job.files, job.request, job.known))
+        .collect();
     drop(lock);
-    outcome
+    outcomes
+}
+
+/// Records that `job` could not take the refresh lock, for `why`.
+fn unlocked(job: &Job<'_>, why: &str) -> Outcome {
+    let cached = cache::read_valid(job.files).ok().flatten();
+    keep(job.files, cached.as_ref(), |state| {
+        state.record_refresh(RefreshRecord {
+            at: state::now(),
+            url: job.request.url.to_string(),
+            outcome: RefreshOutcome::Failed,
+            cause: Some(why.to_owned()),
+            told: false,
+            held: None,
+        })
+    });
+    Outcome::Failed(why.to_owned())
 }
 
 fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>) -> Outcome {
@@ -258,11 +328,13 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         Outcome::Held(findings)
     };
     let answer = self::request(
+        files.target,
         &request.url,
         request.timeout,
         cached.as_ref().map(Cached::validators).unwrap_or_default(),
         request.keys.as_ref(),
         request.foreground,
+        request.bearer.as_ref(),
     );
     let validators = match answer {
         Ok(Answer::NotModified) => None,
@@ -341,13 +413,15 @@ fn take(
         changes,
         flags: Vec::new(),
     };
-    let next = catalog::validate(fetched.bytes)
+    let next = files
+        .target
+        .validate(fetched.bytes)
         .map_err(|e| held(vec![format!("the new catalog cannot be read again: {e}")]))?;
     // The cache to compare with: not the embedded snapshot standing in for
     // none.
     let previous = cached
         .filter(|c| !c.is_stand_in())
-        .and_then(|c| catalog::validate(&c.bytes).ok());
+        .and_then(|c| files.target.validate(&c.bytes).ok());
     let review = review(files, cached, previous.as_ref(), &next, fetched.signed_at)
         .map_err(|why| held(vec![why]))?;
     if !review.is_clear() {
@@ -366,6 +440,8 @@ fn take(
 /// of where keys went, the cache `cached` and the floor
 /// ([`guard::review`]); why there is none, when what is remembered
 /// cannot be read (or the catalog not placed): then the refresh holds.
+/// Hyper's provider has no floor (the half to keep is its cached
+/// provider's), and its newest signing time is its state's.
 fn review(
     files: &CacheFiles,
     cached: Option<&Cached>,
@@ -374,10 +450,11 @@ fn review(
     signed_at: Option<u64>,
 ) -> Result<guard::Review, String> {
     let file = memory::read(files)?;
-    let known = Memory::effective(file, previous)?;
-    let floor = match &known.floor {
-        Some(floor) => guard::Floor::Applied(&floor.providers, &floor.source),
-        None => guard::Floor::Embedded,
+    let known = hyper::effective(files, file, previous)?;
+    let floor = match (&known.floor, files.target) {
+        (_, Target::Hyper) => guard::Floor::None,
+        (Some(floor), Target::Catalog) => guard::Floor::Applied(&floor.providers, &floor.source),
+        (None, Target::Catalog) => guard::Floor::Embedded,
     };
     let state_signed = cached
         .and_then(|c| c.state.as_ref())
@@ -386,7 +463,10 @@ fn review(
         previous,
         places: &known.places,
         floor,
-        signed: known.signed_at.max(state_signed),
+        signed: match files.target {
+            Target::Catalog => known.signed_at.max(state_signed),
+            Target::Hyper => state_signed,
+        },
     };
     guard::review(&baseline, next, signed_at)
 }
@@ -395,11 +475,16 @@ fn review(
 /// the cache `cached`. Without a cache file at all (the first start), the
 /// embedded snapshot, which start-up uses meanwhile, becomes the cache, so
 /// that the record has a home and the next start tells it; a file that is
-/// there but not valid is left for a person.
+/// there but not valid is left for a person. Hyper's provider has no
+/// snapshot: its state file alone records it
+/// ([`cache::update_absent_state`]).
 fn keep(files: &CacheFiles, cached: Option<&Cached>, change: impl FnOnce(&mut CacheState)) {
     match cached {
         Some(cached) => {
             let _ = cache::update_state(files, cached, LOCK_WAIT, change);
+        }
+        None if files.target == Target::Hyper => {
+            let _ = cache::update_absent_state(files, LOCK_WAIT, change);
         }
         None => {
             let bytes = embedded::catalog_bytes();
@@ -462,10 +547,11 @@ pub fn save(
     // signing time, before it is in place (under the folder lock).
     memory::record(
         files,
-        || Memory::rebuilt(previous),
+        || hyper::rebuilt(files, previous),
         |memory| {
             memory.learn(next)?;
-            if let Some(signed_at) = signed_at {
+            // Hyper's signing time is in its state alone.
+            if let Some(signed_at) = signed_at.filter(|_| files.target == Target::Catalog) {
                 memory.saw_signature(signed_at, false);
             }
             Ok(())
@@ -615,6 +701,7 @@ impl RefreshLock {
 ///     background: Background::Thread,
 ///     wait: false,
 ///     keys: None,
+///     hyper: None,
 /// };
 /// let mut loaded = startup::load(&files, &options);
 /// // At once: the cache, never confirmed, so a refresh was started.
@@ -686,22 +773,38 @@ fn stopped() -> Outcome {
     Outcome::Failed("the refresh thread stopped without an outcome".into())
 }
 
-/// Starts a refresh in a detached helper process, this very program run
-/// with [`HELPER_COMMAND`], for a short-lived command: its standard
-/// streams are on the null device (a reader of the command's output sees
-/// the end of it when the command exits); it is in a process group of its
-/// own, so that Ctrl-C in the terminal, which signals the foreground
-/// group, does not reach it (on Windows: a new process group, and no
-/// console window); and it always exits by itself within the request's
-/// bounds.
-pub fn spawn_helper(exe: &Path, files: &CacheFiles, request: &Request) -> io::Result<()> {
+/// Starts the refreshes of `jobs` (documents of one folder, with the same
+/// bounds and keys: one start's) in a detached helper process, this very
+/// program run with [`HELPER_COMMAND`], for a short-lived command: its
+/// standard streams are on the null device (a reader of the command's
+/// output sees the end of it when the command exits); it is in a process
+/// group of its own, so that Ctrl-C in the terminal, which signals the
+/// foreground group, does not reach it (on Windows: a new process group,
+/// and no console window); and it always exits by itself within the
+/// requests' bounds. Hyper's key goes in its environment, never on its
+/// command line, which every user of the machine can read.
+pub fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
+    let Some(first) = jobs.first() else {
+        return Ok(());
+    };
+    let request = first.request;
     let mut command = Command::new(exe);
     command
         .arg(HELPER_COMMAND)
         .arg("--cache-dir")
-        .arg(&files.dir)
-        .arg("--url")
-        .arg(request.url.as_str())
+        .arg(&first.files.dir)
+        .env_remove(HYPER_KEY_ENV);
+    for job in jobs {
+        let flag = match job.files.target {
+            Target::Catalog => "--url",
+            Target::Hyper => "--hyper-url",
+        };
+        command.arg(flag).arg(job.request.url.as_str());
+        if let (Target::Hyper, Some(Bearer(key))) = (job.files.target, &job.request.bearer) {
+            command.env(HYPER_KEY_ENV, key);
+        }
+    }
+    command
         .arg("--timeout")
         .arg(request.timeout.as_secs_f64().to_string())
         .arg("--interval")

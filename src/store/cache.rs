@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::catalog::{self, hex};
+use crate::catalog::{self, Target, hex};
 use crate::fetch::file::{self, FileError};
 use crate::fetch::validators::Validators;
 use crate::store::lock;
@@ -24,9 +24,17 @@ pub const STATE_FILE: &str = "providers.state.json";
 /// File name of the memory of where keys went beside it
 /// ([`crate::trust::memory`]).
 pub const MEMORY_FILE: &str = "providers.trust.json";
-/// Temporary files are named `.providers.*.tmp`, so that leftovers of a killed
-/// run can be recognised and removed.
-const TEMP_PREFIX: &str = ".providers.";
+/// File name of Hyper's provider, beside the catalog (Crush's `hyper.json`).
+pub const HYPER_FILE: &str = "hyper.json";
+/// File name of its state file.
+pub const HYPER_STATE_FILE: &str = "hyper.state.json";
+/// Temporary files are named `.providers.*.tmp` (the catalog's, its state's,
+/// the memory's) and `.hyper.*.tmp` (Hyper's), so that leftovers of a killed
+/// run can be recognised and removed. Every writer of either holds the
+/// folder lock from its first byte to its rename, and only the holder
+/// removes leftovers: no writer removes another's file in flight. Crush's
+/// own (`hyper.json.*.tmp`, without the dot) are never touched.
+const TEMP_PREFIXES: [&str; 2] = [".providers.", ".hyper."];
 const TEMP_SUFFIX: &str = ".tmp";
 
 /// The cache's files.
@@ -34,24 +42,42 @@ const TEMP_SUFFIX: &str = ".tmp";
 pub struct CacheFiles {
     /// The folder holding both files.
     pub dir: PathBuf,
-    /// `providers.json`.
+    /// The cached document: `providers.json`, or `hyper.json`.
     pub catalog: PathBuf,
-    /// `providers.state.json`.
+    /// Its state file: `providers.state.json`, or `hyper.state.json`.
     pub state: PathBuf,
-    /// `providers.trust.json`.
+    /// `providers.trust.json`: one memory of where keys went for both
+    /// documents, since a key is the same key whichever sends it.
     pub memory: PathBuf,
+    /// Which document is cached.
+    pub target: Target,
 }
 
 impl CacheFiles {
     /// The cache files inside `dir`.
     pub fn in_dir(dir: impl Into<PathBuf>) -> Self {
+        Self::of(dir, Target::Catalog)
+    }
+
+    /// The files of `target`'s document inside `dir`.
+    pub fn of(dir: impl Into<PathBuf>, target: Target) -> Self {
         let dir = dir.into();
+        let (document, state) = match target {
+            Target::Catalog => (CATALOG_FILE, STATE_FILE),
+            Target::Hyper => (HYPER_FILE, HYPER_STATE_FILE),
+        };
         CacheFiles {
-            catalog: dir.join(CATALOG_FILE),
-            state: dir.join(STATE_FILE),
+            catalog: dir.join(document),
+            state: dir.join(state),
             memory: dir.join(MEMORY_FILE),
             dir,
+            target,
         }
+    }
+
+    /// The files of `target`'s document in the same folder.
+    pub fn with_target(&self, target: Target) -> Self {
+        Self::of(self.dir.clone(), target)
     }
 }
 
@@ -240,10 +266,56 @@ pub fn read_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
     if cached.state.is_some() {
         return Ok(Some(cached));
     }
-    match catalog::validate(&cached.bytes) {
+    match files.target.validate(&cached.bytes) {
         Ok(_) => Ok(Some(cached)),
-        Err(e) => Err(format!("the cached catalog {path} is not valid ({e})")),
+        Err(e) => Err(format!(
+            "the cached {} {path} is not valid ({e})",
+            what(files)
+        )),
     }
+}
+
+/// `catalog`, `Hyper provider`: what the cached document is, for messages.
+fn what(files: &CacheFiles) -> &'static str {
+    match files.target {
+        Target::Catalog => "catalog",
+        Target::Hyper => "Hyper provider",
+    }
+}
+
+/// The state recorded for a document that is not in the cache: what a
+/// first fetch that failed or was held records when no snapshot can stand
+/// in for the document (Hyper's provider; the catalog has the embedded
+/// one), so that the next start tells it. Its `sha256` is empty. `None`
+/// when the document is there, or the state file describes one.
+pub fn absent_state(files: &CacheFiles) -> Option<CacheState> {
+    if fs::symlink_metadata(&files.catalog).is_ok() {
+        return None;
+    }
+    state::read(&files.state)
+        .ok()
+        .flatten()
+        .filter(|s| s.sha256.is_empty())
+}
+
+/// Changes the state of a document that is not in the cache
+/// ([`absent_state`]), under the folder lock; nothing when the document is
+/// there by then (`Ok(false)`).
+pub fn update_absent_state(
+    files: &CacheFiles,
+    wait: Duration,
+    change: impl FnOnce(&mut CacheState),
+) -> Result<bool, WriteError> {
+    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
+    let _lock = FolderLock::acquire(&files.dir, wait)
+        .map_err(WriteError::at("lock the data folder", &files.dir))?;
+    if fs::symlink_metadata(&files.catalog).is_ok() {
+        return Ok(false);
+    }
+    let mut state = absent_state(files).unwrap_or_default();
+    change(&mut state);
+    write_state(&files.state, &state)?;
+    Ok(true)
 }
 
 /// What tells one version of a file from another without reading it: its
@@ -510,7 +582,7 @@ pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteEr
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("catalog");
-    // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIX.
+    // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIXES.
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(TEMP_SUFFIX);
@@ -583,7 +655,7 @@ fn remove_leftovers(dir: &Path) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX) {
+        if TEMP_PREFIXES.iter().any(|p| name.starts_with(p)) && name.ends_with(TEMP_SUFFIX) {
             let _ = fs::remove_file(entry.path());
         }
     }
@@ -851,6 +923,50 @@ mod tests {
             names(tmp.path()),
             [CATALOG_FILE, STATE_FILE, "unrelated.tmp"]
         );
+    }
+
+    /// Hyper's document lives beside the catalog under names of its own,
+    /// shares the memory, and its writer and the catalog's each remove
+    /// both kinds of leftovers (they hold the same lock), never Crush's
+    /// temporary files.
+    #[test]
+    fn hyper_has_files_of_its_own_beside_the_catalog() {
+        let tmp = tempfile::tempdir().unwrap();
+        let catalog = CacheFiles::in_dir(tmp.path());
+        let hyper = catalog.with_target(Target::Hyper);
+        assert_eq!(hyper.catalog, tmp.path().join("hyper.json"));
+        assert_eq!(hyper.state, tmp.path().join("hyper.state.json"));
+        assert_eq!(hyper.memory, catalog.memory);
+        for leftover in [".providers.json.a1.tmp", ".hyper.json.b2.tmp"] {
+            fs::write(tmp.path().join(leftover), b"half").unwrap();
+        }
+        // Crush's own temporary file, mid-write.
+        fs::write(tmp.path().join("hyper.json.123.tmp"), b"crush").unwrap();
+        let doc = br#"{"id":"hyper","name":"H","models":[{"id":"m"}]}"#;
+        write(&hyper, doc, &CacheState::default(), WAIT).unwrap();
+        assert_eq!(
+            names(tmp.path()),
+            ["hyper.json", "hyper.json.123.tmp", "hyper.state.json"]
+        );
+        assert_eq!(read_valid(&hyper).unwrap().unwrap().bytes, doc);
+        assert!(read(&catalog).unwrap().is_none());
+    }
+
+    /// A record for a document that is not there is kept, told, and
+    /// ignored once the document is written.
+    #[test]
+    fn an_absent_document_keeps_a_state_of_its_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let hyper = CacheFiles::of(tmp.path(), Target::Hyper);
+        assert_eq!(absent_state(&hyper), None);
+        let recorded = update_absent_state(&hyper, WAIT, |s| s.source = "x".into()).unwrap();
+        assert!(recorded);
+        let state = absent_state(&hyper).unwrap();
+        assert_eq!((state.sha256.as_str(), state.source.as_str()), ("", "x"));
+        fs::write(&hyper.catalog, b"{}").unwrap();
+        assert_eq!(absent_state(&hyper), None);
+        assert!(!update_absent_state(&hyper, WAIT, |_| {}).unwrap());
+        assert!(read(&hyper).unwrap().unwrap().state.is_none());
     }
 
     #[cfg(unix)]

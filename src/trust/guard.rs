@@ -61,6 +61,10 @@ pub fn reach(provider: &Provider<'_>) -> Result<(Place, Vec<String>), String> {
                 .variables());
         }
     }
+    // Crush sends the Hyper key to this provider whatever its fields say.
+    if provider.id.as_str() == super::hyper::PROVIDER_ID {
+        add(vec![super::hyper::KEY_VARIABLE]);
+    }
     Ok((place, variables))
 }
 

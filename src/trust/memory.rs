@@ -107,15 +107,22 @@ impl Memory {
 
     /// The memory file's, or, without one, [`Memory::rebuilt`]; the places
     /// of the embedded snapshot are always known (the user trusted them
-    /// by installing this build).
+    /// by installing this build), and so is where Crush's own Hyper
+    /// provider sends the Hyper key ([`super::hyper::crush_places`]).
     pub fn effective(file: Option<Memory>, cache: Option<&Catalog<'_>>) -> Result<Memory, String> {
-        match file {
+        let mut memory = match file {
             Some(mut memory) => {
                 memory.learn(embedded::catalog())?;
-                Ok(memory)
+                memory
             }
-            None => Memory::rebuilt(cache),
-        }
+            None => Memory::rebuilt(cache)?,
+        };
+        memory
+            .places
+            .entry(super::hyper::KEY_VARIABLE.to_owned())
+            .or_default()
+            .extend(super::hyper::crush_places());
+        Ok(memory)
     }
 
     /// Adds every place a variable of `catalog` reaches.

@@ -3,6 +3,7 @@
 //! the [`memory`] of where keys went), and signed catalogs ([`signature`]).
 
 pub mod guard;
+pub mod hyper;
 pub mod memory;
 pub mod place;
 pub mod signature;

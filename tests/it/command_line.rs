@@ -1,8 +1,7 @@
 //! Every command line Crush's `update-providers` takes is taken: its
 //! global flags (`-d/--debug`, `-D/--data-dir`, `-H/--host`, `-v` for the
 //! version), `--source catwalk` and `--source=catwalk`, `""` as SOURCE;
-//! `--source hyper` is a clear usage error until Hyper's provider is
-//! handled.
+//! `--source hyper` and `--source=hyper` (Hyper's provider: `hyper.rs`).
 
 use std::fs;
 
@@ -45,20 +44,18 @@ async fn the_source_flag_in_both_forms_and_an_empty_source() {
         );
     }
     assert_eq!(server.received_requests().await.unwrap().len(), 4);
+    // Hyper's provider, in both forms: from HYPER_URL (here a closed
+    // port), or a file (here none).
     let home = Home::new();
-    for hyper in [
-        &["update-providers", "--source=hyper"][..],
-        &["update-providers", "--source", "hyper", "x.json"],
-    ] {
-        let run = home.run(hyper);
-        run.usage_error();
-        assert!(
-            run.stderr.contains(
-                "--source hyper: Hyper's provider (hyper.json) is not handled by this build yet"
-            ),
-            "{run:?}"
-        );
-    }
+    let closed = closed_port_url();
+    let run = home.run_env(
+        &["update-providers", "--source=hyper"],
+        &[("HYPER_URL", closed.as_str())],
+    );
+    run.fails_with(&[&format!("{closed}/api/v1/provider")]);
+    let run = home.run(&["update-providers", "--source", "hyper", "x.json"]);
+    run.fails_with(&["x.json: cannot read"]);
+    assert!(!home.data_dir().join("hyper.json").exists());
     let run = home.run(&["update-providers", "--source=other"]);
     run.usage_error();
     assert!(

@@ -556,6 +556,7 @@ async fn a_host_gets_held_changes_from_its_handle() {
         background: Background::Thread,
         wait: false,
         keys: None,
+        hyper: None,
     };
     let mut loaded = startup::load(&files, &options);
     let outcome = loaded

@@ -26,6 +26,7 @@ fn options(server: &MockServer, interval: Duration) -> StartupOptions {
         background: Background::Thread,
         wait: false,
         keys: None,
+        hyper: None,
     }
 }
 

@@ -19,6 +19,7 @@ mod go_agreement;
 mod going_out;
 mod held;
 mod host;
+mod hyper;
 mod local_files;
 mod messages;
 mod origins;

@@ -1,0 +1,258 @@
+//! Hyper's provider at start-up. When a Hyper key is configured, the start
+//! keeps `hyper.json` fresh beside the catalog: decided as the catalog is
+//! ([`super::decide`]) on its own cache and state, on the same interval,
+//! refreshed by the same refresh under the same lock (one helper process
+//! refreshes both), and its held and failed refreshes told as the
+//! catalog's are. Start-up hands over no Hyper provider: Crush reads
+//! `hyper.json` itself.
+
+use reqwest::Url;
+
+use super::refresh::{self, IfBusy, Job, Outcome};
+use super::{Decision, StartupCatalog, StartupOptions, decide, held_warning, refresh_hint_for};
+use crate::catalog::Target;
+use crate::fetch::http::Bearer;
+use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::state;
+
+/// Hyper's provider to keep fresh: where from, and the key its requests
+/// carry.
+#[derive(Debug, Clone)]
+pub struct HyperOptions {
+    /// `$HYPER_URL/api/v1/provider`, else Hyper's server's.
+    pub url: Url,
+    /// The Hyper key (`HYPER_API_KEY`, else the config's).
+    pub key: Bearer,
+}
+
+/// What this start does about Hyper's provider.
+#[derive(Debug)]
+pub(super) struct Plan {
+    /// `hyper.json` and its state.
+    pub files: CacheFiles,
+    /// What its cache calls for.
+    pub decision: Decision,
+    /// Its refresh.
+    pub request: refresh::Request,
+}
+
+impl Plan {
+    /// Whether a request is due (waited for or not).
+    pub fn is_due(&self) -> bool {
+        !matches!(self.decision, Decision::Offline | Decision::Cache)
+    }
+
+    /// Its refresh, as a job of the refresh.
+    pub fn job(&self) -> Job<'_> {
+        Job {
+            files: &self.files,
+            request: &self.request,
+            known: None,
+        }
+    }
+}
+
+/// What this start does about Hyper's provider beside the catalog of
+/// `files`, telling what its last refresh held back or how it failed (in
+/// `warnings`); `None` without a Hyper key or without network.
+pub(super) fn plan(
+    files: &CacheFiles,
+    options: &StartupOptions,
+    warnings: &mut Vec<String>,
+) -> Option<Plan> {
+    let hyper = options.hyper.as_ref()?;
+    let files = files.with_target(Target::Hyper);
+    let cached = cache::read_valid(&files).unwrap_or_else(|problem| {
+        warnings.push(format!("{problem}; it is replaced by the next refresh"));
+        None
+    });
+    let decision = decide(
+        options.auto_update,
+        cached.as_ref(),
+        options.interval,
+        state::now(),
+        options.wait,
+    );
+    if decision == Decision::Offline {
+        return None;
+    }
+    tell(&files, cached.as_ref(), warnings);
+    Some(Plan {
+        files,
+        decision,
+        request: refresh::Request {
+            url: hyper.url.clone(),
+            timeout: options.timeout,
+            interval: options.interval,
+            keys: options.keys.clone(),
+            foreground: options.wait,
+            bearer: Some(hyper.key.clone()),
+        },
+    })
+}
+
+/// What Crush uses while Hyper's provider is not refreshed.
+fn in_use(cached: Option<&Cached>) -> &'static str {
+    match cached {
+        Some(_) => "Crush keeps the cached one (hyper.json)",
+        None => "Crush keeps its own embedded one",
+    }
+}
+
+/// Tells what the last refresh of Hyper's provider held back (at every
+/// start, while it is held), or, once, that it failed.
+fn tell(files: &CacheFiles, cached: Option<&Cached>, warnings: &mut Vec<String>) {
+    let state = match cached {
+        Some(cached) => cached.state.clone(),
+        None => cache::absent_state(files),
+    };
+    let Some(state) = state else {
+        return;
+    };
+    if let Some((refresh, held)) = state.held() {
+        warnings.push(held_warning(
+            Target::Hyper,
+            &refresh.url,
+            Some(refresh.at),
+            &held.changes,
+            &held.flags,
+        ));
+    }
+    let Some(failure) = state.untold_failure() else {
+        return;
+    };
+    warnings.push(format!(
+        "the last refresh of Hyper's provider from {} failed at {}: {}; {}; {}",
+        failure.url,
+        state::rfc3339(failure.at),
+        failure.cause.as_deref().unwrap_or("no cause recorded"),
+        in_use(cached),
+        refresh_hint_for(Target::Hyper)
+    ));
+    let cause = failure.cause.clone();
+    // Best effort, by cause, as for the catalog.
+    let told = |state: &mut state::CacheState| {
+        if let Some(refresh) = &mut state.refresh
+            && refresh.outcome == state::RefreshOutcome::Failed
+            && refresh.cause == cause
+        {
+            refresh.told = true;
+        }
+    };
+    let wait = std::time::Duration::from_millis(200);
+    let _ = match cached {
+        Some(cached) => cache::update_state(files, cached, wait, told),
+        None => cache::update_absent_state(files, wait, told),
+    };
+}
+
+/// What a refresh of Hyper's provider that a person waited for came to,
+/// for them to read now; `Err` with the exit code of an interrupted one.
+fn told(plan: &Plan, outcome: Outcome) -> Result<Option<String>, u8> {
+    let url = crate::fetch::source::redacted(plan.request.url.as_str());
+    Ok(match outcome {
+        Outcome::Unchanged | Outcome::Updated(_) => None,
+        Outcome::Interrupted(code) => return Err(code),
+        Outcome::Unsaved(_, why) => Some(format!(
+            "could not save the refreshed Hyper provider from {url}: {why}; Crush reads it only from hyper.json"
+        )),
+        Outcome::Failed(why) => {
+            let cached = cache::read_valid(&plan.files).ok().flatten();
+            Some(format!(
+                "could not refresh Hyper's provider from {url}: {why}; {}; {}",
+                in_use(cached.as_ref()),
+                refresh_hint_for(Target::Hyper)
+            ))
+        }
+        Outcome::Held(findings) => {
+            let flags = cache::read_valid(&plan.files)
+                .ok()
+                .flatten()
+                .and_then(|c| c.state)
+                .or_else(|| cache::absent_state(&plan.files))
+                .and_then(|s| s.refresh)
+                .and_then(|r| r.held)
+                .map(|h| h.flags)
+                .unwrap_or_default();
+            Some(held_warning(Target::Hyper, &url, None, &findings, &flags))
+        }
+    })
+}
+
+/// The catalog's refresh `catalog`, and Hyper's after it when `plan`
+/// has one due.
+pub(super) fn with<'a>(catalog: Job<'a>, plan: Option<&'a Plan>) -> Vec<Job<'a>> {
+    std::iter::once(catalog)
+        .chain(plan.map(Plan::job))
+        .collect()
+}
+
+/// Runs the catalog's refresh a person waits for, and Hyper's after it
+/// when due, under one lock: the catalog's outcome, Hyper's told in
+/// `warnings` (an interrupted one ends the start as the catalog's would).
+pub(super) fn waited(catalog: Job<'_>, plan: Option<&Plan>, warnings: &mut Vec<String>) -> Outcome {
+    let mut outcomes = refresh::run_all(&with(catalog, plan), IfBusy::Wait).into_iter();
+    let outcome = outcomes.next().unwrap_or(Outcome::Unchanged);
+    match (plan, outcomes.next()) {
+        (Some(plan), Some(hyper)) => match told(plan, hyper) {
+            Ok(told) => {
+                warnings.extend(told);
+                outcome
+            }
+            Err(code) => Outcome::Interrupted(code),
+        },
+        _ => outcome,
+    }
+}
+
+/// `loaded`, handed over by a start that refreshes no catalog, once
+/// Hyper's refresh is run as `plan` says: waited for (its outcome told),
+/// or started in the background.
+pub(super) fn alone(
+    plan: Option<&Plan>,
+    background: &super::Background,
+    mut loaded: StartupCatalog,
+) -> StartupCatalog {
+    let Some(plan) = plan else {
+        return loaded;
+    };
+    if plan.decision == Decision::Wait {
+        let outcome = refresh::run(&plan.files, &plan.request, None, IfBusy::Wait);
+        match told(plan, outcome) {
+            Ok(told) => loaded.warnings.extend(told),
+            Err(code) => loaded.interrupted = Some(code),
+        }
+    } else {
+        loaded.hyper_refreshing = start(plan, background, &mut loaded.warnings);
+    }
+    loaded
+}
+
+/// Starts the refresh of Hyper's provider in the background: on a thread
+/// of its own (nobody holds a handle to it: the outcome is in its state),
+/// or in a helper process.
+pub(super) fn start(
+    plan: &Plan,
+    background: &super::Background,
+    warnings: &mut Vec<String>,
+) -> bool {
+    let started = match background {
+        super::Background::Thread => {
+            let (files, request) = (plan.files.clone(), plan.request.clone());
+            std::thread::Builder::new()
+                .name("hyper-refresh".into())
+                .spawn(move || refresh::run(&files, &request, None, IfBusy::Wait))
+                .map(drop)
+        }
+        super::Background::Process(exe) => refresh::spawn_helper(exe, &[plan.job()]),
+    };
+    match started {
+        Ok(()) => true,
+        Err(e) => {
+            warnings.push(format!(
+                "cannot start the background refresh of Hyper's provider: {e}"
+            ));
+            false
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Hyper's key, as the guard follows it. Crush sends the user's Hyper key
+//! (`HYPER_API_KEY`, else the config's `providers.hyper.api_key`, which
+//! `crush login hyper` writes) with the requests of the provider whose id
+//! is `hyper`, whatever its `api_key` says (v0.90's `configureProviders`):
+//! that provider carries the variable [`KEY_VARIABLE`] to its place, in
+//! the catalog as in Hyper's own document ([`super::guard::reach`]).
+//!
+//! Where it may always go without a person: Hyper's own server (the key
+//! is a key of it), and where Crush's own embedded Hyper provider sends
+//! it, which is where Crush sends it when there is no `hyper.json` at all
+//! (`$HYPER_URL/api/v1/fantasy`, else Hyper's server). A first
+//! `hyper.json` that sends it anywhere else is a key move; a later one may
+//! also send it wherever one applied here did.
+
+use crate::catalog::{self, Catalog, Target, expand};
+use crate::fetch::source::{DEFAULT_HYPER_URL, url_env};
+use crate::store::cache::{self, CacheFiles};
+
+use super::memory::Memory;
+use super::place::{self, Place};
+
+/// The id of the provider Crush sends the Hyper key to.
+pub const PROVIDER_ID: &str = "hyper";
+/// The variable that stands for the Hyper key, wherever it comes from.
+pub const KEY_VARIABLE: &str = "HYPER_API_KEY";
+/// The `type` of Crush's Hyper provider.
+const KIND: &str = "hyper";
+
+/// Where the key may always go, `hyper_url` being the value of
+/// `HYPER_URL`: Hyper's server, and where Crush's embedded Hyper provider
+/// sends it (Crush: `HYPER_URL + "/api/v1/fantasy"`, when that makes an
+/// exact place).
+pub fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
+    let place_of = |base: &str| {
+        expand::endpoint(&format!("{base}/api/v1/fantasy"))
+            .ok()
+            .map(|endpoint| place::place(&endpoint, KIND))
+            .filter(|place| matches!(place, Place::Url { .. }))
+    };
+    let mut places: Vec<Place> = place_of(DEFAULT_HYPER_URL).into_iter().collect();
+    if let Some(place) = hyper_url.filter(|url| !url.is_empty()).and_then(place_of)
+        && !places.contains(&place)
+    {
+        places.push(place);
+    }
+    places
+}
+
+/// [`crush_places_for`] this process's `HYPER_URL` (a `.env` file's
+/// included, as Crush reads it).
+pub fn crush_places() -> Vec<Place> {
+    let url = crate::environment::var(url_env(crate::catalog::Target::Hyper));
+    crush_places_for(url.as_ref().and_then(|u| u.to_str()))
+}
+
+/// [`Memory::rebuilt`] for the document of `files` replacing `previous`:
+/// for the catalog, of `previous`; for Hyper's provider, of the catalog
+/// cached beside it and of `previous` too, since a data folder without a
+/// memory file remembers what both documents send.
+pub fn rebuilt(files: &CacheFiles, previous: Option<&Catalog<'_>>) -> Result<Memory, String> {
+    if files.target == Target::Catalog {
+        return Memory::rebuilt(previous);
+    }
+    let beside = cache::read_valid(&files.with_target(Target::Catalog))
+        .ok()
+        .flatten()
+        .filter(|c| !c.is_stand_in());
+    let catalog = beside
+        .as_ref()
+        .and_then(|c| catalog::validate(&c.bytes).ok());
+    let mut memory = Memory::rebuilt(catalog.as_ref())?;
+    if let Some(previous) = previous {
+        memory.learn(previous)?;
+    }
+    Ok(memory)
+}
+
+/// [`Memory::effective`] for the document of `files` replacing
+/// `previous`, `file` being the memory file's (`None`: none there).
+pub fn effective(
+    files: &CacheFiles,
+    file: Option<Memory>,
+    previous: Option<&Catalog<'_>>,
+) -> Result<Memory, String> {
+    match (files.target, file) {
+        (Target::Hyper, None) => Memory::effective(Some(rebuilt(files, previous)?), None),
+        (_, file) => Memory::effective(file, previous),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trust::guard;
+
+    /// The provider `hyper` sends the Hyper key to its place, whatever its
+    /// fields say, in Hyper's document as in a catalog; Hyper's server is
+    /// no move.
+    #[test]
+    fn the_provider_hyper_carries_the_hyper_key() {
+        let doc = r#"{"id":"hyper","name":"H","api_endpoint":"https://evil.example/v1","models":[{"id":"m"}]}"#;
+        let known = Memory::effective(None, None).unwrap();
+        let moves = |doc: &str, target: Target| {
+            let doc = match target {
+                Target::Hyper => doc.to_owned(),
+                Target::Catalog => format!("[{doc}]"),
+            };
+            let next = target.validate(doc.as_bytes()).unwrap();
+            guard::key_moves(&known.places, &next)
+                .unwrap()
+                .iter()
+                .map(|m| (m.variable.clone(), m.to.to_string()))
+                .collect::<Vec<_>>()
+        };
+        for target in [Target::Hyper, Target::Catalog] {
+            assert_eq!(
+                moves(doc, target),
+                [(
+                    "HYPER_API_KEY".to_string(),
+                    "https://evil.example:443".to_string()
+                )]
+            );
+            let home = doc.replace(
+                "https://evil.example/v1",
+                "https://hyper.charm.land/api/v1/fantasy",
+            );
+            assert_eq!(moves(&home, target), []);
+        }
+        // Another id carries only what its fields say.
+        let other = doc.replace(r#""id":"hyper""#, r#""id":"other""#);
+        assert_eq!(moves(&other, Target::Hyper), []);
+    }
+
+    #[test]
+    fn the_key_goes_where_crushs_own_hyper_sends_it() {
+        let shown = |url| {
+            crush_places_for(url)
+                .iter()
+                .map(Place::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let hyper = "https://hyper.charm.land:443";
+        assert_eq!(shown(None), hyper);
+        assert_eq!(shown(Some("")), hyper);
+        assert_eq!(shown(Some("https://hyper.charm.land/")), hyper);
+        assert_eq!(
+            shown(Some("http://127.0.0.1:8080/")),
+            format!("{hyper} http://127.0.0.1:8080")
+        );
+        assert_eq!(
+            shown(Some("https://Hyper.Corp")),
+            format!("{hyper} https://hyper.corp:443")
+        );
+        // A value that makes no exact place adds none.
+        assert_eq!(shown(Some("$HOST")), hyper);
+    }
+}

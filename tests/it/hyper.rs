@@ -1,0 +1,670 @@
+//! Hyper's provider (`update-providers --source hyper`, and the start-up
+//! refresh of `hyper.json` when a Hyper key is configured): the request
+//! Crush makes (`$HYPER_URL/api/v1/provider`, `Authorization: Bearer` with
+//! the environment's key, else the config's, conditional on the cache's
+//! validators), the one provider object validated as a catalog's provider
+//! and swapped in byte for byte beside the catalog, reviewed as a catalog
+//! (a key move refused or held), the same SOURCE forms, no embedded
+//! snapshot, and `providers --status`.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::common::*;
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// Hyper's provider as its server answers it, with a field nobody knows
+/// and odd spacing (kept byte for byte), its endpoint on Hyper's own
+/// server: where the Hyper key may always go.
+const HYPER: &str = r#"{"name": "Charm Hyper", "id": "hyper",
+  "api_endpoint": "https://hyper.charm.land/api/v1/fantasy", "type": "hyper",
+  "default_large_model_id": "big", "future_field": {"kept": [1, 2.50, null]},
+  "models": [
+    {"id": "big", "name": "Big", "cost_per_1m_in": 3, "context_window": 200000, "has_reasoning_efforts": true},
+    {"id": "small", "name": "Small"}
+  ]}
+"#;
+
+/// [`HYPER`]'s next version: a model added.
+fn hyper_next() -> String {
+    HYPER.replace(
+        r#"{"id": "small", "name": "Small"}"#,
+        r#"{"id": "small", "name": "Small"}, {"id": "new", "name": "New"}"#,
+    )
+}
+
+/// [`HYPER`] sending the Hyper key elsewhere.
+fn hyper_moved() -> String {
+    HYPER.replace(
+        "https://hyper.charm.land/api/v1/fantasy",
+        "https://attacker.example/v1",
+    )
+}
+
+impl Home {
+    fn hyper_file(&self) -> PathBuf {
+        self.data_dir().join("hyper.json")
+    }
+
+    fn hyper(&self) -> Option<Vec<u8>> {
+        fs::read(self.hyper_file()).ok()
+    }
+
+    fn hyper_state(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&fs::read(self.data_dir().join("hyper.state.json")).ok()?).ok()
+    }
+
+    /// Waits for a background refresh of Hyper's provider to record an
+    /// outcome (the record is written last).
+    #[track_caller]
+    fn wait_for_hyper_refresh(&self) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            if let Some(refresh) = self.hyper_state().and_then(|s| s.get("refresh").cloned()) {
+                return refresh;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no refresh of Hyper's provider recorded"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Writes the global JSON config.
+    fn config(&self, json: &str) {
+        let dir = self.path().join(".config/crush");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("crush.json"), json).unwrap();
+    }
+}
+
+/// A server for both documents: the catalog (one a first fetch applies)
+/// and Hyper's provider (`hyper`), with an ETag.
+async fn server(hyper: &str) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("ETag", "\"h1\"")
+                .set_body_string(hyper),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+/// The requests for Hyper's provider the server saw.
+async fn hyper_requests(server: &MockServer) -> Vec<wiremock::Request> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path() == "/api/v1/provider")
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hyper_url_is_asked_with_the_key_and_the_answer_swapped_in_byte_for_byte() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let home = Home::new();
+    let env = [("HYPER_URL", uri.as_str()), ("HYPER_API_KEY", "sk-env")];
+    let run = home.run_env(&["update-providers", "--source", "hyper"], &env);
+    run.ok();
+    assert!(
+        run.stdout.contains(&format!(
+            "Updated providers from {uri}/api/v1/provider: 1 provider, 2 models\n  written to {}",
+            home.hyper_file().display()
+        )),
+        "{run:?}"
+    );
+    let again = home.run_env(&["update-providers", "--source=hyper", ""], &env);
+    assert!(
+        again.ok().stdout.starts_with("Already up to date"),
+        "{again:?}"
+    );
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    // Beside the catalog, which it leaves alone; its own state, the memory
+    // of where keys went shared.
+    assert_eq!(
+        home.data_entries(),
+        ["hyper.json", "hyper.state.json", "providers.trust.json"]
+    );
+    let state = home.hyper_state().unwrap();
+    assert_eq!(state["etag"], "\"h1\"");
+    assert_eq!(state["sha256"], sha256_hex(HYPER.as_bytes()));
+    let memory: serde_json::Value =
+        serde_json::from_slice(&fs::read(home.data_dir().join("providers.trust.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        memory["places"]["HYPER_API_KEY"],
+        serde_json::json!([{"to": "url", "scheme": "https", "host": "hyper.charm.land", "port": "443"}])
+    );
+    let requests = hyper_requests(&server).await;
+    assert_eq!(requests.len(), 2);
+    assert_eq!(received(&requests, "authorization"), ["Bearer sk-env"; 2]);
+    // Crush's own path below a base URL given as SOURCE, or the document's
+    // URL as it is.
+    for given in [format!("{uri}/"), format!("{uri}/api/v1/provider")] {
+        home.run(&["update-providers", "--source", "hyper", &given])
+            .ok();
+    }
+    assert_eq!(hyper_requests(&server).await.len(), 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_is_the_environments_else_the_configs_else_none() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let update = ["update-providers", "--source", "hyper", "-q"];
+    let with_config = Home::new();
+    with_config.config(r#"{"providers": {"hyper": {"api_key": "sk-config"}}}"#);
+    with_config.run_env(&update, &[("HYPER_URL", &uri)]).ok();
+    // The environment's wins, and is never shown; an empty one is none,
+    // as in Crush.
+    let debug = with_config.run_env(
+        &["-d", "update-providers", "--source", "hyper"],
+        &[("HYPER_URL", &uri), ("HYPER_API_KEY", "sk-env")],
+    );
+    debug.ok();
+    assert!(
+        debug
+            .stderr
+            .contains("with Authorization: Bearer, the Hyper key of HYPER_API_KEY")
+            && !debug.stderr.contains("sk-env"),
+        "{debug:?}"
+    );
+    with_config
+        .run_env(&update, &[("HYPER_URL", &uri), ("HYPER_API_KEY", "")])
+        .ok();
+    let without = Home::new();
+    let debug = without.run_env(
+        &["-d", "update-providers", "--source", "hyper"],
+        &[("HYPER_URL", &uri)],
+    );
+    debug.ok();
+    assert!(
+        debug.stderr.contains("without a key: none is set"),
+        "{debug:?}"
+    );
+    assert_eq!(
+        received(&hyper_requests(&server).await, "authorization"),
+        ["Bearer sk-config", "Bearer sk-env", "Bearer sk-config", ""]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invalid_provider_is_refused_and_the_cache_is_untouched() {
+    let home = Home::new();
+    let (_dir, file) = temp_file("hyper.json", HYPER.as_bytes());
+    home.run(&[
+        "update-providers",
+        "--source",
+        "hyper",
+        file.to_str().unwrap(),
+    ])
+    .ok();
+    let before = fs::metadata(home.hyper_file()).unwrap().modified().unwrap();
+    for (bad, parts) in [
+        (
+            embedded_and_gamma().to_string(),
+            &["not a valid Hyper provider: expected a JSON object (one provider), found an array"]
+                [..],
+        ),
+        (
+            HYPER.replace(r#""context_window": 200000"#, r#""context_window": "big""#),
+            &[
+                "the provider (\"hyper\"): models[0] (\"big\"): field context_window: invalid type: string \"big\", expected an integer",
+            ],
+        ),
+        (
+            HYPER.replace(r#""id": "small""#, r#""id": "big""#),
+            &["models[1] (\"big\"): id is not unique within the provider"],
+        ),
+        (
+            HYPER.replace(r#""type": "hyper""#, r#""type": "hyper", "TYPE": "openai""#),
+            &["two keys name the field type"],
+        ),
+        (
+            HYPER.replace(
+                "https://hyper.charm.land/api/v1/fantasy",
+                "https://$(curl evil.example)/v1",
+            ),
+            &["field api_endpoint"],
+        ),
+        (
+            r#"{"id": "hyper", "name": "H", "models": []}"#.to_string(),
+            &["names no model"],
+        ),
+    ] {
+        let url = serve_at(
+            "/api/v1/provider",
+            ResponseTemplate::new(200).set_body_string(bad.clone()),
+        )
+        .await;
+        let run = home.run(&["update-providers", "--source", "hyper", &url.uri()]);
+        run.fails_with(parts);
+        assert!(
+            run.stderr
+                .contains("check that the source is Hyper's provider"),
+            "{run:?}"
+        );
+        assert_eq!(home.hyper().unwrap(), HYPER.as_bytes(), "{bad}");
+    }
+    assert_eq!(
+        fs::metadata(home.hyper_file()).unwrap().modified().unwrap(),
+        before
+    );
+}
+
+#[test]
+fn a_file_and_standard_input_are_sources_and_embedded_is_none() {
+    let home = Home::new();
+    let (_dir, file) = temp_file("h.json", HYPER.as_bytes());
+    let file = file.to_str().unwrap();
+    home.run(&["update-providers", "--source", "hyper", file])
+        .ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    let next = hyper_next();
+    let run = home.run_stdin(
+        &["update-providers", "--source", "hyper", "-"],
+        next.as_bytes(),
+    );
+    run.ok();
+    assert!(run.stdout.contains("models 1 added"), "{run:?}");
+    assert_eq!(home.hyper().unwrap(), next.as_bytes());
+    // HYPER_URL is read as a SOURCE too, as Crush reads it.
+    home.run_env(
+        &["update-providers", "--source", "hyper"],
+        &[("HYPER_URL", file)],
+    )
+    .ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    // No snapshot of Hyper's provider: a usage error, the cache untouched.
+    for (args, env) in [
+        (
+            &["update-providers", "--source", "hyper", "embedded"][..],
+            None,
+        ),
+        (
+            &["update-providers", "--source", "hyper"],
+            Some(("HYPER_URL", "embedded")),
+        ),
+    ] {
+        let run = home.run_env(args, env.as_slice());
+        run.usage_error();
+        assert!(
+            run.stderr
+                .contains("this build carries no snapshot of Hyper's provider"),
+            "{run:?}"
+        );
+        assert!(
+            run.stderr
+                .contains("hyper.json to have Crush use its own embedded Hyper provider"),
+            "{run:?}"
+        );
+    }
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    // Any other --source is bad usage.
+    let run = home.run(&["update-providers", "--source", "bogus"]);
+    run.usage_error();
+    assert!(
+        run.stderr.contains("possible values: catwalk, hyper"),
+        "{run:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_move_is_refused_without_the_flag_and_held_by_a_refresh() {
+    let home = Home::new();
+    let moved = hyper_moved();
+    let (_dir, file) = temp_file("moved.json", moved.as_bytes());
+    let file = file.to_str().unwrap();
+    // The first one: against where Crush's own Hyper sends the key.
+    let run = home.run(&["update-providers", "--source", "hyper", file]);
+    run.fails_with(&[
+        "refused: provider \"hyper\" would send $HYPER_API_KEY to https://attacker.example:443",
+        "--allow-key-move",
+    ]);
+    assert_eq!(home.hyper(), None);
+    // A known key of the catalog sent elsewhere by Hyper's document.
+    let borrowed = HYPER
+        .replace(
+            r#""type": "hyper""#,
+            r#""type": "hyper", "api_key": "$ANTHROPIC_API_KEY""#,
+        )
+        .replace(
+            "https://hyper.charm.land/api/v1/fantasy",
+            "https://hyper.corp/v1",
+        );
+    let (_dir2, borrowed_file) = temp_file("borrowed.json", borrowed.as_bytes());
+    home.run(&[
+        "update-providers",
+        "--source",
+        "hyper",
+        borrowed_file.to_str().unwrap(),
+    ])
+    .fails_with(&["would send $ANTHROPIC_API_KEY to https://hyper.corp:443"]);
+    // A refresh holds what a person must allow, and says so at every start.
+    let server = server(&moved).await;
+    let uri = server.uri();
+    home.run_stdin(
+        &["update-providers", "--source", "hyper", "-"],
+        HYPER.as_bytes(),
+    )
+    .ok();
+    let env = [
+        ("CATWALK_URL", uri.as_str()),
+        ("HYPER_URL", uri.as_str()),
+        ("HYPER_API_KEY", "sk-env"),
+        ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+    ];
+    let waited = home.run_env(&["providers", "--wait"], &env);
+    waited.ok();
+    assert!(
+        waited.stderr.contains(&format!(
+            "a refresh of Hyper's provider from {uri}/api/v1/provider was held, and the one Crush uses is kept: provider \"hyper\" would send $HYPER_API_KEY to https://attacker.example:443"
+        )),
+        "{waited:?}"
+    );
+    assert!(
+        waited
+            .stderr
+            .contains("update-providers --source hyper --allow-key-move"),
+        "{waited:?}"
+    );
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    let next = home.run_env(&["providers"], &env);
+    assert!(
+        next.stderr.contains("a refresh of Hyper's provider from")
+            && next.stderr.contains("was held at "),
+        "{next:?}"
+    );
+    home.wait_for_the_helper();
+    let status = home.run_env(&["providers", "--status"], &env);
+    assert!(
+        status.stdout.contains("hyper held back:") && status.stdout.contains("attacker.example"),
+        "{status:?}"
+    );
+    // A person allows it, and is told where the key goes now.
+    let allowed = home.run_env(
+        &["update-providers", "--source", "hyper", "--allow-key-move"],
+        &env,
+    );
+    allowed.ok();
+    assert!(
+        allowed
+            .stderr
+            .contains("$HYPER_API_KEY to https://attacker.example:443")
+            && allowed
+                .stderr
+                .contains("requests carrying its value will go to this new place"),
+        "{allowed:?}"
+    );
+    assert_eq!(home.hyper().unwrap(), moved.as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refresh_is_conditional_and_a_304_leaves_hyper_json_untouched() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider"))
+        .and(header("If-None-Match", "\"h1\""))
+        .respond_with(ResponseTemplate::new(304))
+        .with_priority(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("ETag", "\"h1\"")
+                .insert_header("Last-Modified", "Wed, 01 Jan 2025 00:00:00 GMT")
+                .set_body_string(HYPER),
+        )
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let home = Home::new();
+    let env = [
+        ("CATWALK_URL", uri.as_str()),
+        ("HYPER_URL", uri.as_str()),
+        ("HYPER_API_KEY", "sk-env"),
+        ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+    ];
+    home.run_env(&["update-providers", "--source", "hyper", "-q"], &env)
+        .ok();
+    let before = fs::metadata(home.hyper_file()).unwrap();
+    home.run_env(&["providers", "--wait"], &env).ok();
+    let requests = hyper_requests(&server).await;
+    assert_eq!(requests.len(), 2);
+    // `update-providers` asks anew, as for the catalog; the refresh asks
+    // whether what it has is current.
+    assert_eq!(received(&requests, "if-none-match"), ["", "\"h1\""]);
+    assert_eq!(
+        received(&requests, "if-modified-since"),
+        ["", "Wed, 01 Jan 2025 00:00:00 GMT"]
+    );
+    assert_eq!(received(&requests, "authorization"), ["Bearer sk-env"; 2]);
+    let after = fs::metadata(home.hyper_file()).unwrap();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
+    let refresh = home.hyper_state().unwrap()["refresh"].clone();
+    assert_eq!(refresh["outcome"], "unchanged", "{refresh}");
+    // Without state (a Crush wrote it), the SHA form of its bytes is sent.
+    fs::remove_file(home.data_dir().join("hyper.state.json")).unwrap();
+    home.run_env(&["providers", "--wait"], &env).ok();
+    let requests = hyper_requests(&server).await;
+    assert_eq!(
+        received(&requests[2..], "if-none-match"),
+        [catwalk_etag(HYPER.as_bytes())]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_start_up_refreshes_hyper_json_only_with_a_hyper_key() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let env = [("CATWALK_URL", uri.as_str()), ("HYPER_URL", uri.as_str())];
+    // No key: the catalog alone.
+    let home = Home::new();
+    home.run_env(&["providers", "--wait"], &env).ok();
+    let before = home.last_refresh();
+    home.run_env(
+        &["providers"],
+        &[("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"), env[0], env[1]],
+    )
+    .ok();
+    home.wait_for_refresh(&before);
+    home.wait_for_the_helper();
+    assert!(hyper_requests(&server).await.is_empty());
+    assert_eq!(home.hyper(), None);
+    // The environment's key: one helper refreshes both, in the background.
+    let home = Home::new();
+    let run = home.run_env(
+        &["-d", "providers"],
+        &[env[0], env[1], ("HYPER_API_KEY", "sk-env")],
+    );
+    run.ok();
+    assert!(
+        run.stderr
+            .contains("Hyper's provider: refreshed in the background too"),
+        "{run:?}"
+    );
+    let refresh = home.wait_for_hyper_refresh();
+    assert_eq!(refresh["outcome"], "updated", "{refresh}");
+    home.wait_for_refresh(&None);
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    assert!(home.cache().is_some());
+    // The config's key, waited for.
+    let home = Home::new();
+    home.config(r#"{"providers": {"hyper": {"api_key": "sk-config"}}}"#);
+    home.run_env(&["providers", "--wait"], &env).ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    assert_eq!(
+        received(&hyper_requests(&server).await, "authorization"),
+        ["Bearer sk-env", "Bearer sk-config"]
+    );
+    // On the catalog's interval: confirmed just now, no request.
+    home.run_env(&["providers", "--wait"], &env).ok();
+    assert_eq!(hyper_requests(&server).await.len(), 2);
+    // Automatic updates off: none.
+    home.run_env(
+        &["providers", "--wait"],
+        &[
+            env[0],
+            env[1],
+            ("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1"),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+        ],
+    )
+    .ok();
+    assert_eq!(hyper_requests(&server).await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_refresh_is_told_once_and_status_shows_hyper() {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("down"))
+        .mount(&server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
+        .mount(&server)
+        .await;
+    let uri = server.uri();
+    let home = Home::new();
+    let env = [
+        ("CATWALK_URL", uri.as_str()),
+        ("HYPER_URL", uri.as_str()),
+        ("HYPER_API_KEY", "sk-env"),
+    ];
+    let status = home.run_env(&["providers", "--status"], &env);
+    assert!(
+        status
+            .stdout
+            .contains("(none: Crush uses its own embedded Hyper provider)")
+            && status
+                .stdout
+                .contains("hyper key:            HYPER_API_KEY"),
+        "{status:?}"
+    );
+    let waited = home.run_env(&["providers", "--wait"], &env);
+    waited.ok();
+    assert!(
+        waited.stderr.contains(&format!(
+            "could not refresh Hyper's provider from {uri}/api/v1/provider: server answered 500"
+        )) && waited.stderr.contains("Crush keeps its own embedded one"),
+        "{waited:?}"
+    );
+    // No hyper.json to hold the record: its state does, for the next
+    // start to tell, once.
+    assert_eq!(home.hyper(), None);
+    let next = home.run_env(&["providers"], &env);
+    assert!(
+        next.stderr
+            .contains("the last refresh of Hyper's provider from")
+            && next.stderr.contains("failed at"),
+        "{next:?}"
+    );
+    home.wait_for_the_helper();
+    let status = home
+        .run_env(&["providers", "--status", "--json"], &env)
+        .json();
+    let hyper = &status["hyper"];
+    assert_eq!(hyper["cache"], home.hyper_file().display().to_string());
+    assert_eq!(hyper["cache_state"], "missing");
+    assert_eq!(hyper["last_refresh"]["outcome"], "failed", "{hyper}");
+    assert_eq!(hyper["key"], "HYPER_API_KEY");
+    assert_eq!(
+        hyper["refresh_at_start_up"],
+        "yes, with the Hyper key, on the catalog's interval"
+    );
+    let told_again = home.run_env(&["providers"], &env);
+    assert!(
+        !told_again
+            .stderr
+            .contains("the last refresh of Hyper's provider"),
+        "{told_again:?}"
+    );
+    // With a cache: where it is, where from, how many models.
+    home.wait_for_the_helper();
+    let (_dir, file) = temp_file("h.json", HYPER.as_bytes());
+    home.run(&[
+        "update-providers",
+        "--source",
+        "hyper",
+        file.to_str().unwrap(),
+        "-q",
+    ])
+    .ok();
+    let status = home.run(&["providers", "--status"]);
+    for row in [
+        format!("hyper:                {}", home.hyper_file().display()),
+        format!("hyper source:         {}", file.display()),
+        "hyper models:         2 models".to_string(),
+        "hyper key:            none".to_string(),
+        "hyper at start-up:    no: no Hyper key is set".to_string(),
+    ] {
+        assert!(status.stdout.contains(&row), "{row}: {status:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pinned_key_means_hyper_must_be_signed_too() {
+    let signer = Signer::new();
+    let home = Home::new();
+    let unsigned = server(HYPER).await;
+    let key = signer.public_key();
+    let run = home.run_env(
+        &["update-providers", "--source", "hyper", &unsigned.uri()],
+        &[("CRUSH_PROVIDER_PUBLIC_KEY", key.as_str())],
+    );
+    run.fails_with(&["refused:", "/api/v1/provider.minisig"]);
+    assert_eq!(home.hyper(), None);
+    let signed = server(HYPER).await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider.minisig"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_string(signer.sign(HYPER.as_bytes(), Some(1_700_000_000))),
+        )
+        .mount(&signed)
+        .await;
+    home.run_env(
+        &["update-providers", "--source", "hyper", &signed.uri()],
+        &[
+            ("CRUSH_PROVIDER_PUBLIC_KEY", key.as_str()),
+            ("HYPER_API_KEY", "sk-env"),
+        ],
+    )
+    .ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    assert_eq!(home.hyper_state().unwrap()["signed_at"], 1_700_000_000);
+    // The signature is asked on the same server, with the same key.
+    let signature: Vec<_> = signed
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.url.path() == "/api/v1/provider.minisig")
+        .collect();
+    assert_eq!(received(&signature, "authorization"), ["Bearer sk-env"]);
+}
