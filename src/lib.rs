@@ -6,23 +6,26 @@
 //!   file's included.
 //! - [`catalog`]: the format, read as Crush reads it (Go's rules and
 //!   limits, the resolver's forms whose destination is exact, Go's URL
-//!   split), the changes between two catalogs, what a terminal may be
-//!   shown, the embedded snapshot, synthetic catalogs for benchmarks.
+//!   split), the two documents it comes as (the Catwalk catalog, Hyper's
+//!   one provider), the changes between two catalogs, what a terminal may
+//!   be shown, the embedded snapshot, synthetic catalogs for benchmarks.
 //! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
 //!   in one session, the proxy each request takes, plain-word diagnoses,
 //!   HTTP validators, local files read as a careful tool reads them.
-//! - [`store`]: files on disk: the cache's atomic, durable swap, its state
-//!   file, locks, Crush's folders.
+//! - [`store`]: files on disk: the cache's atomic, durable swap (the
+//!   catalog's, and Hyper's `hyper.json` beside it), its state file, locks,
+//!   Crush's folders.
 //! - [`trust`]: what needs a person: the guard's review (a key sent to a
 //!   place it never reached, most of the cache or the floor gone, a
-//!   replay), the memory of where keys went, and signed catalogs.
+//!   replay), the memory of where keys went, the Hyper key, and signed
+//!   catalogs.
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name
 //!   its hints give the program.
 //! - [`update`]: `update-providers`, the path from a source to the cache.
 //! - [`startup`]: what Crush calls when it starts, whether it may go out,
-//!   and the background refresh.
+//!   and the background refresh (of Hyper's provider too).
 //! - [`front`]: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
 //! - [`commands`]: the command line, one file per command, and the front

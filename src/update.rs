@@ -162,7 +162,13 @@ pub fn update_providers<R>(
     if document == Target::Hyper && *source == Source::Embedded {
         return Err(fail(Cause::NoHyperSnapshot));
     }
-    let mut warnings: Vec<String> = plain_http_warning(source).into_iter().collect();
+    let mut warnings: Vec<String> = plain_http_warning(source)
+        .map(|w| match options.bearer {
+            Some(_) => format!("{w}; the Hyper key it carries can be read on the way too"),
+            None => w,
+        })
+        .into_iter()
+        .collect();
     let mut notices: Vec<String> = Vec::new();
     let to_cache = options.output.is_none();
     let to_stdout = options.output.as_deref() == Some(Path::new(STDOUT));

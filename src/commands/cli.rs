@@ -26,7 +26,14 @@ Examples:
   crush update-providers providers.json --sha256 <HEX>
 
   # From a signed mirror (the key pinned; the .minisig is fetched beside it)
-  CRUSH_PROVIDER_PUBLIC_KEY=RWQ... crush update-providers https://mirror.corp/catwalk/";
+  CRUSH_PROVIDER_PUBLIC_KEY=RWQ... crush update-providers https://mirror.corp/catwalk/
+
+  # Update Hyper's provider (hyper.json) from $HYPER_URL, else Hyper's server,
+  # with the Hyper key ($HYPER_API_KEY, else the config's)
+  crush update-providers --source=hyper
+
+  # Update Hyper's provider from a custom URL (<base>/api/v1/provider)
+  crush update-providers --source=hyper https://hyper.example.com";
 
 /// Keeps Crush's provider catalog up to date.
 #[derive(Debug, Parser)]
@@ -215,7 +222,8 @@ pub enum Provider {
 pub struct UpdateArgs {
     /// Where to read the catalog: omitted or empty for Catwalk ($CATWALK_URL, read the same
     /// way, or https://catwalk.charm.land), a Catwalk base URL, the URL of a catalog (.json or
-    /// /v2/providers), a file, `-` for standard input, or `embedded`
+    /// /v2/providers), a file, `-` for standard input, or `embedded`; with --source hyper,
+    /// $HYPER_URL or https://hyper.charm.land, below which /api/v1/provider is read
     pub source: Option<String>,
     /// What to update, as Crush's --source: the Catwalk catalog or Hyper's provider
     #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk")]

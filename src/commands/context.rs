@@ -172,7 +172,7 @@ impl Context {
             wait,
             keys,
             hyper: (auto_update && settings.default_providers.value)
-                .then(|| self.hyper_options(&mut warnings))
+                .then(|| hyper_options(settings, &mut warnings))
                 .flatten(),
         };
         let loaded = startup::load(files, &options);
@@ -184,32 +184,6 @@ impl Context {
         }
         self.debug_outcome(&network, &loaded, wait);
         Ok(loaded)
-    }
-
-    /// Hyper's provider for the start-up to keep fresh: when a Hyper key
-    /// whose value is known is set (one only a shell could tell is not
-    /// sent, and nothing is fetched without it), from `HYPER_URL` when it
-    /// is an http(s) URL (else nowhere: told), else Hyper's server.
-    fn hyper_options(&self, warnings: &mut Vec<String>) -> Option<startup::HyperOptions> {
-        let key = config::front::find_hyper_key(&self.cwd, &process_env)?.value?;
-        let name = crate::fetch::source::url_env(crate::catalog::Target::Hyper);
-        let env_url = process_env(name).map(|v| v.to_string_lossy().into_owned());
-        match crate::fetch::source::startup_url_for(
-            crate::catalog::Target::Hyper,
-            env_url.as_deref(),
-        ) {
-            Ok(url) => Some(startup::HyperOptions {
-                url,
-                key: crate::fetch::http::Bearer(key),
-            }),
-            Err(value) => {
-                warnings.push(format!(
-                    "{name}={} is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)",
-                    crate::catalog::quoted(&crate::fetch::source::redacted(&value))
-                ));
-                None
-            }
-        }
     }
 
     fn debug_inputs(&self, settings: &Settings, env: &EnvOptions, network: &Network) {
@@ -246,6 +220,29 @@ impl Context {
             self.say_debug(format_args!("GET {url}: waited for"));
         } else {
             self.say_debug("no request made: the cache was confirmed within the refresh interval");
+        }
+    }
+}
+
+/// Hyper's provider for the start-up to keep fresh: when a Hyper key
+/// whose value is known is set (one only a shell could tell is not
+/// sent, and nothing is fetched without it), from `HYPER_URL` when it
+/// is an http(s) URL (else nowhere: told), else Hyper's server.
+fn hyper_options(settings: &Settings, warnings: &mut Vec<String>) -> Option<startup::HyperOptions> {
+    let key = config::front::hyper_key_in(&settings.files, &process_env)?.value?;
+    let name = crate::fetch::source::url_env(crate::catalog::Target::Hyper);
+    let env_url = process_env(name).map(|v| v.to_string_lossy().into_owned());
+    match crate::fetch::source::startup_url_for(crate::catalog::Target::Hyper, env_url.as_deref()) {
+        Ok(url) => Some(startup::HyperOptions {
+            url,
+            key: crate::fetch::http::Bearer(key),
+        }),
+        Err(value) => {
+            warnings.push(format!(
+                "{name}={} is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)",
+                crate::catalog::quoted(&crate::fetch::source::redacted(&value))
+            ));
+            None
         }
     }
 }

@@ -81,7 +81,7 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         allow_downgrade: args.allow_downgrade,
         allow_key_move: args.allow_key_move,
         interruptible: true,
-        bearer: bearer(context, target, &source),
+        bearer: bearer(context, &settings, target, &source),
     };
     let shown = update::update_providers(&source, &cache, &options, |report| show(report, &args))
         .map_err(|failure| {
@@ -103,14 +103,19 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
 
 /// The Hyper key a request for Hyper's provider from `source` carries
 /// (`HYPER_API_KEY`, else the config's), told under `--debug`.
-fn bearer(context: &Context, target: Target, source: &Source) -> Option<Bearer> {
+fn bearer(
+    context: &Context,
+    settings: &crate::config::Settings,
+    target: Target,
+    source: &Source,
+) -> Option<Bearer> {
     let Source::Url(url) = source else {
         return None;
     };
     if target != Target::Hyper {
         return None;
     }
-    let key = crate::config::front::find_hyper_key(&context.cwd, &process_env);
+    let key = crate::config::front::hyper_key_in(&settings.files, &process_env);
     let shown = source::redacted(url.as_str());
     match &key {
         Some(crate::config::front::HyperKey {

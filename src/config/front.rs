@@ -53,6 +53,29 @@ pub struct HyperKey {
 /// The Hyper key, as [`hyper_key`] finds it, with its value. An empty
 /// `HYPER_API_KEY` is none (Crush: `os.Getenv(...) != ""`).
 pub fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
+    key_in(env, || config_files(cwd, env))
+}
+
+/// [`find_hyper_key`] in `files`, those the settings were read from
+/// ([`super::Settings::files`], lowest priority first): the walk that
+/// found them is not made again at every start.
+pub fn hyper_key_in(files: &[PathBuf], env: EnvLookup) -> Option<HyperKey> {
+    key_in(env, || {
+        files
+            .iter()
+            .map(|path| {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                let format = match name.ends_with("crushrc") {
+                    true => Format::Crushrc,
+                    false => Format::Json,
+                };
+                (path.clone(), format)
+            })
+            .collect()
+    })
+}
+
+fn key_in(env: EnvLookup, files: impl FnOnce() -> Vec<(PathBuf, Format)>) -> Option<HyperKey> {
     if let Some(value) = env(HYPER_KEY_ENV).filter(|v| !v.is_empty()) {
         return Some(HyperKey {
             origin: HYPER_KEY_ENV.to_string(),
@@ -60,7 +83,7 @@ pub fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
         });
     }
     let mut found = None;
-    for (path, format) in config_files(cwd, env) {
+    for (path, format) in files() {
         let Some(text) = read::read_regular(&path)
             .ok()
             .flatten()
@@ -242,8 +265,17 @@ mod tests {
         let config = root.path().join("config");
         fs::create_dir_all(&config).unwrap();
         let env = env_of(&[("CRUSH_GLOBAL_CONFIG", &config)]);
-        let value =
-            |env: &dyn Fn(&str) -> Option<OsString>| find_hyper_key(&cwd, env).map(|k| k.value);
+        let value = |env: &dyn Fn(&str) -> Option<OsString>| {
+            let found = find_hyper_key(&cwd, env);
+            // The same from the files the settings read.
+            let files: Vec<PathBuf> = config_files(&cwd, env)
+                .into_iter()
+                .map(|(path, _)| path)
+                .filter(|path| path.is_file())
+                .collect();
+            assert_eq!(hyper_key_in(&files, env), found);
+            found.map(|k| k.value)
+        };
         fs::write(
             config.join("crush.json"),
             r#"{"providers":{"hyper":{"api_key":"from-json"}}}"#,

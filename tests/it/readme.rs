@@ -42,13 +42,19 @@ fn sh_blocks() -> Vec<String> {
     blocks
 }
 
+/// Hyper's provider as the static server serves it.
+const HYPER: &str = r#"{"id":"hyper","name":"Charm Hyper","type":"hyper","api_endpoint":"https://hyper.charm.land/api/v1/fantasy","models":[{"id":"m","name":"M"}]}"#;
+
 /// A static server rooted at `root/srv`: a file there, else the real
-/// catalog for any path ending in `/v2/providers`, else 404.
+/// catalog for any path ending in `/v2/providers` (and a Hyper provider
+/// for `/api/v1/provider`), else 404.
 fn static_server(root: PathBuf) -> String {
     keep_alive_server(move |path| {
         let file = root.join("srv").join(path.trim_start_matches('/'));
         if file.is_file() {
             std::fs::read(&file).ok()
+        } else if path.ends_with("/api/v1/provider") {
+            Some(HYPER.as_bytes().to_vec())
         } else {
             path.ends_with("/v2/providers")
                 .then(|| crush_providers::catalog::embedded::catalog_bytes().to_vec())
