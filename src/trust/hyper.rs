@@ -8,11 +8,13 @@
 //! Where it may always go without a person: Hyper's own server (the key
 //! is a key of it), and where Crush's own embedded Hyper provider sends
 //! it, which is where Crush sends it when there is no `hyper.json` at all
-//! (`$HYPER_URL/api/v1/fantasy`, else Hyper's server). A first
+//! (`$HYPER_URL/api/v1/fantasy`, else Hyper's server; a `HYPER_URL` the
+//! user's environment sets, not a project's `.env`). A first
 //! `hyper.json` that sends it anywhere else is a key move; a later one may
 //! also send it wherever one applied here did.
 
 use crate::catalog::{self, Catalog, Target, expand};
+use crate::environment;
 use crate::fetch::source::{DEFAULT_HYPER_URL, url_env};
 use crate::store::cache::{self, CacheFiles};
 
@@ -46,10 +48,16 @@ pub fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
     places
 }
 
-/// [`crush_places_for`] this process's `HYPER_URL` (a `.env` file's
-/// included, as Crush reads it).
+/// [`crush_places_for`] this process's `HYPER_URL`, when the user's own
+/// environment sets it: a project's `.env` file (which Crush reads too)
+/// does not choose where the key may go, as it pins no key, since
+/// `hyper.json` is the user's everywhere, not the project's.
 pub fn crush_places() -> Vec<Place> {
-    let url = crate::environment::var(url_env(crate::catalog::Target::Hyper));
+    let name = url_env(crate::catalog::Target::Hyper);
+    let url = match environment::source(name) {
+        Some(environment::Source::DotEnv(..)) => None,
+        _ => environment::var(name),
+    };
     crush_places_for(url.as_ref().and_then(|u| u.to_str()))
 }
 

@@ -668,3 +668,34 @@ async fn a_pinned_key_means_hyper_must_be_signed_too() {
         .collect();
     assert_eq!(received(&signature, "authorization"), ["Bearer sk-env"]);
 }
+
+/// Where the Hyper key may go without any `hyper.json` is `HYPER_URL` as
+/// the user's environment sets it; a project's `.env` (which Crush reads)
+/// points the request there, but does not make its answer's endpoint a
+/// place the key may go: `hyper.json` is the user's in every project.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_projects_dotenv_does_not_choose_where_the_hyper_key_goes() {
+    let server = MockServer::start().await;
+    let uri = server.uri();
+    // Hyper's provider as a mirror at HYPER_URL would serve it: its
+    // endpoint on the mirror.
+    let mirrored = HYPER.replace("https://hyper.charm.land", &uri);
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(mirrored.clone()))
+        .mount(&server)
+        .await;
+    let update = ["update-providers", "--source", "hyper", "-q"];
+    let home = Home::new();
+    fs::write(home.path().join(".env"), format!("HYPER_URL={uri}\n")).unwrap();
+    let run = home.run(&update);
+    run.fails_with(&[&format!(
+        "would send $HYPER_API_KEY to {}, where it was never sent before (only to https://hyper.charm.land:443)",
+        uri
+    )]);
+    assert_eq!(home.hyper(), None);
+    // The same variable set by the user: where Crush's own Hyper sends it.
+    let home = Home::new();
+    home.run_env(&update, &[("HYPER_URL", &uri)]).ok();
+    assert_eq!(home.hyper().unwrap(), mirrored.as_bytes());
+}
