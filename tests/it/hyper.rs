@@ -699,3 +699,55 @@ async fn a_projects_dotenv_does_not_choose_where_the_hyper_key_goes() {
     home.run_env(&update, &[("HYPER_URL", &uri)]).ok();
     assert_eq!(home.hyper().unwrap(), mirrored.as_bytes());
 }
+
+/// Reviewed as a catalog of one provider: most of the cached provider's
+/// models gone is a shrink (there is no floor: a first one is none), and
+/// with a key pinned, one signed before the cached one is a replay.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shrink_and_a_replay_are_refused_as_for_the_catalog() {
+    let home = Home::new();
+    let update = |args: &[&str], doc: &str| {
+        let mut all = vec!["update-providers", "--source", "hyper", "-"];
+        all.extend(args);
+        home.run_stdin(&all, doc.as_bytes())
+    };
+    let three = hyper_next();
+    update(&[], &three).ok();
+    let one = HYPER.replace(
+        r#",
+    {"id": "small", "name": "Small"}"#,
+        "",
+    );
+    assert!(one.contains(r#""id": "big""#) && !one.contains("small"));
+    update(&[], &one).fails_with(&["and 1 of the 3 cached models", "--allow-shrink"]);
+    update(&["--allow-shrink"], &one).ok();
+    assert_eq!(home.hyper().unwrap(), one.as_bytes());
+    // Signed: the newest signing time is Hyper's own, in its state.
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let (dir, file) = temp_file("h.json", HYPER.as_bytes());
+    let signed = |doc: &str, at: u64| {
+        fs::write(&file, doc).unwrap();
+        fs::write(
+            dir.path().join("h.json.minisig"),
+            signer.sign(doc.as_bytes(), Some(at)),
+        )
+        .unwrap();
+        home.run_env(
+            &[
+                "update-providers",
+                "--source",
+                "hyper",
+                file.to_str().unwrap(),
+                "-q",
+            ],
+            &[("CRUSH_PROVIDER_PUBLIC_KEY", key.as_str())],
+        )
+    };
+    signed(HYPER, 1_700_000_100).ok();
+    signed(&three, 1_700_000_000).fails_with(&[
+        "signed at 2023-11-14T22:13:20Z, before",
+        "--allow-downgrade",
+    ]);
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+}
