@@ -5,11 +5,11 @@
 use serde::Serialize;
 
 use super::ago;
+use super::providers::LastRefresh;
 use crate::catalog::{Target, hex};
 use crate::config::front::HyperKey;
 use crate::environment;
 use crate::fetch::source;
-use crate::startup;
 use crate::store::cache::{self, CacheFiles};
 use crate::store::state::{self, CacheState};
 
@@ -38,21 +38,6 @@ pub struct HyperStatus {
     key: Option<String>,
     /// Whether start-up keeps `hyper.json` fresh, and why not.
     refresh_at_start_up: String,
-}
-
-/// The last refresh of Hyper's provider.
-#[derive(Debug, Serialize)]
-struct LastRefresh {
-    at: String,
-    age_seconds: u64,
-    url: String,
-    outcome: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cause: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    held: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    accept: Option<String>,
 }
 
 /// Reads what is known of Hyper's provider beside the catalog of
@@ -141,31 +126,29 @@ fn describe_state(state: &CacheState, status: &mut HyperStatus) {
         status.confirmed_age_seconds = state.confirmed_at.map(|at| now.saturating_sub(at));
         status.signed_at = state.signed_at.map(state::rfc3339);
     }
-    status.last_refresh = state.refresh.as_ref().map(|r| LastRefresh {
-        at: state::rfc3339(r.at),
-        age_seconds: now.saturating_sub(r.at),
-        url: r.url.clone(),
-        outcome: r.outcome.word(),
-        cause: r.cause.clone(),
-        held: r.held.as_ref().map(|h| h.changes.clone()),
-        accept: r
-            .held
-            .as_ref()
-            .map(|h| startup::held_hint_for(Target::Hyper, &h.flags)),
-    });
+    status.last_refresh = state
+        .refresh
+        .as_ref()
+        .map(|r| LastRefresh::of(r, Target::Hyper, now));
 }
 
 impl HyperStatus {
     /// The rows of the text status, key and value.
-    pub fn rows(&self) -> Vec<(&'static str, String)> {
+    pub fn rows(&self) -> Vec<(String, String)> {
         let state = match (self.cache_state, &self.problem) {
             ("valid", _) => String::new(),
             ("missing", _) => " (none: Crush uses its own embedded Hyper provider)".to_string(),
             (other, Some(problem)) => format!(" ({other}: {problem})"),
             (other, None) => format!(" ({other})"),
         };
-        let mut rows = vec![("hyper", format!("{}{state}", self.cache))];
-        let mut add = |key, value: Option<String>| rows.extend(value.map(|v| (key, v)));
+        let mut rows = vec![("hyper".to_string(), format!("{}{state}", self.cache))];
+        let mut add = |key: &str, value: Option<String>| {
+            let key = match key {
+                "" => String::new(),
+                key => format!("hyper {key}"),
+            };
+            rows.extend(value.map(|v| (key, v)));
+        };
         let aged = |at: &Option<String>, age: Option<u64>| {
             at.as_ref().map(|at| {
                 format!(
@@ -174,46 +157,22 @@ impl HyperStatus {
                 )
             })
         };
-        add("hyper source", self.source.clone());
-        add("hyper fetched", aged(&self.fetched_at, self.age_seconds));
+        add("source", self.source.clone());
+        add("fetched", aged(&self.fetched_at, self.age_seconds));
         add(
-            "hyper confirmed",
+            "confirmed",
             aged(&self.confirmed_at, self.confirmed_age_seconds),
         );
-        if let Some(last) = &self.last_refresh {
-            let cause = last
-                .cause
-                .as_ref()
-                .map(|c| format!(": {c}"))
-                .unwrap_or_default();
-            add(
-                "hyper last refresh",
-                Some(format!(
-                    "{} {} from {}{cause}",
-                    last.outcome,
-                    ago(last.age_seconds),
-                    last.url
-                )),
-            );
-            for (i, finding) in last.held.iter().flatten().enumerate() {
-                let key = if i == 0 { "hyper held back" } else { "" };
-                add(key, Some(finding.clone()));
-            }
-            add("hyper to apply it", last.accept.clone());
+        for (key, value) in self.last_refresh.iter().flat_map(LastRefresh::rows) {
+            add(key, Some(value));
         }
-        add("hyper signed", self.signed_at.clone());
-        add("hyper etag", self.etag.clone());
-        add("hyper last-modified", self.last_modified.clone());
-        add(
-            "hyper models",
-            self.models.map(|m| super::count(m, "model")),
-        );
-        add(
-            "hyper url",
-            Some(format!("{} ({})", self.url, self.url_origin)),
-        );
-        add("hyper key", Some(self.key.clone().unwrap_or("none".into())));
-        add("hyper at start-up", Some(self.refresh_at_start_up.clone()));
+        add("signed", self.signed_at.clone());
+        add("etag", self.etag.clone());
+        add("last-modified", self.last_modified.clone());
+        add("models", self.models.map(|m| super::count(m, "model")));
+        add("url", Some(format!("{} ({})", self.url, self.url_origin)));
+        add("key", Some(self.key.clone().unwrap_or("none".into())));
+        add("at start-up", Some(self.refresh_at_start_up.clone()));
         rows
     }
 }

@@ -10,13 +10,13 @@ use super::terminal;
 use super::{Exit, Table, ago, count, inputs, listed, print, say, write_catalog, write_json};
 use crate::catalog::embedded;
 use crate::catalog::escape::safe;
-use crate::catalog::{self, Catalog};
+use crate::catalog::{self, Catalog, Target};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::{Setting, Settings};
 use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
-use crate::store::state;
+use crate::store::state::{self, RefreshRecord};
 use unicode_width::UnicodeWidthStr;
 
 /// `crush providers`.
@@ -137,7 +137,7 @@ struct Status {
 
 /// The last automatic refresh, as `--status` shows it.
 #[derive(Debug, Serialize)]
-struct LastRefresh {
+pub(super) struct LastRefresh {
     at: String,
     age_seconds: u64,
     url: String,
@@ -150,6 +150,45 @@ struct LastRefresh {
     /// The command that applies it.
     #[serde(skip_serializing_if = "Option::is_none")]
     accept: Option<String>,
+}
+
+impl LastRefresh {
+    /// The record `r` of a refresh of `target`'s document, as of `now`.
+    pub(super) fn of(r: &RefreshRecord, target: Target, now: u64) -> LastRefresh {
+        LastRefresh {
+            at: state::rfc3339(r.at),
+            age_seconds: now.saturating_sub(r.at),
+            url: r.url.clone(),
+            outcome: r.outcome.word(),
+            cause: r.cause.clone(),
+            held: r.held.as_ref().map(|h| h.changes.clone()),
+            accept: r
+                .held
+                .as_ref()
+                .map(|h| startup::held_hint_for(target, &h.flags)),
+        }
+    }
+
+    /// Its rows of the text status: how it ended, what it held back, and
+    /// the command that applies it.
+    pub(super) fn rows(&self) -> Vec<(&'static str, String)> {
+        let cause = self
+            .cause
+            .as_ref()
+            .map(|c| format!(": {c}"))
+            .unwrap_or_default();
+        let outcome = format!(
+            "{} {} from {}{cause}",
+            self.outcome,
+            ago(self.age_seconds),
+            self.url
+        );
+        let held = self.held.iter().flatten().enumerate();
+        std::iter::once(("last refresh", outcome))
+            .chain(held.map(|(i, f)| (if i == 0 { "held back" } else { "" }, f.clone())))
+            .chain(self.accept.clone().map(|a| ("to apply it", a)))
+            .collect()
+    }
 }
 
 /// The pinned keys, as `--status` shows them.
@@ -282,27 +321,8 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     if let (Some(at), Some(age)) = (&status.confirmed_at, status.confirmed_age_seconds) {
         row("confirmed current", format!("{at} ({})", ago(age)))?;
     }
-    if let Some(last) = &status.last_refresh {
-        let cause = last
-            .cause
-            .as_ref()
-            .map(|c| format!(": {c}"))
-            .unwrap_or_default();
-        row(
-            "last refresh",
-            format!(
-                "{} {} from {}{cause}",
-                last.outcome,
-                ago(last.age_seconds),
-                last.url
-            ),
-        )?;
-        for (i, finding) in last.held.iter().flatten().enumerate() {
-            row(if i == 0 { "held back" } else { "" }, finding.clone())?;
-        }
-        if let Some(accept) = &last.accept {
-            row("to apply it", accept.clone())?;
-        }
+    for (key, value) in status.last_refresh.iter().flat_map(LastRefresh::rows) {
+        row(key, value)?;
     }
     if let Some(signed) = &status.signed_at {
         row("signed", signed.clone())?;
@@ -323,7 +343,7 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
         )?;
     }
     for (key, value) in status.hyper.rows() {
-        row(key, value)?;
+        row(&key, value)?;
     }
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;
@@ -374,15 +394,10 @@ fn describe_cache(cached: &Cached, status: &mut Status) {
     if let Some(state) = &cached.state {
         status.confirmed_at = state.confirmed_at.map(state::rfc3339);
         status.confirmed_age_seconds = state.confirmed_at.map(|at| now.saturating_sub(at));
-        status.last_refresh = state.refresh.as_ref().map(|r| LastRefresh {
-            at: state::rfc3339(r.at),
-            age_seconds: now.saturating_sub(r.at),
-            url: r.url.clone(),
-            outcome: r.outcome.word(),
-            cause: r.cause.clone(),
-            held: r.held.as_ref().map(|h| h.changes.clone()),
-            accept: r.held.as_ref().map(|h| startup::held_hint(&h.flags)),
-        });
+        status.last_refresh = state
+            .refresh
+            .as_ref()
+            .map(|r| LastRefresh::of(r, Target::Catalog, now));
         status.signed_at = state.signed_at.map(state::rfc3339);
     }
     let validators = cached.validators();

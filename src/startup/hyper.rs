@@ -76,7 +76,7 @@ pub(super) fn plan(
     if decision == Decision::Offline {
         return None;
     }
-    tell(&files, cached.as_ref(), warnings);
+    super::report_refresh(&files, cached.as_ref(), warnings);
     Some(Plan {
         files,
         decision,
@@ -92,58 +92,11 @@ pub(super) fn plan(
 }
 
 /// What Crush uses while Hyper's provider is not refreshed.
-fn in_use(cached: Option<&Cached>) -> &'static str {
+pub(super) fn in_use(cached: Option<&Cached>) -> &'static str {
     match cached {
         Some(_) => "Crush keeps the cached one (hyper.json)",
         None => "Crush keeps its own embedded one",
     }
-}
-
-/// Tells what the last refresh of Hyper's provider held back (at every
-/// start, while it is held), or, once, that it failed.
-fn tell(files: &CacheFiles, cached: Option<&Cached>, warnings: &mut Vec<String>) {
-    let state = match cached {
-        Some(cached) => cached.state.clone(),
-        None => cache::absent_state(files),
-    };
-    let Some(state) = state else {
-        return;
-    };
-    if let Some((refresh, held)) = state.held() {
-        warnings.push(held_warning(
-            Target::Hyper,
-            &refresh.url,
-            Some(refresh.at),
-            &held.changes,
-            &held.flags,
-        ));
-    }
-    let Some(failure) = state.untold_failure() else {
-        return;
-    };
-    warnings.push(format!(
-        "the last refresh of Hyper's provider from {} failed at {}: {}; {}; {}",
-        failure.url,
-        state::rfc3339(failure.at),
-        failure.cause.as_deref().unwrap_or("no cause recorded"),
-        in_use(cached),
-        refresh_hint_for(Target::Hyper)
-    ));
-    let cause = failure.cause.clone();
-    // Best effort, by cause, as for the catalog.
-    let told = |state: &mut state::CacheState| {
-        if let Some(refresh) = &mut state.refresh
-            && refresh.outcome == state::RefreshOutcome::Failed
-            && refresh.cause == cause
-        {
-            refresh.told = true;
-        }
-    };
-    let wait = std::time::Duration::from_millis(200);
-    let _ = match cached {
-        Some(cached) => cache::update_state(files, cached, wait, told),
-        None => cache::update_absent_state(files, wait, told),
-    };
 }
 
 /// What a refresh of Hyper's provider that a person waited for came to,

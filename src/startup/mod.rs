@@ -250,7 +250,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     if let Some(cached) = &cached
         && decision != Decision::Offline
     {
-        report_refresh(files, cached, &mut warnings);
+        report_refresh(files, Some(cached), &mut warnings);
     }
     let hyper = hyper::plan(files, options, &mut warnings);
     let hyper = hyper.as_ref().filter(|plan| plan.is_due());
@@ -420,16 +420,23 @@ fn held_warning(
     )
 }
 
-/// Tells of what the last background refresh held back (at every start,
-/// while it is held), or, once, of its failure (marking it told in the
-/// state file).
-fn report_refresh(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String>) {
-    let Some(state) = &cached.state else {
+/// Tells of what the last background refresh of `files`' document held
+/// back (at every start, while it is held), or, once, of its failure
+/// (marking it told in the state file). `cached` is the cache; `None` for
+/// a document not there, whose state is then its own
+/// ([`cache::absent_state`]: Hyper's provider).
+fn report_refresh(files: &CacheFiles, cached: Option<&Cached>, warnings: &mut Vec<String>) {
+    let state = match cached {
+        Some(cached) => cached.state.clone(),
+        None => cache::absent_state(files),
+    };
+    let Some(state) = &state else {
         return;
     };
+    let target = files.target;
     if let Some((refresh, held)) = state.held() {
         warnings.push(held_warning(
-            Target::Catalog,
+            target,
             &refresh.url,
             Some(refresh.at),
             &held.changes,
@@ -439,30 +446,38 @@ fn report_refresh(files: &CacheFiles, cached: &Cached, warnings: &mut Vec<String
     let Some(failure) = state.untold_failure() else {
         return;
     };
-    let catalog = if state.source == source::Source::Embedded.to_string() {
-        format!("the embedded catalog ({})", embedded::origin())
-    } else {
-        "the cached catalog".to_string()
+    let using = match target {
+        Target::Hyper => hyper::in_use(cached).to_string(),
+        _ if state.source == source::Source::Embedded.to_string() => {
+            format!("using the embedded catalog ({})", embedded::origin())
+        }
+        _ => "using the cached catalog".to_string(),
     };
     warnings.push(format!(
-        "the last refresh of the provider catalog from {} failed at {}: {}; using {catalog}; {}",
+        "the last refresh of {} from {} failed at {}: {}; {using}; {}",
+        target.noun(),
         failure.url,
         state::rfc3339(failure.at),
         failure.cause.as_deref().unwrap_or("no cause recorded"),
-        refresh_hint()
+        refresh_hint_for(target)
     ));
     let cause = failure.cause.clone();
     // Best effort: should it not be saved, the warning shows once more. By
     // cause, not time: a refresh that failed the same way meanwhile is the
     // same failure.
-    let _ = cache::update_state(files, cached, Duration::from_millis(200), |state| {
+    let told = |state: &mut state::CacheState| {
         if let Some(refresh) = &mut state.refresh
             && refresh.outcome == RefreshOutcome::Failed
             && refresh.cause == cause
         {
             refresh.told = true;
         }
-    });
+    };
+    let wait = Duration::from_millis(200);
+    let _ = match cached {
+        Some(cached) => cache::update_state(files, cached, wait, told),
+        None => cache::update_absent_state(files, wait, told),
+    };
 }
 
 /// A catalog just fetched from `url`.

@@ -83,6 +83,16 @@ impl Home {
 /// A server for both documents: the catalog (one a first fetch applies)
 /// and Hyper's provider (`hyper`), with an ETag.
 async fn server(hyper: &str) -> MockServer {
+    serving(
+        ResponseTemplate::new(200)
+            .insert_header("ETag", "\"h1\"")
+            .set_body_string(hyper),
+    )
+    .await
+}
+
+/// A server answering the catalog, and `hyper` for Hyper's provider.
+async fn serving(hyper: ResponseTemplate) -> MockServer {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/v2/providers"))
@@ -91,11 +101,7 @@ async fn server(hyper: &str) -> MockServer {
         .await;
     Mock::given(method("GET"))
         .and(path("/api/v1/provider"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("ETag", "\"h1\"")
-                .set_body_string(hyper),
-        )
+        .respond_with(hyper)
         .mount(&server)
         .await;
     server
@@ -415,27 +421,18 @@ async fn a_key_move_is_refused_without_the_flag_and_held_by_a_refresh() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_refresh_is_conditional_and_a_304_leaves_hyper_json_untouched() {
-    let server = MockServer::start().await;
+    let server = serving(
+        ResponseTemplate::new(200)
+            .insert_header("ETag", "\"h1\"")
+            .insert_header("Last-Modified", "Wed, 01 Jan 2025 00:00:00 GMT")
+            .set_body_string(HYPER),
+    )
+    .await;
     Mock::given(method("GET"))
         .and(path("/api/v1/provider"))
         .and(header("If-None-Match", "\"h1\""))
         .respond_with(ResponseTemplate::new(304))
         .with_priority(1)
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/api/v1/provider"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .insert_header("ETag", "\"h1\"")
-                .insert_header("Last-Modified", "Wed, 01 Jan 2025 00:00:00 GMT")
-                .set_body_string(HYPER),
-        )
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/v2/providers"))
-        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
         .mount(&server)
         .await;
     let uri = server.uri();
@@ -538,17 +535,7 @@ async fn the_start_up_refreshes_hyper_json_only_with_a_hyper_key() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failed_refresh_is_told_once_and_status_shows_hyper() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/api/v1/provider"))
-        .respond_with(ResponseTemplate::new(500).set_body_string("down"))
-        .mount(&server)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/v2/providers"))
-        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
-        .mount(&server)
-        .await;
+    let server = serving(ResponseTemplate::new(500).set_body_string("down")).await;
     let uri = server.uri();
     let home = Home::new();
     let env = [
