@@ -289,7 +289,7 @@ fn unlocked(job: &Job<'_>, why: &str) -> Outcome {
     keep(job.files, cached.as_ref(), |state| {
         state.record_refresh(RefreshRecord {
             at: state::now(),
-            url: job.request.url.to_string(),
+            url: crate::fetch::source::redacted(job.request.url.as_str()),
             outcome: RefreshOutcome::Failed,
             cause: Some(why.to_owned()),
             told: false,
