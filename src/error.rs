@@ -92,6 +92,9 @@ pub enum Cause {
     /// The command's output could not be written.
     #[error("cannot write: {0}")]
     Stdout(std::io::Error),
+    /// The cache cannot be read (`--keep-current`, which keeps it).
+    #[error("{0}")]
+    Cache(String),
     /// No model matches the terms given.
     #[error("no model matches {0}")]
     NoMatch(String),
@@ -147,8 +150,16 @@ impl Failure {
             Cause::Signature(SignatureError::Legacy) => {
                 "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
             }
-            Cause::Signature(SignatureError::Missing(_)) => {
+            Cause::Signature(SignatureError::Missing(_)) if self.source == "standard input" => {
+                "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
+            }
+            Cause::Signature(SignatureError::Missing(_))
+                if self.source.starts_with("http://") || self.source.starts_with("https://") =>
+            {
                 "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE); check CRUSH_PROVIDER_PUBLIC_KEY"
+            }
+            Cause::Signature(SignatureError::Missing(_)) => {
+                "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE; check CRUSH_PROVIDER_PUBLIC_KEY"
             }
             Cause::Signature(_) => {
                 "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
@@ -167,10 +178,17 @@ impl Failure {
             Cause::Folder(e) => return e.fix.clone().into(),
             Cause::Config(_) => "fix or remove that file",
             Cause::Key(_) => {
-                "give a minisign public key (the RWQ… line of its .pub file) or the path of the .pub file"
+                "give a minisign public key (the second line of its .pub file, which starts with RW) or the path of the .pub file"
             }
             Cause::Output(_) => "give --output the path of a file in a folder that exists",
             Cause::Stdout(_) => "free space where the output goes, or send it elsewhere",
+            Cause::Cache(_) => {
+                return format!(
+                    "there is no catalog to keep; `{} update-providers` replaces it",
+                    program()
+                )
+                .into();
+            }
             Cause::NoMatch(_) => {
                 return format!("`{} provider-models` lists them all", program()).into();
             }
@@ -189,7 +207,8 @@ impl Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cause = self.cause.to_string();
+        // The system's own numbers say nothing to a person.
+        let cause = crate::fetch::diagnosis::without_os_error(&self.cause.to_string());
         // The message must stay on one line whatever a server or file said.
         let cause: String = cause
             .chars()

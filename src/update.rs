@@ -99,6 +99,15 @@ pub struct UpdateReport<'a> {
     /// shows it.
     #[serde(serialize_with = "rfc3339_or_null")]
     pub signed_at: Option<u64>,
+    /// The id of the pinned key that verified it (as minisign shows it,
+    /// 16 hex digits), when one did.
+    pub signed_by: Option<String>,
+    /// What the cache held before, when the update was to the cache and
+    /// there was one: what a write replaces (or a dry run would).
+    pub replaced: Option<Replaced>,
+    /// The URL of a held refresh this update settled: the person kept the
+    /// catalog in use, which the cache already held.
+    pub settled: Option<String>,
     /// Changes against the previous file; `None` when there was none (or it
     /// was not a valid catalog).
     pub changes: Option<Changes<'a>>,
@@ -112,6 +121,20 @@ pub struct UpdateReport<'a> {
     /// (standard output).
     #[serde(skip)]
     pub catalog: Option<&'a [u8]>,
+}
+
+/// The catalog the cache held before an update.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Replaced {
+    /// Where it came from, as the state file says (a URL, a path,
+    /// `embedded snapshot`); `None` when it was written by another program.
+    pub source: Option<String>,
+    /// When it was written; in JSON an RFC 3339 time.
+    #[serde(serialize_with = "rfc3339_or_null")]
+    pub written_at: Option<u64>,
+    /// Whether it was the embedded snapshot standing in for a first fetch
+    /// that failed or was held.
+    pub stand_in: bool,
 }
 
 fn rfc3339_or_null<S: serde::Serializer>(at: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
@@ -239,6 +262,15 @@ pub fn update_providers<R>(
             .map(|(bytes, _)| bytes)
     };
     let stand_in = cached.as_ref().is_some_and(cache::Cached::is_stand_in);
+    let replaced = cached.as_ref().map(|c| Replaced {
+        source: c
+            .state
+            .as_ref()
+            .map(|s| s.source.clone())
+            .filter(|s| !s.is_empty()),
+        written_at: c.written_at(),
+        stand_in,
+    });
     let up_to_date = cached
         .as_ref()
         .map(|c| c.bytes.as_slice())
@@ -330,6 +362,7 @@ pub fn update_providers<R>(
         signed_at,
         ..CacheState::default()
     };
+    let mut settled = None;
     match staged.transpose().map_err(|e| fail_output(e.into()))? {
         Some(Staging::File(staged)) => {
             staged.commit().map_err(|e| fail_output(e.into()))?;
@@ -353,7 +386,8 @@ pub fn update_providers<R>(
             cache::locked(cache, LOCK_WAIT, || record(rebuilt, learn))
                 .map_err(|e| fail(e.into()))?;
             if let Some(cached) = &cached {
-                confirm(cache, cached, &loaded, &label, signed_at).map_err(|e| fail(e.into()))?;
+                settled = confirm(cache, cached, &loaded, &label, signed_at)
+                    .map_err(|e| fail(e.into()))?;
             }
         }
         None => {}
@@ -368,6 +402,12 @@ pub fn update_providers<R>(
         up_to_date,
         sha256,
         signed_at,
+        signed_by: signature
+            .as_deref()
+            .filter(|_| signed_at.is_some())
+            .and_then(trust::signature::key_id),
+        replaced,
+        settled,
         // Every warning in one list (JSON, a report); the notices also on
         // their own, for a quiet run.
         warnings: notices.iter().cloned().chain(warnings).collect(),
@@ -532,15 +572,19 @@ fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
 
 /// Records that the cache, `cached` when it was read and exactly what
 /// `loaded` brought, is current, with the validators a server sent with
-/// it; nothing when another program replaced it since.
+/// it; nothing when another program replaced it since. A person who asks
+/// for the catalog in use keeps it: a held refresh is settled, and its URL
+/// returned.
 fn confirm(
     cache: &CacheFiles,
     cached: &cache::Cached,
     loaded: &source::Loaded,
     label: &str,
     signed_at: Option<u64>,
-) -> Result<(), cache::WriteError> {
+) -> Result<Option<String>, cache::WriteError> {
+    let mut settled = None;
     cache::update_state(cache, cached, LOCK_WAIT, |state| {
+        settled = state.keep_over_held();
         if !loaded.validators.is_empty() {
             state.validators = loaded.validators.clone();
             state.source = label.to_owned();
@@ -549,8 +593,32 @@ fn confirm(
         if signed_at.is_some() {
             state.signed_at = signed_at;
         }
-    })
-    .map(drop)
+    })?;
+    Ok(settled)
+}
+
+/// `update-providers --keep-current`: a person keeps the catalog in the
+/// cache over what the last refresh held back, which no start then tells
+/// of again, nor a refresh that brings it again. Nothing is downloaded,
+/// and the catalog is not rewritten. The URL it was held from, when there
+/// was a held refresh to settle.
+pub fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure> {
+    let fail = |cause: Cause| Failure::new(cache.catalog.display(), cause);
+    let mut settled = None;
+    let settle = |state: &mut CacheState| settled = state.keep_over_held();
+    match cache::read(cache).map_err(|e| fail(Cause::Cache(e.to_string())))? {
+        Some(cached) if cached.state.as_ref().is_some_and(|s| s.held().is_some()) => {
+            cache::update_state(cache, &cached, LOCK_WAIT, settle)
+        }
+        // Hyper's provider, when Crush uses its own: the state of a
+        // document not there.
+        None if cache::absent_state(cache).is_some_and(|s| s.held().is_some()) => {
+            cache::update_absent_state(cache, LOCK_WAIT, settle)
+        }
+        _ => return Ok(None),
+    }
+    .map_err(|e| fail(e.into()))?;
+    Ok(settled)
 }
 
 #[cfg(test)]

@@ -757,14 +757,37 @@ fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationError {
 /// it came from a URL ([`crate::error`] gives that hint).
 pub const HTML_PAGE: &str = "an HTML page, not a JSON catalog";
 
+/// What a file that starts with a byte-order mark is told: the mark is
+/// invisible, so it is named (Go's decoder refuses it too).
+pub const BYTE_ORDER_MARK: &str = "it starts with a byte-order mark (U+FEFF), which JSON does not allow: save it as UTF-8 without one";
+
 /// A JSON syntax error in plain words, with where it is and what stands
 /// there.
 fn json_syntax(bytes: &[u8], e: &serde_json::Error) -> String {
     let (line, column) = (e.line(), e.column());
+    if bytes.starts_with("\u{feff}".as_bytes()) {
+        return format!("not JSON: {BYTE_ORDER_MARK}");
+    }
     if e.classify() == serde_json::error::Category::Eof {
         return format!(
             "not JSON: it ends before the catalog is complete (line {line}, column {column}), as if cut short"
         );
+    }
+    let what = json_problem(e);
+    // What stands there, when it is a character one can show.
+    let found = String::from_utf8_lossy(bytes)
+        .lines()
+        .nth(line.saturating_sub(1))
+        .and_then(|l| l.chars().nth(column.saturating_sub(1)))
+        .map(|c| format!(", found `{}`", escape::safe(c.encode_utf8(&mut [0; 4]))))
+        .unwrap_or_default();
+    format!("not JSON: {what}{found} (line {line}, column {column})")
+}
+
+/// What a JSON syntax error is, in plain words, without where.
+pub(crate) fn json_problem(e: &serde_json::Error) -> String {
+    if e.classify() == serde_json::error::Category::Eof {
+        return "it ends before the JSON is complete".into();
     }
     let message = e.to_string();
     let what = message.split(" at line ").next().unwrap_or(&message);
@@ -783,14 +806,7 @@ fn json_syntax(bytes: &[u8], e: &serde_json::Error) -> String {
         }
         other => other,
     };
-    // What stands there, when it is a character one can show.
-    let found = String::from_utf8_lossy(bytes)
-        .lines()
-        .nth(line.saturating_sub(1))
-        .and_then(|l| l.chars().nth(column.saturating_sub(1)))
-        .map(|c| format!(", found `{}`", escape::safe(c.encode_utf8(&mut [0; 4]))))
-        .unwrap_or_default();
-    format!("not JSON: {what}{found} (line {line}, column {column})")
+    what.to_owned()
 }
 
 /// ` ("id")` or ` (no id)` for a provider or model read generically;

@@ -25,15 +25,19 @@ Examples:
   crush update-providers https://catwalk.charm.land --output providers.json
   crush update-providers providers.json --sha256 <HEX>
 
-  # From a signed mirror (the key pinned; the .minisig is fetched beside it)
-  CRUSH_PROVIDER_PUBLIC_KEY=RWQ... crush update-providers https://mirror.corp/catwalk/
+  # From a signed mirror (its key pinned; the .minisig is fetched beside it)
+  CRUSH_PROVIDER_PUBLIC_KEY=\"$(tail -n 1 mirror.pub)\" \\
+    crush update-providers https://mirror.corp/catwalk/
 
   # Update Hyper's provider (hyper.json) from $HYPER_URL, else Hyper's server,
   # with the Hyper key ($HYPER_API_KEY, else the config's)
   crush update-providers --source=hyper
 
   # Update Hyper's provider from a custom URL (<base>/api/v1/provider)
-  crush update-providers --source=hyper https://hyper.example.com";
+  crush update-providers --source=hyper https://hyper.example.com
+
+  # Keep the catalog in use over what a refresh held back
+  crush update-providers --keep-current";
 
 /// Keeps Crush's provider catalog up to date.
 #[derive(Debug, Parser)]
@@ -133,8 +137,8 @@ pub enum Command {
     /// Print a shell completion script
     #[command(after_help = COMPLETION_EXAMPLES)]
     Completion {
-        /// The shell
-        shell: clap_complete::Shell,
+        /// The shell (without one, the shells are listed)
+        shell: Option<clap_complete::Shell>,
     },
     /// Refresh the cache in the background: the helper process that the
     /// other commands start (not for people)
@@ -269,6 +273,13 @@ pub struct UpdateArgs {
     /// never sent before (each move is named in full)
     #[arg(long)]
     pub allow_key_move: bool,
+    /// Keep the catalog in use over what a refresh held back: no start
+    /// tells of it again; nothing is downloaded or rewritten
+    #[arg(long, conflicts_with_all = [
+        "source", "dry_run", "check", "output", "sha256", "signature",
+        "allow_shrink", "allow_downgrade", "allow_key_move", "verbose",
+    ])]
+    pub keep_current: bool,
 }
 
 /// The command line as `name` (how this program was invoked) shows it:
@@ -278,6 +289,10 @@ pub fn command(name: &str) -> clap::Command {
     let mut command = Cli::command()
         .name(name.to_owned())
         .bin_name(name.to_owned());
+    // Help piped to `less` or a file fits the terminal it is read in.
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        command = command.term_width(80);
+    }
     if name != "crush" {
         let ours = format!("{name} ");
         let names: Vec<String> = command

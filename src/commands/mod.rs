@@ -10,6 +10,7 @@ mod hyper;
 mod inputs;
 mod models;
 mod providers;
+mod report;
 mod terminal;
 mod update_providers;
 
@@ -79,7 +80,16 @@ pub fn main() -> u8 {
         }
         Err(Exit::Failed(f)) => failure(&f, false),
         Err(Exit::FailedVerbose(f)) => failure(&f, true),
-        Err(Exit::Interrupted(code) | Exit::Code(code)) => code,
+        Err(Exit::Interrupted(code)) => {
+            let what = if code == 143 {
+                "terminated"
+            } else {
+                "interrupted"
+            };
+            say(format_args!("{what}; nothing was written"));
+            code
+        }
+        Err(Exit::Code(code)) => code,
     }
 }
 
@@ -88,7 +98,7 @@ fn failure_json(failure: &Failure) -> serde_json::Value {
     serde_json::json!({
         "error": {
             "source": failure.source,
-            "cause": failure.cause.to_string(),
+            "cause": crate::fetch::diagnosis::without_os_error(&failure.cause.to_string()),
             "hint": failure.hint(),
             "message": failure.to_string(),
         }
@@ -124,10 +134,13 @@ fn run(cli: Cli) -> Result<(), Exit> {
         Command::Models(args) => models::run(&context()?, &args),
         Command::Dirs => dirs(),
         Command::Completion { shell } => {
-            // Generated whole first: clap_complete panics on a failed write.
-            let mut script = Vec::new();
             let name = crate::error::program();
-            clap_complete::generate(shell, &mut cli::command(name), name, &mut script);
+            let Some(shell) = shell else {
+                return Err(Exit::Usage(format!(
+                    "completion prints the script of a shell: bash, elvish, fish, powershell or zsh, e.g. `{name} completion bash > ~/.local/share/bash-completion/completions/{name}`"
+                )));
+            };
+            let script = completion(shell, name);
             print(|out| out.write_all(&script))
         }
         Command::RefreshInBackground(args) => {
@@ -168,12 +181,56 @@ fn run(cli: Cli) -> Result<(), Exit> {
     }
 }
 
+/// The completion script of `shell` for this program installed as `name`.
+fn completion(shell: clap_complete::Shell, name: &str) -> Vec<u8> {
+    let mut command = cli::command(name);
+    // Generated whole first: clap_complete panics on a failed write.
+    let mut script = Vec::new();
+    if shell != clap_complete::Shell::Bash {
+        clap_complete::generate(shell, &mut command, name, &mut script);
+        return script;
+    }
+    // SOURCE offers `embedded` (bash falls back to file names for the
+    // rest); only here: elsewhere the word would replace file names.
+    command = command.mut_subcommand("update-providers", |c| {
+        c.mut_arg("source", |a| {
+            a.value_parser(clap::builder::PossibleValuesParser::new(["embedded"]))
+        })
+    });
+    // clap_complete's bash script names its states two ways when the
+    // program's name holds a `-` (clap issue 6421): it is generated for a
+    // name of word characters, then registered for the real one.
+    let word: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    clap_complete::generate(shell, &mut command, &word, &mut script);
+    if word == name {
+        return script;
+    }
+    let text = String::from_utf8_lossy(&script);
+    let registered = format!(" {word}\n");
+    text.lines()
+        .map(|line| {
+            let line = format!("{line}\n");
+            if line.trim_start().starts_with("complete -F ") && line.ends_with(&registered) {
+                format!("{}{name}\n", &line[..line.len() - registered.len() + 1])
+            } else {
+                line
+            }
+        })
+        .collect::<String>()
+        .into_bytes()
+}
+
 /// Writes a message to standard error: one line when it goes to a pipe or
 /// a file, wrapped to a terminal's width with the text after `error: ` or
-/// `warning: ` kept in its column. Unlike `eprintln!`, which panics, a
-/// failure there is ignored: there is nowhere left to report it.
-pub fn say(message: std::fmt::Arguments<'_>) {
-    let text = message.to_string();
+/// `warning: ` kept in its column; the number of lines it took. Unlike
+/// `eprintln!`, which panics, a failure there is ignored: there is nowhere
+/// left to report it.
+pub fn say(message: std::fmt::Arguments<'_>) -> usize {
+    // The system's own numbers say nothing to a person.
+    let text = crate::fetch::diagnosis::without_os_error(&message.to_string());
     // Whatever a catalog, a server or a file put into the message.
     let text = catalog::escape::safe_lines(&text);
     let indent = ["error: ", "warning: "]
@@ -182,6 +239,7 @@ pub fn say(message: std::fmt::Arguments<'_>) {
         .map_or(2, |prefix| prefix.len());
     let text = terminal::wrap(&text, terminal::stderr_width(), &" ".repeat(indent));
     let _ = writeln!(io::stderr().lock(), "{text}");
+    text.lines().count()
 }
 
 /// Runs `write` on standard output, buffered (a table or a JSON document
@@ -248,19 +306,20 @@ fn ago(seconds: u64) -> String {
     format!("{} ago", count(n as usize, unit))
 }
 
-/// A table: a head, rows, and how to narrow it.
+/// A table for a terminal: a head, rows, and how to narrow it.
 struct Table<'a, const N: usize> {
     head: [&'a str; N],
     rows: &'a [[String; N]],
     /// Columns to drop, first to last, while the table is wider than the
-    /// terminal; what is left of the first column is then shortened with
-    /// `…`. Rows are never wrapped.
+    /// terminal. Then the first column (an id) is narrowed to what is
+    /// left: an id wider than it stands on a line of its own, whole, and
+    /// the rest of its row goes on the next line.
     droppable: &'a [usize],
 }
 
 impl<const N: usize> Table<'_, N> {
-    /// Writes the table, each column as wide as its widest cell, no wider
-    /// in all than `width` (a terminal's; `None` when piped: whole rows).
+    /// Writes the table, each column as wide as its widest cell, fitted to
+    /// `width` (a terminal's; `None`: whole rows).
     fn write(&self, out: &mut impl Write, width: Option<usize>) -> io::Result<()> {
         use unicode_width::UnicodeWidthStr;
         // A catalog's names and ids, safe to print, measured as shown.
@@ -291,28 +350,30 @@ impl<const N: usize> Table<'_, N> {
                 shown.retain(|c| c != column);
             }
             let over = total(&shown, &widths).saturating_sub(width);
-            widths[0] = widths[0].saturating_sub(over).max(self.head[0].len());
+            widths[0] = widths[0].saturating_sub(over).max(self.head[0].width());
         }
         let line = |cells: &[&str]| {
             let mut text = String::new();
             for (i, &column) in shown.iter().enumerate() {
-                let cell = terminal::shorten(cells[column], widths[column]);
+                let cell = cells[column];
                 if i + 1 == shown.len() {
-                    text.push_str(&cell);
+                    text.push_str(cell);
                 } else {
-                    let pad = widths[column] - cell.width();
+                    let pad = widths[column].saturating_sub(cell.width());
                     text.push_str(&format!("{cell}{}  ", " ".repeat(pad)));
                 }
             }
-            let text = text.trim_end().to_string();
-            match width {
-                Some(width) => terminal::shorten(&text, width),
-                None => text,
-            }
+            text.trim_end().to_string()
         };
         writeln!(out, "{}", line(&self.head))?;
         for row in &rows {
-            let cells: Vec<&str> = row.iter().map(|cell| cell.as_ref()).collect();
+            let mut cells: Vec<&str> = row.iter().map(|cell| cell.as_ref()).collect();
+            if cells[0].width() > widths[0] {
+                for piece in terminal::pieces(cells[0], width.unwrap_or(usize::MAX)) {
+                    writeln!(out, "{piece}")?;
+                }
+                cells[0] = "";
+            }
             writeln!(out, "{}", line(&cells))?;
         }
         Ok(())
@@ -390,10 +451,11 @@ mod tests {
         assert_eq!(String::from_utf8(out).unwrap(), "A     BB\nlong  x\ns\n");
     }
 
-    /// Narrowed to a terminal: droppable columns go first, then the first
-    /// column is shortened; no row is ever wider than the terminal.
+    /// Narrowed to a terminal: droppable columns go first, then an id too
+    /// wide for what is left stands on a line of its own, whole; no line is
+    /// wider than the terminal, and no cell is cut.
     #[test]
-    fn tables_fit_the_terminal_without_wrapping() {
+    fn tables_fit_the_terminal_without_cutting_an_id() {
         let rows = [
             [
                 "anthropic/claude-sonnet-4-5-20250929".to_string(),
@@ -430,6 +492,21 @@ mod tests {
         for line in narrower.lines() {
             assert!(unicode_width::UnicodeWidthStr::width(line) <= 40, "{line}");
         }
-        assert!(narrower.contains("anthropic/claude-…  200K"), "{narrower}");
+        let lines: Vec<&str> = narrower.lines().collect();
+        assert_eq!(
+            lines[1], "anthropic/claude-sonnet-4-5-20250929",
+            "{narrower}"
+        );
+        assert!(
+            lines[2].starts_with("      ") && lines[2].trim_start().starts_with("200K"),
+            "{narrower}"
+        );
+        assert!(!narrower.contains('…'), "{narrower}");
+        // An id wider than the terminal is wrapped where the line ends.
+        let tiny = text(Some(20));
+        assert!(
+            tiny.contains("anthropic/claude-son\nnet-4-5-20250929\n"),
+            "{tiny}"
+        );
     }
 }

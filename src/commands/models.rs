@@ -1,5 +1,7 @@
 //! `crush models`: every model of the start-up catalog as provider/model,
-//! optionally filtered.
+//! optionally filtered: on a terminal a table (id, name, context window,
+//! prices); on a pipe bare `provider/model` lines, sorted by provider then
+//! model, as Crush's own `crush models` prints them for a script.
 
 use std::io::{self, Write};
 
@@ -7,6 +9,7 @@ use serde::Serialize;
 
 use super::context::{Context, cache_files};
 use super::{Exit, Table, listed, print, terminal, write_json};
+use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, printable};
 use crate::commands::cli::ModelsArgs;
 use crate::error::{Cause, Failure, program};
@@ -84,6 +87,15 @@ fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) 
     if args.json {
         return write_json(out, &rows);
     }
+    // Sorted as Crush sorts them: by provider id, then model id.
+    let mut rows: Vec<&ModelRow<'_>> = rows.iter().collect();
+    rows.sort_by(|a, b| (a.provider, a.id).cmp(&(b.provider, b.id)));
+    let Some(width) = terminal::stdout_width() else {
+        for row in rows {
+            writeln!(out, "{}", safe(&format!("{}/{}", row.provider, row.id)))?;
+        }
+        return Ok(());
+    };
     let table: Vec<[String; 4]> = rows
         .iter()
         .map(|r| {
@@ -104,13 +116,21 @@ fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) 
         rows: &table,
         droppable: &[1],
     }
-    .write(out, terminal::stdout_width())
+    .write(out, Some(width))
 }
 
+/// A context window as a person compares them down a column: in
+/// thousands below a million (`200K`), else in millions with up to two
+/// decimals (`1M`, `1.05M`), rounded.
 fn tokens(n: i64) -> String {
+    let thousands = (n + 500) / 1_000;
     match n {
-        1_000_000.. if n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
-        1_000.. => format!("{}K", n / 1_000),
+        _ if thousands >= 1_000 => {
+            let millions = format!("{:.2}", n as f64 / 1e6);
+            let millions = millions.trim_end_matches('0').trim_end_matches('.');
+            format!("{millions}M")
+        }
+        1_000.. => format!("{thousands}K"),
         _ => n.to_string(),
     }
 }
@@ -119,11 +139,17 @@ fn tokens(n: i64) -> String {
 mod tests {
     use super::*;
 
+    /// One unit a magnitude, so that a column compares at a glance: never
+    /// `1048K` beside `1M`.
     #[test]
-    fn token_counts_are_short() {
+    fn token_counts_are_short_and_alike() {
         assert_eq!(tokens(200_000), "200K");
+        assert_eq!(tokens(131_072), "131K");
+        assert_eq!(tokens(163_840), "164K");
         assert_eq!(tokens(1_000_000), "1M");
-        assert_eq!(tokens(1_048_576), "1048K");
+        assert_eq!(tokens(1_048_576), "1.05M");
+        assert_eq!(tokens(2_000_000), "2M");
+        assert_eq!(tokens(999_999), "1M");
         assert_eq!(tokens(512), "512");
     }
 }

@@ -33,18 +33,37 @@ pub fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
     let Some(catalog) = listed(&loaded, &settings, "providers", false)? else {
         return Ok(());
     };
-    print(|out| write_providers(out, &loaded, &catalog))
+    print(|out| write_providers(out, context, &loaded, &catalog))
 }
 
 fn write_providers(
     out: &mut impl Write,
+    context: &Context,
     loaded: &StartupCatalog,
     catalog: &Catalog<'_>,
 ) -> io::Result<()> {
-    let width = terminal::stdout_width();
-    let header = header(loaded);
-    writeln!(out, "{}", terminal::wrap(&safe(&header), width, "  "))?;
     let text = |t: Option<&catalog::Text<'_>>| t.map_or("", |t| t.as_str()).to_owned();
+    // On a pipe, one provider a line, its fields separated by tabs, for a
+    // script (`cut -f1`); where the catalog came from, with `--debug`.
+    let Some(width) = terminal::stdout_width() else {
+        context.say_debug(header(loaded));
+        for p in &catalog.providers {
+            let fields = [
+                text(Some(&p.id)),
+                text(Some(&p.name)),
+                text(p.kind.as_ref()),
+                p.models().len().to_string(),
+            ];
+            let fields: Vec<String> = fields.iter().map(|f| safe(f).into_owned()).collect();
+            writeln!(out, "{}", fields.join("\t"))?;
+        }
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "{}",
+        terminal::wrap(&safe(&header(loaded)), Some(width), "  ")
+    )?;
     let rows: Vec<[String; 4]> = catalog
         .providers
         .iter()
@@ -62,7 +81,7 @@ fn write_providers(
         rows: &rows,
         droppable: &[2],
     }
-    .write(out, width)
+    .write(out, Some(width))
 }
 
 fn header(loaded: &StartupCatalog) -> String {
@@ -75,20 +94,35 @@ fn header(loaded: &StartupCatalog) -> String {
     match loaded.provenance {
         Provenance::Fresh => format!("Providers: fresh{from}, fetched just now"),
         Provenance::Cached => {
-            let fetched = loaded.fetched_at.map_or_else(
-                || "of unknown age".to_string(),
-                |t| format!("fetched {}", ago(now.saturating_sub(t))),
-            );
+            let when = |t: Option<u64>| {
+                t.map(|t| format!(" {}", ago(now.saturating_sub(t))))
+                    .unwrap_or_default()
+            };
+            let written = when(loaded.fetched_at);
+            let embedded_source = crate::fetch::source::Source::Embedded.to_string();
+            let origin = match loaded.source.as_deref() {
+                Some(s) if s == embedded_source => format!(
+                    "the embedded snapshot ({}), installed in the cache{written}",
+                    embedded::origin()
+                ),
+                Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
+                    format!("cached, fetched from {s}{written}")
+                }
+                Some(s) => format!("cached, read from {s}{written}"),
+                None => format!("cached, written{written} by another program"),
+            };
+            // Only a server confirms a catalog current.
             let confirmed = loaded
                 .confirmed_at
-                .map(|t| format!(", confirmed current {}", ago(now.saturating_sub(t))))
+                .filter(|_| origin.starts_with("cached, fetched"))
+                .map(|t| format!(", confirmed current{}", when(Some(t))))
                 .unwrap_or_default();
             let refreshing = if loaded.refreshing {
                 "; refreshing in the background"
             } else {
                 ""
             };
-            format!("Providers: cached{from}, {fetched}{confirmed}{refreshing}")
+            format!("Providers: {origin}{confirmed}{refreshing}")
         }
         Provenance::Embedded if loaded.refreshing => format!(
             "Providers: embedded snapshot ({}); fetching the current catalog in the background",
@@ -147,9 +181,12 @@ pub(super) struct LastRefresh {
     /// What a held refresh held back, one change a line.
     #[serde(skip_serializing_if = "Option::is_none")]
     held: Option<Vec<String>>,
-    /// The command that applies it.
+    /// The commands that review it, apply it or keep the catalog in use.
     #[serde(skip_serializing_if = "Option::is_none")]
     accept: Option<String>,
+    /// Whether a person kept the catalog in use over what was held.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    kept: bool,
 }
 
 impl LastRefresh {
@@ -165,12 +202,14 @@ impl LastRefresh {
             accept: r
                 .held
                 .as_ref()
-                .map(|h| startup::held_hint_for(target, &h.flags)),
+                .filter(|h| !h.kept)
+                .map(|h| startup::held_hint_for(target, &r.url, &h.flags)),
+            kept: r.held.as_ref().is_some_and(|h| h.kept),
         }
     }
 
     /// Its rows of the text status: how it ended, what it held back, and
-    /// the command that applies it.
+    /// the commands that settle it (or that a person settled it).
     pub(super) fn rows(&self) -> Vec<(&'static str, String)> {
         let cause = self
             .cause
@@ -186,7 +225,14 @@ impl LastRefresh {
         let held = self.held.iter().flatten().enumerate();
         std::iter::once(("last refresh", outcome))
             .chain(held.map(|(i, f)| (if i == 0 { "held back" } else { "" }, f.clone())))
-            .chain(self.accept.clone().map(|a| ("to apply it", a)))
+            .chain(self.accept.clone().map(|a| ("to settle it", a)))
+            .chain(self.kept.then(|| {
+                (
+                    "settled",
+                    "kept the one in use over it; a refresh bringing it again says nothing"
+                        .to_string(),
+                )
+            }))
             .collect()
     }
 }
@@ -348,9 +394,15 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;
     if let Some(pinned) = &status.public_keys {
+        // The variable, not its value again: the keys are just before.
+        let env = format!("{}=", crate::trust::signature::KEYS_ENV);
+        let origin = match pinned.origin.strip_prefix(&env) {
+            Some(_) => crate::trust::signature::KEYS_ENV,
+            None => pinned.origin.as_str(),
+        };
         row(
             "public keys",
-            format!("{} ({})", pinned.keys.join(", "), pinned.origin),
+            format!("{} (from {origin})", pinned.keys.join(", ")),
         )?;
     }
     row(

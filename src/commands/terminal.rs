@@ -6,18 +6,32 @@ use unicode_width::UnicodeWidthStr;
 
 /// The width of standard output's terminal; `None` when it is not one.
 pub fn stdout_width() -> Option<usize> {
-    width_of(terminal_size::terminal_size_of(std::io::stdout()))
+    stdout_size().map(|(width, _)| width)
 }
 
 /// The width of standard error's terminal; `None` when it is not one.
 pub fn stderr_width() -> Option<usize> {
-    width_of(terminal_size::terminal_size_of(std::io::stderr()))
+    stderr_size().map(|(width, _)| width)
 }
 
-fn width_of(size: Option<(terminal_size::Width, terminal_size::Height)>) -> Option<usize> {
+/// The columns and rows of standard output's terminal; `None` when it is
+/// not one.
+pub fn stdout_size() -> Option<(usize, usize)> {
+    size_of(terminal_size::terminal_size_of(std::io::stdout()))
+}
+
+/// The columns and rows of standard error's terminal; `None` when it is
+/// not one.
+pub fn stderr_size() -> Option<(usize, usize)> {
+    size_of(terminal_size::terminal_size_of(std::io::stderr()))
+}
+
+fn size_of(size: Option<(terminal_size::Width, terminal_size::Height)>) -> Option<(usize, usize)> {
     // Some terminals report no size at all: as good as none.
-    size.map(|(width, _)| usize::from(width.0))
-        .filter(|w| *w > 0)
+    let (width, height) = size?;
+    let (width, height) = (usize::from(width.0), usize::from(height.0));
+    // A terminal of no rows is given as many as a pipe.
+    (width > 0).then_some((width, if height == 0 { 60 } else { height }))
 }
 
 /// `text` wrapped to `width` columns, each line after the first indented
@@ -35,29 +49,148 @@ pub fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
     textwrap::fill(text, options)
 }
 
-/// As many of `ids` as fit in `width` columns, `, `-separated, then
-/// `… and N more` for the rest; empty when not even one fits.
-pub fn fit<S: AsRef<str>>(ids: &[S], width: usize) -> String {
-    let mut shown = String::new();
-    for (i, id) in ids.iter().map(AsRef::as_ref).enumerate() {
-        let rest = ids.len() - i - 1;
-        let more = if rest == 0 {
-            String::new()
-        } else {
-            format!(", … and {rest} more")
-        };
-        let sep = if shown.is_empty() { "" } else { ", " };
-        if shown.width() + sep.len() + id.width() + more.width() > width {
-            let left = ids.len() - i;
-            if shown.is_empty() {
-                return String::new();
-            }
-            return format!("{shown}, … and {left} more");
+/// `text` in pieces of at most `width` columns (at least one character
+/// a piece): an id wider than the line, wrapped where the line ends, never
+/// shortened.
+pub fn pieces(text: &str, width: usize) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut piece = String::new();
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if piece.width() + w > width.max(1) && !piece.is_empty() {
+            pieces.push(std::mem::take(&mut piece));
         }
-        shown.push_str(sep);
-        shown.push_str(id);
+        piece.push(c);
     }
-    shown
+    if !piece.is_empty() || pieces.is_empty() {
+        pieces.push(piece);
+    }
+    pieces
+}
+
+/// A piece of a line that is never cut: an id, a list's word, or a
+/// field's change, which, too long to share a line, stands on lines of its
+/// own (its name, its old value, `→ ` its new one).
+#[derive(Debug, Clone)]
+pub struct Atom {
+    /// The text, on one line.
+    pub text: String,
+    /// A change's name, old and new value, for lines of their own.
+    change: Option<(String, String, String)>,
+}
+
+impl Atom {
+    /// Text, wrapped where the line ends only when wider than a line.
+    pub fn text(text: &str) -> Atom {
+        Atom {
+            text: text.to_owned(),
+            change: None,
+        }
+    }
+
+    /// `name before → after`.
+    pub fn change(name: String, before: String, after: String) -> Atom {
+        Atom {
+            text: format!("{name} {before} → {after}"),
+            change: Some((name, before, after)),
+        }
+    }
+}
+
+/// `head`, then `atoms` separated by `, `, wrapped at `width` with the
+/// lines after the first indented by `indent`; one line without a width.
+/// An atom is never cut at a space or a comma: one too long for a line of
+/// its own is a change shown on lines of its own, or (an id longer than
+/// the whole line) wrapped where the line ends.
+pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -> Vec<String> {
+    let pad = " ".repeat(indent);
+    let Some(width) = width else {
+        let texts: Vec<&str> = atoms.iter().map(|a| a.text.as_str()).collect();
+        return vec![format!("{head}{}", texts.join(", ")).trim_end().to_owned()];
+    };
+    let mut lines = Vec::new();
+    // What is on the line being built, and whether an atom is on it yet.
+    let mut line = String::new();
+    let mut bare = true;
+    if head.trim().is_empty() {
+        line.push_str(&head);
+    } else {
+        for piece in pieces_of(head.trim_end(), width, width.saturating_sub(indent)) {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+                line.push_str(&pad);
+            }
+            line.push_str(&piece);
+        }
+        if head.ends_with(' ') {
+            line.push(' ');
+        }
+    }
+    for (i, atom) in atoms.iter().enumerate() {
+        let comma = if i + 1 < atoms.len() { "," } else { "" };
+        let text = format!("{}{comma}", atom.text);
+        let space = if bare || line.ends_with(' ') { "" } else { " " };
+        if line.width() + space.len() + text.width() <= width {
+            line.push_str(space);
+            line.push_str(&text);
+        } else if indent + text.width() <= width {
+            lines.push(std::mem::take(&mut line));
+            line = format!("{pad}{text}");
+        } else if let Some((name, before, after)) = &atom.change {
+            if line.width() + space.len() + name.width() <= width {
+                line.push_str(space);
+                line.push_str(name);
+            } else {
+                lines.push(std::mem::take(&mut line));
+                line = format!("{pad}{name}");
+            }
+            lines.push(std::mem::take(&mut line));
+            let value = " ".repeat(indent + 2);
+            let room = width.saturating_sub(indent + 2);
+            lines.extend(pieces_of(before, room, room).map(|l| format!("{value}{l}")));
+            let after = format!("→ {after}{comma}");
+            for (j, l) in pieces_of(&after, room + 2, room).enumerate() {
+                lines.push(if j == 0 {
+                    format!("{pad}{l}")
+                } else {
+                    format!("{value}{l}")
+                });
+            }
+            line = pad.clone();
+            bare = true;
+            continue;
+        } else {
+            // An id wider than a line: wrapped, never shortened.
+            if !line.trim().is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            let room = width.saturating_sub(indent);
+            line = pad.clone();
+            for (j, l) in pieces_of(&text, room, room).enumerate() {
+                if j > 0 {
+                    lines.push(std::mem::replace(&mut line, pad.clone()));
+                }
+                line.push_str(&l);
+            }
+        }
+        bare = false;
+    }
+    lines.push(line);
+    lines
+        .into_iter()
+        .map(|l| l.trim_end().to_owned())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// `text` in pieces of at most `first` columns, then `rest` columns.
+fn pieces_of(text: &str, first: usize, rest: usize) -> impl Iterator<Item = String> {
+    let mut pieces = pieces(text, first);
+    let tail: String = pieces.drain(1..).collect();
+    if !tail.is_empty() {
+        pieces.extend(self::pieces(&tail, rest));
+    }
+    pieces.into_iter()
 }
 
 /// `text`, cut to `width` columns with `…` when longer.
@@ -99,23 +232,6 @@ mod tests {
             wrap("a claude-sonnet-4-5-20250929", Some(12), "")
                 .contains("claude-sonnet-4-5-20250929")
         );
-    }
-
-    #[test]
-    fn lists_show_the_first_ids_that_fit_then_how_many_more() {
-        let ids: Vec<String> = (0..30).map(|i| format!("model-{i}")).collect();
-        assert_eq!(fit(&ids[..2], 120), "model-0, model-1");
-        let list = fit(&ids, 60);
-        assert!(list.starts_with("model-0, model-1, "), "{list}");
-        assert!(list.width() <= 60, "{list}");
-        let shown = list.matches(", ").count();
-        assert!(
-            list.ends_with(&format!("… and {} more", 30 - shown)),
-            "{list}"
-        );
-        assert_eq!(fit(&ids, 5), "", "not even one fits");
-        assert_eq!(fit(&["日本語モデル".to_string()], 12), "日本語モデル");
-        assert_eq!(fit(&["日本語モデル".to_string()], 11), "");
     }
 
     #[test]

@@ -152,8 +152,7 @@ impl<'de> Deserialize<'de> for Raw {
 /// A JSON file's text as a [`Node`]: `Err` with the line when it is not
 /// JSON, or when it is not an object (`None` for the line).
 pub fn parse(text: &str, file: usize) -> Result<Node, (Option<usize>, String)> {
-    let raw: Raw =
-        serde_json::from_str(text).map_err(|e| (Some(e.line()), format!("not valid JSON: {e}")))?;
+    let raw: Raw = serde_json::from_str(text).map_err(|e| (Some(e.line()), not_json(text, &e)))?;
     match raw {
         Raw::Object(_) => Ok(Node::with_src(raw, Src { file, line: None })),
         other => Err((
@@ -163,6 +162,19 @@ pub fn parse(text: &str, file: usize) -> Result<Node, (Option<usize>, String)> {
                 Node::with_src(other, Src { file, line: None }).kind()
             ),
         )),
+    }
+}
+
+/// What a JSON file that does not parse is told, in plain words; its line
+/// is named apart, once.
+pub fn not_json(text: &str, e: &serde_json::Error) -> String {
+    if text.starts_with('\u{feff}') {
+        return format!("not valid JSON: {}", crate::catalog::BYTE_ORDER_MARK);
+    }
+    let what = crate::catalog::json_problem(e);
+    match e.classify() {
+        serde_json::error::Category::Eof => format!("not valid JSON: {what}"),
+        _ => format!("not valid JSON at column {}: {what}", e.column()),
     }
 }
 

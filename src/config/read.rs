@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::merge::{self, Node, Src};
 use super::{ConfigError, Format, Origin, PinnedKeys, crushrc, shown, shown_path};
+use crate::fetch::diagnosis;
 
 /// One file's part, once read.
 pub(super) struct Loaded {
@@ -35,7 +36,7 @@ pub(super) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
         {
             return Ok(None);
         }
-        Err(e) => return Err(format!("cannot read: {e}")),
+        Err(e) => return Err(format!("cannot read: {}", diagnosis::io_words(&e))),
     };
     if meta.is_dir() {
         return Err("cannot read: it is a folder, not a file".into());
@@ -54,7 +55,7 @@ pub(super) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let mut bytes = Vec::new();
     fs::File::open(path)
         .and_then(|f| f.take(MAX_BYTES).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read: {e}"))?;
+        .map_err(|e| format!("cannot read: {}", diagnosis::io_words(&e)))?;
     Ok(Some(bytes))
 }
 
@@ -110,8 +111,8 @@ fn load_json(path: &Path, text: &str, index: usize) -> Result<Loaded, ConfigErro
         message,
     };
     let node = merge::parse(text, index).map_err(|(line, message)| error(line, message))?;
-    let value: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| error(Some(e.line()), format!("not valid JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| error(Some(e.line()), merge::not_json(text, &e)))?;
     Ok(Loaded {
         file: index,
         node,

@@ -279,18 +279,41 @@ pub enum Timeout {
     /// Connected, but no answer within the time.
     #[error("connected, but no answer came within {}", seconds(*.0))]
     Answer(Duration),
-    /// The answer began, then stopped arriving.
-    #[error("the answer stopped arriving after {received} bytes (not complete within {})", seconds(*.after))]
+    /// The answer began, and was not complete within the time: slow, or
+    /// stalled, it is the same to the bound.
+    #[error("the download did not finish in time: {}", body_progress(*.received, *.total, *.after))]
     Body {
         /// The time allowed.
         after: Duration,
         /// How much had arrived.
         received: u64,
+        /// How much the server said it would send, when it said.
+        total: Option<u64>,
     },
 }
 
+/// `90000 of 606845 bytes in 2 s`.
+fn body_progress(received: u64, total: Option<u64>, after: Duration) -> String {
+    match total {
+        Some(total) => format!("{received} of {total} bytes in {}", seconds(after)),
+        None => format!(
+            "{received} bytes in {} (the server did not say how many to expect)",
+            seconds(after)
+        ),
+    }
+}
+
+impl Timeout {
+    /// The time allowed.
+    pub fn after(&self) -> Duration {
+        match *self {
+            Timeout::Connect(after) | Timeout::Answer(after) | Timeout::Body { after, .. } => after,
+        }
+    }
+}
+
 /// `3 s`, `0.5 s`.
-fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
 
@@ -503,6 +526,33 @@ fn unwrap_name(name: &str) -> String {
         .and_then(|(_, rest)| rest.strip_suffix(')'))
         .unwrap_or(name);
     inner.trim_matches('"').to_owned()
+}
+
+/// What the system said of a file, in plain words, without the `(os
+/// error N)` it appends.
+pub fn io_words(e: &io::Error) -> String {
+    if let Some(inner) = e.get_ref() {
+        return without_os_error(&inner.to_string());
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => "there is no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::IsADirectory => "it is a folder, not a file".into(),
+        io::ErrorKind::NotADirectory => "a part of its path is not a folder".into(),
+        _ => without_os_error(&e.to_string()),
+    }
+}
+
+/// `text` without the ` (os error N)` the system appends to its messages.
+pub fn without_os_error(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let Some(at) = out.find(" (os error ") {
+        let Some(end) = out[at..].find(')') else {
+            break;
+        };
+        out.replace_range(at..at + end + 1, "");
+    }
+    out
 }
 
 /// An error's own message, without the "os error N" the system appends.
@@ -847,11 +897,21 @@ mod tests {
         );
         assert_eq!(
             Timeout::Body {
-                after: Duration::from_secs(10),
-                received: 1234
+                after: Duration::from_secs(2),
+                received: 90000,
+                total: Some(606845),
             }
             .to_string(),
-            "the answer stopped arriving after 1234 bytes (not complete within 10 s)"
+            "the download did not finish in time: 90000 of 606845 bytes in 2 s"
+        );
+        assert_eq!(
+            Timeout::Body {
+                after: Duration::from_secs(10),
+                received: 1234,
+                total: None,
+            }
+            .to_string(),
+            "the download did not finish in time: 1234 bytes in 10 s (the server did not say how many to expect)"
         );
     }
 

@@ -21,7 +21,7 @@ pub const MAX_FILE_BYTES: usize = crate::fetch::http::MAX_BODY_BYTES;
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// The system's reason.
-    #[error("{0}")]
+    #[error("{}", crate::fetch::diagnosis::io_words(.0))]
     Io(#[from] io::Error),
     /// Something else than a regular file stands there (what: `a FIFO`).
     #[error("it is {0}, not a regular file")]

@@ -159,6 +159,19 @@ impl FetchError {
         }
     }
 
+    /// The one thing that fixes it when an automatic refresh failed: as
+    /// [`FetchError::hint`], but the bound of a refresh is
+    /// `CRUSH_PROVIDER_TIMEOUT`, the only one a start-up takes.
+    pub fn refresh_hint(&self) -> String {
+        match self {
+            FetchError::Timeout(timeout) => format!(
+                "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy (HTTPS_PROXY)",
+                diagnosis::seconds(timeout.after())
+            ),
+            other => other.hint(),
+        }
+    }
+
     /// The HTTP stack's own account of the failure, for a bug report.
     pub fn detail(&self) -> Option<&str> {
         match self {
@@ -189,6 +202,9 @@ struct Progress {
     answered: AtomicBool,
     /// Body bytes received.
     received: AtomicU64,
+    /// Body bytes the server said it would send; [`u64::MAX`] when it did
+    /// not say.
+    total: AtomicU64,
 }
 
 /// Fetches `url` on a session of its own ([`Session`]).
@@ -262,6 +278,7 @@ impl Client {
         // for an earlier fetch of this session is still there.
         self.progress.answered.store(false, Ordering::Relaxed);
         self.progress.received.store(0, Ordering::Relaxed);
+        self.progress.total.store(u64::MAX, Ordering::Relaxed);
         self.redirects
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -301,6 +318,7 @@ fn timeout_phase(progress: &Progress, after: Duration) -> Timeout {
         Timeout::Body {
             after,
             received: progress.received.load(Ordering::Relaxed),
+            total: Some(progress.total.load(Ordering::Relaxed)).filter(|&t| t != u64::MAX),
         }
     } else if progress.connected.load(Ordering::Relaxed) {
         Timeout::Answer(after)
@@ -321,6 +339,37 @@ struct Attempt<'a> {
 }
 
 impl Attempt<'_> {
+    /// A 407 to a plain-http request is the proxy's own answer (an https
+    /// request's would have refused the tunnel): it wants credentials.
+    fn proxy_answered(&self, status: StatusCode) -> Option<FetchError> {
+        if status != StatusCode::PROXY_AUTHENTICATION_REQUIRED {
+            return None;
+        }
+        let url = self
+            .redirects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .last()
+            .cloned()
+            .unwrap_or_else(|| self.url.clone());
+        let Route::Proxy(proxy, variable) = proxy::route(&url, self.proxies) else {
+            return None;
+        };
+        Some(FetchError::Network {
+            cause: Box::new(Network::Proxy {
+                proxy: diagnosis::ProxyOrigin::new(&proxy, variable),
+                problem: diagnosis::Proxy::WantsCredentials,
+                target: format!(
+                    "{}:{}",
+                    url.host_str().unwrap_or_default(),
+                    url.port_or_known_default().unwrap_or_default()
+                ),
+            }),
+            chain: format!("{status}"),
+            redirected: None,
+        })
+    }
+
     /// The project's cause for an error of the HTTP client.
     fn classify(&self, e: reqwest::Error) -> FetchError {
         if e.is_redirect() {
@@ -580,6 +629,9 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
             Err(FetchError::UnexpectedNotModified)
         };
     }
+    if let Some(proxy) = on.proxy_answered(status) {
+        return Err(proxy);
+    }
     if !status.is_success() {
         let body_line = first_line(&mut response).await;
         return Err(FetchError::Status { status, body_line });
@@ -596,6 +648,9 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
         && len > options.max_body as u64
     {
         return Err(FetchError::TooLarge(options.max_body));
+    }
+    if let Some(total) = declared {
+        on.progress.total.store(total, Ordering::Relaxed);
     }
     let progress = progress_bar(options.progress, declared);
     let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
@@ -617,6 +672,12 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
     Ok(Fetched::Body { bytes, validators })
 }
 
+/// Columns of a progress bar's line left free at the right edge: the
+/// terminal echoes Ctrl-C there as `^C`, which must not wrap the line
+/// (clearing the bar would then clear the wrapped line, and leave the
+/// bar).
+const ECHO_ROOM: u16 = 3;
+
 fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressBar> {
     if !wanted || !std::io::stderr().is_terminal() {
         return None;
@@ -624,9 +685,9 @@ fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressB
     let plain = crate::environment::var("NO_COLOR").is_some();
     let template = match (total.is_some(), plain) {
         (true, false) => {
-            "{spinner:.green} {bytes}/{total_bytes} [{bar:30.cyan/blue}] {bytes_per_sec}"
+            "{spinner:.green} {bytes}/{total_bytes} [{wide_bar:.cyan/blue}] {bytes_per_sec}"
         }
-        (true, true) => "{spinner} {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec}",
+        (true, true) => "{spinner} {bytes}/{total_bytes} [{wide_bar}] {bytes_per_sec}",
         (false, _) => "{spinner} {bytes} {bytes_per_sec}",
     };
     let bar = match total {
@@ -637,8 +698,88 @@ fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressB
     .with_finish(indicatif::ProgressFinish::AndClear);
     let style = indicatif::ProgressStyle::with_template(template).ok()?;
     bar.set_style(style.progress_chars("=> "));
-    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    bar.set_draw_target(indicatif::ProgressDrawTarget::term_like_with_hz(
+        Box::new(Stderr),
+        20,
+    ));
     Some(bar)
+}
+
+/// Standard error as the bar's terminal, [`ECHO_ROOM`] columns narrower
+/// than it is: the bar pads its line to the width it is told, and leaves
+/// the cursor there.
+#[derive(Debug)]
+struct Stderr;
+
+impl Stderr {
+    fn write(&self, text: &str) -> std::io::Result<()> {
+        use std::io::Write;
+        std::io::stderr().lock().write_all(text.as_bytes())
+    }
+
+    fn size(&self) -> (u16, u16) {
+        terminal_size::terminal_size_of(std::io::stderr())
+            .map_or((80, 24), |(width, height)| (width.0, height.0))
+    }
+}
+
+impl indicatif::TermLike for Stderr {
+    fn width(&self) -> u16 {
+        self.size().0.saturating_sub(ECHO_ROOM).max(1)
+    }
+
+    fn height(&self) -> u16 {
+        self.size().1
+    }
+
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            Ok(())
+        } else {
+            self.write(&format!("\x1b[{n}A"))
+        }
+    }
+
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            Ok(())
+        } else {
+            self.write(&format!("\x1b[{n}B"))
+        }
+    }
+
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            Ok(())
+        } else {
+            self.write(&format!("\x1b[{n}C"))
+        }
+    }
+
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        if n == 0 {
+            Ok(())
+        } else {
+            self.write(&format!("\x1b[{n}D"))
+        }
+    }
+
+    fn write_line(&self, line: &str) -> std::io::Result<()> {
+        self.write(&format!("{line}\n"))
+    }
+
+    fn write_str(&self, text: &str) -> std::io::Result<()> {
+        self.write(text)
+    }
+
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.write("\r\x1b[2K")
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        use std::io::Write;
+        std::io::stderr().flush()
+    }
 }
 
 fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {

@@ -314,7 +314,7 @@ pub enum ReadError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     /// A local file or standard input could not be read.
-    #[error("cannot read: {0}")]
+    #[error("cannot read: {}", crate::fetch::diagnosis::io_words(.0))]
     Io(#[from] io::Error),
     /// The input is larger than the cap.
     #[error("the input is larger than the limit of {} MiB", .0 / (1024 * 1024))]
@@ -380,7 +380,11 @@ impl Source {
     ) -> Result<Option<Vec<u8>>, NoSignature> {
         let read_file = |path: &std::path::Path| -> Result<Vec<u8>, NoSignature> {
             let file = std::fs::File::open(path).map_err(|e| {
-                NoSignature::Missing(format!("cannot read {}: {e}", path.display()))
+                NoSignature::Missing(format!(
+                    "cannot read {}: {}",
+                    path.display(),
+                    crate::fetch::diagnosis::io_words(&e)
+                ))
             })?;
             match read_capped(file, 0, MAX_SIGNATURE_BYTES) {
                 Ok(bytes) => Ok(bytes),
@@ -392,9 +396,7 @@ impl Source {
             (Source::Embedded, _) => Ok(None),
             // Named by the person: it may be a pipe.
             (_, Some(path)) => read_file(path).map(Some),
-            (Source::Stdin, None) => Err(NoSignature::Missing(
-                "standard input comes with no signature; give it with --signature FILE".into(),
-            )),
+            (Source::Stdin, None) => Err(NoSignature::Missing("standard input brings none".into())),
             // Found beside the file: only a regular one, never waited on.
             (Source::File(path), None) => {
                 let mut name = path.clone().into_os_string();

@@ -316,7 +316,7 @@ pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
     let refresh = state?.refresh.as_ref()?;
     let status = format!("`{program} providers --status`");
     match (&refresh.outcome, &refresh.held) {
-        (RefreshOutcome::Held, Some(held)) => {
+        (RefreshOutcome::Held, Some(held)) if !held.kept => {
             let more = match held.changes.len() {
                 0 | 1 => String::new(),
                 n => format!(" (and {} more)", n - 1),
@@ -495,7 +495,7 @@ mod tests {
                 told: false,
                 held: (!held.is_empty()).then(|| Held {
                     changes: held.iter().map(|s| s.to_string()).collect(),
-                    flags: Vec::new(),
+                    ..Held::default()
                 }),
             }),
             ..CacheState::default()

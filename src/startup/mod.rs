@@ -194,21 +194,41 @@ fn update_command(target: Target) -> &'static str {
     }
 }
 
-/// What a held refresh's warning ends with: the commands that show it and
-/// apply it.
-pub fn held_hint(flags: &[String]) -> String {
-    held_hint_for(Target::Catalog, flags)
+/// What a held refresh's warning ends with: the commands that review what
+/// was held from `url`, apply it (with `flags`), or keep the catalog in use
+/// instead, each one as it is typed.
+pub fn held_hint(url: &str, flags: &[String]) -> String {
+    held_hint_for(Target::Catalog, url, flags)
 }
 
 /// [`held_hint`] for `target`'s document.
-pub fn held_hint_for(target: Target, flags: &[String]) -> String {
+pub fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
     let me = program();
     let update = update_command(target);
-    let apply = std::iter::once(format!("{me} {update}"))
+    let from = format!("{me} {update} {}", shell_word(url));
+    let apply = std::iter::once(from.clone())
         .chain(flags.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    format!("review it with `{me} {update} --dry-run`, then apply it with `{apply}`")
+    let kept = match target {
+        Target::Catalog => "the catalog in use",
+        Target::Hyper => "the one in use",
+    };
+    format!(
+        "review it with `{from} --dry-run`, apply it with `{apply}`, or keep {kept} with `{me} {update} --keep-current`"
+    )
+}
+
+/// `text` as one word a shell reads back as it is: bare when it holds only
+/// characters no shell gives a meaning (a URL's usual ones), else in single
+/// quotes.
+fn shell_word(text: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/:._~%+=@,-".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 /// Loads the catalog for start-up, at once unless the caller waits.
@@ -247,8 +267,10 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         state::now(),
         options.wait,
     );
+    // A refresh waited for tells its own outcome: the last one's is stale
+    // by then.
     if let Some(cached) = &cached
-        && decision != Decision::Offline
+        && !matches!(decision, Decision::Offline | Decision::Wait)
     {
         report_refresh(files, Some(cached), &mut warnings);
     }
@@ -299,12 +321,12 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
                     Ok(Some(cached)) => from_cache(cached, warnings),
                     _ => at_hand(warnings),
                 },
+                // The cause carries its fix; a person who waits for the
+                // network is online.
                 Outcome::Failed(why) => {
                     warnings.push(format!(
-                        "could not refresh the provider catalog from {}: {why}; using {}; {}",
-                        options.url,
-                        in_use,
-                        refresh_hint()
+                        "could not refresh the provider catalog from {}: {why}; using {in_use}",
+                        source::redacted(options.url.as_str()),
                     ));
                     at_hand(warnings)
                 }
@@ -319,13 +341,8 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
                         .and_then(|r| r.held)
                         .map(|h| h.flags)
                         .unwrap_or_default();
-                    warnings.push(held_warning(
-                        Target::Catalog,
-                        &options.url,
-                        None,
-                        &findings,
-                        &flags,
-                    ));
+                    let url = source::redacted(options.url.as_str());
+                    warnings.push(held_warning(Target::Catalog, &url, None, &findings, &flags));
                     at_hand(warnings)
                 }
             }
@@ -416,7 +433,7 @@ fn held_warning(
         "a refresh of {} from {url} was held{when}, and {kept} is kept: {}{more}; {}",
         target.noun(),
         findings.first().map_or("", String::as_str),
-        held_hint_for(target, flags)
+        held_hint_for(target, &url.to_string(), flags)
     )
 }
 

@@ -162,7 +162,7 @@ impl RequestError {
     pub fn explain(&self) -> String {
         match self {
             RequestError::Fetch(fetch) if !matches!(fetch, FetchError::Interrupted(_)) => {
-                format!("{fetch}; {}", fetch.hint())
+                format!("{fetch}; {}", fetch.refresh_hint())
             }
             other => other.to_string(),
         }
@@ -321,6 +321,20 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
     // The cache stays; the state says what was held back, for every start
     // to tell.
     let hold = |held: Held| {
+        // Held again, the catalog a person kept the cache over: settled,
+        // and said no more (until the server serves another).
+        if let Some(cached) = &cached
+            && let Some(state) = &cached.state
+            && held.sha256.as_deref().is_some_and(|d| state.kept_over(d))
+        {
+            let _ = cache::update_state(files, cached, LOCK_WAIT, |state| {
+                state.confirmed_at = Some(now);
+                if let Some(refresh) = &mut state.refresh {
+                    refresh.at = now;
+                }
+            });
+            return settled(cached, known);
+        }
         let findings = held.changes.clone();
         keep(files, cached.as_ref(), |state| {
             state.record_refresh(record(RefreshOutcome::Held, None, Some(held)))
@@ -369,7 +383,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         Err(RequestError::Signature(e)) => {
             return hold(Held {
                 changes: vec![format!("the new catalog was refused: {e}")],
-                flags: Vec::new(),
+                ..Held::default()
             });
         }
         Err(e) => {
@@ -411,7 +425,8 @@ fn take(
 ) -> Result<Option<String>, Held> {
     let held = |changes| Held {
         changes,
-        flags: Vec::new(),
+        sha256: Some(hex(fetched.digest)),
+        ..Held::default()
     };
     let next = files
         .target
@@ -428,6 +443,8 @@ fn take(
         return Err(Held {
             changes: review.findings(),
             flags: review.flags(),
+            sha256: Some(hex(fetched.digest)),
+            kept: false,
         });
     }
     Ok(save(files, url, fetched, now, &next, previous.as_ref())

@@ -16,7 +16,7 @@
 //! | `source` | where the bytes came from (a URL, a path, `embedded snapshot`) |
 //! | `fetched_at` | when they were written, in seconds since the Unix epoch |
 //! | `confirmed_at` | when they were last confirmed current: written by `update-providers`, or answered 200 (valid) or 304 by a refresh |
-//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the findings it held back, one line each, and `flags`, what `update-providers` needs to apply it), and `told`, whether a start-up has reported that failure |
+//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the findings it held back, one line each; `flags`, what `update-providers` needs to apply it; `sha256`, the held catalog's; `kept`, whether a person kept the cache over it), and `told`, whether a start-up has reported that failure |
 //! | `signed_at` | when the cached catalog was signed, when a pinned key verified it |
 //!
 //! Keys it does not know are ignored, and every key but `sha256` may be
@@ -82,10 +82,29 @@ impl CacheState {
         self.refresh = Some(RefreshRecord { told, ..record });
     }
 
-    /// What the last refresh held back, when it did.
+    /// What the last refresh held back, when it did and no person has
+    /// settled it yet ([`Held::kept`]).
     pub fn held(&self) -> Option<(&RefreshRecord, &Held)> {
         let refresh = self.refresh.as_ref()?;
-        Some((refresh, refresh.held.as_ref()?))
+        Some((refresh, refresh.held.as_ref().filter(|h| !h.kept)?))
+    }
+
+    /// Settles what the last refresh held back: a person keeps the cache
+    /// over it. The URL it was held from, when there was one to settle.
+    pub fn keep_over_held(&mut self) -> Option<String> {
+        let refresh = self.refresh.as_mut()?;
+        let held = refresh.held.as_mut().filter(|h| !h.kept)?;
+        held.kept = true;
+        Some(refresh.url.clone())
+    }
+
+    /// Whether a person kept the cache over the catalog whose SHA-256 is
+    /// `sha256` (lowercase hex), held by the last refresh.
+    pub fn kept_over(&self, sha256: &str) -> bool {
+        self.refresh
+            .as_ref()
+            .and_then(|r| r.held.as_ref())
+            .is_some_and(|h| h.kept && h.sha256.as_deref() == Some(sha256))
     }
 
     /// The last refresh's failure, when no start-up has reported it yet.
@@ -117,7 +136,7 @@ pub struct RefreshRecord {
 }
 
 /// The changes a refresh held back for a person to review.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Held {
     /// Each finding, one line.
     pub changes: Vec<String>,
@@ -125,6 +144,14 @@ pub struct Held {
     /// `--allow-downgrade`), none for a key move.
     #[serde(default)]
     pub flags: Vec<String>,
+    /// The held catalog's SHA-256 (lowercase hex), when it was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// Whether a person kept the cache over it (`update-providers` with the
+    /// catalog in use, or `--keep-current`): no start tells of it again,
+    /// and a refresh that brings the same catalog leaves it held, quietly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kept: bool,
 }
 
 /// What came of an automatic refresh.

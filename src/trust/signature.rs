@@ -40,7 +40,7 @@ impl fmt::Debug for TrustedKeys {
 
 impl TrustedKeys {
     /// The keys of `entries`, each a minisign public key given as its
-    /// base64 line (`RWQ…`) or as the path of a `.pub` file; `None` when
+    /// base64 line (`RW…`) or as the path of a `.pub` file; `None` when
     /// there are none. A bad entry is an error naming it: a pinned key
     /// must never be ignored.
     pub fn parse(entries: &[String]) -> Result<Option<TrustedKeys>, String> {
@@ -119,6 +119,36 @@ impl TrustedKeys {
         }
         Err(error)
     }
+}
+
+/// The id of the key that made `signature` (the text of a `.minisig`
+/// file), as minisign shows it (`minisign public key 1A2B…`: 16 hex digits
+/// of the little-endian number); `None` when it cannot be read.
+pub fn key_id(signature: &[u8]) -> Option<String> {
+    let line = std::str::from_utf8(signature).ok()?.lines().nth(1)?.trim();
+    // The algorithm (2 bytes), then the key id (8): the first 16 base64
+    // characters hold 12 bytes.
+    let digit = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let digits: Vec<u8> = line.bytes().take(16).map(digit).collect::<Option<_>>()?;
+    if digits.len() < 16 {
+        return None;
+    }
+    let bytes: Vec<u8> = digits
+        .chunks(4)
+        .flat_map(|q| {
+            let n = q.iter().fold(0u32, |n, &d| (n << 6) | u32::from(d));
+            [(n >> 16) as u8, (n >> 8) as u8, n as u8]
+        })
+        .collect();
+    let id = u64::from_le_bytes(bytes[2..10].try_into().ok()?);
+    Some(format!("{id:016X}"))
 }
 
 /// Decodes the text of a `.minisig` file, refusing what it cannot read.
@@ -230,6 +260,32 @@ mod tests {
             err.starts_with("\"not-a-key\" is neither a minisign public key"),
             "{err}"
         );
+    }
+
+    /// The key id a signature names is the one minisign prints for its
+    /// key (`minisign public key 1A2B…` in the .pub file's comment).
+    #[test]
+    fn a_signature_names_its_key_as_minisign_does() {
+        let minisign::KeyPair { pk, sk } =
+            minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let signature = minisign::sign(
+            Some(&pk),
+            &sk,
+            std::io::Cursor::new(b"[]"),
+            Some("timestamp:1"),
+            None,
+        )
+        .unwrap()
+        .into_string();
+        let id = key_id(signature.as_bytes()).unwrap();
+        let comment = pk.to_box().unwrap().to_string();
+        assert!(
+            comment.contains(&format!("minisign public key: {id}"))
+                || comment.contains(&format!("minisign public key {id}")),
+            "{id}: {comment}"
+        );
+        assert_eq!(key_id(b"untrusted comment: x\n"), None);
+        assert_eq!(key_id(b"a\n!!!!!!!!!!!!!!!!\n"), None);
     }
 
     #[test]

@@ -69,33 +69,34 @@ async fn the_first_start_does_not_wait_and_the_next_has_the_fresh_catalog() {
     home.with_floor_of(CATALOG_A.as_bytes());
     let server = catalog_server(CATALOG_A).await;
     let start = Instant::now();
-    let run = run_at(&home, &server.uri(), &["providers"], &[]);
+    let run = run_at(&home, &server.uri(), &["providers", "-d"], &[]);
     run.ok();
     assert!(start.elapsed() < Duration::from_secs(2));
     assert!(
-        run.stdout.starts_with(
-            "Providers: embedded snapshot (Catwalk v0.52.6, released 2026-08-21); fetching the current catalog in the background"
+        run.provenance().starts_with(
+            "embedded snapshot (Catwalk v0.52.6, released 2026-08-21); fetching the current catalog in the background"
         ),
         "{run:?}"
     );
     assert!(run.stdout.contains("anthropic"), "{run:?}");
-    assert!(run.stderr.is_empty(), "{run:?}");
+    assert!(run.told().is_empty(), "{run:?}");
     assert_eq!(home.wait_for_refresh(&None)["outcome"], "updated");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     let state = home.state().unwrap();
     assert!(state["confirmed_at"].as_u64().unwrap() > 0, "{state}");
     for _ in 0..3 {
-        let run = run_at(&home, &server.uri(), &["providers"], &[]);
+        let run = run_at(&home, &server.uri(), &["providers", "-d"], &[]);
         run.ok();
         assert!(
-            run.stdout.contains("alpha  Alpha  openai-compat  2"),
+            run.stdout.contains("alpha\tAlpha\topenai-compat\t2\n"),
             "{run:?}"
         );
         assert!(
-            run.stdout.contains("confirmed current just now") && !run.stdout.contains("refreshing"),
+            run.provenance().contains("confirmed current just now")
+                && !run.provenance().contains("refreshing"),
             "{run:?}"
         );
-        assert!(run.stderr.is_empty(), "{run:?}");
+        assert!(run.told().is_empty(), "{run:?}");
     }
     assert_eq!(
         requests(&server).await.len(),
@@ -112,11 +113,11 @@ async fn a_start_that_waits_gets_the_fresh_catalog_at_once() {
     let server = catalog_server(CATALOG_A).await;
     let home = Home::new();
     home.with_floor_of(CATALOG_A.as_bytes());
-    let run = run_at(&home, &server.uri(), &["providers", "--wait"], &[]);
+    let run = run_at(&home, &server.uri(), &["providers", "--wait", "-d"], &[]);
     run.ok();
-    assert!(run.stdout.starts_with("Providers: fresh from "), "{run:?}");
+    assert!(run.provenance().starts_with("fresh from "), "{run:?}");
     assert!(
-        run.stdout.contains("alpha  Alpha  openai-compat  2"),
+        run.stdout.contains("alpha\tAlpha\topenai-compat\t2\n"),
         "{run:?}"
     );
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
@@ -195,10 +196,10 @@ async fn a_new_catalog_is_swapped_in_and_shown_from_the_next_start() {
     home.with_floor_of(CATALOG_A.as_bytes());
     home.set_cache(CATALOG_A.as_bytes());
     let server = catalog_server(CATALOG_A2).await;
-    let run = run_at(&home, &server.uri(), &["providers"], &[]);
+    let run = run_at(&home, &server.uri(), &["providers", "-d"], &[]);
     run.ok();
     assert!(
-        run.stdout.contains("refreshing in the background"),
+        run.provenance().contains("refreshing in the background"),
         "{run:?}"
     );
     assert!(!run.stdout.contains("gamma"), "{run:?}");
@@ -355,12 +356,12 @@ async fn background_failures_are_told_once_at_the_next_start() {
         assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 
         let home = Home::new();
-        let run = run_at(&home, &url, &["providers"], &[]);
+        let run = run_at(&home, &url, &["providers", "-d"], &[]);
         run.ok();
-        assert!(run.stderr.is_empty(), "{cause}: {run:?}");
+        assert!(run.told().is_empty(), "{cause}: {run:?}");
         assert!(
-            run.stdout
-                .starts_with("Providers: embedded snapshot (Catwalk v0.52.6, "),
+            run.provenance()
+                .starts_with("embedded snapshot (Catwalk v0.52.6, "),
             "{run:?}"
         );
         let refresh = home.wait_for_refresh(&None);

@@ -84,7 +84,7 @@ fn v_is_the_version_and_update_providers_v_is_verbose() {
     ]);
     verbose.ok();
     assert!(verbose.stdout.contains("  - provider "), "{verbose:?}");
-    assert!(!verbose.stdout.contains("more lines"), "{verbose:?}");
+    assert!(!verbose.stdout.contains("more changes"), "{verbose:?}");
 }
 
 /// `-d` says on stderr what was resolved and what is requested; stdout is
@@ -166,4 +166,105 @@ fn the_data_dir_flag_moves_the_workspace_file() {
     }
     let status = home.run(&["providers", "--status", "--json"]).json();
     assert_eq!(status["provider_auto_update"]["value"], true);
+}
+
+/// Completions work under any name the program is installed as: bash,
+/// with the generated script sourced, completes `update-providers --` with
+/// its options, `update-providers em` with `embedded`, and `prov` with the
+/// commands, both as `crush` and as `crush-providers`.
+#[cfg(unix)]
+#[test]
+fn bash_completes_under_any_installed_name() {
+    let bin = tempfile::tempdir().unwrap();
+    let home = Home::new();
+    // Found on this PATH; the script's own PATH has the program alone (no
+    // Crush to stand in front of).
+    let found = std::process::Command::new("sh")
+        .args(["-c", "command -v bash"])
+        .output()
+        .unwrap();
+    let bash = String::from_utf8(found.stdout).unwrap().trim().to_owned();
+    assert!(!bash.is_empty(), "bash is needed");
+    for name in ["crush", "crush-providers"] {
+        let exe = bin.path().join(name);
+        std::fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
+        let script = format!(
+            r#"source <({name} completion bash) || exit 1
+spec=$(complete -p {name}); f=${{spec##*-F }}; f=${{f%% *}}
+words() {{ COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); COMPREPLY=()
+  "$f" "$1" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD-1]}}"
+  echo "${{COMPREPLY[*]}}"; }}
+words {name} update-providers --
+words {name} update-providers em
+words {name} prov
+words {name} completion ""
+"#
+        );
+        let output = std::process::Command::new(&bash)
+            .args(["-c", &script])
+            .env_clear()
+            .env("PATH", bin.path())
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{name}: {output:?}");
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 4, "{name}: {stdout}");
+        for option in [
+            "--dry-run",
+            "--keep-current",
+            "--allow-key-move",
+            "--output",
+        ] {
+            assert!(
+                lines[0].split(' ').any(|w| w == option),
+                "{name}: {option}: {stdout}"
+            );
+        }
+        assert_eq!(lines[1], "embedded", "{name}: {stdout}");
+        assert_eq!(
+            lines[2], "providers provider-models provider-dirs",
+            "{name}: {stdout}"
+        );
+        assert!(
+            lines[3].contains("bash") && lines[3].contains("zsh"),
+            "{name}: {stdout}"
+        );
+    }
+}
+
+/// `completion` without a shell names the shells; every example of every
+/// `--help` fits 80 columns, and one that takes two lines ends its first
+/// with a backslash, so that its first line pasted alone runs nothing.
+#[test]
+fn completion_lists_the_shells_and_help_fits_80_columns() {
+    let home = Home::new();
+    let run = home.run(&["completion"]);
+    run.usage_error();
+    assert!(
+        run.stderr.contains("bash, elvish, fish, powershell or zsh"),
+        "{run:?}"
+    );
+    for command in [
+        "update-providers",
+        "providers",
+        "provider-models",
+        "provider-dirs",
+        "completion",
+    ] {
+        let help = home.run(&[command, "--help"]);
+        help.ok();
+        for line in help.stdout.lines() {
+            assert!(line.chars().count() <= 80, "{command}: {line}");
+        }
+        let examples = help.stdout.split("Examples:").nth(1).unwrap_or_default();
+        let lines: Vec<&str> = examples.lines().collect();
+        for pair in lines.windows(2) {
+            // A line that goes on is indented under its first.
+            if pair[1].starts_with("    ") {
+                assert!(pair[0].ends_with('\\'), "{command}: {pair:?}");
+            }
+        }
+    }
 }

@@ -242,10 +242,34 @@ impl Run {
         self
     }
 
+    /// Where `providers -d` said its catalog came from: the line a
+    /// terminal shows above the table (`cached, fetched from …`), which a
+    /// pipe gets with `--debug` only; empty when it said none.
+    pub fn provenance(&self) -> &str {
+        self.stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("debug: Providers: "))
+            .unwrap_or("")
+    }
+
+    /// The lines of stderr but the `--debug` ones.
+    pub fn told(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| !l.starts_with("debug: ") && !l.starts_with("  "))
+            .collect()
+    }
+
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:#?}"))
     }
+}
+
+/// `text` with every run of white space one space: what a reader sees of
+/// words wrapped over lines.
+pub fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A small valid catalog with an unknown field and odd formatting, so that a
@@ -385,6 +409,12 @@ impl Signer {
     /// The public key's base64 line, as `CRUSH_PROVIDER_PUBLIC_KEY` takes it.
     pub fn public_key(&self) -> String {
         self.pk.to_base64()
+    }
+
+    /// The key's id as minisign shows it (`minisign public key 1A2B…`).
+    pub fn key_id(&self) -> String {
+        let id = u64::from_le_bytes(self.pk.keynum().try_into().unwrap());
+        format!("{id:016X}")
     }
 
     /// The public key as a `.pub` file's text.

@@ -106,7 +106,13 @@ async fn hostile_strings_are_escaped_by_every_command() {
     ] {
         let run = home.run_env(args, &offline);
         run.ok();
-        clean(&format!("{args:?}"), &run.stdout);
+        // `providers` separates its fields by tabs on a pipe; a tab in a
+        // field would be escaped with the rest.
+        let fields = match args {
+            ["providers"] => run.stdout.replace('\t', " "),
+            _ => run.stdout.clone(),
+        };
+        clean(&format!("{args:?}"), &fields);
         clean(&format!("{args:?} stderr"), &run.stderr);
     }
     let providers = home.run_env(&["providers"], &offline);

@@ -154,12 +154,9 @@ async fn a_dotenv_file_turns_updates_off() {
         "# Crush on the air-gapped laptop\nexport CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=\"1\" # off\n",
     );
     let uri = server.uri();
-    let run = p.run(&["providers", "--wait"], &[("CATWALK_URL", &uri)]);
+    let run = p.run(&["providers", "--wait", "-d"], &[("CATWALK_URL", &uri)]);
     run.ok();
-    assert!(
-        run.stdout.starts_with("Providers: embedded snapshot"),
-        "{run:?}"
-    );
+    assert!(run.provenance().starts_with("embedded snapshot"), "{run:?}");
     let status = p.status(&[("CATWALK_URL", &uri)]);
     assert_eq!(
         status["provider_auto_update"]["origin"],
@@ -440,9 +437,9 @@ async fn a_loopback_mirror_never_goes_through_a_proxy() {
         ("HTTP_PROXY", proxy.as_str()),
         ("http_proxy", proxy.as_str()),
     ];
-    let run = p.run(&["providers", "--wait"], &env);
+    let run = p.run(&["providers", "--wait", "-d"], &env);
     run.ok();
-    assert!(run.stdout.starts_with("Providers: fresh from"), "{run:?}");
+    assert!(run.provenance().starts_with("fresh from"), "{run:?}");
     assert_eq!(connections.load(Ordering::SeqCst), 0);
     assert_eq!(
         p.status(&env)["proxy"],
@@ -528,7 +525,7 @@ async fn passwords_are_never_shown() {
             "{run:?}"
         );
     }
-    assert!(runs[0].stdout.contains("alice:***@"), "{:?}", runs[0]);
+    assert!(runs[0].provenance().contains("alice:***@"), "{:?}", runs[0]);
     let state = fs::read_to_string(p.home.state_file()).unwrap();
     assert!(!state.contains("s3cret"), "{state}");
     assert!(server.received_requests().await.unwrap().len() >= 2);

@@ -311,9 +311,9 @@ async fn a_known_key_sent_to_a_new_place_is_held_however_it_is_spelled() {
                 warnings[0].starts_with(
                     "warning: a refresh of the provider catalog from http://127.0.0.1"
                 ) && warnings[0].contains(finding)
-                    && warnings[0].ends_with(
-                        "review it with `crush update-providers --dry-run`, then apply it with `crush update-providers --allow-key-move`"
-                    ),
+                    && warnings[0].ends_with(&format!(
+                        "review it with `crush update-providers {url}/v2/providers --dry-run`, apply it with `crush update-providers {url}/v2/providers --allow-key-move`, or keep the catalog in use with `crush update-providers --keep-current`"
+                    )),
                 "{what}: {run:?}"
             );
         }
@@ -459,9 +459,9 @@ async fn a_catalog_that_keeps_too_little_of_the_cache_is_held_and_needs_allow_sh
         assert_eq!(home.cache().unwrap(), real);
         let run = home.run_env(&["providers"], &[("CATWALK_URL", &url)]);
         assert!(
-            run.stderr.contains(
-                "review it with `crush update-providers --dry-run`, then apply it with `crush update-providers --allow-shrink`"
-            ),
+            run.stderr.contains(&format!(
+                "review it with `crush update-providers {url}/v2/providers --dry-run`, apply it with `crush update-providers {url}/v2/providers --allow-shrink`, or keep"
+            )),
             "{what}: {run:?}"
         );
 
@@ -620,4 +620,80 @@ async fn nesting_deeper_than_go_reads_is_refused() {
     let home = home_with_a();
     assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
     assert_eq!(home.cache().unwrap(), catalog.as_bytes());
+}
+
+/// Issue 29: a person settles a held refresh by keeping the catalog in
+/// use, with `update-providers` and the source they installed it from (the
+/// cache is then already up to date) or with `--keep-current`: no start
+/// warns of it again, nor does a refresh that brings the same catalog; a
+/// catalog other than the one kept over is held, and told, anew.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_settles_a_held_refresh_by_keeping_the_catalog_in_use() {
+    let (_, moved, finding) = moving_a_key().remove(0);
+    let server = serving(&moved).await;
+    let url = server.uri();
+    let home = home_with_a();
+    assert_eq!(refresh(&home, &url)["outcome"], "held");
+    let start = || home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
+    let run = start();
+    assert!(
+        run.stderr.contains(finding)
+            && run.stderr.contains(
+                "or keep the catalog in use with `crush update-providers --keep-current`"
+            ),
+        "{run:?}"
+    );
+    // The current source again: already up to date, and settled.
+    let run = home.run_stdin(&["update-providers", "-"], CATALOG_A.as_bytes());
+    run.ok();
+    assert!(run.stdout.starts_with("Already up to date"), "{run:?}");
+    assert!(
+        words(&run.stdout).contains(&format!(
+            "settled: the refresh held from {url}/v2/providers is not applied; the catalog in use is kept"
+        )),
+        "{run:?}"
+    );
+    assert!(start().stderr.is_empty(), "no start warns of it again");
+    // The same catalog again: held, quietly (the record's time, set back
+    // here, is what tells that the refresh ran).
+    let mut state = home.state().unwrap();
+    state["refresh"]["at"] = 1.into();
+    std::fs::write(home.state_file(), state.to_string()).unwrap();
+    let record = refresh(&home, &url);
+    assert_ne!(record["at"], 1, "{record}");
+    assert_eq!(record["outcome"], "held", "{record}");
+    assert_eq!(record["held"]["kept"], true, "{record}");
+    assert!(
+        start().stderr.is_empty(),
+        "a refresh bringing it again says nothing"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    let status = home.run_env(&["providers", "--status"], &[("CATWALK_URL", &url)]);
+    assert!(status.stdout.contains("settled:"), "{status:?}");
+
+    // Another catalog that moves a key: held and told anew; settled by
+    // `--keep-current`, said so.
+    let (_, other, other_finding) = moving_a_key().remove(1);
+    server.reset().await;
+    wiremock::Mock::given(wiremock::matchers::path("/v2/providers"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(other))
+        .mount(&server)
+        .await;
+    let record = refresh(&home, &url);
+    assert_eq!(record["outcome"], "held", "{record}");
+    assert!(start().stderr.contains(other_finding), "told anew");
+    let run = home.run(&["update-providers", "--keep-current"]);
+    run.ok();
+    assert!(
+        words(&run.stdout).starts_with(&format!(
+            "Kept the catalog in use ({}); the refresh held from {url}/v2/providers is not applied, and is told no more",
+            home.cache_file().display()
+        )),
+        "{run:?}"
+    );
+    assert!(start().stderr.is_empty());
+    let run = home.run(&["update-providers", "--keep-current"]);
+    assert!(run.stdout.starts_with("Nothing to settle"), "{run:?}");
+    home.run(&["update-providers", "embedded", "--keep-current"])
+        .usage_error();
 }

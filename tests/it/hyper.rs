@@ -127,8 +127,10 @@ async fn hyper_url_is_asked_with_the_key_and_the_answer_swapped_in_byte_for_byte
     let run = home.run_env(&["update-providers", "--source", "hyper"], &env);
     run.ok();
     assert!(
-        run.stdout.contains(&format!(
-            "Updated providers from {uri}/api/v1/provider: 1 provider, 2 models\n  written to {}",
+        words(&run.stdout).starts_with(&format!(
+            "Updated providers from {uri}/api/v1/provider: 1 provider, 2 models"
+        )) && words(&run.stdout).ends_with(&format!(
+            "written to {} (nothing was there before)",
             home.hyper_file().display()
         )),
         "{run:?}"
@@ -383,9 +385,9 @@ async fn a_key_move_is_refused_without_the_flag_and_held_by_a_refresh() {
         "{waited:?}"
     );
     assert!(
-        waited
-            .stderr
-            .contains("update-providers --source hyper --allow-key-move"),
+        waited.stderr.contains(&format!(
+            "apply it with `crush update-providers --source hyper {uri}/api/v1/provider --allow-key-move`, or keep the one in use with `crush update-providers --source hyper --keep-current`"
+        )),
         "{waited:?}"
     );
     assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
@@ -401,6 +403,19 @@ async fn a_key_move_is_refused_without_the_flag_and_held_by_a_refresh() {
         status.stdout.contains("hyper held back:") && status.stdout.contains("attacker.example"),
         "{status:?}"
     );
+    // A person may keep the one in use (issue 29): told no more.
+    let kept = home.run(&["update-providers", "--source", "hyper", "--keep-current"]);
+    kept.ok();
+    assert!(
+        words(&kept.stdout).starts_with(&format!(
+            "Kept Hyper's provider in use ({}); the refresh held from {uri}/api/v1/provider is not applied",
+            home.hyper_file().display()
+        )),
+        "{kept:?}"
+    );
+    let quiet = home.run_env(&["providers", "--json"], &env);
+    assert!(!quiet.stderr.contains("was held"), "{quiet:?}");
+    home.wait_for_the_helper();
     // A person allows it, and is told where the key goes now.
     let allowed = home.run_env(
         &["update-providers", "--source", "hyper", "--allow-key-move"],

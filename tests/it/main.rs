@@ -25,6 +25,7 @@ mod messages;
 mod origins;
 mod proxy;
 mod readme;
+mod screen;
 mod signed;
 mod startup;
 mod terminal;

@@ -223,7 +223,10 @@ fn output_is_checked_and_dash_is_standard_output() {
     let run = home.run(&["update-providers", source, "--output", "-"]);
     run.ok();
     assert_eq!(run.stdout, CATALOG_A, "the catalog, byte for byte");
-    assert!(run.stderr.contains("written to standard output"), "{run:?}");
+    assert!(
+        words(&run.stderr).contains("; written to standard output"),
+        "{run:?}"
+    );
     assert!(home.cache().is_none(), "the cache is not touched");
     home.run(&["update-providers", source, "--output", "-", "--json"])
         .usage_error();
@@ -378,8 +381,9 @@ fn prices_and_context_windows_are_reported() {
         "{run:?}"
     );
     assert!(
-        run.stdout
-            .contains("p/m: context_window 200000 → 5, cost_per_1m_in 10 → 99"),
+        run.stdout.contains(
+            "  ~ p: 1 model changed\n      m: context_window 200000 → 5, cost_per_1m_in 10 → 99\n"
+        ),
         "{run:?}"
     );
     home.run_stdin(&["update-providers", "-"], before.as_bytes())
@@ -394,4 +398,200 @@ fn prices_and_context_windows_are_reported() {
             {"field": "context_window", "before": 200000, "after": 5}
         ])
     );
+}
+
+/// Issue 29, said right: a download slower than `--timeout` says how far
+/// it got of how much, not that it stopped; a start that waits
+/// (`providers --wait`) names the only bound it takes, and offers no
+/// offline set-up to a person who is online.
+#[test]
+fn a_slow_download_says_how_far_it_got_and_the_bound_it_takes() {
+    let url = raw_server(|s| {
+        use std::io::Write;
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 606845\r\n\r\n[");
+        for _ in 0..300 {
+            if s.write_all(&[b' '; 300]).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    });
+    let home = Home::new();
+    let run = home.run(&["update-providers", &url, "--timeout", "1"]);
+    run.fails_with(&[
+        "the download did not finish in time: ",
+        " of 606845 bytes in 1 s",
+    ]);
+    assert!(!run.stderr.contains("stopped"), "{run:?}");
+    let run = home.run_env(
+        &["providers", "--wait", "--json"],
+        &[("CATWALK_URL", &url), ("CRUSH_PROVIDER_TIMEOUT", "1")],
+    );
+    run.ok();
+    let warning = words(&run.stderr);
+    assert!(
+        warning.contains(" of 606845 bytes in 1 s; raise the bound above 1 s with CRUSH_PROVIDER_TIMEOUT (seconds)"),
+        "{run:?}"
+    );
+    assert!(
+        !warning.contains("--timeout") && !warning.contains("provider-auto-update"),
+        "providers takes no --timeout: {run:?}"
+    );
+}
+
+/// A retry that works (`providers --wait`) is not preceded by the warning
+/// of the failure it retried.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_that_worked_says_nothing_of_the_failure_before_it() {
+    let home = Home::new();
+    home.accept(CATALOG_A.as_bytes());
+    let closed = closed_port_url();
+    let every_start = ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
+    home.run_env(
+        &["providers", "--json"],
+        &[("CATWALK_URL", &closed), every_start],
+    )
+    .ok();
+    assert_eq!(home.wait_for_refresh(&None)["outcome"], "failed");
+    home.wait_for_the_helper();
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(CATALOG_A2),
+    )
+    .await;
+    let run = home.run_env(
+        &["providers", "--wait", "--json"],
+        &[("CATWALK_URL", &server.uri()), every_start],
+    );
+    run.ok();
+    assert!(run.stderr.is_empty(), "{run:?}");
+    assert_eq!(run.stdout, CATALOG_A2);
+}
+
+/// A plain-http request's proxy answering 407 wants credentials, which go
+/// in its URL: said so, not "check the URL".
+#[test]
+fn a_plain_http_proxy_that_wants_credentials_says_where_they_go() {
+    let proxy = raw_server(|s| {
+        use std::io::Write;
+        let _ = s.write_all(
+            b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"corp\"\r\nContent-Length: 0\r\n\r\n",
+        );
+    });
+    let home = Home::new();
+    let run = home.run_env(
+        &["update-providers", "http://catalog.mirror.corp.test/"],
+        &[("HTTP_PROXY", &proxy)],
+    );
+    run.fails_with(&[
+        &format!("the proxy {proxy} (from HTTP_PROXY) wants credentials: it answered 407 Proxy Authentication Required"),
+        "put them in the proxy's URL: HTTP_PROXY=http://user:password@host:port",
+    ]);
+    assert!(!run.stderr.contains("check the URL"), "{run:?}");
+}
+
+/// Files are named as what they are: a byte-order mark by its name, not
+/// as an invisible character; a missing file without the system's `(os
+/// error 2)`; a config file's line once.
+#[test]
+fn files_are_described_in_plain_words() {
+    let home = Home::new();
+    let (_dir, bom) = temp_file("bom.json", "\u{feff}[]".as_bytes());
+    let run = home.run(&["update-providers", bom.to_str().unwrap()]);
+    run.fails_with(&["not JSON: it starts with a byte-order mark (U+FEFF), which JSON does not allow: save it as UTF-8 without one"]);
+    assert!(
+        !run.stderr.contains('\u{feff}') && !run.stderr.contains("\\u{feff}"),
+        "{run:?}"
+    );
+    for args in [
+        &["update-providers", "/nonexistent/providers.json"][..],
+        &[
+            "update-providers",
+            "-",
+            "--signature",
+            "/nonexistent.minisig",
+        ],
+    ] {
+        let run = home.run_env(
+            args,
+            &[("CRUSH_PROVIDER_PUBLIC_KEY", &Signer::new().public_key())],
+        );
+        assert_eq!(run.code, Some(1), "{run:?}");
+        assert!(run.stderr.contains("there is no such file"), "{run:?}");
+        assert!(!run.stderr.contains("os error"), "{run:?}");
+    }
+    let config = home.path().join(".config/crush/crush.json");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    for (text, said) in [
+        (
+            "{\"options\": \n",
+            "line 2: not valid JSON: it ends before the JSON is complete",
+        ),
+        (
+            "{\"a\": tru}",
+            "line 1: not valid JSON at column 10: an unknown word",
+        ),
+        (
+            "\u{feff}{}",
+            "line 1: not valid JSON: it starts with a byte-order mark (U+FEFF)",
+        ),
+    ] {
+        fs::write(&config, text).unwrap();
+        let run = home.run(&["providers"]);
+        run.fails_with(&[said]);
+        assert_eq!(run.stderr.matches("line").count(), 1, "{run:?}");
+        assert!(
+            !run.stderr.contains("EOF") && !run.stderr.contains(" at line "),
+            "{run:?}"
+        );
+    }
+}
+
+/// Help and errors show a minisign key as it starts (`RW`), not every key
+/// as `RWQ…`.
+#[test]
+fn keys_are_shown_as_minisign_writes_them() {
+    let home = Home::new();
+    let help = home.run(&["update-providers", "--help"]);
+    let run = home.run_env(
+        &["update-providers", "embedded", "--dry-run"],
+        &[("CRUSH_PROVIDER_PUBLIC_KEY", "not-a-key")],
+    );
+    for text in [&help.stdout, &run.stderr] {
+        assert!(!text.contains("RWQ"), "{text}");
+    }
+    assert!(
+        run.stderr
+            .contains("the second line of its .pub file, which starts with RW"),
+        "{run:?}"
+    );
+}
+
+/// `--output FILE` says it wrote that file and left the cache alone.
+#[test]
+fn an_output_file_is_not_an_update_of_the_cache() {
+    let home = Home::new();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.json");
+    let run = home.run(&[
+        "update-providers",
+        "embedded",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    run.ok();
+    assert!(!run.stdout.contains("Updated"), "{run:?}");
+    assert!(
+        run.stdout
+            .starts_with("Checked providers from embedded snapshot"),
+        "{run:?}"
+    );
+    assert!(
+        words(&run.stdout).ends_with(&format!(
+            "written to {}; the cache is not touched",
+            out.display()
+        )),
+        "{run:?}"
+    );
+    assert!(home.cache().is_none());
 }

@@ -1,6 +1,8 @@
 //! Every example in the README runs as written: each ```sh block, as one
 //! bash script (`set -e`, `pipefail`), with the built binary as `crush` on
-//! the PATH, a HOME of its own, and the hosts it names (Catwalk,
+//! the PATH, a HOME of its own (once more with `XDG_CONFIG_HOME` and
+//! `XDG_DATA_HOME` elsewhere, as some readers have them), and the hosts it
+//! names (Catwalk,
 //! example.com, mirror.corp) served on loopback by a static server that
 //! serves the block's own `srv/` folder, and the real catalog at any
 //! `…/v2/providers` it lacks.
@@ -113,26 +115,34 @@ fn every_readme_example_runs_as_written() {
             eprintln!("skipped (no {}): {block}", missing.join(", "));
             continue;
         }
-        let home = Home::new();
-        let work = tempfile::tempdir().unwrap();
-        let url = static_server(work.path().to_owned());
-        let script = script(block, &url);
-        let output = Command::new("bash")
-            .args(["-c", &script])
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", home.path())
-            .env("CATWALK_URL", &url)
-            .current_dir(work.path())
-            .stdin(std::process::Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            output.status.success(),
-            "a README example failed:\n{script}\nstdout:\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
+        // As written, and for a reader whose XDG folders are elsewhere.
+        for xdg in [false, true] {
+            let home = Home::new();
+            let work = tempfile::tempdir().unwrap();
+            let url = static_server(work.path().to_owned());
+            let script = script(block, &url);
+            let mut command = Command::new("bash");
+            command
+                .args(["-c", &script])
+                .env_clear()
+                .env("PATH", &path)
+                .env("HOME", home.path())
+                .env("CATWALK_URL", &url)
+                .current_dir(work.path())
+                .stdin(std::process::Stdio::null());
+            if xdg {
+                command
+                    .env("XDG_CONFIG_HOME", home.path().join("xdg/config"))
+                    .env("XDG_DATA_HOME", home.path().join("xdg/data"));
+            }
+            let output = command.output().unwrap();
+            assert!(
+                output.status.success(),
+                "a README example failed (XDG folders set: {xdg}):\n{script}\nstdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
         ran += 1;
     }
     eprintln!("{ran} of {} README blocks ran", blocks.len());

@@ -78,6 +78,32 @@ async fn a_signed_mirror_is_accepted_and_its_signing_time_recorded() {
         .json();
     assert_eq!(status["public_keys"]["keys"][0], key.as_str());
     assert_eq!(status["public_keys"]["origin"], format!("{KEY_ENV}={key}"));
+    // The report says it was verified, by which key, signed when: last,
+    // with what happened.
+    let home = Home::new();
+    let run = home.run_env(
+        &["update-providers", &server.uri(), "--allow-shrink"],
+        &[(KEY_ENV, &key)],
+    );
+    run.ok();
+    let id = signer.key_id();
+    assert!(
+        run.stdout.contains(&format!(
+            "\n  verified: signed by key {id} at 2023-11-14T22:13:20Z\n  written to "
+        )),
+        "{run:?}"
+    );
+    assert!(
+        signer.public_key_file().contains(&id),
+        "the id minisign shows"
+    );
+    let json = home
+        .run_env(
+            &["update-providers", &server.uri(), "--json"],
+            &[(KEY_ENV, &key)],
+        )
+        .json();
+    assert_eq!(json["signed_by"], id.as_str());
 }
 
 /// Every way a signature can be wrong: nothing written, one line saying
@@ -218,8 +244,13 @@ fn files_standard_input_and_the_embedded_snapshot() {
             .unwrap();
         Run::from(child.wait_with_output().unwrap())
     };
-    stdin(&["update-providers", "-"])
-        .fails_with(&["standard input comes with no signature", "--signature FILE"]);
+    // One sentence, said once, of standard input (no mirror there).
+    let run = stdin(&["update-providers", "-"]);
+    run.fails_with(&[
+        "error: standard input: refused: no signature: standard input brings none; give the catalog's .minisig with --signature FILE",
+    ]);
+    assert_eq!(run.stderr.matches("signature").count(), 2, "{run:?}");
+    assert!(!run.stderr.contains("mirror"), "{run:?}");
     stdin(&[
         "update-providers",
         "-",

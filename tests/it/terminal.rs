@@ -110,7 +110,9 @@ fn offline() -> [(&'static str, &'static str); 1] {
     [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")]
 }
 
-/// The listings, on the real catalog: rows narrowed, never wrapped.
+/// The listings, on the real catalog: rows narrowed, an id never cut (one
+/// too wide for its column stands on a line of its own); piped, bare
+/// `provider/model` lines, each of them whole on the terminal.
 #[test]
 fn listings_fit_80_columns() {
     let home = Home::new();
@@ -128,13 +130,26 @@ fn listings_fit_80_columns() {
         assert_eq!(code, Some(0), "{args:?}: {text}");
         fits(&format!("{args:?}"), &text);
     }
+    for term in ["sonnet", "gpt", ""] {
+        let (_, text) = in_terminal(&home, &["models", term], &offline(), false, |_| {});
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("MODEL"), "{text}");
+        assert!(!text.contains('…'), "{text}");
+        // Every model the pipe lists is on the screen, its id whole.
+        let piped = home.run_env(&["models", term], &offline());
+        assert!(piped.stdout.lines().count() > 3, "{piped:?}");
+        for id in piped.stdout.lines() {
+            assert!(
+                lines.iter().any(|l| l.split("  ").next() == Some(id)),
+                "{id}: {text}"
+            );
+        }
+    }
     let (_, text) = in_terminal(&home, &["models", "sonnet"], &offline(), false, |_| {});
-    let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("MODEL"), "{text}");
-    assert!(text.contains("anthropic/claude-sonnet-4-6"), "{text}");
-    // Every model is still one row.
-    let piped = home.run_env(&["models", "sonnet"], &offline());
-    assert_eq!(piped.stdout.lines().count(), lines.len(), "{text}");
+    assert!(
+        text.contains("\nbedrock-europe/eu.anthropic.claude-sonnet-4-5-20250929-v1:0\n"),
+        "{text}"
+    );
 }
 
 /// The update report, its warnings and `--verbose`: warnings wrap at the
@@ -208,8 +223,9 @@ fn reports_and_warnings_fit_80_columns() {
 
 /// A real release-to-release update: the cache holds the embedded catalog
 /// (Catwalk v0.52.6) with three OpenRouter models as Catwalk v0.52.3 had
-/// them, and `update-providers embedded` reports their new prices and
-/// context windows, each line within 80 columns, the context window first.
+/// them, and `update-providers embedded` reports every one of their
+/// changes whole, the context window first, each line within 80 columns,
+/// the model ids whole, and what happened last.
 #[test]
 fn a_real_release_update_names_prices_and_context_windows() {
     let mut catalog: serde_json::Value = serde_json::from_slice(
@@ -256,15 +272,34 @@ fn a_real_release_update_names_prices_and_context_windows() {
     );
     assert_eq!(code, Some(0), "{text}");
     fits("a release's report", &text);
-    for line in [
-        "  changes: providers 1 changed; models 3 changed",
-        "  ~ openrouter: 3 models changed",
-        "      openrouter/anthropic/claude-opus-5: cost_per_1m_in 5 → 5.5, … and 3 more",
-        "      openrouter/deepseek/deepseek-chat: context_window 163840 → 128000, …",
-        "      openrouter/thinkingmachines/inkling-s…: context_window 524288 → 1048576, …",
-    ] {
-        assert!(text.lines().any(|l| l == line), "{line}: {text}");
-    }
+    assert!(!text.contains('…'), "nothing cut: {text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..11],
+        [
+            "Checked providers from embedded snapshot: 40 providers, 1517 models",
+            "  ~ openrouter: 3 models changed",
+            "      anthropic/claude-opus-5: cost_per_1m_in 5 → 5.5,",
+            "        cost_per_1m_out 25 → 27.5, cost_per_1m_in_cached 6.25 → 6.875,",
+            "        cost_per_1m_out_cached 0.5 → 0.55",
+            "      deepseek/deepseek-chat: context_window 163840 → 128000,",
+            "        cost_per_1m_in 0.32 → 0.2574, cost_per_1m_out 0.89 → 1.0287,",
+            "        default_max_tokens 8192 → 8000",
+            "      thinkingmachines/inkling-small: context_window 524288 → 1048576,",
+            "        cost_per_1m_in 0.45 → 0.5, default_max_tokens 131072 → 16384",
+            "  changes: providers 1 changed; models 3 changed",
+        ],
+        "{text}"
+    );
+    // Last, where the eye lands: the digest and what happened.
+    assert!(lines[11].starts_with("  sha256 "), "{text}");
+    assert!(
+        words(&lines[12..].join(" ")).starts_with(&format!(
+            "dry run: not written to {}, which holds a catalog read from standard input",
+            home.cache_file().display()
+        )),
+        "{text}"
+    );
 }
 
 /// `-` with standard input on the terminal would wait for a catalog nobody
@@ -280,14 +315,17 @@ fn standard_input_on_a_terminal_is_refused() {
     assert!(joined.contains("is this terminal; pipe one in"), "{text}");
 }
 
-/// Ctrl-C during a download a person watches ends it at once (130), and
-/// the progress bar goes with it rather than staying half drawn.
+/// Ctrl-C typed during a download a person watches, as a person types it:
+/// at the terminal, which echoes `^C` right of a bar that spans the screen.
+/// The download ends at once (130), nothing is written, and the screen is
+/// left with one line saying so: no bar, no `^C` wrapped to a line of its
+/// own.
 #[test]
-fn ctrl_c_clears_the_progress_bar() {
+fn ctrl_c_at_the_terminal_leaves_one_line_and_no_bar() {
     let url = raw_server(|s| {
         use std::io::Write;
         let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n[");
-        for _ in 0..300 {
+        for _ in 0..1500 {
             if s.write_all(&[b' '; 100]).is_err() {
                 return;
             }
@@ -295,24 +333,180 @@ fn ctrl_c_clears_the_progress_bar() {
         }
     });
     let home = Home::new();
-    let (code, text) = in_terminal(
+    let (code, shown) = crate::screen::ctrl_c_when(
         &home,
         &["update-providers", &url],
         &[("TERM", "xterm-256color")],
-        false,
-        |pid| {
-            std::thread::sleep(Duration::from_millis(1500));
-            // SAFETY: a signal to our own child, not yet reaped.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
-        },
+        // The bar, drawn with its rate.
+        |text| text.contains("B/s"),
     );
-    assert_eq!(code, Some(130), "{text:?}");
-    let drawn = text
-        .rfind("B/s")
-        .unwrap_or_else(|| panic!("no bar drawn: {text:?}"));
+    let raw = String::from_utf8_lossy(&shown);
+    assert_eq!(code, Some(130), "{raw:?}");
+    assert!(raw.contains("^C"), "the terminal echoed it: {raw:?}");
+    let screen = crate::screen::Screen::of(COLUMNS as usize, &shown);
     assert!(
-        text[drawn..].contains("\x1b[2K"),
-        "the bar was left drawn: {text:?}"
+        screen.widest >= COLUMNS as usize - 3,
+        "the bar spans the screen: {} columns, {raw:?}",
+        screen.widest
+    );
+    assert_eq!(
+        screen.lines(),
+        ["interrupted; nothing was written"],
+        "{raw:?}"
     );
     assert!(home.cache().is_none());
+}
+
+/// Two catalogs far apart (the same providers, other models): a report
+/// longer than any screen.
+fn far_apart(home: &Home) -> (tempfile::TempDir, String, String) {
+    use crush_providers::catalog::synthetic;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, synthetic::catalog(400_000, 1)).unwrap();
+    std::fs::write(&b, synthetic::catalog(400_000, 2)).unwrap();
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    home.run(&["update-providers", &a, "--allow-shrink"]).ok();
+    (dir, a, b)
+}
+
+/// On an 80 x 30 terminal the report of a large update fits the screen:
+/// the most relevant changes, then how many more there are, and last,
+/// where the eye lands, the counts and what happened; the head wraps at a
+/// word, never inside one.
+#[test]
+fn a_long_report_fits_the_screen_and_ends_with_what_happened() {
+    let home = Home::new();
+    let (_dir, a, b) = far_apart(&home);
+    let (code, text) = in_terminal(
+        &home,
+        &["update-providers", &b, "--dry-run"],
+        &[],
+        false,
+        |_| {},
+    );
+    assert_eq!(code, Some(0), "{text}");
+    fits("a long report", &text);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() <= 29, "{} lines: {text}", lines.len());
+    let more = lines
+        .iter()
+        .position(|l| l.starts_with("  … ") && l.ends_with(" more changes (--verbose)"))
+        .unwrap_or_else(|| panic!("no count of what was left out: {text}"));
+    let after = words(&lines[more + 1..].join(" "));
+    assert!(after.starts_with("changes: providers "), "{text}");
+    assert!(
+        after.ends_with(&format!(
+            "dry run: not written to {}, which holds a catalog read from {a} just now",
+            home.cache_file().display(),
+        )),
+        "{text}"
+    );
+    // The head: whole words on each line.
+    let head = words(&lines[..2].join(" "));
+    assert!(
+        head.starts_with(&format!("Checked providers from {b}: ")),
+        "{text}"
+    );
+    // Piped, the same report fits 80 columns.
+    let piped = home.run(&["update-providers", &b, "--dry-run"]);
+    for line in piped.stdout.lines() {
+        assert!(
+            line.width() <= 80 || !line.trim().contains(' '),
+            "{line}: {piped:?}"
+        );
+    }
+}
+
+/// `--output -` on a terminal: the catalog whole, then the report, never
+/// inside it; through `head -c 100`, which takes the catalog and goes, the
+/// report is still told.
+#[test]
+fn the_catalog_on_standard_output_comes_before_its_report() {
+    let home = Home::new();
+    let (code, text) = in_terminal(
+        &home,
+        &["update-providers", "embedded", "--output", "-"],
+        &[],
+        false,
+        |_| {},
+    );
+    assert_eq!(code, Some(0), "{text}");
+    let end = text.rfind("\n]").expect("the catalog's last bracket");
+    let report = text
+        .find("Checked providers from embedded snapshot")
+        .unwrap();
+    assert!(
+        report > end,
+        "the report is after the catalog: {}",
+        &text[end - 200..]
+    );
+    assert!(home.cache().is_none());
+    let output = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "'{}' update-providers embedded --output - | head -c 100 > /dev/null",
+                env!("CARGO_BIN_EXE_crush")
+            ),
+        ])
+        .env_clear()
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        words(&stderr).contains("Checked providers from embedded snapshot: 40 providers, 1517 models; written to standard output"),
+        "{stderr}"
+    );
+}
+
+/// What a listing's head says of a cache the embedded snapshot was
+/// installed in; context windows in one unit a magnitude (`1.05M`, never
+/// `1048K` beside `1M`).
+#[test]
+fn listings_say_where_the_catalog_came_from_in_plain_words() {
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let (_, text) = in_terminal(&home, &["providers"], &offline(), false, |_| {});
+    assert!(
+        text.starts_with(
+            "Providers: the embedded snapshot (Catwalk v0.52.6, released 2026-08-21),\n  installed in the cache just now\n"
+        ),
+        "{text}"
+    );
+    let (_, text) = in_terminal(&home, &["models", "inkling"], &offline(), false, |_| {});
+    assert!(text.contains(" 1.05M "), "{text}");
+    let (_, all) = in_terminal(&home, &["models"], &offline(), false, |_| {});
+    assert!(!all.contains("1048K") && all.contains(" 1M "), "{all}");
+}
+
+/// `providers --status` with a key pinned: every line within 80 columns,
+/// the key whole on its line, and where it was pinned without the key
+/// again.
+#[test]
+fn a_pinned_key_stands_whole_in_the_status() {
+    let home = Home::new();
+    let key = Signer::new().public_key();
+    let (code, text) = in_terminal(
+        &home,
+        &["providers", "--status"],
+        &[
+            ("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1"),
+            ("CRUSH_PROVIDER_PUBLIC_KEY", &key),
+        ],
+        false,
+        |_| {},
+    );
+    assert_eq!(code, Some(0), "{text}");
+    fits("--status", &text);
+    assert!(
+        text.lines().any(|l| l.split_whitespace().any(|w| w == key)),
+        "{text}"
+    );
+    assert!(
+        words(&text).contains("(from CRUSH_PROVIDER_PUBLIC_KEY)"),
+        "{text}"
+    );
 }

@@ -1,0 +1,852 @@
+//! The text report of `update-providers` ([`UpdateReport`]), as a person
+//! reads it. It opens with the line that says what was read; then come the
+//! changes that matter most to a user of the catalog (where requests go,
+//! providers added and removed, then context windows and prices), each
+//! shown whole: an id is never shortened (a line too narrow for it wraps
+//! it), a changed map shows the key that changed, and a value too long to
+//! share a line stands on lines of its own, old then new; last, where the
+//! eye lands, the counts and what happened (written, dry run, up to date,
+//! verified, what the write replaced).
+//!
+//! It fits the room it is given, a terminal's width and height, or 80
+//! columns and [`PIPED_LINES`] lines on a pipe, by leaving out the least
+//! relevant changes and saying how many (`… 12 more changes (--verbose)`);
+//! `--verbose` lists every change, one to a line.
+
+use super::terminal::{Atom, flow};
+use super::{ago, count};
+use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
+use crate::catalog::escape::{json_text, quoted};
+use crate::store::state;
+use crate::update::{Replaced, UpdateReport};
+
+/// Widest line of the report on a pipe (or a file), but for `--verbose`.
+pub const PIPED_COLUMNS: usize = 80;
+/// Most lines of the report on a pipe.
+pub const PIPED_LINES: usize = 60;
+/// The fewest lines the changes are given, however short the terminal.
+const MIN_BODY_LINES: usize = 3;
+/// Most lines a list of ids takes in the summary before `… and N more`.
+const LIST_LINES: usize = 3;
+
+/// Where the update writes the catalog: the cache, a file (`--output
+/// FILE`), or standard output (`--output -`, the report then on stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// The cache Crush reads.
+    Cache,
+    /// Another file; the cache is not touched.
+    File,
+    /// Standard output; the report goes to stderr.
+    Stdout,
+}
+
+/// The report in at most `height` lines of at most `width` columns (a
+/// word longer than the width, a path, stands alone on its line): the
+/// head, the most relevant changes, how many were left out, and the foot.
+pub fn summary(report: &UpdateReport<'_>, to: Written, width: usize, height: usize) -> Vec<String> {
+    let head = wrap(&headline(report, to), Some(width), 2);
+    let foot = foot(report, to, Some(width));
+    let Some(changes) = shown_changes(report) else {
+        return [head, foot].concat();
+    };
+    let room = height
+        .saturating_sub(head.len() + foot.len())
+        .max(MIN_BODY_LINES);
+    let body = body(changes, width, room);
+    [head, body, foot].concat()
+}
+
+/// The report with every change, one to a line; lines as long as they are
+/// without a width (a pipe), else wrapped to it.
+pub fn every_line(report: &UpdateReport<'_>, to: Written, width: Option<usize>) -> Vec<String> {
+    let mut lines = wrap(&headline(report, to), width, 2);
+    if let Some(changes) = shown_changes(report) {
+        let field = |lines: &mut Vec<String>, indent: usize, field: &FieldChange<'_>| {
+            for part in parts(field) {
+                lines.extend(flow(" ".repeat(indent), &[part], width, indent));
+            }
+        };
+        for id in &changes.providers_added {
+            lines.extend(flow("  + provider ".into(), &[Atom::text(id)], width, 4));
+        }
+        for id in &changes.providers_removed {
+            lines.extend(flow("  - provider ".into(), &[Atom::text(id)], width, 4));
+        }
+        for p in &changes.providers_changed {
+            lines.extend(flow(
+                "  ~ provider ".into(),
+                &[Atom::text(p.provider)],
+                width,
+                4,
+            ));
+            p.fields.iter().for_each(|f| field(&mut lines, 6, f));
+            for id in &p.models_added {
+                lines.extend(flow("      + model ".into(), &[Atom::text(id)], width, 8));
+            }
+            for id in &p.models_removed {
+                lines.extend(flow("      - model ".into(), &[Atom::text(id)], width, 8));
+            }
+            for m in &p.models_changed {
+                lines.extend(flow(
+                    "      ~ model ".into(),
+                    &[Atom::text(m.model())],
+                    width,
+                    8,
+                ));
+                m.fields().iter().for_each(|f| field(&mut lines, 10, f));
+            }
+        }
+    }
+    lines.extend(foot(report, to, width));
+    lines
+}
+
+/// The changes worth a line: none when the target was up to date.
+fn shown_changes<'r>(report: &'r UpdateReport<'_>) -> Option<&'r Changes<'r>> {
+    report.changes.as_ref().filter(|_| !report.up_to_date)
+}
+
+/// The first line: what was read, and what became of it in a word.
+fn headline(report: &UpdateReport<'_>, to: Written) -> String {
+    let counts = format!(
+        "{}, {}",
+        count(report.providers, "provider"),
+        count(report.models, "model")
+    );
+    let source = &report.source;
+    if report.up_to_date {
+        return format!(
+            "Already up to date: {} holds the same catalog as {source} ({counts})",
+            report.target.display()
+        );
+    }
+    match to {
+        Written::Stdout => {
+            format!("Checked providers from {source}: {counts}; written to standard output")
+        }
+        Written::Cache if report.written => format!("Updated providers from {source}: {counts}"),
+        _ => format!("Checked providers from {source}: {counts}"),
+    }
+}
+
+/// The last lines, where the eye lands: how much changed, the digest, who
+/// signed it, and what happened to the target.
+fn foot(report: &UpdateReport<'_>, to: Written, width: Option<usize>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(changes) = shown_changes(report) {
+        lines.extend(wrap(&counts(changes), width, 4));
+    }
+    lines.extend(wrap(&format!("  sha256 {}", report.sha256), width, 4));
+    if let Some(at) = report.signed_at {
+        let key = report
+            .signed_by
+            .as_deref()
+            .map(|id| format!(" by key {id}"))
+            .unwrap_or_default();
+        lines.extend(wrap(
+            &format!("  verified: signed{key} at {}", state::rfc3339(at)),
+            width,
+            4,
+        ));
+    }
+    if let Some(url) = &report.settled {
+        lines.extend(wrap(
+            &format!(
+                "  settled: the refresh held from {url} is not applied; the catalog in use is kept"
+            ),
+            width,
+            4,
+        ));
+    }
+    let target = report.target.display();
+    let outcome = match to {
+        Written::Stdout => None,
+        _ if report.up_to_date => None,
+        Written::File if report.written => {
+            Some(format!("  written to {target}; the cache is not touched"))
+        }
+        Written::File => Some(format!("  dry run: not written to {target}")),
+        Written::Cache => {
+            let held = report.replaced.as_ref().map(replaced_text);
+            Some(match (report.written, held) {
+                (true, Some(held)) => format!("  written to {target}, replacing {held}"),
+                (true, None) => format!("  written to {target} (nothing was there before)"),
+                (false, Some(held)) => {
+                    format!("  dry run: not written to {target}, which holds {held}")
+                }
+                (false, None) => format!("  dry run: not written to {target}"),
+            })
+        }
+    };
+    if let Some(outcome) = outcome {
+        lines.extend(wrap(&outcome, width, 4));
+    }
+    lines
+}
+
+/// What the cache held: `a catalog fetched from https://… 3 days ago`.
+fn replaced_text(replaced: &Replaced) -> String {
+    let when = replaced
+        .written_at
+        .map(|at| format!(" {}", ago(state::now().saturating_sub(at))))
+        .unwrap_or_default();
+    let embedded = crate::fetch::source::Source::Embedded.to_string();
+    match replaced.source.as_deref() {
+        _ if replaced.stand_in => {
+            "the embedded snapshot, standing in for a first fetch that did not happen".into()
+        }
+        Some(source) if source == embedded => {
+            format!("a catalog installed from the embedded snapshot{when}")
+        }
+        Some(source) if source.starts_with("http://") || source.starts_with("https://") => {
+            format!("a catalog fetched from {source}{when}")
+        }
+        Some(source) => format!("a catalog read from {source}{when}"),
+        None => format!("a catalog written{when} by another program (such as Crush itself)"),
+    }
+}
+
+/// `  changes: providers 1 added, 2 changed; models 3 added`.
+fn counts(changes: &Changes<'_>) -> String {
+    if changes.is_empty() {
+        return "  no change Crush would see (the bytes differ only in what it does not read)"
+            .into();
+    }
+    let (added, removed, changed) = changes.model_counts();
+    let group = |what: &str, counts: [usize; 3]| {
+        let parts: Vec<String> = counts
+            .iter()
+            .zip(["added", "removed", "changed"])
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, how)| format!("{n} {how}"))
+            .collect();
+        (!parts.is_empty()).then(|| format!("{what} {}", parts.join(", ")))
+    };
+    let groups: Vec<String> = [
+        group(
+            "providers",
+            [
+                changes.providers_added.len(),
+                changes.providers_removed.len(),
+                changes.providers_changed.len(),
+            ],
+        ),
+        group("models", [added, removed, changed]),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!("  changes: {}", groups.join("; "))
+}
+
+/// One change of the summary.
+enum Change<'r, 'a> {
+    /// Providers added (`+`) or removed (`-`).
+    Providers(char, &'r [&'a str]),
+    /// A provider's own fields and its models' counts.
+    Provider(&'r ProviderChanges<'a>),
+    /// A model's fields, shown under its provider.
+    Model(&'r ModelChange<'a>, Vec<FieldChange<'a>>),
+}
+
+/// A change, how much it matters, and the change it is shown under.
+struct Entry<'r, 'a> {
+    change: Change<'r, 'a>,
+    relevance: u8,
+    parent: Option<usize>,
+}
+
+impl Entry<'_, '_> {
+    fn lines(&self, width: usize) -> Vec<String> {
+        match &self.change {
+            Change::Providers(sign, ids) => {
+                let head = format!("  {sign} {}: ", count(ids.len(), "provider"));
+                listed(head, ids, width, 4)
+            }
+            Change::Provider(p) => provider_lines(p, width),
+            Change::Model(m, fields) => {
+                let parts: Vec<Atom> = sorted(fields).iter().flat_map(|f| parts(f)).collect();
+                flow(format!("      {}: ", m.model()), &parts, Some(width), 8)
+            }
+        }
+    }
+}
+
+/// The changes in document order (providers added and removed; then each
+/// changed provider, most relevant first, with its models, most relevant
+/// first), each with its relevance.
+fn entries<'r, 'a>(changes: &'r Changes<'a>) -> Vec<Entry<'r, 'a>> {
+    let mut entries = Vec::new();
+    for (sign, ids) in [
+        ('+', &changes.providers_added),
+        ('-', &changes.providers_removed),
+    ] {
+        if !ids.is_empty() {
+            entries.push(Entry {
+                change: Change::Providers(sign, ids),
+                relevance: 3,
+                parent: None,
+            });
+        }
+    }
+    let mut providers: Vec<&ProviderChanges<'_>> = changes.providers_changed.iter().collect();
+    let own = |p: &ProviderChanges<'_>| {
+        let models = if p.models_added.is_empty() && p.models_removed.is_empty() {
+            0
+        } else {
+            2
+        };
+        relevance(&p.fields).max(models)
+    };
+    providers.sort_by_key(|p| std::cmp::Reverse(own(p)));
+    for p in providers {
+        let parent = entries.len();
+        entries.push(Entry {
+            change: Change::Provider(p),
+            relevance: own(p),
+            parent: None,
+        });
+        let mut models: Vec<Entry<'_, '_>> = p
+            .models_changed
+            .iter()
+            .map(|m| {
+                let fields = m.fields();
+                Entry {
+                    relevance: relevance(&fields),
+                    change: Change::Model(m, fields),
+                    parent: Some(parent),
+                }
+            })
+            .collect();
+        models.sort_by_key(|e| std::cmp::Reverse(e.relevance));
+        entries.extend(models);
+    }
+    entries
+}
+
+/// The most relevant changes in `room` lines of `width` columns, in
+/// document order, then how many were left out.
+fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
+    let entries = entries(changes);
+    // Each change takes a line at least: when they are more than the room,
+    // some are left out, and the last line says how many.
+    let mut rendered: Vec<Option<Vec<String>>> = vec![None; entries.len()];
+    let all_fit = entries.len() <= room && {
+        let mut total = 0;
+        for (i, entry) in entries.iter().enumerate() {
+            let lines = entry.lines(width);
+            total += lines.len();
+            rendered[i] = Some(lines);
+        }
+        total <= room
+    };
+    if all_fit {
+        return rendered.into_iter().flatten().flatten().collect();
+    }
+    let room = room.saturating_sub(1);
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(entries[i].relevance));
+    let mut chosen = vec![false; entries.len()];
+    let mut used = 0;
+    let lines_of = |i: usize, rendered: &mut Vec<Option<Vec<String>>>| {
+        rendered[i]
+            .get_or_insert_with(|| entries[i].lines(width))
+            .len()
+    };
+    // A change that does not fit is passed over for a shorter one; past a
+    // few such, the room is as full as it gets.
+    let mut passed = 0;
+    for i in order {
+        if used >= room || passed > 4 * room {
+            break;
+        }
+        let parent = entries[i].parent.filter(|&p| !chosen[p]);
+        let cost = lines_of(i, &mut rendered) + parent.map_or(0, |p| lines_of(p, &mut rendered));
+        if used + cost > room {
+            passed += 1;
+            continue;
+        }
+        used += cost;
+        chosen[i] = true;
+        if let Some(p) = parent {
+            chosen[p] = true;
+        }
+    }
+    let hidden = chosen.iter().filter(|c| !**c).count();
+    let mut lines: Vec<String> = rendered
+        .into_iter()
+        .zip(&chosen)
+        .filter(|(_, chosen)| **chosen)
+        .flat_map(|(lines, _)| lines.unwrap_or_default())
+        .collect();
+    if hidden > 0 {
+        lines.push(format!(
+            "  … {hidden} more {} (--verbose)",
+            if hidden == 1 { "change" } else { "changes" }
+        ));
+    }
+    lines
+}
+
+/// `  ~ anthropic: name "A" → "B", +2 models (a, b), -1 model (c), 3
+/// models changed`, wrapped to `width`, each list of ids kept to a few
+/// lines.
+fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
+    let head = format!("  ~ {}: ", p.provider);
+    let mut atoms: Vec<Atom> = p.fields.iter().flat_map(|f| parts(f)).collect();
+    let lists: Vec<(char, &Vec<&str>)> = [('+', &p.models_added), ('-', &p.models_removed)]
+        .into_iter()
+        .filter(|(_, ids)| !ids.is_empty())
+        .collect();
+    let changed = (!p.models_changed.is_empty()).then(|| {
+        Atom::text(&format!(
+            "{} changed",
+            count(p.models_changed.len(), "model")
+        ))
+    });
+    for (sign, ids) in lists {
+        let counted = format!("{sign}{}", count(ids.len(), "model"));
+        // As many ids as keep the list within its lines.
+        let list = |shown: usize| {
+            let mut list: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
+            let more = ids.len() - shown;
+            if more > 0 {
+                list.push(Atom::text(&format!("… and {more} more")));
+            }
+            if let Some(first) = list.first_mut() {
+                first.text = format!("{counted} ({}", first.text);
+            }
+            if let Some(last) = list.last_mut() {
+                last.text.push(')');
+            }
+            list
+        };
+        let fits =
+            |shown: usize| flow(String::new(), &list(shown), Some(width), 4).len() <= LIST_LINES;
+        let shown = most(ids.len(), fits);
+        atoms.extend(list(shown));
+    }
+    atoms.extend(changed);
+    flow(head, &atoms, Some(width), 4)
+}
+
+/// `  + 3 providers: a, b, c`, in at most a few lines, then `… and N
+/// more`.
+fn listed(head: String, ids: &[&str], width: usize, indent: usize) -> Vec<String> {
+    let list = |shown: usize| {
+        let mut atoms: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
+        if shown < ids.len() {
+            atoms.push(Atom::text(&format!("… and {} more", ids.len() - shown)));
+        }
+        atoms
+    };
+    let fits =
+        |shown: usize| flow(head.clone(), &list(shown), Some(width), indent).len() <= LIST_LINES;
+    flow(
+        head.clone(),
+        &list(most(ids.len(), fits)),
+        Some(width),
+        indent,
+    )
+}
+
+/// The largest `n` of `0..=len` for which `fits(n)` holds (true for 0 or
+/// not: then 0), `fits` holding for every smaller `n` too.
+fn most(len: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if fits(mid) { low = mid } else { high = mid - 1 }
+    }
+    low
+}
+
+/// A model's fields, the context window and prices first: the order a
+/// user of the catalog reads them in.
+fn sorted<'f, 'a>(fields: &'f [FieldChange<'a>]) -> Vec<&'f FieldChange<'a>> {
+    let mut fields: Vec<&FieldChange<'_>> = fields.iter().collect();
+    fields.sort_by_key(|f| {
+        (
+            std::cmp::Reverse(field_relevance(f.field)),
+            f.field != "context_window",
+        )
+    });
+    fields
+}
+
+/// How much a user of the catalog cares about these field changes: the
+/// most of any of them.
+fn relevance(fields: &[FieldChange<'_>]) -> u8 {
+    fields
+        .iter()
+        .map(|f| field_relevance(f.field))
+        .max()
+        .unwrap_or(0)
+}
+
+/// How much a user of the catalog cares about a change of `field`: where
+/// requests go first, then prices and context windows, then the rest.
+fn field_relevance(field: &str) -> u8 {
+    match field {
+        "api_endpoint" | "api_key" | "default_headers" | "type" => 3,
+        "cost_per_1m_in" | "cost_per_1m_out" | "context_window" => 2,
+        "cost_per_1m_in_cached"
+        | "cost_per_1m_out_cached"
+        | "default_max_tokens"
+        | "default_large_model_id"
+        | "default_small_model_id" => 1,
+        _ => 0,
+    }
+}
+
+/// The changes one field makes, as a person reads them: one for a value,
+/// one per key that changed for a map (`default_headers["X-Title"] "Crush"
+/// → "Evil"`).
+fn parts<'a>(field: &FieldChange<'a>) -> Vec<Atom> {
+    let change = |name: String, before: String, after: String| Atom::change(name, before, after);
+    let keyed = |name: &str, key: &str| format!("{name}[{}]", quoted(key));
+    match (&field.before, &field.after) {
+        (Scalar::Headers(before), Scalar::Headers(after)) => {
+            let keys: std::collections::BTreeSet<&str> = before
+                .keys()
+                .chain(after.keys())
+                .map(|k| k.as_str())
+                .collect();
+            let value = |map: &std::collections::BTreeMap<
+                crate::catalog::Text<'_>,
+                crate::catalog::Text<'_>,
+            >,
+                         key: &str| {
+                map.iter()
+                    .find(|(k, _)| k.as_str() == key)
+                    .map_or("(none)".to_string(), |(_, v)| quoted(v.as_str()))
+            };
+            keys.into_iter()
+                .map(|key| (key, value(before, key), value(after, key)))
+                .filter(|(_, b, a)| b != a)
+                .map(|(key, b, a)| change(keyed(field.field, key), b, a))
+                .collect()
+        }
+        (Scalar::Object(_), Scalar::Object(_) | Scalar::None)
+        | (Scalar::None, Scalar::Object(_)) => {
+            let object = |s: Scalar<'a>| match s {
+                Scalar::Object(map) => Some(map),
+                _ => None,
+            };
+            let (b, a) = (object(field.before), object(field.after));
+            let keys: std::collections::BTreeSet<&String> =
+                b.into_iter().chain(a).flat_map(|m| m.keys()).collect();
+            let value = |m: Option<&serde_json::Map<String, serde_json::Value>>, key: &str| {
+                m.and_then(|m| m.get(key))
+                    .map_or("(none)".to_string(), json_text)
+            };
+            keys.into_iter()
+                .map(|key| (key, value(b, key), value(a, key)))
+                .filter(|(_, b, a)| b != a)
+                .map(|(key, b, a)| change(keyed(field.field, key), b, a))
+                .collect()
+        }
+        (before, after) => vec![change(
+            field.field.to_owned(),
+            value_text(before),
+            value_text(after),
+        )],
+    }
+}
+
+/// A value as a person reads it, whole: numbers plain, strings quoted,
+/// lists and objects as JSON.
+fn value_text(value: &Scalar<'_>) -> String {
+    match *value {
+        Scalar::None | Scalar::Text("") => "(none)".into(),
+        Scalar::Text(s) => quoted(s),
+        Scalar::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        Scalar::Int(i) => i.to_string(),
+        Scalar::Bool(b) => b.to_string(),
+        _ => json_text(value),
+    }
+}
+
+/// `text` wrapped at word boundaries to `width`, the lines after the first
+/// indented by `indent`; a word longer than a line stands alone on its
+/// line, whole.
+fn wrap(text: &str, width: Option<usize>, indent: usize) -> Vec<String> {
+    super::terminal::wrap(text, width, &" ".repeat(indent))
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::changes::compare;
+    use crate::catalog::validate;
+    use unicode_width::UnicodeWidthStr;
+
+    fn report(changes: Changes<'_>) -> UpdateReport<'_> {
+        UpdateReport {
+            source: "https://catwalk.charm.land/v2/providers".into(),
+            providers: 40,
+            models: 1517,
+            target: "/home/u/.local/share/crush/providers.json".into(),
+            written: true,
+            up_to_date: false,
+            sha256: "ab".repeat(32),
+            signed_at: None,
+            signed_by: None,
+            replaced: None,
+            settled: None,
+            changes: Some(changes),
+            warnings: Vec::new(),
+            notices: Vec::new(),
+            catalog: None,
+        }
+    }
+
+    /// The summary of an update from the catalog `old` to `new`.
+    fn summary_of(old: &str, new: &str, width: usize, height: usize) -> Vec<String> {
+        with_report(old, new, |report| {
+            summary(report, Written::Cache, width, height)
+        })
+    }
+
+    fn with_report<R>(old: &str, new: &str, f: impl FnOnce(&UpdateReport<'_>) -> R) -> R {
+        let (old, new) = (
+            validate(old.as_bytes()).unwrap(),
+            validate(new.as_bytes()).unwrap(),
+        );
+        f(&report(compare(&old, &new)))
+    }
+
+    /// Two catalogs: `providers` providers removed, as many added, and as
+    /// many renamed, each of these with `models` models added, as many
+    /// given a new price and half as many removed; every id `id_len`
+    /// characters longer.
+    fn catalogs(providers: usize, models: usize, id_len: usize) -> (String, String) {
+        let long = "x".repeat(id_len);
+        let model = |id: &str, price: u32| format!(r#"{{"id":"{id}","cost_per_1m_in":{price}}}"#);
+        let provider = |id: &str, name: &str, models: Vec<String>| {
+            format!(
+                r#"{{"id":"{id}","name":"{name}","models":[{}]}}"#,
+                models.join(",")
+            )
+        };
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        for p in 0..providers {
+            old.push(provider(&format!("gone-{p}"), "G", Vec::new()));
+            new.push(provider(&format!("new{long}-{p}"), "N", Vec::new()));
+            let id = format!("provider-{p}-{long}");
+            let long = long.as_str();
+            let changed = |price| (0..models).map(move |m| model(&format!("m{m}{long}"), price));
+            old.push(provider(
+                &id,
+                "A",
+                changed(10)
+                    .chain((0..models / 2).map(|m| model(&format!("old-{m}"), 1)))
+                    .collect(),
+            ));
+            new.push(provider(
+                &id,
+                &format!("B{long}"),
+                changed(99)
+                    .chain((0..models).map(|m| model(&format!("model{long}-{m}"), 1)))
+                    .collect(),
+            ));
+        }
+        let list = |providers: Vec<String>| format!("[{}]", providers.join(","));
+        if providers == 0 {
+            let same = list(vec![provider("same", "S", Vec::new())]);
+            return (same.clone(), same);
+        }
+        (list(old), list(new))
+    }
+
+    /// Whatever the catalogs, the summary fits its room: no more lines
+    /// than the height, none wider than the width (but the head's own
+    /// path or source, a word that stands alone), it says how much it left
+    /// out, and it ends with what happened.
+    #[test]
+    fn the_summary_fits_its_room_and_ends_with_what_happened() {
+        for (providers, models, id_len) in [
+            (0, 0, 0),
+            (1, 1, 0),
+            (3, 5, 0),
+            (40, 300, 10),
+            (200, 2000, 0),
+            (500, 3, 230),
+        ] {
+            let (old, new) = catalogs(providers, models, id_len);
+            for (width, height) in [(80, 30), (80, 60), (120, 40), (40, 20)] {
+                let lines = summary_of(&old, &new, width, height);
+                assert!(lines.len() <= height, "{providers}: {} lines", lines.len());
+                for line in &lines {
+                    // A word wider than the line (the source) stands alone.
+                    assert!(
+                        line.width() <= width || !line.trim().contains(' '),
+                        "{} columns: {line}",
+                        line.width()
+                    );
+                }
+                assert!(
+                    lines.last().unwrap().starts_with("  written to ")
+                        || lines.last().unwrap().starts_with("    "),
+                    "{lines:#?}"
+                );
+                if providers >= 40 {
+                    assert!(
+                        lines
+                            .iter()
+                            .any(|l| l.ends_with("more changes (--verbose)")),
+                        "{lines:#?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prices_and_context_windows_are_named_old_and_new() {
+        let lines = summary_of(
+            r#"[{"id":"anthropic","name":"A","models":[{"id":"claude-x","cost_per_1m_in":10,"context_window":200000}]}]"#,
+            r#"[{"id":"anthropic","name":"A","models":[{"id":"claude-x","cost_per_1m_in":99,"context_window":5}]}]"#,
+            80,
+            30,
+        );
+        assert_eq!(
+            lines[2..5],
+            [
+                "  ~ anthropic: 1 model changed",
+                "      claude-x: context_window 200000 → 5, cost_per_1m_in 10 → 99",
+                "  changes: providers 1 changed; models 1 changed",
+            ],
+            "{lines:#?}"
+        );
+    }
+
+    /// A changed header shows its key, old and new; a long value stands
+    /// whole on lines of its own; a long id is never shortened.
+    #[test]
+    fn what_changed_is_shown_whole() {
+        let lines = summary_of(
+            r#"[{"id":"bedrock","name":"B","default_large_model_id":"us.anthropic.claude-opus-4-1-20250805-v1:0","default_headers":{"HTTP-Referer":"https://charm.land","X-Title":"Crush"},
+                "models":[{"id":"accounts/fireworks/models/qwen3-coder-480b-a35b-instruct-and-then-some","context_window":1048576}]}]"#,
+            r#"[{"id":"bedrock","name":"B","default_large_model_id":"us.anthropic.claude-opus-5-20251101-v1:0","default_headers":{"HTTP-Referer":"https://charm.land","X-Title":"Evil"},
+                "models":[{"id":"accounts/fireworks/models/qwen3-coder-480b-a35b-instruct-and-then-some","context_window":1000000}]}]"#,
+            80,
+            30,
+        );
+        let text = lines.join("\n");
+        assert!(
+            text.contains(
+                "  ~ bedrock: default_large_model_id\n      \"us.anthropic.claude-opus-4-1-20250805-v1:0\"\n    → \"us.anthropic.claude-opus-5-20251101-v1:0\",\n    default_headers[\"X-Title\"] \"Crush\" → \"Evil\""
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("HTTP-Referer"), "{text}");
+        assert!(
+            text.contains("      accounts/fireworks/models/qwen3-coder-480b-a35b-instruct-and-then-some:\n        context_window 1048576 → 1000000"),
+            "{text}"
+        );
+        assert!(!text.contains('…'), "{text}");
+        // Narrower than the id: wrapped where the line ends, not cut.
+        let narrow = summary_of(
+            r#"[{"id":"p","name":"P","models":[{"id":"a-model-id-of-fifty-characters-is-long-enough-xx","context_window":1}]}]"#,
+            r#"[{"id":"p","name":"P","models":[{"id":"a-model-id-of-fifty-characters-is-long-enough-xx","context_window":2}]}]"#,
+            30,
+            30,
+        );
+        let joined: String = narrow.iter().map(|l| l.trim()).collect();
+        assert!(
+            joined.contains("a-model-id-of-fifty-characters-is-long-enough-xx:"),
+            "{narrow:#?}"
+        );
+    }
+
+    /// Provider options change key by key, as headers do.
+    #[test]
+    fn provider_options_show_the_key_that_changed() {
+        let lines = summary_of(
+            r#"[{"id":"p","name":"P","models":[{"id":"m","options":{"provider_options":{"a":1,"b":{"x":[1]}}}}]}]"#,
+            r#"[{"id":"p","name":"P","models":[{"id":"m","options":{"provider_options":{"a":1,"b":{"x":[2]},"c":true}}}]}]"#,
+            80,
+            30,
+        );
+        assert!(
+            lines.contains(
+                &"      m: options.provider_options[\"b\"] {\"x\":[1]} → {\"x\":[2]},".to_string()
+            ) && lines
+                .contains(&"        options.provider_options[\"c\"] (none) → true".to_string()),
+            "{lines:#?}"
+        );
+    }
+
+    #[test]
+    fn verbose_lists_one_change_a_line() {
+        let (old, new) = catalogs(2, 3, 0);
+        let lines = with_report(&old, &new, |r| every_line(r, Written::Cache, None));
+        assert!(lines.contains(&"  + provider new-0".to_string()));
+        assert!(lines.contains(&"      + model model-2".to_string()));
+        assert!(lines.contains(&"          cost_per_1m_in 10 → 99".to_string()));
+        let body = &lines[1..lines.len() - 3];
+        assert!(body.iter().all(|l| !l.contains(", ")), "{lines:#?}");
+        assert_eq!(
+            lines.last().unwrap(),
+            "  written to /home/u/.local/share/crush/providers.json (nothing was there before)"
+        );
+    }
+
+    #[test]
+    fn an_unchanged_catalog_is_already_up_to_date() {
+        let mut unchanged = report(Changes::default());
+        unchanged.up_to_date = true;
+        unchanged.written = false;
+        let lines = summary(&unchanged, Written::Cache, 80, 30);
+        assert!(lines[0].starts_with("Already up to date"), "{lines:?}");
+        assert_eq!(lines.len(), 3, "{lines:?}");
+    }
+
+    /// The foot says what a write replaced, a signed catalog that it was
+    /// verified, and an output file that the cache is not touched.
+    #[test]
+    fn the_foot_says_what_happened() {
+        let mut signed = report(Changes::default());
+        signed.signed_at = Some(1_700_000_000);
+        signed.signed_by = Some("1A2B3C4D5E6F7081".into());
+        signed.replaced = Some(Replaced {
+            source: Some("https://catwalk.charm.land/v2/providers".into()),
+            written_at: Some(state::now() - 3 * 86400 - 5),
+            stand_in: false,
+        });
+        let lines = summary(&signed, Written::Cache, 80, 30);
+        assert_eq!(
+            lines[lines.len() - 4..],
+            [
+                "  sha256 abababababababababababababababababababababababababababababababab",
+                "  verified: signed by key 1A2B3C4D5E6F7081 at 2023-11-14T22:13:20Z",
+                "  written to /home/u/.local/share/crush/providers.json, replacing a catalog",
+                "    fetched from https://catwalk.charm.land/v2/providers 3 days ago",
+            ],
+            "{lines:#?}"
+        );
+        let lines = summary(&signed, Written::File, 80, 30);
+        assert!(lines[0].starts_with("Checked providers from"), "{lines:?}");
+        assert!(
+            lines
+                .last()
+                .unwrap()
+                .ends_with("; the cache is not touched"),
+            "{lines:?}"
+        );
+        signed.replaced.as_mut().unwrap().source = Some("embedded snapshot".into());
+        signed.written = false;
+        let lines = summary(&signed, Written::Cache, 80, 30).join(" ");
+        assert!(
+            lines.split_whitespace().collect::<Vec<_>>().join(" ").ends_with(
+                "dry run: not written to /home/u/.local/share/crush/providers.json, which holds a catalog installed from the embedded snapshot 3 days ago"
+            ),
+            "{lines:?}"
+        );
+    }
+}
