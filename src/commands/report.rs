@@ -345,8 +345,15 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
         return rendered.into_iter().flatten().flatten().collect();
     }
     let room = room.saturating_sub(1);
+    // The most relevant first; of as relevant, a provider's own line
+    // before its models' (a new model before a new price).
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(entries[i].relevance));
+    order.sort_by_key(|&i| {
+        (
+            std::cmp::Reverse(entries[i].relevance),
+            entries[i].parent.is_some(),
+        )
+    });
     let mut chosen = vec![false; entries.len()];
     let mut used = 0;
     let lines_of = |i: usize, rendered: &mut Vec<Option<Vec<String>>>| {
@@ -780,6 +787,32 @@ mod tests {
                 .contains(&"        options.provider_options[\"c\"] (none) → true".to_string()),
             "{lines:#?}"
         );
+    }
+
+    /// Of changes as relevant, a provider's own (a new model) goes before
+    /// its models' (a new price): many prices do not hide a new model.
+    #[test]
+    fn new_models_are_not_crowded_out_by_prices() {
+        let models = |price: u32| {
+            (0..40)
+                .map(|m| format!(r#"{{"id":"m{m}","cost_per_1m_in":{price}}}"#))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let old = format!(
+            r#"[{{"id":"a","name":"A","models":[{}]}},{{"id":"z","name":"Z","models":[{{"id":"x"}}]}}]"#,
+            models(1)
+        );
+        let new = format!(
+            r#"[{{"id":"a","name":"A","models":[{}]}},{{"id":"z","name":"Z","models":[{{"id":"x"}},{{"id":"y"}}]}}]"#,
+            models(2)
+        );
+        let lines = summary_of(&old, &new, 80, 15);
+        assert!(
+            lines.contains(&"  ~ z: +1 model (y)".to_string()),
+            "{lines:#?}"
+        );
+        assert!(lines.len() <= 15, "{lines:#?}");
     }
 
     #[test]
