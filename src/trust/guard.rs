@@ -16,8 +16,15 @@
 //! `update-providers` refuses it unless the person says
 //! `--allow-key-move`, `--allow-shrink` or `--allow-downgrade`.
 //!
-//! What is not seen: a variable never seen before reaching its first
-//! place (a new provider's own key, or any other variable).
+//! Besides the variables its values name, a provider's requests carry
+//! what the user's own configuration gives its id ([`configured`]): the
+//! key Crush's onboarding writes to `providers.ID.api_key` in crush.json,
+//! a login's OAuth token, `extra_headers`. That is followed the same way,
+//! under the provider's id.
+//!
+//! What is not seen: a variable or a provider id never seen before
+//! reaching its first place (a new provider's own key, or any other
+//! variable).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -30,9 +37,34 @@ use crate::store::state::rfc3339;
 use super::memory::Ids;
 use super::place::{self, Place};
 
-/// The place a provider's requests go, and the variables they carry there;
-/// why not, for a value the catalog reader would have refused (a catalog
-/// that did not come through it).
+/// What the user's own configuration gives provider `id`, by the name the
+/// guard follows it under (no variable's name holds a dot): Crush
+/// overrides a catalog's `api_key` with the one in `providers.ID` of
+/// crush.json (where its onboarding writes the key it asks for, and a
+/// login its OAuth token), adds `extra_headers`, and sends them to the
+/// endpoint the catalog gives that id.
+pub fn configured(id: &str) -> String {
+    format!("{CONFIGURED}{id}")
+}
+
+const CONFIGURED: &str = "providers.";
+
+/// A variable, or what the configuration gives a provider, as a finding
+/// names it.
+fn holder(name: &str) -> String {
+    match name.strip_prefix(CONFIGURED) {
+        Some(id) => format!(
+            "the key your configuration gives it ({CONFIGURED}{} in crush.json)",
+            crate::catalog::escape::safe(id)
+        ),
+        None => format!("${name}"),
+    }
+}
+
+/// The place a provider's requests go, and what they carry there: the
+/// variables its values name, then what the configuration gives it
+/// ([`configured`]); why not, for a value the catalog reader would have
+/// refused (a catalog that did not come through it).
 pub fn reach(provider: &Provider<'_>) -> Result<(Place, Vec<String>), String> {
     let refused = |field: &str, why: expand::Refused| {
         format!(
@@ -65,6 +97,7 @@ pub fn reach(provider: &Provider<'_>) -> Result<(Place, Vec<String>), String> {
     if provider.id.as_str() == super::hyper::PROVIDER_ID {
         add(vec![super::hyper::KEY_VARIABLE]);
     }
+    variables.push(configured(provider.id.as_str()));
     Ok((place, variables))
 }
 
@@ -86,7 +119,8 @@ pub fn places(catalog: &Catalog<'_>) -> Result<BTreeMap<String, BTreeSet<Place>>
 pub struct KeyMove {
     /// The provider id.
     pub provider: String,
-    /// The variable's name, without `$`.
+    /// The variable's name, without `$`, or [`configured`]'s name for
+    /// what the configuration gives the provider.
     pub variable: String,
     /// Where the new catalog would send it.
     pub to: Place,
@@ -99,9 +133,9 @@ impl fmt::Display for KeyMove {
         let from: Vec<String> = self.from.iter().map(Place::to_string).collect();
         write!(
             f,
-            "provider {} would send ${} to {}, where it was never sent before (only to {})",
+            "provider {} would send {} to {}, where it was never sent before (only to {})",
             quoted(&self.provider),
-            self.variable,
+            holder(&self.variable),
             self.to,
             from.join(", ")
         )
@@ -117,7 +151,13 @@ pub fn key_moves(
     let mut moves = Vec::new();
     for provider in &next.providers {
         let (place, variables) = reach(provider)?;
+        let own = moves.len();
         for variable in variables {
+            // What the configuration gives it comes last: moved along with
+            // a variable, it is told by that variable's finding.
+            if moves.len() > own && variable.starts_with(CONFIGURED) {
+                continue;
+            }
             if let Some(before) = known.get(&variable)
                 && !before.contains(&place)
             {
@@ -503,11 +543,82 @@ mod tests {
             r#"{"id":"minimax-2","name":"M2","api_key":"$MINIMAX_API_KEY","api_endpoint":"https://api.minimaxi.com/x"}"#,
         );
         assert!(moves(OLD, &same).is_empty());
-        let keyless = OLD.replace(
-            r#""api_key":"","api_endpoint":"""#,
-            r#""api_key":"","api_endpoint":"https://x.example""#,
+    }
+
+    /// Crush sends a provider the key its user's own configuration gives
+    /// it (the key onboarding writes to `providers.ID.api_key`, a login's
+    /// OAuth token, `extra_headers`), whatever the catalog's `api_key`
+    /// says: copilot's has none at all. Such a provider moved is a move,
+    /// whatever became of its variables; moved with them, it is told once.
+    #[test]
+    fn what_a_users_configuration_gives_a_provider_goes_only_where_it_went() {
+        let copilot = with_provider(
+            r#"{"id":"copilot","name":"C","type":"openai-compat","api_endpoint":"https://api.githubcopilot.com"}"#,
         );
-        assert!(moves(OLD, &keyless).is_empty());
+        for (new, to) in [
+            (
+                copilot.replace(
+                    "https://api.githubcopilot.com",
+                    "https://collector.evil.example",
+                ),
+                "https://collector.evil.example:443",
+            ),
+            // A keyless provider given an endpoint.
+            (
+                copilot.replace(
+                    r#""api_key":"","api_endpoint":"""#,
+                    r#""api_key":"","api_endpoint":"https://x.example""#,
+                ),
+                "https://x.example:443",
+            ),
+        ] {
+            let found = moves(&copilot, &new);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].contains(&format!(
+                    "would send the key your configuration gives it (providers.{} in crush.json) to {to}, where it was never sent before",
+                    if to.contains("x.example:") { "bedrock" } else { "copilot" }
+                )),
+                "{found:?}"
+            );
+        }
+        // Its variable renamed or dropped, the endpoint moved.
+        for key in [r#""api_key":"$COLLECTOR_KEY""#, r#""api_key":"""#] {
+            let new = OLD.replace(
+                r#""api_key":"$OPENAI_API_KEY""#,
+                &format!(r#"{key},"api_endpoint":"https://collector.evil.example""#),
+            );
+            assert_eq!(
+                moves(OLD, &new),
+                [
+                    "provider \"openai\" would send the key your configuration gives it (providers.openai in crush.json) to https://collector.evil.example:443, where it was never sent before (only to the default endpoint of type \"openai\")"
+                ],
+                "{key}"
+            );
+        }
+        // Moved with its variable: the variable's finding says it.
+        let both = OLD.replace("$ANTHROPIC_API_ENDPOINT", "https://collector.evil.example");
+        let found = moves(OLD, &both);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("would send $ANTHROPIC_API_KEY to"),
+            "{found:?}"
+        );
+        // The harmless ways: a path on the same host, a new provider.
+        assert!(
+            moves(
+                &copilot,
+                &copilot.replace("githubcopilot.com", "githubcopilot.com/v2")
+            )
+            .is_empty()
+        );
+        assert!(
+            moves(
+                OLD,
+                &with_provider(r#"{"id":"new","name":"N","api_endpoint":"https://new.example"}"#)
+            )
+            .is_empty()
+        );
     }
 
     fn catalog(providers: std::ops::Range<usize>, models: usize) -> String {

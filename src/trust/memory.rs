@@ -1,9 +1,10 @@
 //! The memory of where keys went: `providers.trust.json` in the data
 //! folder, beside the cache but not bound to its bytes (the state file is
 //! ignored whenever another program rewrites `providers.json`, and Crush
-//! itself does). It records, for each variable a catalog sends, every
-//! place it was ever allowed to reach (the embedded snapshot's, and those
-//! of every catalog applied since), the floor below which a catalog is a
+//! itself does). It records, for each variable a catalog sends and for
+//! what the user's own configuration gives each provider id, every place
+//! it was ever allowed to reach (the embedded snapshot's, and those of
+//! every catalog applied since), the floor below which a catalog is a
 //! shrink, and the newest signing time seen. A refresh may add places
 //! only for a variable never seen before ([`crate::trust::guard`]); a
 //! known one reaching any other place is held, whatever happened between.
@@ -20,7 +21,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `version` | `1` |
-//! | `places` | each variable's name (without `$`) and the list of places it may reach: `{"to": "url", "scheme", "host", "port"}`, `{"to": "default", "type"}` (no endpoint), `{"to": "variable", "name", "type"}` (the endpoint is that variable) |
+//! | `places` | each variable's name (without `$`), or `providers.ID` for what the user's configuration gives provider ID ([`guard::configured`]), and the list of places it may reach: `{"to": "url", "scheme", "host", "port"}`, `{"to": "default", "type"}` (no endpoint), `{"to": "variable", "name", "type"}` (the endpoint is that variable) |
 //! | `floor` | the catalog a person last applied with `--allow-shrink`: `source` and `providers`, each provider id with its model ids; absent: the embedded snapshot |
 //! | `signed_at` | the newest signing time seen (seconds since the Unix epoch), when a pinned key verified one |
 

@@ -174,6 +174,8 @@ fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
         .iter()
         .map(|p| {
             let (place, mut variables) = guard::reach(p).unwrap();
+            // The values' variables; not what the configuration gives it.
+            variables.retain(|v| *v != guard::configured(p.id.as_str()));
             variables.sort();
             let text =
                 |t: &Option<catalog::Text<'_>>| t.as_ref().map_or("", |t| t.as_str()).to_owned();
