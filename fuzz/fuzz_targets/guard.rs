@@ -77,8 +77,13 @@ fuzz_target!(|data: &[u8]| {
         let endpoint = expand::endpoint(endpoint).expect("validated");
         let kind = provider.kind.as_ref().map_or("", |k| k.as_str());
         check_place(&endpoint, kind);
-        let (place, _) = guard::reach(provider).expect("validated");
-        assert_eq!(place, place::place(&endpoint, kind));
+        // Where Crush sends its key: the endpoint's place, or the type's
+        // own (and the endpoint's, for openrouter's key test); and what
+        // the configuration gives it goes along.
+        let (places, holders) = guard::reach(provider).expect("validated");
+        assert_eq!(places, place::of_provider(&endpoint, kind));
+        let id = provider.id.as_str();
+        assert_eq!(holders.last(), Some(&guard::configured(id)));
     }
     let real = embedded::catalog();
     // A catalog against itself moves nothing, loses nothing, changes

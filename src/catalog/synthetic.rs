@@ -31,7 +31,12 @@ pub fn catalog(min_bytes: usize, seed: u64) -> String {
             out.push_str(",\n");
         }
         let models = 30 + next(271) as usize;
-        let kind = types[next(types.len() as u64) as usize];
+        // A provider's type is its own, the same in every seed: a type
+        // whose client ignores the endpoint (openrouter, bedrock) sends a
+        // key elsewhere, so a changed one is a key move. The draw stays,
+        // so that the rest of each seed's catalog is as it was.
+        let _ = next(types.len() as u64);
+        let kind = types[p % types.len()];
         let _ = write!(
             out,
             "  {{\n    \"name\": \"Provider {p}\",\n    \"id\": \"provider-{p}\",\n    \"type\": \"{kind}\",\n    \"api_key\": \"$PROVIDER_{p}_API_KEY\",\n    \"api_endpoint\": \"https://api.provider-{p}.example/v1\",\n    \"default_large_model_id\": \"model-{p}-0\",\n    \"default_small_model_id\": \"model-{p}-1\","

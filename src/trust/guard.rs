@@ -61,11 +61,12 @@ fn holder(name: &str) -> String {
     }
 }
 
-/// The place a provider's requests go, and what they carry there: the
-/// variables its values name, then what the configuration gives it
-/// ([`configured`]); why not, for a value the catalog reader would have
-/// refused (a catalog that did not come through it).
-pub fn reach(provider: &Provider<'_>) -> Result<(Place, Vec<String>), String> {
+/// The places a provider's key reaches (first where its requests go:
+/// [`place::of_provider`]), and what it carries there: the variables its
+/// values name, then what the configuration gives it ([`configured`]);
+/// why not, for a value the catalog reader would have refused (a catalog
+/// that did not come through it).
+pub fn reach(provider: &Provider<'_>) -> Result<(Vec<Place>, Vec<String>), String> {
     let refused = |field: &str, why: expand::Refused| {
         format!(
             "provider {}: field {field}: {why}",
@@ -75,7 +76,8 @@ pub fn reach(provider: &Provider<'_>) -> Result<(Place, Vec<String>), String> {
     let endpoint = provider.api_endpoint.as_ref().map_or("", |e| e.as_str());
     let endpoint = expand::endpoint(endpoint).map_err(|why| refused("api_endpoint", why))?;
     let kind = provider.kind.as_ref().map_or("", |k| k.as_str());
-    let place = place::place(&endpoint, kind);
+    let id = provider.id.as_str();
+    let places = place::of_provider(&endpoint, kind);
     let mut variables: Vec<String> = Vec::new();
     let mut add = |names: Vec<&str>| {
         for name in names {
@@ -94,20 +96,23 @@ pub fn reach(provider: &Provider<'_>) -> Result<(Place, Vec<String>), String> {
         }
     }
     // Crush sends the Hyper key to this provider whatever its fields say.
-    if provider.id.as_str() == super::hyper::PROVIDER_ID {
+    if id == super::hyper::PROVIDER_ID {
         add(vec![super::hyper::KEY_VARIABLE]);
     }
-    variables.push(configured(provider.id.as_str()));
-    Ok((place, variables))
+    variables.push(configured(id));
+    Ok((places, variables))
 }
 
 /// Every variable of a catalog and the places it is sent to.
 pub fn places(catalog: &Catalog<'_>) -> Result<BTreeMap<String, BTreeSet<Place>>, String> {
     let mut places: BTreeMap<String, BTreeSet<Place>> = BTreeMap::new();
     for provider in &catalog.providers {
-        let (place, variables) = reach(provider)?;
+        let (reached, variables) = reach(provider)?;
         for variable in variables {
-            places.entry(variable).or_default().insert(place.clone());
+            places
+                .entry(variable)
+                .or_default()
+                .extend(reached.iter().cloned());
         }
     }
     Ok(places)
@@ -150,23 +155,25 @@ pub fn key_moves(
 ) -> Result<Vec<KeyMove>, String> {
     let mut moves = Vec::new();
     for provider in &next.providers {
-        let (place, variables) = reach(provider)?;
-        let own = moves.len();
-        for variable in variables {
-            // What the configuration gives it comes last: moved along with
-            // a variable, it is told by that variable's finding.
-            if moves.len() > own && variable.starts_with(CONFIGURED) {
-                continue;
-            }
-            if let Some(before) = known.get(&variable)
-                && !before.contains(&place)
-            {
-                moves.push(KeyMove {
-                    provider: provider.id.as_str().to_owned(),
-                    variable,
-                    to: place.clone(),
-                    from: before.iter().cloned().collect(),
-                });
+        let (places, variables) = reach(provider)?;
+        for place in places {
+            let own = moves.len();
+            for variable in &variables {
+                // What the configuration gives it comes last: moved along
+                // with a variable, it is told by that variable's finding.
+                if moves.len() > own && variable.starts_with(CONFIGURED) {
+                    continue;
+                }
+                if let Some(before) = known.get(variable)
+                    && !before.contains(&place)
+                {
+                    moves.push(KeyMove {
+                        provider: provider.id.as_str().to_owned(),
+                        variable: variable.clone(),
+                        to: place.clone(),
+                        from: before.iter().cloned().collect(),
+                    });
+                }
             }
         }
     }
@@ -619,6 +626,42 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// Crush builds the clients of some types without the endpoint:
+    /// openrouter's and vercel's SDKs use their own, bedrock AWS's, a
+    /// google-vertex client Google's. Their place is the type's default
+    /// whatever the endpoint says: a provider switched to one of them
+    /// sends its key there; their endpoint changed sends it nowhere new,
+    /// but for openrouter's, where its key dialog tests the key.
+    #[test]
+    fn a_type_whose_client_ignores_the_endpoint_is_its_own_place() {
+        let xai = r#"[{"id":"xai","name":"X","type":"openai-compat","api_key":"$XAI_API_KEY","api_endpoint":"https://api.x.ai/v1"}]"#;
+        for kind in ["openrouter", "vercel", "bedrock", "google-vertex"] {
+            let new = xai.replace("openai-compat", kind);
+            assert_eq!(
+                moves(xai, &new),
+                [format!(
+                    "provider \"xai\" would send $XAI_API_KEY to the default endpoint of type \"{kind}\", where it was never sent before (only to https://api.x.ai:443)"
+                )]
+            );
+            let moved = moves(
+                &new,
+                &new.replace("https://api.x.ai/v1", "https://collector.evil.example"),
+            );
+            if kind == "openrouter" {
+                // Its key dialog tests the key at the endpoint.
+                assert_eq!(moved.len(), 1, "{moved:?}");
+                assert!(
+                    moved[0].contains("to https://collector.evil.example:443"),
+                    "{moved:?}"
+                );
+            } else {
+                assert!(moved.is_empty(), "{kind}: {moved:?}");
+            }
+        }
+        // One that uses it: the endpoint is the place.
+        assert!(moves(xai, &xai.replace("openai-compat", "openai")).is_empty());
     }
 
     fn catalog(providers: std::ops::Range<usize>, models: usize) -> String {

@@ -67,6 +67,23 @@ impl fmt::Display for Place {
     }
 }
 
+/// Every place Crush sends the key of a provider of type `kind`, whose
+/// endpoint reads `endpoint`, first where its client sends requests. The
+/// coordinator builds the clients of some types without the endpoint:
+/// vercel's SDK and bedrock's (AWS) use their own service, a
+/// google-vertex client Google's, and openrouter's SDK OpenRouter's; but
+/// the key dialog's connection test (`TestConnection`) sends an
+/// openrouter key to the endpoint, so that is openrouter's place too.
+/// Every other type's client goes to the endpoint ([`place`]).
+pub fn of_provider(endpoint: &Endpoint, kind: &str) -> Vec<Place> {
+    let own = Place::Default { kind: kind.into() };
+    match kind {
+        "vercel" | "bedrock" | "google-vertex" => vec![own],
+        "openrouter" => vec![own, place(endpoint, kind)],
+        _ => vec![place(endpoint, kind)],
+    }
+}
+
 /// The place of an endpoint, read by [`crate::catalog::expand::endpoint`],
 /// of a provider of type `kind`.
 pub fn place(endpoint: &Endpoint, kind: &str) -> Place {

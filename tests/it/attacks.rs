@@ -600,3 +600,62 @@ async fn a_key_the_user_configured_follows_its_provider() {
     assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
     assert_eq!(home.cache().unwrap(), on_its_host.as_bytes());
 }
+
+/// Where Crush's client sends a provider's requests is decided by its
+/// type too: vercel's, bedrock's, google-vertex's and openrouter's are
+/// built without the endpoint (their SDK's own service, AWS's, Google's),
+/// so the real catalog's xai switched to one of them, its endpoint kept,
+/// would send `$XAI_API_KEY` to that service: held, refused. The key
+/// dialog still tests an openrouter key at the endpoint, so openrouter's
+/// endpoint moved is held too. The harmless ways: vercel's endpoint moved,
+/// which Crush never uses, and a path on openrouter's host.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_type_decides_where_a_key_goes_too() {
+    let mut attacks = Vec::new();
+    for kind in ["vercel", "openrouter", "bedrock", "google-vertex"] {
+        attacks.push((
+            changed("xai", |p| p["type"] = kind.into()),
+            format!(
+                "provider \"xai\" would send $XAI_API_KEY to the default endpoint of type \"{kind}\", where it was never sent before (only to https://api.x.ai:443)"
+            ),
+        ));
+    }
+    attacks.push((
+        changed("openrouter", |p| {
+            p["api_endpoint"] = "https://collector.evil.example/v1".into()
+        }),
+        "provider \"openrouter\" would send $OPENROUTER_API_KEY to https://collector.evil.example:443, where it was never sent before".into(),
+    ));
+    for (catalog, finding) in attacks {
+        let server = serving(&catalog).await;
+        let url = server.uri();
+        let home = home_with_the_snapshot();
+        let before = home.cache().unwrap();
+        let record = refresh(&home, &url);
+        assert_eq!(record["outcome"], "held", "{finding}: {record}");
+        assert!(
+            record["held"]["changes"][0]
+                .as_str()
+                .unwrap()
+                .contains(&finding),
+            "{record}"
+        );
+        assert_eq!(home.cache().unwrap(), before);
+        home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
+            .fails_with(&[&finding, "--allow-key-move"]);
+    }
+    for catalog in [
+        changed("vercel", |p| {
+            p["api_endpoint"] = "https://collector.evil.example/v1".into()
+        }),
+        changed("openrouter", |p| {
+            p["api_endpoint"] = "https://openrouter.ai/api/v2".into()
+        }),
+    ] {
+        let server = serving(&catalog).await;
+        let home = home_with_the_snapshot();
+        let record = refresh(&home, &server.uri());
+        assert_eq!(record["outcome"], "updated", "{record}");
+        assert_eq!(home.cache().unwrap(), catalog.as_bytes());
+    }
+}

@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 use crate::common::*;
 use crush_providers::catalog::{self, Catalog, embedded, expand, go_url, synthetic};
 use crush_providers::trust::guard;
-use crush_providers::trust::place::Place;
+use crush_providers::trust::place::{self, Place};
 use serde_json::Value;
 
 /// The Go reader, built once; `None` where there is no Go.
@@ -173,13 +173,15 @@ fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
         .providers
         .iter()
         .map(|p| {
-            let (place, mut variables) = guard::reach(p).unwrap();
+            let (_, mut variables) = guard::reach(p).unwrap();
             // The values' variables; not what the configuration gives it.
             variables.retain(|v| *v != guard::configured(p.id.as_str()));
             variables.sort();
             let text =
                 |t: &Option<catalog::Text<'_>>| t.as_ref().map_or("", |t| t.as_str()).to_owned();
             let endpoint = expand::endpoint(&text(&p.api_endpoint)).unwrap();
+            // Where the endpoint points, which a client of most types uses.
+            let place = place::place(&endpoint, &text(&p.kind));
             let places = SCENARIOS
                 .iter()
                 .map(|value| {
