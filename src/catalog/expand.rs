@@ -130,6 +130,8 @@ pub enum Refused {
     LoneDollar,
     /// A backslash: an escape to the resolver.
     Backslash,
+    /// A NUL, which the resolver drops before it reads the value.
+    Nul,
     /// An endpoint that is neither one variable nor an http(s) URL.
     NotUrl,
     /// A variable in an endpoint's scheme or host, as written.
@@ -161,6 +163,10 @@ impl fmt::Display for Refused {
                 f,
                 "it holds a backslash, an escape to Crush's resolver; {ONLY}"
             ),
+            Refused::Nul => write!(
+                f,
+                "it holds a NUL character, which Crush's resolver drops before it reads the value (so `$A<NUL>B` names $AB); {ONLY}"
+            ),
             Refused::NotUrl => f.write_str(
                 "it is neither one variable ($NAME or ${NAME}) nor an http:// or https:// URL",
             ),
@@ -183,6 +189,11 @@ impl fmt::Display for Refused {
 
 /// Reads an `api_key` or header value: literal text, `$NAME`, `${NAME}`.
 pub fn parse(value: &str) -> Result<Template, Refused> {
+    // mvdan.cc/sh skips NUL bytes as it reads (like bash): the names on
+    // either side would join.
+    if value.contains('\0') {
+        return Err(Refused::Nul);
+    }
     let mut parts = Vec::new();
     let mut text = String::new();
     let mut rest = value;
@@ -428,6 +439,26 @@ mod tests {
             parse("${A:-x}").unwrap_err().to_string(),
             "it holds the shell expansion \"${A:-x}\", which is refused: only literal text, $NAME and ${NAME} are accepted, whose value goes exactly where the text says"
         );
+    }
+
+    /// mvdan.cc/sh drops NUL bytes as it reads a value (like bash), so
+    /// `$OPENAI_API_\0KEY` names `$OPENAI_API_KEY` to Crush: a NUL anywhere
+    /// in a value is refused, in keys, headers and endpoints.
+    #[test]
+    fn a_nul_the_resolver_would_drop_is_refused() {
+        for value in ["$OPENAI_API_\0KEY", "$A\0B", "\0", "key\0", "${A}\0"] {
+            assert_eq!(parse(value), Err(Refused::Nul), "{value:?}");
+        }
+        for value in ["$E\0X", "https://api.x.ai/$V\0K", "https://api.x.ai/\0"] {
+            assert_eq!(endpoint(value), Err(Refused::Nul), "{value:?}");
+        }
+        assert!(
+            Refused::Nul
+                .to_string()
+                .contains("Crush's resolver drops before it reads the value")
+        );
+        // Other characters are text, as they are to the resolver.
+        assert_eq!(parse("$A\u{1}B").unwrap().parts, [var("A"), text("\u{1}B")]);
     }
 
     #[test]
