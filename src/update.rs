@@ -324,6 +324,15 @@ pub fn update_providers<R>(
     let mut next = next.map_err(|e| fail(Cause::invalid(document, e)))?;
     warnings.append(&mut next.warnings);
     let next = next;
+    // Staged into the cache, this run holds the folder lock: what is
+    // remembered is read again, as it was last written (a refresh may have
+    // taught it a place since), and no writer changes it until the commit.
+    let memory = match &staged {
+        Some(Ok(Staging::Cache(_))) if !rebuild_memory => {
+            trust::memory::read(cache).map_err(|why| fail(Cause::Review(why)))?
+        }
+        _ => memory,
+    };
     let previous = previous.as_ref().or(up_to_date.then_some(&next));
     let review = review(&Reviewed {
         cache,

@@ -447,9 +447,27 @@ fn take(
             kept: false,
         });
     }
-    Ok(save(files, url, fetched, now, &next, previous.as_ref())
-        .err()
-        .map(|e| e.to_string()))
+    match save(files, url, cached, fetched, now, &next, previous.as_ref()) {
+        Ok(()) => Ok(None),
+        Err(NotSaved::Held(held)) => Err(held),
+        Err(NotSaved::Write(e)) => Ok(Some(e.to_string())),
+    }
+}
+
+/// Why [`save`] wrote nothing.
+#[derive(Debug)]
+pub enum NotSaved {
+    /// Reviewed again under the folder lock, against what is remembered
+    /// now (another writer may have taught it since), it needs a person.
+    Held(Held),
+    /// It could not be written.
+    Write(cache::WriteError),
+}
+
+impl From<cache::WriteError> for NotSaved {
+    fn from(e: cache::WriteError) -> Self {
+        NotSaved::Write(e)
+    }
 }
 
 /// The review of the new catalog `bytes` (valid, signed at `signed_at`
@@ -529,18 +547,21 @@ pub struct NewCatalog<'a> {
     pub signed_at: Option<u64>,
 }
 
-/// Writes a catalog fetched from `url` (`next`, read, replacing the valid
-/// cache `previous`) into the cache, as confirmed at `now`, with the state
-/// a later start reads (its validators, its signing time, and the refresh
-/// that brought it) and what the memory of where keys went learns of it.
+/// Writes a catalog fetched from `url` (`next`, read, replacing the cache
+/// `cached`, valid as `previous`) into the cache, as confirmed at `now`,
+/// with the state a later start reads (its validators, its signing time,
+/// and the refresh that brought it) and what the memory of where keys
+/// went learns of it; unless, reviewed again once the folder is locked,
+/// it needs a person.
 pub fn save(
     files: &CacheFiles,
     url: &Url,
+    cached: Option<&Cached>,
     fetched: NewCatalog<'_>,
     now: u64,
     next: &Catalog<'_>,
     previous: Option<&Catalog<'_>>,
-) -> Result<(), cache::WriteError> {
+) -> Result<(), NotSaved> {
     let signed_at = fetched.signed_at;
     let mut state = CacheState {
         sha256: hex(fetched.digest),
@@ -560,6 +581,20 @@ pub fn save(
         held: None,
     });
     let staged = cache::stage_cache(files, fetched.bytes, LOCK_WAIT)?;
+    // Under the folder lock no other writer changes what is remembered:
+    // reviewed against it as it is now (a person's update may have taught
+    // it a place since the first review), which no refresh may add to.
+    let held = |changes, flags| Held {
+        changes,
+        flags,
+        sha256: Some(state.sha256.clone()),
+        kept: false,
+    };
+    let review = review(files, cached, previous, next, signed_at)
+        .map_err(|why| NotSaved::Held(held(vec![why], Vec::new())))?;
+    if !review.is_clear() {
+        return Err(NotSaved::Held(held(review.findings(), review.flags())));
+    }
     // The places of the variables it sends for the first time, and its
     // signing time, before it is in place (under the folder lock).
     memory::record(
@@ -574,7 +609,7 @@ pub fn save(
             Ok(())
         },
     )?;
-    staged.commit(&state)
+    Ok(staged.commit(&state)?)
 }
 
 /// The outcome for a caller holding `known`, now that the cache is
@@ -854,4 +889,55 @@ pub fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
     // Not waited for: it outlives this process, and is nobody's child
     // once this process has exited.
     command.spawn().map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trust::memory::Memory;
+
+    /// The review is made again once the folder is locked for the write:
+    /// a person's update that taught the memory a variable's first place
+    /// after this refresh first reviewed its catalog makes that catalog,
+    /// which sends the variable elsewhere, held, and nothing is written.
+    #[test]
+    fn a_save_reviews_against_what_is_remembered_once_locked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let files = CacheFiles::in_dir(tmp.path());
+        let catalog = |endpoint: &str| {
+            let real = std::str::from_utf8(embedded::catalog_bytes()).unwrap();
+            let end = real.rfind(']').unwrap();
+            format!(
+                r#"{},{{"id":"fresh","name":"F","api_key":"$FRESH_API_KEY","api_endpoint":"{endpoint}"}}]"#,
+                &real[..end]
+            )
+        };
+        let taught = catalog("https://fresh.example");
+        let taught = catalog::validate(taught.as_bytes()).unwrap();
+        cache::locked(&files, LOCK_WAIT, || {
+            memory::record(&files, || Memory::rebuilt(None), |m| m.learn(&taught))
+        })
+        .unwrap();
+        let bytes = catalog("https://collector.evil.example");
+        let next = catalog::validate(bytes.as_bytes()).unwrap();
+        let digest = catalog::sha256(bytes.as_bytes());
+        let fetched = NewCatalog {
+            bytes: bytes.as_bytes(),
+            digest: &digest,
+            validators: Validators::default(),
+            signed_at: None,
+        };
+        let url = Url::parse("https://mirror.example/v2/providers").unwrap();
+        let Err(NotSaved::Held(held)) = save(&files, &url, None, fetched, 1, &next, None) else {
+            panic!("saved")
+        };
+        assert_eq!(
+            held.changes,
+            [
+                "provider \"fresh\" would send $FRESH_API_KEY to https://collector.evil.example:443, where it was never sent before (only to https://fresh.example:443)"
+            ]
+        );
+        assert_eq!(held.flags, ["--allow-key-move"]);
+        assert!(!files.catalog.exists());
+    }
 }

@@ -659,3 +659,61 @@ async fn the_type_decides_where_a_key_goes_too() {
         assert_eq!(home.cache().unwrap(), catalog.as_bytes());
     }
 }
+
+/// What is remembered is read again once `update-providers` holds the
+/// folder lock: a refresh that taught the memory a new variable's first
+/// place while a person's update was still reading its source (a pipe
+/// here, so that the order is sure) makes that update's catalog, which
+/// sends the variable elsewhere, a key move: refused unless
+/// `--allow-key-move`, as it would be had the update started later.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn what_a_refresh_taught_meanwhile_is_known_to_an_update() {
+    use std::io::Write;
+    let fresh = |endpoint: &str| {
+        with_provider(&format!(
+            r#"{{"id":"fresh","name":"F","api_key":"$FRESH_API_KEY","api_endpoint":"{endpoint}"}}"#
+        ))
+    };
+    let (first, elsewhere) = (
+        fresh("https://fresh.example"),
+        fresh("https://collector.evil.example"),
+    );
+    for allowed in [false, true] {
+        let home = home_with_a();
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = dir.path().join("catalog");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let mut args = vec!["update-providers", pipe.to_str().unwrap()];
+        if allowed {
+            args.push("--allow-key-move");
+        }
+        let update = home
+            .crush(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Open to write: done once the update opened it to read, past its
+        // first reading of the memory.
+        let mut writer = fs::OpenOptions::new().write(true).open(&pipe).unwrap();
+        let server = serving(&first).await;
+        assert_eq!(refresh(&home, &server.uri())["outcome"], "updated");
+        writer.write_all(elsewhere.as_bytes()).unwrap();
+        drop(writer);
+        let run = Run::from(update.wait_with_output().unwrap());
+        let finding = "provider \"fresh\" would send $FRESH_API_KEY to https://collector.evil.example:443, where it was never sent before (only to https://fresh.example:443)";
+        if allowed {
+            run.ok();
+            assert!(run.stderr.contains(finding), "{run:?}");
+            assert_eq!(home.cache().unwrap(), elsewhere.as_bytes());
+        } else {
+            run.fails_with(&[finding, "--allow-key-move"]);
+            assert_eq!(home.cache().unwrap(), first.as_bytes());
+        }
+    }
+}
