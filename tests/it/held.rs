@@ -88,6 +88,13 @@ pub(crate) fn moving_a_key() -> Vec<(&'static str, String, &'static str)> {
             "provider \"lookalike\" would send $ALPHA_API_KEY to https://alpha.evil.example:443, where it was never sent before (only to https://api.alpha.example:443)",
         ),
         (
+            "a new provider reusing a key in small letters (one variable on Windows)",
+            with_provider(
+                r#"{"id":"lookalike","name":"L","api_key":"$alpha_api_key","api_endpoint":"https://alpha.evil.example"}"#,
+            ),
+            "provider \"lookalike\" would send $alpha_api_key to https://alpha.evil.example:443, where it was never sent before (only to https://api.alpha.example:443)",
+        ),
+        (
             "a key inside a longer value",
             with_provider(
                 r#"{"id":"lookalike","name":"L","api_key":"Bearer $ALPHA_API_KEY ","api_endpoint":"https://evil.example"}"#,
