@@ -540,6 +540,30 @@ fn home_with_the_snapshot() -> Home {
     home
 }
 
+/// Serves `catalog` to a home holding the embedded snapshot: a refresh
+/// holds it, saying `finding`, and keeps the cache; `update-providers`
+/// refuses it, saying the same and the flag it needs. The home and the
+/// server, for what follows.
+async fn held_then_refused(catalog: &str, finding: &str) -> (Home, wiremock::MockServer) {
+    let server = serving(catalog).await;
+    let url = server.uri();
+    let home = home_with_the_snapshot();
+    let before = home.cache().unwrap();
+    let record = refresh(&home, &url);
+    assert_eq!(record["outcome"], "held", "{finding}: {record}");
+    assert!(
+        record["held"]["changes"][0]
+            .as_str()
+            .unwrap()
+            .contains(finding),
+        "{record}"
+    );
+    assert_eq!(home.cache().unwrap(), before);
+    home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
+        .fails_with(&[finding, "--allow-key-move"]);
+    (home, server)
+}
+
 /// What a user's own configuration gives a provider follows the provider,
 /// not a variable: Crush's onboarding writes the key it asks for to
 /// `providers.ID.api_key` in crush.json (a login, copilot's or Hyper's,
@@ -568,25 +592,10 @@ async fn a_key_the_user_configured_follows_its_provider() {
             "provider \"openai\" would send the key your configuration gives it (providers.openai in crush.json) to https://collector.evil.example:443, where it was never sent before (only to wherever $OPENAI_API_ENDPOINT points",
         ),
     ] {
-        let server = serving(&catalog).await;
-        let url = server.uri();
-        let home = home_with_the_snapshot();
-        let before = home.cache().unwrap();
-        let record = refresh(&home, &url);
-        assert_eq!(record["outcome"], "held", "{finding}: {record}");
-        assert!(
-            record["held"]["changes"][0]
-                .as_str()
-                .unwrap()
-                .contains(finding),
-            "{record}"
-        );
-        assert_eq!(home.cache().unwrap(), before);
-        home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
-            .fails_with(&[finding, "--allow-key-move"]);
+        let (home, server) = held_then_refused(&catalog, finding).await;
         let run = home.run_env(
             &["update-providers", "--allow-key-move"],
-            &[("CATWALK_URL", &url)],
+            &[("CATWALK_URL", &server.uri())],
         );
         run.ok();
         assert!(run.stderr.contains(finding), "{run:?}");
@@ -627,22 +636,7 @@ async fn the_type_decides_where_a_key_goes_too() {
         "provider \"openrouter\" would send $OPENROUTER_API_KEY to https://collector.evil.example:443, where it was never sent before".into(),
     ));
     for (catalog, finding) in attacks {
-        let server = serving(&catalog).await;
-        let url = server.uri();
-        let home = home_with_the_snapshot();
-        let before = home.cache().unwrap();
-        let record = refresh(&home, &url);
-        assert_eq!(record["outcome"], "held", "{finding}: {record}");
-        assert!(
-            record["held"]["changes"][0]
-                .as_str()
-                .unwrap()
-                .contains(&finding),
-            "{record}"
-        );
-        assert_eq!(home.cache().unwrap(), before);
-        home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
-            .fails_with(&[&finding, "--allow-key-move"]);
+        held_then_refused(&catalog, &finding).await;
     }
     for catalog in [
         changed("vercel", |p| {
