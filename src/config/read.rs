@@ -1,13 +1,12 @@
 //! Reading one configuration file into its part of the merge: a JSON
 //! file as it is, a crushrc as the object its `option` lines build.
 
-use std::fs;
-use std::io::Read;
 use std::path::Path;
+
+use crate::fetch::file;
 
 use super::merge::{self, Node, Src};
 use super::{ConfigError, Format, Origin, PinnedKeys, crushrc, shown, shown_path};
-use crate::fetch::diagnosis;
 
 /// One file's part, once read.
 pub(super) struct Loaded {
@@ -17,46 +16,17 @@ pub(super) struct Loaded {
     pub(super) keys: Option<PinnedKeys>,
 }
 
-/// Largest configuration file read: Crush reads any size, but a start
-/// must not read a runaway file whole.
-const MAX_BYTES: u64 = 64 * 1024 * 1024;
-
-/// The bytes of the regular file `path`; `None` when it is missing (or a
-/// folder on its way is a file, ENOTDIR). Anything else that is not a
-/// regular file is never opened: a FIFO would block a start for good (as
-/// it blocks Crush), a folder is no file.
+/// The bytes of the regular file `path`, read as every file this program
+/// finds by itself is ([`file::read_regular`]: opened without blocking,
+/// never past the cap); `None` when it is missing (or a folder on its way
+/// is a file, ENOTDIR). A FIFO, which would block a start for good (as it
+/// blocks Crush), a device or a folder is an error naming what it is.
 pub(super) fn read_regular(path: &Path) -> Result<Option<Vec<u8>>, String> {
-    let meta = match fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-            ) =>
-        {
-            return Ok(None);
-        }
-        Err(e) => return Err(format!("cannot read: {}", diagnosis::io_words(&e))),
-    };
-    if meta.is_dir() {
-        return Err("cannot read: it is a folder, not a file".into());
+    match file::read_regular(path, file::MAX_FILE_BYTES) {
+        Ok(read) => Ok(read.map(|(bytes, _)| bytes)),
+        Err(file::FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => Ok(None),
+        Err(e) => Err(format!("cannot read: {e}")),
     }
-    if !meta.is_file() {
-        return Err(
-            "not a regular file (a FIFO, a socket or a device), so it is not opened; Crush would wait on it for good".into(),
-        );
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "larger than {} MiB: not read",
-            MAX_BYTES / 1024 / 1024
-        ));
-    }
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(MAX_BYTES).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read: {}", diagnosis::io_words(&e)))?;
-    Ok(Some(bytes))
 }
 
 /// Reads one configuration file as file `index`: `None` when it is missing

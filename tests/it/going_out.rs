@@ -585,7 +585,7 @@ fn odd_config_files_are_read_as_go_reads_them_and_never_hang() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     p.run(&["providers"], &[]).fails_with(&[
         fifo.to_str().unwrap(),
-        "not a regular file (a FIFO, a socket or a device), so it is not opened",
+        "cannot read: it is a FIFO, not a regular file",
     ]);
     fs::remove_file(&fifo).unwrap();
     fs::write(
