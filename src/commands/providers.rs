@@ -17,6 +17,7 @@ use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::state::{self, RefreshRecord};
+use crate::trust::memory;
 use unicode_width::UnicodeWidthStr;
 
 /// `crush providers`.
@@ -147,6 +148,8 @@ struct Status {
     confirmed_age_seconds: Option<u64>,
     last_refresh: Option<LastRefresh>,
     signed_at: Option<String>,
+    /// What is remembered of where keys went.
+    memory: memory::Summary,
     public_keys: Option<PinnedJson>,
     refresh_interval_seconds: f64,
     refresh_interval_origin: String,
@@ -284,6 +287,7 @@ fn status(
         confirmed_age_seconds: None,
         last_refresh: None,
         signed_at: None,
+        memory: memory::summary(files, None),
         public_keys: settings.public_keys.as_ref().map(|p| PinnedJson {
             keys: p.entries.clone(),
             origin: p.origin.to_string(),
@@ -316,7 +320,7 @@ fn status(
             status.problem = Some(e.to_string());
         }
         Ok(None) => {}
-        Ok(Some(cached)) => describe_cache(cached, &mut status),
+        Ok(Some(cached)) => describe_cache(cached, &mut status, files),
     }
     print(|out| {
         if json {
@@ -373,6 +377,9 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     if let Some(signed) = &status.signed_at {
         row("signed", signed.clone())?;
     }
+    let (where_keys_went, floor) = describe_memory(&status.memory);
+    row("where keys went", where_keys_went)?;
+    row("floor", floor)?;
     for (key, value) in [
         ("etag", &status.etag),
         ("last-modified", &status.last_modified),
@@ -425,13 +432,60 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     Ok(())
 }
 
-fn describe_cache(cached: &Cached, status: &mut Status) {
+/// The two rows of what is remembered of where keys went: what it
+/// follows, and the floor.
+fn describe_memory(memory: &memory::Summary) -> (String, String) {
+    let followed = match (memory.state, &memory.problem) {
+        (_, Some(why)) => why.clone(),
+        (state, None) => {
+            let signed = memory
+                .signed_at
+                .as_ref()
+                .map(|at| format!(", newest signature seen {at}"))
+                .unwrap_or_default();
+            let missing = if state == "missing" {
+                " (no file yet: the embedded snapshot's and the cache's)"
+            } else {
+                ""
+            };
+            format!(
+                "{}: {} and the configured keys of {} followed{missing}{signed}",
+                memory.path,
+                count(memory.variables, "variable"),
+                count(memory.providers, "provider"),
+            )
+        }
+    };
+    let floor = match &memory.floor {
+        Some(floor) => format!(
+            "the catalog applied with --allow-shrink from {} ({}, {})",
+            floor.source,
+            count(floor.providers, "provider"),
+            count(floor.models, "model")
+        ),
+        None => {
+            let snapshot = embedded::catalog();
+            format!(
+                "the embedded snapshot ({}, {})",
+                count(snapshot.providers.len(), "provider"),
+                count(snapshot.model_count(), "model")
+            )
+        }
+    };
+    (followed, floor)
+}
+
+fn describe_cache(cached: &Cached, status: &mut Status, files: &CacheFiles) {
     status.sha256 = Some(catalog::hex(&cached.sha256));
     match catalog::validate(&cached.bytes) {
         Ok(catalog) => {
             status.cache_state = "valid";
             status.providers = Some(catalog.providers.len());
             status.models = Some(catalog.model_count());
+            // What the guard knows with this cache (without a memory file,
+            // the cache's places are known too).
+            let previous = Some(&catalog).filter(|_| !cached.is_stand_in());
+            status.memory = memory::summary(files, previous);
         }
         Err(e) => {
             status.cache_state = "invalid";

@@ -49,6 +49,12 @@ pub fn configured(id: &str) -> String {
 
 const CONFIGURED: &str = "providers.";
 
+/// Whether `holder` is what the configuration gives a provider
+/// ([`configured`]), not a variable.
+pub fn is_configured(holder: &str) -> bool {
+    holder.starts_with(CONFIGURED)
+}
+
 /// A variable's name in capitals, as Windows compares them; what the
 /// configuration gives a provider as it is (provider ids tell case).
 fn case_folded(holder: &str) -> String {

@@ -177,6 +177,85 @@ pub fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
     Ok(Some(memory))
 }
 
+/// What `providers --status` says of the memory of a data folder.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// The file.
+    pub path: String,
+    /// `recorded`; `missing` (what is known is then the embedded
+    /// snapshot's and the cache's places); or `unusable`, and why.
+    pub state: &'static str,
+    /// Why it cannot be used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The variables followed, and the providers whose configured key is
+    /// (what the guard knows: the file's with the embedded snapshot's).
+    pub variables: usize,
+    /// See `variables`.
+    pub providers: usize,
+    /// The floor: the embedded snapshot's, when `None`.
+    pub floor: Option<FloorSummary>,
+    /// The newest signing time seen.
+    pub signed_at: Option<String>,
+}
+
+/// A floor a person chose.
+#[derive(Debug, Clone, Serialize)]
+pub struct FloorSummary {
+    /// Where it came from.
+    pub source: String,
+    /// How many providers and models it has.
+    pub providers: usize,
+    /// See `providers`.
+    pub models: usize,
+}
+
+/// The memory of `files` as the guard would use it against `cache` (the
+/// valid cache), summed up.
+pub fn summary(files: &CacheFiles, cache: Option<&Catalog<'_>>) -> Summary {
+    let mut summary = Summary {
+        path: files.memory.display().to_string(),
+        state: "missing",
+        problem: None,
+        variables: 0,
+        providers: 0,
+        floor: None,
+        signed_at: None,
+    };
+    let memory = match read(files) {
+        Ok(file) => {
+            summary.state = if file.is_some() {
+                "recorded"
+            } else {
+                "missing"
+            };
+            Memory::effective(file, cache)
+        }
+        Err(why) => {
+            summary.state = "unusable";
+            summary.problem = Some(why);
+            return summary;
+        }
+    };
+    let Ok(memory) = memory else {
+        return summary;
+    };
+    let configured = memory
+        .places
+        .keys()
+        .filter(|holder| guard::is_configured(holder))
+        .count();
+    summary.providers = configured;
+    summary.variables = memory.places.len() - configured;
+    summary.floor = memory.floor.map(|floor| FloorSummary {
+        source: floor.source,
+        providers: floor.providers.len(),
+        models: floor.providers.values().map(BTreeSet::len).sum(),
+    });
+    summary.signed_at = memory.signed_at.map(crate::store::state::rfc3339);
+    summary
+}
+
 /// Changes the memory file of `files`: `change` gets the one there now, or,
 /// without one, `start`; the result is written (atomically, flushed) when
 /// it differs or there was none. The caller holds the folder lock, so

@@ -711,3 +711,87 @@ async fn what_a_refresh_taught_meanwhile_is_known_to_an_update() {
         }
     }
 }
+
+/// `providers --status` says what is remembered of where keys went, in
+/// two lines: how many variables and providers are followed and the
+/// newest signing time seen, then the floor; the memory's own strings
+/// (the source of the floor) escaped, and read back whole from `--json`;
+/// a memory that cannot be used says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_status_shows_what_is_remembered() {
+    let offline = [("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")];
+    let home = home_with_the_snapshot();
+    let run = home.run_env(&["providers", "--status"], &offline);
+    run.ok();
+    let memory = home.data_dir().join("providers.trust.json");
+    let row = |run: &Run, key: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no {key} in {}", run.stdout))
+            .to_owned()
+    };
+    let followed = row(&run, "where keys went:");
+    assert!(
+        followed.contains(&format!("{}: ", memory.display()))
+            && followed.contains(" variables and the configured keys of ")
+            && followed.ends_with(" providers followed"),
+        "{followed}"
+    );
+    assert_eq!(
+        row(&run, "floor:"),
+        "floor:                the embedded snapshot (40 providers, 1517 models)"
+    );
+    // A floor a person chose, from a file whose name holds an escape.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sub\u{1b}]0;owned\u{7}set.json");
+    fs::write(&file, CATALOG_A).unwrap();
+    home.run(&["update-providers", file.to_str().unwrap(), "--allow-shrink"])
+        .ok();
+    let run = home.run_env(&["providers", "--status"], &offline);
+    let floor = row(&run, "floor:");
+    assert!(
+        floor.contains("the catalog applied with --allow-shrink from ")
+            && floor.contains("sub\\u{1b}]0;owned\\u{7}set.json (2 providers, 3 models)"),
+        "{floor}"
+    );
+    let json = home
+        .run_env(&["providers", "--status", "--json"], &offline)
+        .json();
+    assert_eq!(json["memory"]["floor"]["source"], file.to_str().unwrap());
+    assert_eq!(json["memory"]["floor"]["providers"], 2);
+    assert_eq!(json["memory"]["state"], "recorded");
+    assert!(json["memory"]["variables"].as_u64().unwrap() >= 40);
+    // The newest signing time seen.
+    let signer = Signer::new();
+    let (_dir, signed) = temp_file("signed.json", CATALOG_A2.as_bytes());
+    fs::write(
+        format!("{}.minisig", signed.display()),
+        signer.sign(CATALOG_A2.as_bytes(), Some(1_700_000_000)),
+    )
+    .unwrap();
+    home.run_env(
+        &["update-providers", signed.to_str().unwrap()],
+        &[("CRUSH_PROVIDER_PUBLIC_KEY", &signer.public_key())],
+    )
+    .ok();
+    let run = home.run_env(&["providers", "--status"], &offline);
+    assert!(
+        row(&run, "where keys went:")
+            .ends_with(" followed, newest signature seen 2023-11-14T22:13:20Z"),
+        "{}",
+        run.stdout
+    );
+    // Unusable: said, with why.
+    fs::write(&memory, "{garbage").unwrap();
+    let run = home.run_env(&["providers", "--status"], &offline);
+    assert!(
+        row(&run, "where keys went:").contains("cannot be used (not the JSON it should be"),
+        "{}",
+        run.stdout
+    );
+    let json = home
+        .run_env(&["providers", "--status", "--json"], &offline)
+        .json();
+    assert_eq!(json["memory"]["state"], "unusable");
+}
