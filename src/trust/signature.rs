@@ -165,11 +165,18 @@ pub fn parse(signature: &[u8]) -> Result<Signature, SignatureError> {
 }
 
 /// The signing time in a trusted comment: the `timestamp:` field among
-/// its tab-separated fields, as minisign writes it.
+/// its tab-separated fields, as minisign writes it: digits, given once.
 pub fn timestamp(trusted_comment: &str) -> Result<u64, SignatureError> {
-    trusted_comment
+    let mut times = trusted_comment
         .split(['\t', ' '])
-        .find_map(|field| field.strip_prefix("timestamp:"))
+        .filter_map(|field| field.strip_prefix("timestamp:"));
+    let time = times.next();
+    if times.next().is_some() {
+        return Err(SignatureError::Malformed(
+            "its trusted comment has two timestamps".into(),
+        ));
+    }
+    time.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|t| t.parse().ok())
         .ok_or(SignatureError::NoTimestamp)
 }
@@ -249,6 +256,38 @@ mod tests {
             Err(SignatureError::NoTimestamp)
         );
         assert_eq!(timestamp(""), Err(SignatureError::NoTimestamp));
+    }
+
+    /// Only digits make a time: a sign, a fraction, a negative or one past
+    /// u64 is none; two `timestamp:` fields are refused, rather than one
+    /// taken while a person reading the comment takes the other.
+    #[test]
+    fn a_timestamp_is_digits_and_given_once() {
+        for comment in [
+            "timestamp:+1700000000",
+            "timestamp:-1",
+            "timestamp:1700000000.5",
+            "timestamp:18446744073709551616",
+            "timestamp: 1700000000",
+            "timestamp:",
+        ] {
+            assert_eq!(
+                timestamp(comment),
+                Err(SignatureError::NoTimestamp),
+                "{comment}"
+            );
+        }
+        assert_eq!(timestamp("timestamp:18446744073709551615"), Ok(u64::MAX));
+        for comment in [
+            "timestamp:1700000000\ttimestamp:4102444800",
+            "timestamp:4102444800 file:x timestamp:1700000000",
+        ] {
+            assert!(
+                matches!(timestamp(comment), Err(SignatureError::Malformed(ref why)) if why.contains("two timestamps")),
+                "{comment}: {:?}",
+                timestamp(comment)
+            );
+        }
     }
 
     #[test]
