@@ -507,6 +507,21 @@ mod tests {
         }
     }
 
+    /// Found by the guard fuzz target: a `#` in a variable's value moves
+    /// a literal `%` of the query (which Go does not check) into the
+    /// fragment (which it does), so Go refuses the URL: no request at all,
+    /// never one to another host.
+    #[test]
+    fn a_value_may_make_a_url_go_refuses_but_never_move_it() {
+        let url = endpoint("https://api.x.ai/v1?k=$K&x=%zz").unwrap();
+        assert!(go_url::parse(&url.expand(|_| None)).is_some());
+        assert!(go_url::parse(&url.expand(|_| Some("#"))).is_none());
+        let moved = url.expand(|_| Some("/@evil.example#"));
+        assert_eq!(go_url::parse(&moved), None);
+        let fine = url.expand(|_| Some("/@evil.example"));
+        assert_eq!(go_url::parse(&fine).unwrap().host, "api.x.ai");
+    }
+
     #[test]
     fn endpoints_a_value_could_move_are_refused() {
         for (value, refused) in [
