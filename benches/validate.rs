@@ -8,6 +8,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use crush_providers::catalog::{self, changes, synthetic};
+use crush_providers::store::digest;
 use crush_providers::trust::guard::{self, Baseline, Floor};
 
 fn validate(c: &mut Criterion) {
@@ -25,7 +26,7 @@ fn validate(c: &mut Criterion) {
             })
         });
         group.bench_function(format!("{label} sha256"), |b| {
-            b.iter(|| catalog::sha256(std::hint::black_box(text.as_bytes())))
+            b.iter(|| digest::sha256(std::hint::black_box(text.as_bytes())))
         });
         let next_text = synthetic::catalog(size, 2);
         let next = catalog::validate(next_text.as_bytes()).unwrap();

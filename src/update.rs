@@ -8,12 +8,13 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::catalog::changes::{self, Changes};
-use crate::catalog::{self, Catalog, Target, hex};
+use crate::catalog::{Catalog, Target};
 use crate::error::{Cause, Failure};
 use crate::fetch::file;
 use crate::fetch::http::{Bearer, FetchOptions, Session};
 use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
 use crate::store::cache::{self, CacheFiles};
+use crate::store::digest::{self, hex};
 use crate::store::state::{self, CacheState};
 use crate::trust::guard::{Baseline, Review};
 use crate::trust::memory::{Floor, Memory};
@@ -299,7 +300,7 @@ pub fn update_providers<R>(
     let (next, (previous, digest), staged) = std::thread::scope(|scope| {
         let summary = scope.spawn(|| {
             let previous = previous_bytes.and_then(|b| document.validate(b).ok());
-            (previous, catalog::sha256(bytes))
+            (previous, digest::sha256(bytes))
         });
         if !write {
             let next = document.validate(bytes);

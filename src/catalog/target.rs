@@ -15,7 +15,9 @@
 //! nested exactly to Go's limit is refused here and read by Go (no real
 //! document comes near it).
 
-use super::{Catalog, Provider, ValidationError, checked, describe_parse_error, printable};
+use super::parse_error::describe_parse_error;
+use super::validate::checked;
+use super::{Catalog, Provider, ValidationError, printable};
 
 /// Which document: what is read, where it is cached, where it is fetched.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -117,7 +119,7 @@ mod tests {
     fn it_is_read_by_the_rules_of_a_catalogs_provider() {
         for (json, expected) in [
             ("", "it is empty"),
-            ("<html>login</html>", super::super::HTML_PAGE),
+            ("<html>login</html>", crate::catalog::HTML_PAGE),
             (
                 r#"{"id":"hyper"}"#,
                 "the provider (\"hyper\"): missing field `name`",

@@ -6,11 +6,12 @@ use serde::Serialize;
 
 use super::ago;
 use super::providers::LastRefresh;
-use crate::catalog::{Target, hex};
+use crate::catalog::Target;
 use crate::config::front::HyperKey;
 use crate::environment;
 use crate::fetch::source;
 use crate::store::cache::{self, CacheFiles};
+use crate::store::digest::hex;
 use crate::store::state::{self, CacheState};
 
 /// Hyper's provider, as `--status` shows it.

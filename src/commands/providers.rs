@@ -16,6 +16,7 @@ use crate::config::{Setting, Settings};
 use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::digest;
 use crate::store::state::{self, RefreshRecord};
 use crate::trust::memory;
 use unicode_width::UnicodeWidthStr;
@@ -476,7 +477,7 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
 }
 
 fn describe_cache(cached: &Cached, status: &mut Status, files: &CacheFiles) {
-    status.sha256 = Some(catalog::hex(&cached.sha256));
+    status.sha256 = Some(digest::hex(&cached.sha256));
     match catalog::validate(&cached.bytes) {
         Ok(catalog) => {
             status.cache_state = "valid";

@@ -348,7 +348,7 @@ pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
 }
 
 fn digest(key: &str) -> String {
-    crate::catalog::hex(&crate::catalog::sha256(key.as_bytes()))
+    crate::store::digest::hex(&crate::store::digest::sha256(key.as_bytes()))
 }
 
 #[cfg(test)]

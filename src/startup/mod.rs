@@ -29,10 +29,11 @@ use reqwest::Url;
 
 pub use self::hyper::HyperOptions;
 use self::refresh::{Outcome, Refresh};
-use crate::catalog::{self, Target, embedded};
+use crate::catalog::{Target, embedded};
 use crate::error::program;
 use crate::fetch::{http, source};
 use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::digest;
 use crate::store::state::{self, RefreshOutcome};
 use crate::trust::signature::TrustedKeys;
 
@@ -372,7 +373,7 @@ fn start_refresh(
         Background::Thread => {
             let known = loaded
                 .sha256
-                .unwrap_or_else(|| catalog::sha256(&loaded.bytes));
+                .unwrap_or_else(|| digest::sha256(&loaded.bytes));
             loaded.refresh = Some(Refresh::start(files.clone(), request, Some(known)));
             loaded.refreshing = true;
             if let Some(plan) = hyper {
@@ -500,7 +501,7 @@ fn report_refresh(files: &CacheFiles, cached: Option<&Cached>, warnings: &mut Ve
 /// A catalog just fetched from `url`.
 fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<String>) -> StartupCatalog {
     StartupCatalog {
-        sha256: Some(catalog::sha256(&bytes)),
+        sha256: Some(digest::sha256(&bytes)),
         bytes: Cow::Owned(bytes),
         provenance: Provenance::Fresh,
         fetched_at: Some(state::now()),

@@ -34,12 +34,13 @@ use std::time::Duration;
 use reqwest::Url;
 
 use crate::catalog::embedded;
-use crate::catalog::{self, Catalog, Target, hex};
+use crate::catalog::{self, Catalog, Target};
 use crate::fetch::file;
 use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
 use crate::fetch::validators::Validators;
 use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::digest::{self, hex};
 use crate::store::lock;
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
 use crate::trust::guard::{self, Baseline};
@@ -357,7 +358,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
             validators,
             signed_at,
         }) => {
-            let digest = catalog::sha256(&bytes);
+            let digest = digest::sha256(&bytes);
             // Else a server that ignores validators sent the same bytes.
             if cached.as_ref().is_none_or(|c| digest != c.sha256) {
                 let fetched = NewCatalog {
@@ -524,7 +525,7 @@ fn keep(files: &CacheFiles, cached: Option<&Cached>, change: impl FnOnce(&mut Ca
         None => {
             let bytes = embedded::catalog_bytes();
             let mut state = CacheState {
-                sha256: hex(&catalog::sha256(bytes)),
+                sha256: hex(&digest::sha256(bytes)),
                 source: Source::Embedded.to_string(),
                 fetched_at: state::now(),
                 ..CacheState::default()
@@ -920,7 +921,7 @@ mod tests {
         .unwrap();
         let bytes = catalog("https://collector.evil.example");
         let next = catalog::validate(bytes.as_bytes()).unwrap();
-        let digest = catalog::sha256(bytes.as_bytes());
+        let digest = digest::sha256(bytes.as_bytes());
         let fetched = NewCatalog {
             bytes: bytes.as_bytes(),
             digest: &digest,

@@ -11,9 +11,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::catalog::{self, Target, hex};
+use crate::catalog::Target;
 use crate::fetch::file::{self, FileError};
 use crate::fetch::validators::Validators;
+use crate::store::digest::{self, hex};
 use crate::store::lock;
 use crate::store::state::{self, CacheState};
 
@@ -107,7 +108,7 @@ impl Cached {
         match &self.state {
             Some(state) if !state.validators.is_empty() => state.validators.clone(),
             _ => Validators {
-                etag: Some(catalog::catwalk_etag(&self.sha256)),
+                etag: Some(digest::catwalk_etag(&self.sha256)),
                 last_modified: None,
             },
         }
@@ -230,7 +231,7 @@ pub fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
         .as_ref()
         .filter(|s| s.vouches_for(&identity))
         .and_then(|s| unhex32(&s.sha256));
-    let sha256 = recorded.unwrap_or_else(|| catalog::sha256(&bytes));
+    let sha256 = recorded.unwrap_or_else(|| digest::sha256(&bytes));
     Ok(Some(Cached {
         bytes,
         sha256,
@@ -778,7 +779,7 @@ mod tests {
 
     fn state_for(bytes: &[u8]) -> CacheState {
         CacheState {
-            sha256: hex(&catalog::sha256(bytes)),
+            sha256: hex(&digest::sha256(bytes)),
             file: None,
             validators: Validators {
                 etag: Some("\"abc\"".into()),
@@ -821,7 +822,7 @@ mod tests {
         assert!(cached.state.is_none());
         assert_eq!(
             cached.validators().etag.unwrap(),
-            catalog::catwalk_etag(&catalog::sha256(b"[22]"))
+            digest::catwalk_etag(&digest::sha256(b"[22]"))
         );
         fs::write(&files.state, b"{garbage").unwrap();
         assert!(read(&files).unwrap().unwrap().state.is_none());
@@ -838,10 +839,10 @@ mod tests {
         let mut state = state::read(&files.state).unwrap().unwrap();
         let meta = fs::metadata(&files.catalog).unwrap();
         assert_eq!(state.file, identity(&meta));
-        state.sha256 = hex(&catalog::sha256(b"other"));
+        state.sha256 = hex(&digest::sha256(b"other"));
         write_state(&files.state, &state).unwrap();
         let cached = read(&files).unwrap().unwrap();
-        assert_eq!(cached.sha256, catalog::sha256(b"other"));
+        assert_eq!(cached.sha256, digest::sha256(b"other"));
         assert!(cached.state.is_some());
 
         // The same bytes in a new file (a copy, a restore): a new identity,
@@ -855,11 +856,11 @@ mod tests {
             cached.identity,
             state::read(&files.state).unwrap().unwrap().file
         );
-        assert_eq!(cached.sha256, catalog::sha256(b"[1]"));
+        assert_eq!(cached.sha256, digest::sha256(b"[1]"));
         assert!(cached.state.is_some());
         // A state with a false SHA-256 and a stale identity is dropped.
         let mut state = state::read(&files.state).unwrap().unwrap();
-        state.sha256 = hex(&catalog::sha256(b"other"));
+        state.sha256 = hex(&digest::sha256(b"other"));
         write_state(&files.state, &state).unwrap();
         assert!(read(&files).unwrap().unwrap().state.is_none());
     }
@@ -883,7 +884,7 @@ mod tests {
         let cached = read(&files).unwrap().unwrap();
         update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(10)).unwrap();
         let state = state::read(&files.state).unwrap().unwrap();
-        assert_eq!(state.sha256, hex(&catalog::sha256(b"[1]")));
+        assert_eq!(state.sha256, hex(&digest::sha256(b"[1]")));
         assert_eq!(state.confirmed_at, Some(10));
         assert!(read(&files).unwrap().unwrap().state.is_some());
 
@@ -898,7 +899,7 @@ mod tests {
 
     #[test]
     fn sha256_hex_round_trips_and_refuses_garbage() {
-        let digest = catalog::sha256(b"x");
+        let digest = digest::sha256(b"x");
         assert_eq!(unhex32(&hex(&digest)), Some(digest));
         assert_eq!(unhex32(&hex(&digest).to_uppercase()), Some(digest));
         for bad in ["", "ab", &"g".repeat(64), &"a".repeat(63), &"é".repeat(32)] {

@@ -3,6 +3,7 @@
 //! ([`paths`]).
 
 pub mod cache;
+pub mod digest;
 pub mod lock;
 pub mod paths;
 pub mod state;

@@ -342,12 +342,12 @@ pub fn temp_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
 
 /// The lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    crush_providers::catalog::hex(&crush_providers::catalog::sha256(bytes))
+    crush_providers::store::digest::hex(&crush_providers::store::digest::sha256(bytes))
 }
 
 /// The Catwalk ETag of `bytes`.
 pub fn catwalk_etag(bytes: &[u8]) -> String {
-    crush_providers::catalog::catwalk_etag(&crush_providers::catalog::sha256(bytes))
+    crush_providers::store::digest::catwalk_etag(&crush_providers::store::digest::sha256(bytes))
 }
 
 /// A loopback server that answers every connection with `respond`, for

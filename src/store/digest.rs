@@ -1,0 +1,54 @@
+//! The digest that names a cached catalog: in its state file, in the
+//! `--sha256` check, and as the ETag Catwalk gives it.
+
+/// SHA-256 of `bytes`: the project's one hash function, ring's (the
+/// cryptography rustls uses here, one library in the binary rather than
+/// two), with assembly for CPUs with and without SHA extensions
+/// (docs/BENCHMARKS.md).
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// The ETag Catwalk sends for a body with this SHA-256: the quoted hex of its
+/// first 16 bytes.
+pub fn catwalk_etag(sha256: &[u8; 32]) -> String {
+    format!("\"{}\"", hex(&sha256[..16]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_is_sha256() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(
+            hex(&sha256(b"abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn catwalk_etag_is_first_16_bytes_of_sha256() {
+        let digest = sha256(b"[]");
+        assert_eq!(
+            catwalk_etag(&digest),
+            format!("\"{}\"", &hex(&digest)[..32])
+        );
+        assert_eq!(hex(&digest).len(), 64);
+    }
+}
