@@ -2,15 +2,16 @@
 //! `-H`), the settings they resolve to, and the start-up catalog.
 
 use std::fmt::Display;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Exit, inputs, say};
+use super::{Exit, inputs, print, say};
+use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::{self, Network};
-use crate::startup::{self, Background, EnvOptions, StartupCatalog, StartupOptions};
+use crate::startup::{self, Background, EnvOptions, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
 use crate::trust::signature::{KEYS_ENV, TrustedKeys};
@@ -338,4 +339,34 @@ pub fn dunce_canonical(dir: &Path) -> io::Result<PathBuf> {
         }
     }
     Ok(canonical)
+}
+
+/// The catalog a listing command shows: the start-up catalog, validated;
+/// or, with `default-providers` off, `None`, the command having said that
+/// there are no `what` (`[]` in JSON).
+pub(super) fn listed<'a>(
+    loaded: &'a StartupCatalog,
+    settings: &Settings,
+    what: &str,
+    json: bool,
+) -> Result<Option<Catalog<'a>>, Exit> {
+    if loaded.provenance == Provenance::Disabled {
+        print(|out| {
+            if json {
+                writeln!(out, "[]")
+            } else {
+                writeln!(
+                    out,
+                    "No {what}: default-providers is {}.",
+                    settings.default_providers
+                )
+            }
+        })?;
+        return Ok(None);
+    }
+    // Valid by construction; a failure here would be a bug, reported as
+    // such rather than a panic.
+    catalog::validate(&loaded.bytes)
+        .map(Some)
+        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))
 }
