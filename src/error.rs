@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
 use crate::fetch::source::ReadError;
-use crate::store::cache::{UntrustedFolder, WriteError};
+use crate::store::atomic::WriteError;
+use crate::store::cache::UntrustedFolder;
 use crate::store::paths::NoHome;
 use crate::trust::guard::Review;
 use crate::trust::signature::SignatureError;

@@ -13,6 +13,7 @@ use crate::error::{Cause, Failure};
 use crate::fetch::file;
 use crate::fetch::http::{Bearer, FetchOptions, Session};
 use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
+use crate::store::atomic;
 use crate::store::cache::{self, CacheFiles};
 use crate::store::digest::{self, hex};
 use crate::store::state::{self, CacheState};
@@ -150,7 +151,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// A staged write: the output file, or the cache with its lock.
 enum Staging {
-    File(cache::Staged),
+    File(atomic::Staged),
     Cache(cache::StagedCache),
 }
 
@@ -308,7 +309,7 @@ pub fn update_providers<R>(
         }
         let next = scope.spawn(|| document.validate(bytes));
         let staged = match &options.output {
-            Some(path) => cache::stage(path, bytes, true).map(Staging::File),
+            Some(path) => atomic::stage(path, bytes, true).map(Staging::File),
             None => cache::stage_cache(cache, bytes, LOCK_WAIT).map(Staging::Cache),
         };
         (join(next), join(summary), Some(staged))
@@ -381,7 +382,7 @@ pub fn update_providers<R>(
             if let (Some(signature), Some(path)) = (&signature, output_file) {
                 let mut name = path.as_os_str().to_owned();
                 name.push(SIGNATURE_SUFFIX);
-                cache::write_atomically(Path::new(&name), signature, true)
+                atomic::write_atomically(Path::new(&name), signature, true)
                     .map_err(|e| fail_output(e.into()))?;
             }
         }
@@ -591,7 +592,7 @@ fn confirm(
     loaded: &source::Loaded,
     label: &str,
     signed_at: Option<u64>,
-) -> Result<Option<String>, cache::WriteError> {
+) -> Result<Option<String>, atomic::WriteError> {
     let mut settled = None;
     cache::update_state(cache, cached, LOCK_WAIT, |state| {
         settled = state.keep_over_held();

@@ -39,9 +39,10 @@ use crate::fetch::file;
 use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
 use crate::fetch::validators::Validators;
+use crate::store::atomic;
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest::{self, hex};
-use crate::store::lock;
+use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
 use crate::trust::guard::{self, Baseline};
 use crate::trust::hyper;
@@ -266,7 +267,7 @@ pub fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     let wait = jobs.iter().map(|j| j.request.timeout).sum::<Duration>() + LOCK_WAIT;
     // A folder where no lock can be made is one where no catalog can be
     // saved either: the refresh still brings one for this run.
-    let lock = match RefreshLock::acquire(&first.files.dir, if_busy, wait) {
+    let lock = match lock_refreshes(&first.files.dir, if_busy, wait) {
         Ok(None) => return jobs.iter().map(|_| Outcome::Unchanged).collect(),
         Ok(Some(lock)) => Some(lock),
         // Recorded for the next start to tell, and told now to one that
@@ -462,11 +463,11 @@ pub enum NotSaved {
     /// now (another writer may have taught it since), it needs a person.
     Held(Held),
     /// It could not be written.
-    Write(cache::WriteError),
+    Write(atomic::WriteError),
 }
 
-impl From<cache::WriteError> for NotSaved {
-    fn from(e: cache::WriteError) -> Self {
+impl From<atomic::WriteError> for NotSaved {
+    fn from(e: atomic::WriteError) -> Self {
         NotSaved::Write(e)
     }
 }
@@ -632,12 +633,6 @@ pub fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: u64) ->
     at <= now && Duration::from_secs(now - at) < interval
 }
 
-/// The lock that keeps refreshes of one folder apart: a file beside the
-/// cache, locked while a refresh runs. The kernel releases it when the
-/// process ends, however it ends.
-#[derive(Debug)]
-struct RefreshLock(#[allow(dead_code)] File);
-
 /// Why the refresh lock could not be taken.
 #[derive(Debug)]
 enum LockError {
@@ -654,55 +649,52 @@ impl From<io::Error> for LockError {
     }
 }
 
-impl RefreshLock {
-    fn acquire(
-        dir: &Path,
-        if_busy: IfBusy,
-        wait: Duration,
-    ) -> Result<Option<RefreshLock>, LockError> {
-        let path = dir.join(LOCK_FILE);
-        let not_regular = |meta: &std::fs::Metadata| {
-            LockError::NotRegular(format!(
-                "the refresh lock {} is {}, not a regular file; remove it",
-                path.display(),
-                file::kind(meta)
-            ))
-        };
-        // Opening a FIFO to write waits for a reader: look first.
-        if let Ok(meta) = std::fs::metadata(&path)
-            && !meta.is_file()
-        {
-            return Err(not_regular(&meta));
-        }
-        let open = || {
-            let mut options = File::options();
-            options.create(true).truncate(false).write(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-            }
-            options.open(&path)
-        };
-        let file = match open() {
-            Ok(file) => file,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir)?;
-                open()?
-            }
-            Err(e) => return Err(e.into()),
-        };
-        // Made a FIFO since it was looked at: still never waited on.
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(not_regular(&meta));
-        }
-        let wait = match if_busy {
-            IfBusy::Skip => Duration::ZERO,
-            IfBusy::Wait => wait,
-        };
-        Ok(lock::within(&file, wait)?.then_some(RefreshLock(file)))
+/// The lock that keeps refreshes of one folder apart: a file beside the
+/// cache, locked while a refresh runs. The kernel releases it when the
+/// process ends, however it ends.
+fn lock_refreshes(dir: &Path, if_busy: IfBusy, wait: Duration) -> Result<Option<Lock>, LockError> {
+    let path = dir.join(LOCK_FILE);
+    let not_regular = |meta: &std::fs::Metadata| {
+        LockError::NotRegular(format!(
+            "the refresh lock {} is {}, not a regular file; remove it",
+            path.display(),
+            file::kind(meta)
+        ))
+    };
+    // Opening a FIFO to write waits for a reader: look first.
+    if let Ok(meta) = std::fs::metadata(&path)
+        && !meta.is_file()
+    {
+        return Err(not_regular(&meta));
     }
+    let open = || {
+        let mut options = File::options();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        }
+        options.open(&path)
+    };
+    let file = match open() {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            open()?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    // Made a FIFO since it was looked at: still never waited on.
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let wait = match if_busy {
+        IfBusy::Skip => Duration::ZERO,
+        IfBusy::Wait => wait,
+    };
+    Ok(Lock::on(file, wait)?)
 }
 
 /// A refresh running on a thread of this process, for a long-lived host:

@@ -6,16 +6,17 @@
 //! a reported success cannot bring the old catalog back; and a failure
 //! leaves the old one as it was.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::Target;
 use crate::fetch::file::{self, FileError};
 use crate::fetch::validators::Validators;
+use crate::store::atomic::{Staged, WriteError, stage, write_atomically};
 use crate::store::digest::{self, hex};
-use crate::store::lock;
+use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState};
 
 /// File name of the cached catalog.
@@ -29,15 +30,6 @@ pub const MEMORY_FILE: &str = "providers.trust.json";
 pub const HYPER_FILE: &str = "hyper.json";
 /// File name of its state file.
 pub const HYPER_STATE_FILE: &str = "hyper.state.json";
-/// Temporary files are named `.providers.*.tmp` (the catalog's, its state's,
-/// the memory's) and `.hyper.*.tmp` (Hyper's), so that leftovers of a killed
-/// run can be recognised and removed. Every writer of either holds the
-/// folder lock from its first byte to its rename, and only the holder
-/// removes leftovers: no writer removes another's file in flight. Crush's
-/// own (`hyper.json.*.tmp`, without the dot) are never touched.
-const TEMP_PREFIXES: [&str; 2] = [".providers.", ".hyper."];
-const TEMP_SUFFIX: &str = ".tmp";
-
 /// The cache's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheFiles {
@@ -308,7 +300,7 @@ pub fn update_absent_state(
     change: impl FnOnce(&mut CacheState),
 ) -> Result<bool, WriteError> {
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let _lock = FolderLock::acquire(&files.dir, wait)
+    let _lock = Lock::folder(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
     if fs::symlink_metadata(&files.catalog).is_ok() {
         return Ok(false);
@@ -365,25 +357,6 @@ fn unhex32(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// A failure to write the cache, naming the step and the path.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot {step} {}: {source}", path.display())]
-pub struct WriteError {
-    /// What was being done.
-    pub step: &'static str,
-    /// On which path.
-    pub path: PathBuf,
-    /// The system's reason.
-    pub source: io::Error,
-}
-
-impl WriteError {
-    fn at(step: &'static str, path: &Path) -> impl FnOnce(io::Error) -> WriteError + use<> {
-        let path = path.to_owned();
-        move |source| WriteError { step, path, source }
-    }
-}
-
 /// Replaces the cache with `bytes` and records `state` beside it, waiting
 /// at most `wait` for another writer to finish.
 pub fn write(
@@ -411,52 +384,13 @@ pub fn install_if_absent(
     staged.commit(state).map(|()| true)
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same folder,
-/// renamed over `path`; when `durable`, the file is flushed to disk before
-/// the rename and the folder after it. On any failure `path` is untouched
-/// and the temporary file is removed.
-pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), WriteError> {
-    stage(path, bytes, durable)?.commit()
-}
-
-/// New contents written beside their target but not yet visible. Dropping
-/// it removes the temporary file.
-#[derive(Debug)]
-pub struct Staged {
-    temp: tempfile::NamedTempFile,
-    target: PathBuf,
-    /// Whether the contents must survive a power cut once committed: their
-    /// data was flushed when staged, and the rename itself is flushed (the
-    /// folder) after it. Two separate facts: flushing the data does not
-    /// make the rename durable.
-    durable: bool,
-}
-
-impl Staged {
-    /// Makes the new contents visible: one rename over the target.
-    pub fn commit(self) -> Result<(), WriteError> {
-        self.commit_file().map(drop)
-    }
-
-    /// Like [`Staged::commit`], and hands back the file now at the target.
-    fn commit_file(self) -> Result<File, WriteError> {
-        let durable = self.durable;
-        let dir = parent(&self.target).to_owned();
-        let file = persist(self.temp, &self.target)?;
-        if durable {
-            sync_dir(&dir);
-        }
-        Ok(file)
-    }
-}
-
 /// A new cache staged under the folder lock, which it holds until committed
 /// or dropped.
 #[derive(Debug)]
 pub struct StagedCache {
     catalog: Staged,
     files: CacheFiles,
-    _lock: FolderLock,
+    _lock: Lock,
 }
 
 impl StagedCache {
@@ -495,7 +429,7 @@ pub fn update_state(
     wait: Duration,
     change: impl FnOnce(&mut CacheState),
 ) -> Result<bool, WriteError> {
-    let _lock = FolderLock::acquire(&files.dir, wait)
+    let _lock = Lock::folder(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
     let current = fs::metadata(&files.catalog)
         .ok()
@@ -529,7 +463,7 @@ pub fn locked<T>(
     f: impl FnOnce() -> Result<T, WriteError>,
 ) -> Result<T, WriteError> {
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let _lock = FolderLock::acquire(&files.dir, wait)
+    let _lock = Lock::folder(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
     f()
 }
@@ -558,7 +492,7 @@ pub fn stage_cache(
             e.why, e.fix
         )))
     })?;
-    let lock = FolderLock::acquire(&files.dir, wait)
+    let lock = Lock::folder(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
     Ok(StagedCache {
         catalog: stage(&files.catalog, bytes, true)?,
@@ -567,156 +501,15 @@ pub fn stage_cache(
     })
 }
 
-fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Writes `bytes` to a temporary file beside `path`; when `durable`,
-/// flushed to disk before this returns, so that it is whole on disk before
-/// any rename can make it visible.
-pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
-    let dir = parent(path);
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("catalog");
-    // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIXES.
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
-    // tempfile creates private files; a catalog is public data that other
-    // Crush builds and users' tools read.
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let mut temp = builder
-        .tempfile_in(dir)
-        .map_err(WriteError::at("create a temporary file in", dir))?;
-    temp.write_all(bytes)
-        .map_err(WriteError::at("write", temp.path()))?;
-    if durable {
-        temp.as_file()
-            .sync_all()
-            .map_err(WriteError::at("flush to disk", temp.path()))?;
-    }
-    Ok(Staged {
-        temp,
-        target: path.to_owned(),
-        durable,
-    })
-}
-
-#[cfg(not(windows))]
-fn persist(temp: tempfile::NamedTempFile, path: &Path) -> Result<File, WriteError> {
-    temp.persist(path)
-        .map_err(|e| WriteError::at("replace", path)(e.error))
-}
-
-/// On Windows a rename over a file that another process holds open without
-/// sharing delete access is refused for a moment; retry briefly, as git and
-/// cargo do.
-#[cfg(windows)]
-fn persist(mut temp: tempfile::NamedTempFile, path: &Path) -> Result<File, WriteError> {
-    let mut delay = std::time::Duration::from_millis(10);
-    for _ in 0..8 {
-        match temp.persist(path) {
-            Ok(file) => return Ok(file),
-            Err(e) if e.error.kind() == io::ErrorKind::PermissionDenied => {
-                temp = e.file;
-                std::thread::sleep(delay);
-                delay *= 2;
-            }
-            Err(e) => return Err(WriteError::at("replace", path)(e.error)),
-        }
-    }
-    temp.persist(path)
-        .map_err(|e| WriteError::at("replace", path)(e.error))
-}
-
-/// Makes a rename durable. Best effort: some file systems refuse to sync a
-/// folder, and the data itself is already synced. Windows has no such
-/// call; NTFS journals the rename.
-fn sync_dir(dir: &Path) {
-    #[cfg(test)]
-    tests::DIR_SYNCS.with(|n| n.set(n.get() + 1));
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-}
-
-fn remove_leftovers(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if TEMP_PREFIXES.iter().any(|p| name.starts_with(p)) && name.ends_with(TEMP_SUFFIX) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// An exclusive advisory lock held by one writer of the cache folder,
-/// released when dropped.
-#[derive(Debug)]
-struct FolderLock(#[allow(dead_code)] File);
-
-impl FolderLock {
-    fn acquire(dir: &Path, wait: Duration) -> io::Result<FolderLock> {
-        let file = Self::open(dir)?;
-        if !lock::within(&file, wait)? {
-            return Err(io::Error::other(format!(
-                "another process has been writing it for over {} s",
-                wait.as_secs_f64()
-            )));
-        }
-        // Whoever holds the lock may clean up after writers that were
-        // killed: no other writer is between its stage and its rename.
-        remove_leftovers(dir);
-        Ok(FolderLock(file))
-    }
-
-    /// Unix locks the folder itself, so no lock file is left behind;
-    /// opened as a folder, so that anything else there is an error at
-    /// once rather than a wait.
-    #[cfg(unix)]
-    fn open(dir: &Path) -> io::Result<File> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NONBLOCK;
-        File::options()
-            .read(true)
-            .custom_flags(flags.bits() as i32)
-            .open(dir)
-    }
-
-    /// Windows cannot lock a folder handle; it locks a file beside the cache.
-    #[cfg(not(unix))]
-    fn open(dir: &Path) -> io::Result<File> {
-        fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(".providers.lock"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::validators::Validators;
+    use crate::store::atomic::DIR_SYNCS;
     use std::cell::Cell;
+    use std::fs::File;
 
     const WAIT: Duration = Duration::from_secs(5);
-
-    thread_local! {
-        /// Folder flushes made on this thread (see `sync_dir`).
-        pub(super) static DIR_SYNCS: Cell<usize> = const { Cell::new(0) };
-    }
 
     fn dir_syncs() -> usize {
         DIR_SYNCS.with(Cell::get)

@@ -3,7 +3,10 @@
 
 use std::fs::{File, TryLockError};
 use std::io;
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+use crate::store::atomic;
 
 /// How often a held lock is tried again.
 const POLL: Duration = Duration::from_millis(10);
@@ -21,6 +24,57 @@ pub fn within(file: &File, wait: Duration) -> io::Result<bool> {
             Err(TryLockError::WouldBlock) => std::thread::sleep(POLL),
         }
     }
+}
+
+/// A lock held on a file, released when dropped (by the kernel when the
+/// process dies): the folder lock of every writer of the cache
+/// ([`Lock::folder`]), and the lock that keeps refreshes apart.
+#[derive(Debug)]
+pub struct Lock(#[allow(dead_code)] File);
+
+impl Lock {
+    /// Locks `file`, waiting at most `wait` ([`within`]); `None` when
+    /// another still holds it then.
+    pub fn on(file: File, wait: Duration) -> io::Result<Option<Lock>> {
+        Ok(within(&file, wait)?.then_some(Lock(file)))
+    }
+
+    /// The lock of one writer of the cache folder `dir`, waiting at most
+    /// `wait` for it; whoever holds it may clean up after writers that
+    /// were killed: no other writer is between its stage and its rename.
+    pub fn folder(dir: &Path, wait: Duration) -> io::Result<Lock> {
+        let Some(lock) = Self::on(open_folder(dir)?, wait)? else {
+            return Err(io::Error::other(format!(
+                "another process has been writing it for over {} s",
+                wait.as_secs_f64()
+            )));
+        };
+        atomic::remove_leftovers(dir);
+        Ok(lock)
+    }
+}
+
+/// Unix locks the folder itself, so no lock file is left behind; opened as
+/// a folder, so that anything else there is an error at once rather than
+/// a wait.
+#[cfg(unix)]
+fn open_folder(dir: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NONBLOCK;
+    File::options()
+        .read(true)
+        .custom_flags(flags.bits() as i32)
+        .open(dir)
+}
+
+/// Windows cannot lock a folder handle; it locks a file beside the cache.
+#[cfg(not(unix))]
+fn open_folder(dir: &Path) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".providers.lock"))
 }
 
 #[cfg(test)]

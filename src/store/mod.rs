@@ -1,7 +1,9 @@
-//! Files on disk: the cache and its atomic, durable swap ([`cache`]), the
-//! state file beside it ([`state`]), and where Crush keeps its folders
-//! ([`paths`]).
+//! Files on disk: the cache ([`cache`]) and the state file beside it
+//! ([`state`]), replaced by atomic, durable writes ([`atomic`]) under one
+//! lock ([`lock`]), named by their digest ([`digest`]); and where Crush
+//! keeps its folders ([`paths`]).
 
+pub mod atomic;
 pub mod cache;
 pub mod digest;
 pub mod lock;

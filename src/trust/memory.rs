@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, embedded};
 use crate::fetch::file;
-use crate::store::cache::{self, CacheFiles, WriteError};
+use crate::store::atomic::{self, WriteError};
+use crate::store::cache::CacheFiles;
 
 use super::guard;
 use super::place::Place;
@@ -304,13 +305,14 @@ fn write(
         return Ok(());
     }
     let json = serde_json::to_vec_pretty(&memory).map_err(|e| failed(e.to_string()))?;
-    cache::write_atomically(&files.memory, &json, true)
+    atomic::write_atomically(&files.memory, &json, true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog::validate;
+    use crate::store::cache;
     use std::time::Duration;
 
     const CATALOG: &str = r#"[{"id":"x","name":"X","api_key":"$X_KEY","api_endpoint":"https://x.example/v1","models":[{"id":"m"}]}]"#;
