@@ -209,7 +209,7 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The system's own numbers say nothing to a person.
-        let cause = crate::fetch::diagnosis::without_os_error(&self.cause.to_string());
+        let cause = crate::store::file::without_os_error(&self.cause.to_string());
         // The message must stay on one line whatever a server or file said.
         let cause: String = cause
             .chars()

@@ -9,16 +9,16 @@
 //!   split), the two documents it comes as (the Catwalk catalog, Hyper's
 //!   one provider), the changes between two catalogs, what a terminal may
 //!   be shown, the embedded snapshot, synthetic catalogs for benchmarks.
-//! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
-//!   in one session, the proxy each request takes, plain-word diagnoses,
-//!   HTTP validators, local files read as a careful tool reads them.
 //! - [`store`]: files on disk: the cache's atomic, durable swap (the
-//!   catalog's, and Hyper's `hyper.json` beside it), its state file, locks,
-//!   Crush's folders.
+//!   catalog's, and Hyper's `hyper.json` beside it), its state file, the
+//!   lock, the digest, HTTP validators, local files read as a careful tool
+//!   reads them, Crush's folders.
 //! - [`trust`]: what needs a person: the guard's review (a key sent to a
 //!   place it never reached, most of the cache or the floor gone, a
 //!   replay), the memory of where keys went, the Hyper key, and signed
 //!   catalogs.
+//! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
+//!   in one session, the proxy each request takes, plain-word diagnoses.
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name

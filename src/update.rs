@@ -10,15 +10,16 @@ use serde::Serialize;
 use crate::catalog::changes::{self, Changes};
 use crate::catalog::{Catalog, Target};
 use crate::error::{Cause, Failure};
-use crate::fetch::file;
 use crate::fetch::http::{Bearer, FetchOptions, Session};
-use crate::fetch::source::{self, SIGNATURE_SUFFIX, Source};
+use crate::fetch::source::{self, Source};
 use crate::store::atomic;
 use crate::store::cache::{self, CacheFiles};
 use crate::store::digest::{self, hex};
+use crate::store::file;
 use crate::store::state::{self, CacheState};
 use crate::trust::guard::{Baseline, Review};
 use crate::trust::memory::{Floor, Memory};
+use crate::trust::signature::SIGNATURE_SUFFIX;
 use crate::trust::signature::{SignatureError, TrustedKeys};
 use crate::trust::{self, guard};
 

@@ -231,7 +231,7 @@ impl Context {
 /// is an http(s) URL (else nowhere: told), else Hyper's server.
 fn hyper_options(settings: &Settings, warnings: &mut Vec<String>) -> Option<startup::HyperOptions> {
     let key = config::front::hyper_key_in(&settings.files, &process_env)?.value?;
-    let name = crate::fetch::source::url_env(crate::catalog::Target::Hyper);
+    let name = crate::catalog::target::url_env(crate::catalog::Target::Hyper);
     let env_url = process_env(name).map(|v| v.to_string_lossy().into_owned());
     match crate::fetch::source::startup_url_for(crate::catalog::Target::Hyper, env_url.as_deref()) {
         Ok(url) => Some(startup::HyperOptions {
@@ -257,7 +257,7 @@ pub fn env_options(warnings: &mut Vec<String>) -> EnvOptions {
 }
 
 fn placeholder_url() -> reqwest::Url {
-    crate::fetch::source::catalog_url(crate::fetch::source::DEFAULT_CATWALK_URL)
+    crate::fetch::source::catalog_url(crate::catalog::target::DEFAULT_CATWALK_URL)
         .expect("the default URL is valid")
 }
 

@@ -55,7 +55,7 @@ pub fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> H
         }
         Some(_) => "yes, with the Hyper key, on the catalog's interval".to_string(),
     };
-    let name = source::url_env(Target::Hyper);
+    let name = crate::catalog::target::url_env(Target::Hyper);
     let env_url = super::inputs::env_origin(name);
     let url = source::startup_url_for(
         Target::Hyper,

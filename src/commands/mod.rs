@@ -99,7 +99,7 @@ fn failure_json(failure: &Failure) -> serde_json::Value {
     serde_json::json!({
         "error": {
             "source": failure.source,
-            "cause": crate::fetch::diagnosis::without_os_error(&failure.cause.to_string()),
+            "cause": crate::store::file::without_os_error(&failure.cause.to_string()),
             "hint": failure.hint(),
             "message": failure.to_string(),
         }

@@ -15,7 +15,7 @@ use crate::error::{Cause, Failure};
 /// left to report it.
 pub fn say(message: std::fmt::Arguments<'_>) -> usize {
     // The system's own numbers say nothing to a person.
-    let text = crate::fetch::diagnosis::without_os_error(&message.to_string());
+    let text = crate::store::file::without_os_error(&message.to_string());
     // Whatever a catalog, a server or a file put into the message.
     let text = catalog::escape::safe_lines(&text);
     let indent = ["error: ", "warning: "]

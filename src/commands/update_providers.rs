@@ -133,7 +133,8 @@ fn bearer(
 /// Hyper's provider `HYPER_URL`, else Hyper's server) names, or the usage
 /// error that a source written like a URL, or read from a terminal, is.
 fn source_of(context: &Context, target: Target, arg: Option<&str>) -> Result<Source, Exit> {
-    let env_url = process_env(source::url_env(target)).map(|v| v.to_string_lossy().into_owned());
+    let env_url = process_env(crate::catalog::target::url_env(target))
+        .map(|v| v.to_string_lossy().into_owned());
     let (text, given) = source::given_for(target, arg, env_url.as_deref());
     let source = source::resolve_for(target, arg, env_url.as_deref())
         .map_err(|e| Exit::Usage(e.to_string()))?;

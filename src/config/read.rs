@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::fetch::file;
+use crate::store::file;
 
 use super::merge::{self, Node, Src};
 use super::{ConfigError, Format, Origin, PinnedKeys, crushrc, shown, shown_path};

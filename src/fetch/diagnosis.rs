@@ -528,33 +528,6 @@ fn unwrap_name(name: &str) -> String {
     inner.trim_matches('"').to_owned()
 }
 
-/// What the system said of a file, in plain words, without the `(os
-/// error N)` it appends.
-pub fn io_words(e: &io::Error) -> String {
-    if let Some(inner) = e.get_ref() {
-        return without_os_error(&inner.to_string());
-    }
-    match e.kind() {
-        io::ErrorKind::NotFound => "there is no such file".into(),
-        io::ErrorKind::PermissionDenied => "permission denied".into(),
-        io::ErrorKind::IsADirectory => "it is a folder, not a file".into(),
-        io::ErrorKind::NotADirectory => "a part of its path is not a folder".into(),
-        _ => without_os_error(&e.to_string()),
-    }
-}
-
-/// `text` without the ` (os error N)` the system appends to its messages.
-pub fn without_os_error(text: &str) -> String {
-    let mut out = text.to_owned();
-    while let Some(at) = out.find(" (os error ") {
-        let Some(end) = out[at..].find(')') else {
-            break;
-        };
-        out.replace_range(at..at + end + 1, "");
-    }
-    out
-}
-
 /// An error's own message, without the "os error N" the system appends.
 fn plain(error: Option<&(dyn StdError + 'static)>) -> String {
     let Some(error) = error else {

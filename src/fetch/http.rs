@@ -15,10 +15,10 @@ use crate::fetch::diagnosis::{self, Diagnosis, Network, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
 
 use crate::fetch::tls;
-use crate::fetch::validators::Validators;
+use crate::store::validators::Validators;
 
 /// Largest body accepted, after decompression.
-pub const MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+pub const MAX_BODY_BYTES: usize = crate::store::file::MAX_FILE_BYTES;
 
 /// Most redirects followed for one request.
 pub const MAX_REDIRECTS: usize = 5;

@@ -8,43 +8,17 @@ use std::path::PathBuf;
 
 use reqwest::Url;
 
+use crate::catalog::target::{DEFAULT_CATWALK_URL, DEFAULT_HYPER_URL, url_env};
 use crate::catalog::{Target, embedded};
-use crate::fetch::file;
 use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
-use crate::fetch::validators::Validators;
-
-/// The public Catwalk server.
-pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
-/// Hyper's server (Crush's `hyper.BaseURL` without `HYPER_URL`).
-pub const DEFAULT_HYPER_URL: &str = "https://hyper.charm.land";
-
-/// What is appended to a catalog's URL or path to find its signature.
-pub const SIGNATURE_SUFFIX: &str = ".minisig";
-/// Largest signature read: a minisign signature is about 300 bytes.
-pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
-
-/// Why no signature could be read where one must be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NoSignature {
-    /// None there, or it could not be read (why).
-    Missing(String),
-    /// Larger than [`MAX_SIGNATURE_BYTES`].
-    TooLarge,
-}
+use crate::store::file;
+use crate::store::validators::Validators;
+use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
 
 /// Path of the catalog on a Catwalk server, below its base URL.
 pub const CATALOG_PATH: &str = "v2/providers";
 /// Path of Hyper's provider on its server, below its base URL.
 pub const HYPER_PATH: &str = "api/v1/provider";
-
-/// The variable that names `target`'s server (and, for `update-providers`,
-/// its default SOURCE): `CATWALK_URL`, `HYPER_URL`.
-pub fn url_env(target: Target) -> &'static str {
-    match target {
-        Target::Catalog => "CATWALK_URL",
-        Target::Hyper => "HYPER_URL",
-    }
-}
 
 /// `target`'s public server, when [`url_env`] names none.
 pub fn default_url(target: Target) -> &'static str {
@@ -314,7 +288,7 @@ pub enum ReadError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     /// A local file or standard input could not be read.
-    #[error("cannot read: {}", crate::fetch::diagnosis::io_words(.0))]
+    #[error("cannot read: {}", crate::store::file::io_words(.0))]
     Io(#[from] io::Error),
     /// The input is larger than the cap.
     #[error("the input is larger than the limit of {} MiB", .0 / (1024 * 1024))]
@@ -383,7 +357,7 @@ impl Source {
                 NoSignature::Missing(format!(
                     "cannot read {}: {}",
                     path.display(),
-                    crate::fetch::diagnosis::io_words(&e)
+                    crate::store::file::io_words(&e)
                 ))
             })?;
             match read_capped(file, 0, MAX_SIGNATURE_BYTES) {

@@ -35,15 +35,15 @@ use reqwest::Url;
 
 use crate::catalog::embedded;
 use crate::catalog::{self, Catalog, Target};
-use crate::fetch::file;
 use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
-use crate::fetch::validators::Validators;
 use crate::store::atomic;
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest::{self, hex};
+use crate::store::file;
 use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
+use crate::store::validators::Validators;
 use crate::trust::guard::{self, Baseline};
 use crate::trust::hyper;
 use crate::trust::memory;

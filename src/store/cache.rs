@@ -12,12 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::catalog::Target;
-use crate::fetch::file::{self, FileError};
-use crate::fetch::validators::Validators;
 use crate::store::atomic::{Staged, WriteError, stage, write_atomically};
 use crate::store::digest::{self, hex};
+use crate::store::file::{self, FileError};
 use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState};
+use crate::store::validators::Validators;
 
 /// File name of the cached catalog.
 pub const CATALOG_FILE: &str = "providers.json";
@@ -504,8 +504,8 @@ pub fn stage_cache(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::validators::Validators;
     use crate::store::atomic::DIR_SYNCS;
+    use crate::store::validators::Validators;
     use std::cell::Cell;
     use std::fs::File;
 

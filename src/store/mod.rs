@@ -6,6 +6,8 @@
 pub mod atomic;
 pub mod cache;
 pub mod digest;
+pub mod file;
 pub mod lock;
 pub mod paths;
 pub mod state;
+pub mod validators;

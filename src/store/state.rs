@@ -27,8 +27,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::fetch::file;
-use crate::fetch::validators::Validators;
+use crate::store::file;
+use crate::store::validators::Validators;
 
 /// What the state file records about the cached bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

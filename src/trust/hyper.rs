@@ -13,9 +13,9 @@
 //! `hyper.json` that sends it anywhere else is a key move; a later one may
 //! also send it wherever one applied here did.
 
+use crate::catalog::target::{DEFAULT_HYPER_URL, url_env};
 use crate::catalog::{self, Catalog, Target, expand};
 use crate::environment;
-use crate::fetch::source::{DEFAULT_HYPER_URL, url_env};
 use crate::store::cache::{self, CacheFiles};
 
 use super::memory::Memory;

@@ -30,9 +30,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, embedded};
-use crate::fetch::file;
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::CacheFiles;
+use crate::store::file;
 
 use super::guard;
 use super::place::Place;

@@ -14,10 +14,22 @@ use std::path::Path;
 
 use minisign_verify::{PublicKey, Signature};
 
-use crate::fetch::file;
-use crate::fetch::source::NoSignature;
-pub use crate::fetch::source::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX};
+use crate::store::file;
 use crate::store::state::rfc3339;
+
+/// What is appended to a catalog's URL or path to find its signature.
+pub const SIGNATURE_SUFFIX: &str = ".minisig";
+/// Largest signature read: a minisign signature is about 300 bytes.
+pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
+
+/// Why no signature could be read where one must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoSignature {
+    /// None there, or it could not be read (why).
+    Missing(String),
+    /// Larger than [`MAX_SIGNATURE_BYTES`].
+    TooLarge,
+}
 /// How far after this machine's clock a signing time may be: a day, for
 /// clocks that are off and time zones written wrong.
 pub const MAX_AHEAD: u64 = 24 * 60 * 60;

@@ -5,11 +5,11 @@
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use crush_providers::fetch::validators::Validators;
 use crush_providers::startup::refresh::Outcome;
 use crush_providers::startup::{self, Background, Provenance, StartupOptions};
 use crush_providers::store::cache::{self, CacheFiles};
 use crush_providers::store::state::CacheState;
+use crush_providers::store::validators::Validators;
 use crush_providers::trust::memory::{self, Floor, Memory};
 use wiremock::matchers::{header, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};

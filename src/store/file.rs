@@ -15,13 +15,13 @@ use std::io::{self, Read};
 use std::path::Path;
 
 /// The largest file read: as large as a downloaded catalog may be.
-pub const MAX_FILE_BYTES: usize = crate::fetch::http::MAX_BODY_BYTES;
+pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// The system's reason.
-    #[error("{}", crate::fetch::diagnosis::io_words(.0))]
+    #[error("{}", io_words(.0))]
     Io(#[from] io::Error),
     /// Something else than a regular file stands there (what: `a FIFO`).
     #[error("it is {0}, not a regular file")]
@@ -140,6 +140,33 @@ pub fn untrusted(meta: &Metadata) -> Option<String> {
         let _ = meta;
         None
     }
+}
+
+/// What the system said of a file, in plain words, without the `(os
+/// error N)` it appends.
+pub fn io_words(e: &io::Error) -> String {
+    if let Some(inner) = e.get_ref() {
+        return without_os_error(&inner.to_string());
+    }
+    match e.kind() {
+        io::ErrorKind::NotFound => "there is no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::IsADirectory => "it is a folder, not a file".into(),
+        io::ErrorKind::NotADirectory => "a part of its path is not a folder".into(),
+        _ => without_os_error(&e.to_string()),
+    }
+}
+
+/// `text` without the ` (os error N)` the system appends to its messages.
+pub fn without_os_error(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let Some(at) = out.find(" (os error ") {
+        let Some(end) = out[at..].find(')') else {
+            break;
+        };
+        out.replace_range(at..at + end + 1, "");
+    }
+    out
 }
 
 #[cfg(all(test, unix))]
