@@ -1,16 +1,9 @@
 //! The catalog snapshot compiled into the binary: the last fallback, and what
 //! `update-providers embedded` restores.
 
-use include_dir::{Dir, include_dir};
-
-static EMBEDDED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/embedded");
-
 /// The snapshot's bytes, exactly as committed in `embedded/providers.json`.
 pub fn catalog_bytes() -> &'static [u8] {
-    EMBEDDED
-        .get_file("providers.json")
-        .map(|f| f.contents())
-        .unwrap_or_default()
+    include_bytes!("../../embedded/providers.json")
 }
 
 /// The snapshot, validated once: what the user trusted by installing this
@@ -29,8 +22,8 @@ pub fn catalog() -> &'static crate::catalog::Catalog<'static> {
 /// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
 /// in `embedded/origin`: e.g. `Catwalk v0.52.6, released 2026-08-21`.
 pub fn origin() -> &'static str {
-    // A constant rather than a lookup in `EMBEDDED`: every run shows it in
-    // `--version`, whose text clap builds at start.
+    // A constant: every run shows it in `--version`, whose text clap
+    // builds at start.
     const ORIGIN: &str = include_str!("../../embedded/origin").trim_ascii();
     ORIGIN
 }

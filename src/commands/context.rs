@@ -299,7 +299,7 @@ fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
         None => here()?,
     };
     let canonical =
-        dunce_canonical(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))?;
+        canonical_folder(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))?;
     if cfg!(unix) {
         Ok(crate::config::files::clean(&dir))
     } else {
@@ -325,18 +325,13 @@ fn go_getwd() -> io::Result<PathBuf> {
     Ok(here)
 }
 
-/// Canonical form of a folder, without Windows' `\\?\` prefix, which
-/// would leak into every path the user is shown.
-pub fn dunce_canonical(dir: &Path) -> io::Result<PathBuf> {
-    let canonical = dir.canonicalize()?;
+/// Canonical form of a folder, without Windows' `\\?\` prefix where the
+/// path means the same without it (the `dunce` crate), which would leak
+/// into every path the user is shown.
+pub fn canonical_folder(dir: &Path) -> io::Result<PathBuf> {
+    let canonical = dunce::canonicalize(dir)?;
     if !canonical.is_dir() {
         return Err(io::Error::other("not a folder"));
-    }
-    #[cfg(windows)]
-    if let Some(rest) = canonical.to_str().and_then(|s| s.strip_prefix(r"\\?\")) {
-        if !rest.starts_with("UNC") {
-            return Ok(PathBuf::from(rest));
-        }
     }
     Ok(canonical)
 }

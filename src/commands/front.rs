@@ -22,7 +22,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::context::{dunce_canonical, pinned_keys};
+use super::context::{canonical_folder, pinned_keys};
 use super::terminal;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::error::program;
@@ -223,7 +223,7 @@ fn project_dir(cwd: Option<OsString>) -> Result<PathBuf, String> {
         std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
     let dir = cwd.map_or_else(|| here.clone(), |c| here.join(c));
     // A folder that does not exist is Crush's to report.
-    Ok(dunce_canonical(&dir).unwrap_or(dir))
+    Ok(canonical_folder(&dir).unwrap_or(dir))
 }
 
 /// The version of `crush`: remembered, or learnt now (and remembered).
