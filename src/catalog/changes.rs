@@ -3,17 +3,11 @@
 //! models added, removed and changed (with each changed field, old and new).
 //! Values are compared as Crush sees them: an absent field and `null` are
 //! Go's zero value, so a price that goes from absent to `0` is no change.
-//!
-//! The changes borrow from the two catalogs, and a changed model's fields
-//! are worked out when asked for: between two unrelated 50 MB catalogs
-//! 83,000 models change in 620,000 fields, and a list of those made up
-//! front took 94 MB and a third of such an update's time
-//! (docs/BENCHMARKS.md).
+//! The changes borrow from the two catalogs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use foldhash::{HashMap, HashSet};
-use serde::ser::{SerializeMap, SerializeStruct};
+use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
 use crate::catalog::{Catalog, Model, ModelOptions, Provider, Text};
@@ -66,37 +60,13 @@ pub struct ProviderChanges<'a> {
     pub models_changed: Vec<ModelChange<'a>>,
 }
 
-/// One model in both catalogs that changed: the model as it was and as it
-/// is. In JSON, `{"model": id, "fields": [...]}`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One model in both catalogs that changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelChange<'a> {
-    /// The model in the previous catalog.
-    pub before: &'a Model<'a>,
-    /// The model in the new catalog (the same id).
-    pub after: &'a Model<'a>,
-}
-
-impl<'a> ModelChange<'a> {
     /// The model id.
-    pub fn model(&self) -> &'a str {
-        self.after.id.as_str()
-    }
-
+    pub model: &'a str,
     /// Its fields that changed.
-    pub fn fields(&self) -> Vec<FieldChange<'a>> {
-        let mut fields = Vec::new();
-        compare_model(self.before, self.after, &mut fields);
-        fields
-    }
-}
-
-impl Serialize for ModelChange<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("ModelChange", 2)?;
-        s.serialize_field("model", self.model())?;
-        s.serialize_field("fields", &self.fields())?;
-        s.end()
-    }
+    pub fields: Vec<FieldChange<'a>>,
 }
 
 /// One field's old and new value.
@@ -192,15 +162,12 @@ pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<
         .collect();
     let new_ids: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
     let mut changes = Changes::default();
-    // One list of a model's field changes, reused: most models that differ
-    // at all change in a field Crush reads, and are then kept without it.
-    let mut fields = Vec::new();
     for provider in &next.providers {
         let id = provider.id.as_str();
         match old.get(id) {
             None => changes.providers_added.push(id),
             Some(before) => {
-                let changed = compare_provider(before, provider, &mut fields);
+                let changed = compare_provider(before, provider);
                 if !(changed.fields.is_empty()
                     && changed.models_added.is_empty()
                     && changed.models_removed.is_empty()
@@ -220,11 +187,7 @@ pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<
     changes
 }
 
-fn compare_provider<'a>(
-    before: &'a Provider<'a>,
-    after: &'a Provider<'a>,
-    scratch: &mut Vec<FieldChange<'a>>,
-) -> ProviderChanges<'a> {
+fn compare_provider<'a>(before: &'a Provider<'a>, after: &'a Provider<'a>) -> ProviderChanges<'a> {
     let mut fields = Vec::new();
     let mut changed = Fields(&mut fields);
     for (field, b, a) in [
@@ -275,12 +238,12 @@ fn compare_provider<'a>(
             // Most models are the same from one catalog to the next.
             Some(previous) if *previous == model => {}
             Some(previous) => {
-                scratch.clear();
-                compare_model(previous, model, scratch);
-                if !scratch.is_empty() {
+                let mut fields = Vec::new();
+                compare_model(previous, model, &mut fields);
+                if !fields.is_empty() {
                     changes.models_changed.push(ModelChange {
-                        before: previous,
-                        after: model,
+                        model: model.id.as_str(),
+                        fields,
                     });
                 }
             }
@@ -355,6 +318,16 @@ fn compare_model<'a>(
         before.default_reasoning_effort.as_ref(),
         after.default_reasoning_effort.as_ref(),
     );
+    compare_options(before.options.as_deref(), after.options.as_deref(), fields);
+}
+
+/// Appends to `fields` each of a model's options that changed.
+fn compare_options<'a>(
+    before: Option<&'a ModelOptions>,
+    after: Option<&'a ModelOptions>,
+    fields: &mut Vec<FieldChange<'a>>,
+) {
+    let mut changed = Fields(fields);
     const NONE: &ModelOptions = &ModelOptions {
         temperature: None,
         top_p: None,
@@ -363,10 +336,7 @@ fn compare_model<'a>(
         presence_penalty: None,
         provider_options: None,
     };
-    let (b, a) = (
-        before.options.as_deref().unwrap_or(NONE),
-        after.options.as_deref().unwrap_or(NONE),
-    );
+    let (b, a) = (before.unwrap_or(NONE), after.unwrap_or(NONE));
     // Unlike the fields above, an option Go reads into a pointer: absent
     // (the provider's default) is not zero.
     for (field, b, a) in [

@@ -32,8 +32,8 @@ pub fn go_key_matches(key: &str, name: &str) -> bool {
 /// field named twice is refused.
 struct Members<'de> {
     fields: &'static [&'static str],
-    /// The fields named so far, one bit each (no struct has more than 16).
-    seen: u16,
+    /// Whether each field was named so far.
+    seen: Vec<bool>,
     /// The keys that named a field in another spelling than its own, for
     /// the message about a field named twice; almost always none, and then
     /// nothing is allocated for each object.
@@ -44,7 +44,7 @@ impl<'de> Members<'de> {
     fn new(fields: &'static [&'static str]) -> Members<'de> {
         Members {
             fields,
-            seen: 0,
+            seen: vec![false; fields.len()],
             spellings: Vec::new(),
         }
     }
@@ -64,7 +64,7 @@ impl<'de> Members<'de> {
         }) else {
             return Ok(Some(None));
         };
-        if self.seen & (1 << index) != 0 {
+        if self.seen[index] {
             let first = self
                 .spellings
                 .iter()
@@ -77,7 +77,7 @@ impl<'de> Members<'de> {
                 quoted(key_str)
             )));
         }
-        self.seen |= 1 << index;
+        self.seen[index] = true;
         if exact.is_none() {
             self.spellings.push((index, key));
         }
@@ -107,7 +107,6 @@ impl<'de, T: GoStruct<'de> + Default> Visitor<'de> for GoVisitor<T> {
         write!(f, "an object ({})", T::WHAT)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
-        const { assert!(T::FIELDS.len() <= 16, "Members keeps one bit a field") };
         let mut members = Members::new(T::FIELDS);
         let mut value = T::default();
         while let Some(field) = members.next(&mut map)? {

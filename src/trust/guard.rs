@@ -26,10 +26,8 @@
 //! reaching its first place (a new provider's own key, or any other
 //! variable).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
-
-use foldhash::HashSet;
 
 use crate::catalog::{Catalog, Provider, expand, quoted};
 use crate::store::state::rfc3339;
