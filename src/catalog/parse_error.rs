@@ -43,7 +43,7 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
     let segments: Vec<_> = err.path().iter().collect();
     let inner = plain_serde_message(err.inner());
     // The provider: one of the catalog's, or the document itself.
-    let (provider, path, mut place) = match (target, segments.first()) {
+    let (provider, path, place) = match (target, segments.first()) {
         (Target::Hyper, _) => {
             let provider = generic.as_ref();
             (
@@ -67,6 +67,18 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         }
         (Target::Catalog, _) => return ValidationError(inner),
     };
+    ValidationError(at_path(provider, path, place, &inner))
+}
+
+/// `inner`, the message of an error at `path` inside `provider` (read
+/// generically, for the ids of its models), said where it is: `place` (the
+/// provider), the model, the field.
+fn at_path(
+    provider: Option<&serde_json::Value>,
+    path: &[&serde_path_to_error::Segment],
+    mut place: String,
+    inner: &str,
+) -> String {
     let mut value = provider;
     let mut field = String::new();
     for segment in path {
@@ -91,9 +103,9 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         }
     }
     if field.is_empty() {
-        ValidationError(format!("{place}: {inner}"))
+        format!("{place}: {inner}")
     } else {
-        ValidationError(format!("{place}: field {field}: {inner}"))
+        format!("{place}: field {field}: {inner}")
     }
 }
 

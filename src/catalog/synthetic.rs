@@ -58,41 +58,46 @@ pub fn catalog(min_bytes: usize, seed: u64) -> String {
             if m > 0 {
                 out.push(',');
             }
-            let reason = next(2) == 0;
-            let cost_in = next(2000) as f64 / 100.0;
-            let _ = write!(
-                out,
-                "\n      {{\n        \"id\": \"model-{p}-{m}\",\n        \"name\": \"{}\",\n        \"cost_per_1m_in\": {cost_in},\n        \"cost_per_1m_out\": {},\n        \"cost_per_1m_in_cached\": {},\n        \"cost_per_1m_out_cached\": {},\n        \"context_window\": {},\n        \"default_max_tokens\": {},\n        \"can_reason\": {reason},",
-                // Real catalogs have almost no escapes; a few keep the
-                // unescaping path measured.
-                if m % 50 == 0 {
-                    format!("Model {m} \\u00e9dition \\\"{p}\\\"")
-                } else {
-                    format!("Model {m} of provider {p}")
-                },
-                cost_in * 4.0,
-                cost_in * 1.25,
-                cost_in / 10.0,
-                [128_000, 200_000, 400_000, 1_048_576][next(4) as usize],
-                [8_192, 32_000, 64_000, 128_000][next(4) as usize],
-            );
-            if reason {
-                out.push_str("\n        \"reasoning_levels\": [\"low\", \"medium\", \"high\"],\n        \"default_reasoning_effort\": \"medium\",");
-            }
-            if m % 7 == 0 {
-                out.push_str("\n        \"options\": {\"temperature\": 1, \"top_p\": 0.95},\n        \"has_reasoning_efforts\": true,");
-            }
-            let _ = write!(
-                out,
-                "\n        \"supports_attachments\": {}\n      }}",
-                next(2) == 0
-            );
+            model(&mut out, p, m, &mut next);
         }
         out.push_str("\n    ]\n  }");
         p += 1;
     }
     out.push_str("\n]\n");
     out
+}
+
+/// Writes model `m` of provider `p`, its values drawn from `next`.
+fn model(out: &mut String, p: usize, m: usize, next: &mut impl FnMut(u64) -> u64) {
+    let reason = next(2) == 0;
+    let cost_in = next(2000) as f64 / 100.0;
+    let _ = write!(
+        out,
+        "\n      {{\n        \"id\": \"model-{p}-{m}\",\n        \"name\": \"{}\",\n        \"cost_per_1m_in\": {cost_in},\n        \"cost_per_1m_out\": {},\n        \"cost_per_1m_in_cached\": {},\n        \"cost_per_1m_out_cached\": {},\n        \"context_window\": {},\n        \"default_max_tokens\": {},\n        \"can_reason\": {reason},",
+        // Real catalogs have almost no escapes; a few keep the
+        // unescaping path measured.
+        if m.is_multiple_of(50) {
+            format!("Model {m} \\u00e9dition \\\"{p}\\\"")
+        } else {
+            format!("Model {m} of provider {p}")
+        },
+        cost_in * 4.0,
+        cost_in * 1.25,
+        cost_in / 10.0,
+        [128_000, 200_000, 400_000, 1_048_576][next(4) as usize],
+        [8_192, 32_000, 64_000, 128_000][next(4) as usize],
+    );
+    if reason {
+        out.push_str("\n        \"reasoning_levels\": [\"low\", \"medium\", \"high\"],\n        \"default_reasoning_effort\": \"medium\",");
+    }
+    if m.is_multiple_of(7) {
+        out.push_str("\n        \"options\": {\"temperature\": 1, \"top_p\": 0.95},\n        \"has_reasoning_efforts\": true,");
+    }
+    let _ = write!(
+        out,
+        "\n        \"supports_attachments\": {}\n      }}",
+        next(2) == 0
+    );
 }
 
 #[cfg(test)]

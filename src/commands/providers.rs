@@ -332,30 +332,48 @@ fn status(
     })
 }
 
-fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
-    // A value too long for the terminal wraps under itself.
-    let width = terminal::stdout_width();
-    let indent = " ".repeat(22);
-    let mut row = |key: &str, value: String| {
-        let key = if key.is_empty() {
-            String::new()
-        } else {
-            format!("{key}:")
-        };
-        // A source, a cause, a finding: from a server or the state file.
-        let value = safe(&value);
-        let line = format!("{key:<21} {value}");
-        let wrapped = terminal::wrap(&line, width, &indent);
-        // A word too long for the value's column (a digest, a path) goes
-        // on a line of its own under the key, rather than past the edge.
-        let fits = width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w));
-        if fits {
-            writeln!(out, "{wrapped}")
-        } else {
-            let value = terminal::wrap(&format!("  {value}"), width, "  ");
-            writeln!(out, "{key}\n{value}")
-        }
+/// One row of `--status`, `key: value`; a value too long for the
+/// terminal wraps under itself.
+fn status_row(
+    out: &mut impl Write,
+    width: Option<usize>,
+    key: &str,
+    value: String,
+) -> io::Result<()> {
+    let key = if key.is_empty() {
+        String::new()
+    } else {
+        format!("{key}:")
     };
+    // A source, a cause, a finding: from a server or the state file.
+    let value = safe(&value);
+    let line = format!("{key:<21} {value}");
+    let wrapped = terminal::wrap(&line, width, &" ".repeat(22));
+    // A word too long for the value's column (a digest, a path) goes on a
+    // line of its own under the key, rather than past the edge.
+    let fits = width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w));
+    if fits {
+        writeln!(out, "{wrapped}")
+    } else {
+        let value = terminal::wrap(&format!("  {value}"), width, "  ");
+        writeln!(out, "{key}\n{value}")
+    }
+}
+
+/// The pinned public keys and where they come from: the variable, not its
+/// value again (the keys are just before).
+fn pinned_keys_row(pinned: &PinnedJson) -> String {
+    let env = format!("{}=", crate::trust::signature::KEYS_ENV);
+    let origin = match pinned.origin.strip_prefix(&env) {
+        Some(_) => crate::trust::signature::KEYS_ENV,
+        None => pinned.origin.as_str(),
+    };
+    format!("{} (from {origin})", pinned.keys.join(", "))
+}
+
+fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
+    let width = terminal::stdout_width();
+    let mut row = |key: &str, value: String| status_row(&mut *out, width, key, value);
     let state = match (status.cache_state, &status.problem) {
         ("valid", _) => String::new(),
         ("missing", _) => " (none: the embedded snapshot is used)".to_string(),
@@ -402,16 +420,7 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;
     if let Some(pinned) = &status.public_keys {
-        // The variable, not its value again: the keys are just before.
-        let env = format!("{}=", crate::trust::signature::KEYS_ENV);
-        let origin = match pinned.origin.strip_prefix(&env) {
-            Some(_) => crate::trust::signature::KEYS_ENV,
-            None => pinned.origin.as_str(),
-        };
-        row(
-            "public keys",
-            format!("{} (from {origin})", pinned.keys.join(", ")),
-        )?;
+        row("public keys", pinned_keys_row(pinned))?;
     }
     row(
         "refresh interval",

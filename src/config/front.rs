@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Format, config_files, crushrc, read};
+use super::files::config_files;
+use super::{Format, crushrc, read};
 use crate::store::paths::{self, EnvLookup};
 
 /// The JSON key, under `options`, that names the real Crush.

@@ -267,77 +267,6 @@ impl<F: Fn(Format) -> bool> Reader<F> {
     }
 }
 
-/// Files to read, lowest priority first.
-type Files = Vec<(PathBuf, Format)>;
-
-/// The files below the workspace's (the system's, the global state) and
-/// above it (the global config, the project's), in the spec's order.
-fn ranked_files(env: EnvLookup, project: Vec<(PathBuf, Format)>) -> (Files, Files) {
-    let platform = paths::Platform::current();
-    let config_dir = paths::config_dir(env).ok();
-    let below = [
-        paths::system_config_on(platform, env),
-        paths::global_state_dir(env)
-            .ok()
-            .map(|d| d.join("crush.json")),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|p| (p, Format::Json))
-    .collect();
-    let above = [
-        config_dir
-            .as_ref()
-            .map(|d| (d.join("crush.json"), Format::Json)),
-        config_dir
-            .as_ref()
-            .map(|d| (d.join("crushrc"), Format::Crushrc)),
-    ]
-    .into_iter()
-    .flatten()
-    .chain(project)
-    .collect();
-    (below, above)
-}
-
-/// The configuration files that may hold settings for `cwd` (absolute),
-/// lowest priority first, in the spec's order: the system file, the global
-/// state, the workspace file (in the folder Crush finds without `-D` or
-/// `option data-directory`), the global JSON and crushrc, the project files
-/// Crush reads (another user's left out).
-pub fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
-    let root = match root::find(&physical(cwd)) {
-        root::Root::WorkTree(dir) => Some(dir),
-        root::Root::None(_) => None,
-    };
-    let (below, above) = ranked_files(env, files::project(cwd, root.as_deref()).files);
-    let home = paths::home_dir(env).ok();
-    let workspace = files::workspace(files::WorkspaceInputs {
-        flag: None,
-        option: None,
-        cwd,
-        root: root.as_deref(),
-        home: home.as_deref(),
-    });
-    below
-        .into_iter()
-        .chain([(workspace.dir.join("crush.json"), Format::Json)])
-        .chain(above)
-        .collect()
-}
-
-/// `cwd` with its symbolic links resolved: where git starts its search
-/// for the work tree (`git rev-parse` in a linked folder answers the
-/// physical root).
-fn physical(cwd: &Path) -> PathBuf {
-    // Elsewhere the working directory is already its physical path.
-    if cfg!(unix) {
-        std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned())
-    } else {
-        cwd.to_owned()
-    }
-}
-
 /// Resolves the settings from `inputs`, skipping files as
 /// [`resolve_tolerating`] does.
 pub fn resolve_in(
@@ -346,7 +275,7 @@ pub fn resolve_in(
 ) -> Result<Settings, ConfigError> {
     let (cwd, env) = (inputs.cwd, inputs.env);
     let mut settings = Settings::defaults(cwd);
-    settings.root = root::find(&physical(cwd));
+    settings.root = root::find(&files::physical(cwd));
     let root_dir = match &settings.root {
         root::Root::WorkTree(dir) => Some(dir.clone()),
         root::Root::None(_) => None,
@@ -361,7 +290,7 @@ pub fn resolve_in(
     // A project's files, which may not pin keys: the walk's, and the
     // workspace's below.
     let mut project_files: Vec<PathBuf> = project.files.iter().map(|(p, _)| p.clone()).collect();
-    let (below, above) = ranked_files(env, project.files);
+    let (below, above) = files::ranked_files(env, project.files);
     let mut reader = Reader {
         tolerated,
         paths: Vec::new(),
