@@ -4,7 +4,6 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use std::error::Error as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -41,9 +40,8 @@ pub struct FetchOptions {
     /// themselves for as long as it runs: only the command line, which
     /// exits soon after, asks.
     pub interruptible: bool,
-    /// A key sent as `Authorization: Bearer KEY` (Hyper's), never shown.
-    /// The HTTP client drops it when a redirect leaves the host, as Go's
-    /// does.
+    /// A key sent as `Authorization: Bearer KEY` (Hyper's), never shown,
+    /// and never again once a redirect has left the URL's origin.
     pub bearer: Option<Bearer>,
 }
 
@@ -262,7 +260,7 @@ impl Client {
         let progress = Arc::new(Progress::default());
         let redirects = Arc::new(std::sync::Mutex::new(Vec::new()));
         let proxies = ProxyEnv::current();
-        let http = http_client(connect_timeout, &progress, &redirects, &proxies)?;
+        let http = http_client(connect_timeout, &progress, &proxies)?;
         Ok(Client {
             runtime,
             http,
@@ -372,12 +370,6 @@ impl Attempt<'_> {
 
     /// The project's cause for an error of the HTTP client.
     fn classify(&self, e: reqwest::Error) -> FetchError {
-        if e.is_redirect() {
-            let why = e
-                .source()
-                .map_or_else(|| e.to_string(), |source| source.to_string());
-            return FetchError::Redirect(why);
-        }
         // A redirect's target that fails is that target's failure.
         let redirected = self
             .redirects
@@ -453,25 +445,12 @@ async fn interrupted() -> u8 {
 /// makes a connection; docs/BENCHMARKS.md), the system's trust store
 /// loaded only for a first certificate to verify, the proxy each request
 /// is routed to by [`proxy::route`] (Go's rules, never the system's
-/// settings), gzip, and the redirect policy.
+/// settings), gzip, and no redirect followed by the client itself.
 fn http_client(
     connect_timeout: Duration,
     progress: &Arc<Progress>,
-    redirects: &Arc<std::sync::Mutex<Vec<Url>>>,
     proxies: &ProxyEnv,
 ) -> Result<reqwest::Client, FetchError> {
-    let hops = Arc::clone(redirects);
-    let policy = redirect::Policy::custom(move |attempt| {
-        match redirect_verdict(attempt.previous(), attempt.url()) {
-            Ok(()) => {
-                hops.lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push(attempt.url().clone());
-                attempt.follow()
-            }
-            Err(why) => attempt.error(why),
-        }
-    });
     let proxies = proxies.clone();
     let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &proxies) {
         Route::Proxy(proxy, _) => Some(proxy),
@@ -483,7 +462,8 @@ fn http_client(
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)
         .connector_layer(MarkConnected(Arc::clone(progress)))
-        .redirect(policy)
+        // Redirects are followed by hand ([`follow`]).
+        .redirect(redirect::Policy::none())
         .build()
         .map_err(|e| FetchError::Setup(format!("cannot set up the HTTP client: {e}")))
 }
@@ -570,15 +550,71 @@ where
 }
 
 /// Whether to follow a redirect to `next` after requesting `previous`
-/// (the original URL first): at most [`MAX_REDIRECTS`], and never from https
-/// to anything else.
+/// (the original URL first): at most [`MAX_REDIRECTS`], only to http(s),
+/// and never from https to anything else.
 pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
     if previous.len() > MAX_REDIRECTS {
         Err(format!("more than {MAX_REDIRECTS} redirects"))
     } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
         Err(format!("from https to {next}, which would drop encryption"))
+    } else if !matches!(next.scheme(), "http" | "https") {
+        Err(format!("to {next}, which is not an http(s) URL"))
     } else {
         Ok(())
+    }
+}
+
+/// Sends the GET of `on` with `headers`, following redirects by hand
+/// ([`redirect_verdict`]), and returns the last answer. Once a hop has
+/// left the first URL's origin, no later hop carries a credential: no
+/// `Authorization` (the Hyper key) and no user and password of a URL
+/// (which the client sends as `Authorization: Basic`). The client's own
+/// policy compared each hop with the one before only and started each
+/// from the first request's headers, so a second hop within the new host
+/// got the key back, as Go's client did before CVE-2024-45336's fix
+/// (Crush is built with a Go that has it).
+async fn follow(
+    client: &reqwest::Client,
+    on: &Attempt<'_>,
+    mut headers: HeaderMap,
+) -> Result<reqwest::Response, FetchError> {
+    let mut chain = vec![on.url.clone()];
+    let mut left = false;
+    loop {
+        let current = chain.last().expect("the first URL is there");
+        let response = client
+            .get(current.clone())
+            .headers(headers.clone())
+            .send()
+            .await
+            .map_err(|e| on.classify(e))?;
+        let status = response.status();
+        let location = response.headers().get(header::LOCATION);
+        let redirects = matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308);
+        let (true, Some(location)) = (redirects, location) else {
+            return Ok(response);
+        };
+        let mut next = location
+            .to_str()
+            .ok()
+            .and_then(|l| current.join(l).ok())
+            .ok_or_else(|| {
+                FetchError::Redirect(format!(
+                    "{current} answered {status} with a Location that is not a URL"
+                ))
+            })?;
+        redirect_verdict(&chain, &next).map_err(FetchError::Redirect)?;
+        left |= next.origin() != on.url.origin();
+        if left {
+            headers.remove(header::AUTHORIZATION);
+            let _ = next.set_username("");
+            let _ = next.set_password(None);
+        }
+        on.redirects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(next.clone());
+        chain.push(next);
     }
 }
 
@@ -618,8 +654,7 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
         value.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, value);
     }
-    let response = client.get(url.clone()).headers(headers).send().await;
-    let mut response = response.map_err(|e| on.classify(e))?;
+    let mut response = follow(client, on, headers).await?;
     on.progress.answered.store(true, Ordering::Relaxed);
     let status = response.status();
     if status == StatusCode::NOT_MODIFIED {
@@ -829,6 +864,10 @@ mod tests {
         let err = redirect_verdict(&urls(&["https://a/"]), &next("http://b/")).unwrap_err();
         assert_eq!(err, "from https to http://b/, which would drop encryption");
         assert!(redirect_verdict(&urls(&["http://a/", "https://b/"]), &next("http://c/")).is_err());
+        assert_eq!(
+            redirect_verdict(&urls(&["http://a/"]), &next("file:///etc/passwd")).unwrap_err(),
+            "to file:///etc/passwd, which is not an http(s) URL"
+        );
         let five = urls(&[
             "http://a/0",
             "http://a/1",

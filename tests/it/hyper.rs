@@ -753,3 +753,64 @@ async fn a_shrink_and_a_replay_are_refused_as_for_the_catalog() {
     ]);
     assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
 }
+
+/// A redirect that leaves the first URL's origin takes no credential
+/// along, on that hop or any later one: neither the Hyper key nor a
+/// URL's own user and password, even when the new host redirects within
+/// itself (the HTTP client restores the first request's headers on each
+/// hop and compares only with the hop before: Go's CVE-2024-45336).
+#[tokio::test(flavor = "multi_thread")]
+async fn no_credential_follows_a_redirect_off_the_first_origin() {
+    let first = MockServer::start().await;
+    let other = MockServer::start().await;
+    for (at, to) in [
+        ("/api/v1/provider", format!("{}/x", other.uri())),
+        ("/v2/providers", format!("{}/x", other.uri())),
+    ] {
+        Mock::given(path(at))
+            .respond_with(ResponseTemplate::new(302).insert_header("location", to.as_str()))
+            .mount(&first)
+            .await;
+    }
+    Mock::given(path("/x"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", "/y"))
+        .mount(&other)
+        .await;
+    Mock::given(path("/y"))
+        .respond_with(ResponseTemplate::new(200).set_body_string(HYPER))
+        .mount(&other)
+        .await;
+    let home = Home::new();
+    let env = [
+        ("HYPER_URL", first.uri()),
+        ("HYPER_API_KEY", "sk-env".into()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    home.run_env(
+        &["update-providers", "--source", "hyper", "--dry-run"],
+        &env,
+    )
+    .ok();
+    let with_password = first.uri().replace("http://", "http://mirror:PASS@");
+    home.run(&["update-providers", &with_password, "--dry-run"]);
+    let seen = |requests: Vec<wiremock::Request>| {
+        requests
+            .iter()
+            .map(|r| {
+                let auth = r.headers.get("authorization").map(|v| v.to_str().unwrap());
+                format!("{} {}", r.url.path(), auth.unwrap_or("-"))
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        seen(first.received_requests().await.unwrap()),
+        [
+            "/api/v1/provider Bearer sk-env",
+            "/v2/providers Basic bWlycm9yOlBBU1M="
+        ]
+    );
+    assert_eq!(
+        seen(other.received_requests().await.unwrap()),
+        ["/x -", "/y -", "/x -", "/y -"]
+    );
+}
