@@ -182,6 +182,9 @@ fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     match arg {
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
+        _ if is_http(arg) && !go_accepts(arg) => Err(SourceError(format!(
+            "{shown:?}: Go refuses it, so Crush sends no request with it (a control character, or a space or backslash before the path); write the URL without it"
+        ))),
         _ if is_http(arg) => document_url(target, arg).map(Source::Url),
         _ if arg.contains("://") && !starts_with_ignore_case(arg, "file:") => {
             let scheme = arg.split("://").next().unwrap_or_default();

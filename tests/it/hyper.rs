@@ -814,3 +814,30 @@ async fn no_credential_follows_a_redirect_off_the_first_origin() {
         ["/x -", "/y -", "/x -", "/y -"]
     );
 }
+
+/// A URL Go's `net/url` refuses (a backslash or a space in its host)
+/// makes Crush send no request at all, where the WHATWG parser reads the
+/// backslash as a slash (the host before it gets the key) and trims the
+/// space: as a SOURCE or `HYPER_URL`, a usage error, nothing sent.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_url_go_refuses_is_bad_usage_and_nothing_is_sent() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let home = Home::new();
+    for url in [format!("{uri}\\@127.0.0.1:9"), format!("{uri} ")] {
+        for (arg, env_url) in [(Some(url.as_str()), None), (None, Some(url.as_str()))] {
+            let mut args = vec!["update-providers", "--source", "hyper", "--dry-run"];
+            args.extend(arg);
+            let mut env = vec![("HYPER_API_KEY", "sk-env")];
+            env.extend(env_url.map(|u| ("HYPER_URL", u)));
+            let run = home.run_env(&args, &env);
+            run.usage_error();
+            assert!(
+                run.stderr
+                    .contains("Go refuses it, so Crush sends no request"),
+                "{run:?}"
+            );
+        }
+    }
+    assert_eq!(hyper_requests(&server).await.len(), 0);
+}
