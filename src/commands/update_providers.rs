@@ -92,14 +92,17 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-/// The Hyper key a request for Hyper's provider from `source` carries
-/// (`HYPER_API_KEY`, else the config's), told under `--debug`.
+/// The Hyper key a request for Hyper's provider from `source` carries:
+/// `HYPER_API_KEY` only, as Crush's `update-providers` sends (its
+/// `resolveHyperAPIKey(nil)`): the config's key (a login's token) is
+/// never sent to a SOURCE a person names, told under `--debug`.
 fn bearer(
     context: &Context,
     settings: &crate::config::Settings,
     target: Target,
     source: &Source,
 ) -> Option<Bearer> {
+    use crate::config::front::{HYPER_KEY_ENV, HyperKey};
     let Source::Url(url) = source else {
         return None;
     };
@@ -109,24 +112,20 @@ fn bearer(
     let key = crate::config::front::hyper_key_in(&settings.files, &process_env);
     let shown = source::redacted(url.as_str());
     match &key {
-        Some(crate::config::front::HyperKey {
-            origin,
-            value: Some(_),
-        }) => context.say_debug(format_args!(
-            "GET {shown}: with Authorization: Bearer, the Hyper key of {}",
+        Some(HyperKey { origin, .. }) if origin == HYPER_KEY_ENV => context.say_debug(
+            format_args!("GET {shown}: with Authorization: Bearer, the Hyper key of {HYPER_KEY_ENV}"),
+        ),
+        Some(HyperKey { origin, .. }) => context.say_debug(format_args!(
+            "GET {shown}: without a key: {HYPER_KEY_ENV} is not set, and update-providers sends no other, as Crush's does (the Hyper key of {} is not sent)",
             crate::config::shown(origin)
         )),
-        Some(crate::config::front::HyperKey { origin, value: None }) => {
-            context.say_debug(format_args!(
-                "GET {shown}: without a key: the Hyper key of {} is set by a command only a shell can run",
-                crate::config::shown(origin)
-            ))
-        }
         None => context.say_debug(format_args!(
             "GET {shown}: without a key: none is set (HYPER_API_KEY, providers.hyper.api_key)"
         )),
     }
-    key.and_then(|k| k.value).map(Bearer)
+    key.filter(|k| k.origin == HYPER_KEY_ENV)
+        .and_then(|k| k.value)
+        .map(Bearer)
 }
 
 /// The source `SOURCE` (else `CATWALK_URL`, else the public server; for

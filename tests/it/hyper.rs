@@ -169,16 +169,30 @@ async fn hyper_url_is_asked_with_the_key_and_the_answer_swapped_in_byte_for_byte
     assert_eq!(hyper_requests(&server).await.len(), 4);
 }
 
+/// `update-providers` sends `HYPER_API_KEY` and no other key, as Crush's
+/// does (`resolveHyperAPIKey(nil)`): the config's key (a login's token)
+/// never goes to a SOURCE or `HYPER_URL` a person names; an empty
+/// variable is none, as in Crush.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_key_is_the_environments_else_the_configs_else_none() {
+async fn update_providers_sends_hyper_api_key_and_no_other() {
     let server = server(HYPER).await;
     let uri = server.uri();
     let update = ["update-providers", "--source", "hyper", "-q"];
     let with_config = Home::new();
     with_config.config(r#"{"providers": {"hyper": {"api_key": "sk-config"}}}"#);
-    with_config.run_env(&update, &[("HYPER_URL", &uri)]).ok();
-    // The environment's wins, and is never shown; an empty one is none,
-    // as in Crush.
+    let debug = with_config.run_env(
+        &["-d", "update-providers", "--source", "hyper"],
+        &[("HYPER_URL", &uri)],
+    );
+    debug.ok();
+    assert!(
+        words(&debug.stderr).contains(&format!(
+            "without a key: HYPER_API_KEY is not set, and update-providers sends no other, as Crush's does (the Hyper key of {} is not sent)",
+            with_config.path().join(".config/crush/crush.json").display()
+        )),
+        "{debug:?}"
+    );
+    // The environment's is sent, and never shown.
     let debug = with_config.run_env(
         &["-d", "update-providers", "--source", "hyper"],
         &[("HYPER_URL", &uri), ("HYPER_API_KEY", "sk-env")],
@@ -194,6 +208,7 @@ async fn the_key_is_the_environments_else_the_configs_else_none() {
     with_config
         .run_env(&update, &[("HYPER_URL", &uri), ("HYPER_API_KEY", "")])
         .ok();
+    with_config.run(&["update-providers", "--source", "hyper", "-q", &uri]);
     let without = Home::new();
     let debug = without.run_env(
         &["-d", "update-providers", "--source", "hyper"],
@@ -206,7 +221,7 @@ async fn the_key_is_the_environments_else_the_configs_else_none() {
     );
     assert_eq!(
         received(&hyper_requests(&server).await, "authorization"),
-        ["Bearer sk-config", "Bearer sk-env", "Bearer sk-config", ""]
+        ["", "Bearer sk-env", "", "", ""]
     );
 }
 
