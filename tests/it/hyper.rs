@@ -856,3 +856,42 @@ async fn a_url_go_refuses_is_bad_usage_and_nothing_is_sent() {
     }
     assert_eq!(hyper_requests(&server).await.len(), 0);
 }
+
+/// A crushrc line this reader skips is told with its file and line, and
+/// the secrets it sets shown as `***`: the value of `--api-key` (a Hyper
+/// key is one) and of a header or environment entry, a client secret,
+/// a URL's password.
+#[test]
+fn a_skipped_crushrc_line_is_told_without_its_secrets() {
+    let home = Home::new();
+    fs::write(
+        home.path().join(".crushrc"),
+        r#"K=1 provider add hyper --api-key REALKEY1
+command provider add hyper --api-key REALKEY2
+if true; then provider add hyper --api-key REALKEY3; fi
+[ -n "$CI" ] || provider add openai --api-key REALKEY4 --extra-header X-Token REALKEY5
+provider add hyper --api-key "REALKEY6${X}" --base-url http://u:REALKEY7@h/
+mcp add m --header Authorization "Bearer REALKEY8$X" --oauth-client-secret REALKEY9
+"#,
+    )
+    .unwrap();
+    for args in [&["providers"][..], &["providers", "--status"]] {
+        let run = home.run(args);
+        run.ok();
+        let warnings: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: "))
+            .collect();
+        assert_eq!(warnings.len(), 6, "{run:?}");
+        assert!(!run.stderr.contains("REALKEY"), "{run:?}");
+        for shown in [
+            "`K=1 provider add hyper --api-key ***` skipped",
+            "`provider add openai --api-key *** --extra-header X-Token ***` skipped",
+            "`provider add hyper --api-key *** --base-url http://u:***@h/` skipped",
+            "`mcp add m --header Authorization *** --oauth-client-secret ***` skipped",
+        ] {
+            assert!(run.stderr.contains(shown), "{shown}: {run:?}");
+        }
+    }
+}

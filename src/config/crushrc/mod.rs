@@ -56,7 +56,8 @@ impl Command {
 pub struct Skipped {
     /// Line of its first word.
     pub line: usize,
-    /// The command as written (words joined by spaces).
+    /// The command as written (words joined by spaces), its secrets
+    /// shown as `***` ([`shown_without_secrets`]).
     pub command: String,
     /// Why it was skipped.
     pub reason: String,
@@ -290,7 +291,7 @@ impl Parser {
         }
         let texts = command.texts();
         let name = texts[0];
-        let written = texts.join(" ");
+        let written = shown_without_secrets(&texts);
         let skip = |reason: String| Skipped {
             line: command.line,
             command: written.clone(),
@@ -333,6 +334,44 @@ impl Parser {
     }
 }
 
+/// Flags of Crush's config commands whose value is a secret, and those
+/// whose second value is (`--env NAME VALUE`, `--extra-header NAME
+/// VALUE`, `--header NAME VALUE`).
+const SECRET_FLAGS: &[&str] = &["--api-key", "--oauth-client-secret"];
+const SECRET_ENTRY_FLAGS: &[&str] = &["--env", "--extra-header", "--header"];
+
+/// The words of a command joined by spaces as a warning may show them:
+/// the value of each of [`SECRET_FLAGS`] (also written `--flag=VALUE`)
+/// and of [`SECRET_ENTRY_FLAGS`] replaced by `***`, wherever the flag
+/// stands and whatever runs it, and the password of any URL.
+fn shown_without_secrets(texts: &[&str]) -> String {
+    /// What the next word is.
+    enum Next {
+        Plain,
+        Secret,
+        EntryName,
+    }
+    let mut next = Next::Plain;
+    let mut shown = Vec::with_capacity(texts.len());
+    for &text in texts {
+        let (word, after) = match next {
+            Next::Secret => ("***".to_string(), Next::Plain),
+            Next::EntryName => (text.to_string(), Next::Secret),
+            Next::Plain => match text.split_once('=') {
+                Some((flag, _)) if SECRET_FLAGS.contains(&flag) => {
+                    (format!("{flag}=***"), Next::Plain)
+                }
+                _ if SECRET_FLAGS.contains(&text) => (text.to_string(), Next::Secret),
+                _ if SECRET_ENTRY_FLAGS.contains(&text) => (text.to_string(), Next::EntryName),
+                _ => (crate::fetch::source::redacted(text), Next::Plain),
+            },
+        };
+        shown.push(word);
+        next = after;
+    }
+    shown.join(" ")
+}
+
 /// Why a command runs a config command in a way only a shell honours: a
 /// variable assignment before it, or another command that runs it.
 fn hidden_config(command: &Command) -> Option<String> {
@@ -373,6 +412,23 @@ mod tests {
 
     fn cmd(line: usize, words: &[&str]) -> (usize, Vec<String>) {
         (line, words.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn a_skipped_commands_secrets_are_not_shown() {
+        let shown = |text: &str| shown_without_secrets(&text.split(' ').collect::<Vec<_>>());
+        assert_eq!(
+            shown("env provider add x --api-key=K --env N V --api-key"),
+            "env provider add x --api-key=*** --env N *** --api-key"
+        );
+        assert_eq!(
+            shown("provider add x --name --api-key --url http://a:P@h"),
+            "provider add x --name --api-key *** http://a:***@h"
+        );
+        assert_eq!(
+            shown("mcp add --url https://u:P@h/"),
+            "mcp add --url https://u:***@h/"
+        );
     }
 
     #[test]
