@@ -173,7 +173,7 @@ impl Context {
             wait,
             keys,
             hyper: (auto_update && settings.default_providers.value)
-                .then(|| hyper_options(settings, &mut warnings))
+                .then(|| hyper_options(settings, files, &mut warnings))
                 .flatten(),
         };
         let loaded = startup::load(files, &options);
@@ -225,26 +225,21 @@ impl Context {
     }
 }
 
-/// Hyper's provider for the start-up to keep fresh: when a Hyper key
-/// whose value is known is set (one only a shell could tell is not
-/// sent, and nothing is fetched without it), from `HYPER_URL` when it
-/// is an http(s) URL (else nowhere: told), else Hyper's server.
-fn hyper_options(settings: &Settings, warnings: &mut Vec<String>) -> Option<startup::HyperOptions> {
-    let key = config::front::hyper_key_in(&settings.files, &process_env)?.value?;
-    let name = crate::catalog::target::url_env(crate::catalog::Target::Hyper);
-    let env_url = process_env(name).map(|v| v.to_string_lossy().into_owned());
-    match crate::fetch::source::startup_url_for(crate::catalog::Target::Hyper, env_url.as_deref()) {
-        Ok(url) => Some(startup::HyperOptions {
-            url,
-            key: crate::fetch::http::Bearer(key),
-        }),
-        Err(value) => {
-            warnings.push(format!(
-                "{name}={} is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)",
-                crate::catalog::quoted(&crate::fetch::source::redacted(&value))
-            ));
+/// Hyper's provider for the start-up on `files` to keep fresh
+/// ([`super::hyper::at_start_up`]), what makes it none told.
+fn hyper_options(
+    settings: &Settings,
+    files: &CacheFiles,
+    warnings: &mut Vec<String>,
+) -> Option<startup::HyperOptions> {
+    let key = config::front::hyper_key_in(&settings.files, &process_env);
+    match super::hyper::at_start_up(files, key.as_ref()) {
+        Ok(options) => Some(options),
+        Err(super::hyper::NotAtStartUp::Told(why)) => {
+            warnings.push(why);
             None
         }
+        Err(super::hyper::NotAtStartUp::Quiet(_)) => None,
     }
 }
 

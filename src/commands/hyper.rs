@@ -9,7 +9,9 @@ use super::providers::LastRefresh;
 use crate::catalog::Target;
 use crate::config::front::HyperKey;
 use crate::environment;
+use crate::fetch::http::Bearer;
 use crate::fetch::source;
+use crate::startup::HyperOptions;
 use crate::store::cache::{self, CacheFiles};
 use crate::store::digest::hex;
 use crate::store::state::{self, CacheState};
@@ -41,20 +43,74 @@ pub struct HyperStatus {
     refresh_at_start_up: String,
 }
 
+/// Why a start does not refresh Hyper's provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum NotAtStartUp {
+    /// Nothing to tell at a start (no key, or one only a shell knows).
+    Quiet(String),
+    /// Told at every start: where it would ask cannot be used.
+    Told(String),
+}
+
+/// Hyper's provider for the start-up beside the catalog of `files` to
+/// keep fresh, `key` being the Hyper key: when its value is known (one
+/// only a shell could tell is not sent, and nothing is fetched without
+/// it), from `HYPER_URL` when it is an http(s) URL Go reads (else
+/// nowhere), else Hyper's server. A `HYPER_URL` of a project's `.env`
+/// gets the key only at a place it is known to go
+/// ([`crate::trust::hyper::is_known_place`]): nothing automatic sends a
+/// key to a place a project's file names.
+pub(super) fn at_start_up(
+    files: &CacheFiles,
+    key: Option<&HyperKey>,
+) -> Result<HyperOptions, NotAtStartUp> {
+    let key = match key {
+        None => {
+            return Err(NotAtStartUp::Quiet(
+                "no Hyper key is set (HYPER_API_KEY, providers.hyper.api_key)".into(),
+            ));
+        }
+        Some(HyperKey { value: None, .. }) => {
+            return Err(NotAtStartUp::Quiet(
+                "the Hyper key is set by a command only a shell can run, so its value is not known"
+                    .into(),
+            ));
+        }
+        Some(HyperKey {
+            value: Some(value), ..
+        }) => Bearer(value.clone()),
+    };
+    let name = crate::catalog::target::url_env(Target::Hyper);
+    let value = environment::var(name).map(|v| v.to_string_lossy().into_owned());
+    let url = source::startup_url_for(Target::Hyper, value.as_deref()).map_err(|value| {
+        NotAtStartUp::Told(format!(
+            "{name}={} is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)",
+            crate::catalog::quoted(&source::redacted(&value))
+        ))
+    })?;
+    let from_dotenv = matches!(
+        environment::source(name),
+        Some(environment::Source::DotEnv(..))
+    );
+    if from_dotenv && !crate::trust::hyper::is_known_place(files, &url) {
+        let origin = super::inputs::env_origin(name).unwrap_or_else(|| name.into());
+        return Err(NotAtStartUp::Told(format!(
+            "{origin} is not a place the Hyper key is known to go, so the start-up does not send it there: Hyper's provider is not refreshed (a project's .env does not choose where the key goes); set HYPER_URL in your own environment to refresh it from there, or remove it from that file"
+        )));
+    }
+    Ok(HyperOptions { url, key })
+}
+
 /// Reads what is known of Hyper's provider beside the catalog of
 /// `files`, without any network access; `key` is the Hyper key, and
 /// `network_on` whether start-up may go out.
 pub fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> HyperStatus {
-    let files = files.with_target(Target::Hyper);
-    let refresh_at_start_up = match key {
+    let refresh_at_start_up = match at_start_up(files, key) {
         _ if !network_on => "no: start-up makes no request".to_string(),
-        None => "no: no Hyper key is set (HYPER_API_KEY, providers.hyper.api_key)".to_string(),
-        Some(HyperKey { value: None, .. }) => {
-            "no: the Hyper key is set by a command only a shell can run, so its value is not known"
-                .to_string()
-        }
-        Some(_) => "yes, with the Hyper key, on the catalog's interval".to_string(),
+        Ok(_) => "yes, with the Hyper key, on the catalog's interval".to_string(),
+        Err(NotAtStartUp::Quiet(why) | NotAtStartUp::Told(why)) => format!("no: {why}"),
     };
+    let files = files.with_target(Target::Hyper);
     let name = crate::catalog::target::url_env(Target::Hyper);
     let env_url = super::inputs::env_origin(name);
     let url = source::startup_url_for(

@@ -61,6 +61,34 @@ pub fn crush_places() -> Vec<Place> {
     crush_places_for(url.as_ref().and_then(|u| u.to_str()))
 }
 
+/// Whether the Hyper key is known to go to `url`'s place (its scheme,
+/// host and port): where it may always go ([`Memory::effective`], which
+/// counts a `HYPER_URL` of the user's own environment but not a
+/// project's `.env`), or where a document applied beside `files` sent
+/// it. A memory that cannot be read knows of no place: the key stays.
+pub fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let Ok(endpoint) = expand::endpoint(url.as_str()) else {
+        return false;
+    };
+    let at = place::place(&endpoint, KIND);
+    let files = files.with_target(Target::Hyper);
+    let cached = cache::read_valid(&files).ok().flatten();
+    let previous = cached
+        .as_ref()
+        .and_then(|c| Target::Hyper.validate(&c.bytes).ok());
+    super::memory::read(&files)
+        .and_then(|file| effective(&files, file, previous.as_ref()))
+        .is_ok_and(|memory| {
+            memory
+                .places
+                .get(KEY_VARIABLE)
+                .is_some_and(|places| places.contains(&at))
+        })
+}
+
 /// [`Memory::rebuilt`] for the document of `files` replacing `previous`:
 /// for the catalog, of `previous`; for Hyper's provider, of the catalog
 /// cached beside it and of `previous` too, since a data folder without a

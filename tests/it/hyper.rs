@@ -895,3 +895,78 @@ mcp add m --header Authorization "Bearer REALKEY8$X" --oauth-client-secret REALK
         }
     }
 }
+
+/// A project's `.env` may point `HYPER_URL` anywhere, but the start (an
+/// automatic request nobody asked for) sends the configured Hyper key (a
+/// login's token) only where it may go: Hyper's server, `HYPER_URL` as
+/// the user's own environment sets it, or where a document applied here
+/// sent it. Elsewhere it sends nothing, and says so at every start and
+/// in `--status`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_start_sends_the_key_to_a_dotenvs_hyper_url_only_where_it_went() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let home = Home::new();
+    let login = home.data_dir().join("crush.json");
+    fs::create_dir_all(home.data_dir()).unwrap();
+    fs::write(
+        &login,
+        r#"{"providers":{"hyper":{"api_key":"LOGIN-TOKEN"}}}"#,
+    )
+    .unwrap();
+    fs::write(home.path().join(".env"), format!("HYPER_URL={uri}\n")).unwrap();
+    let env = [("CATWALK_URL", uri.as_str())];
+    let dotenv = home.path().canonicalize().unwrap().join(".env");
+    let told = format!(
+        "HYPER_URL={uri} at {}:1 is not a place the Hyper key is known to go, so the start-up does not send it there: Hyper's provider is not refreshed",
+        dotenv.display()
+    );
+    for args in [&["providers", "--wait"][..], &["providers"]] {
+        let run = home.run_env(args, &env);
+        run.ok();
+        assert!(words(&run.stderr).contains(&told), "{run:?}");
+    }
+    let status = home
+        .run_env(&["providers", "--status", "--json"], &env)
+        .json();
+    assert!(
+        status["hyper"]["refresh_at_start_up"]
+            .as_str()
+            .unwrap()
+            .starts_with("no: HYPER_URL"),
+        "{status}"
+    );
+    home.wait_for_the_helper();
+    assert!(hyper_requests(&server).await.is_empty());
+    // Once a document applied here sends it to that server, it may go.
+    let mirrored = HYPER.replace("https://hyper.charm.land", &uri);
+    let (_dir, file) = temp_file("h.json", mirrored.as_bytes());
+    home.run(&[
+        "update-providers",
+        "--source",
+        "hyper",
+        file.to_str().unwrap(),
+        "--allow-key-move",
+        "-q",
+    ])
+    .ok();
+    let run = home.run_env(
+        &["providers", "--wait"],
+        &[env[0], ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0")],
+    );
+    assert!(!run.stderr.contains("not a place"), "{run:?}");
+    // So may HYPER_URL as the user's own environment sets it.
+    let home = Home::new();
+    fs::create_dir_all(home.data_dir()).unwrap();
+    fs::write(
+        home.data_dir().join("crush.json"),
+        fs::read(&login).unwrap(),
+    )
+    .unwrap();
+    home.run_env(&["providers", "--wait"], &[env[0], ("HYPER_URL", &uri)])
+        .ok();
+    assert_eq!(
+        received(&hyper_requests(&server).await, "authorization"),
+        ["Bearer LOGIN-TOKEN", "Bearer LOGIN-TOKEN"]
+    );
+}
