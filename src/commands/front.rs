@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use super::context::{canonical_folder, pinned_keys};
 use super::terminal;
+use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::error::program;
 use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing, REAL_CRUSH_ENV};
@@ -32,7 +33,7 @@ use crate::front::{self, HandOver, Known, Word};
 use crate::startup::{self, refresh};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::paths::{self, process_env};
-use crate::store::state::{self, CacheState};
+use crate::store::state::{self, CacheState, RefreshOutcome};
 
 /// The exit code for "no Crush to run", as a shell says "command not
 /// found".
@@ -156,7 +157,7 @@ fn hand_over(args: &[OsString], parsed: &front::Parsed, crush: &Crush, next: Mar
             for text in notices {
                 notice(&format!("warning: {text}"));
             }
-            plan == HandOver::UpdatesOff
+            plan.updates_off()
         }
         Err(failure) => {
             notice(&format!(
@@ -207,13 +208,38 @@ fn prepare(
     let mut notices = Vec::new();
     let learnt = learn(crush, &mut memo, &memo_path, probe, &mut notices)?;
     let hyper = config::front::hyper_key(&cwd, &process_env);
-    let plan = front::decide(known(&learnt), hyper.as_deref());
-    if plan != HandOver::UpdatesOff {
+    let held = hyper.as_ref().and_then(|_| held(&data));
+    let plan = front::decide(known(&learnt), hyper.as_deref(), held);
+    if !plan.updates_off() {
         return Ok((plan, notices));
+    }
+    if let HandOver::HeldOff(Target::Hyper) = plan {
+        notices.push(front::held_off_notice(Target::Hyper, program()));
     }
     let state = refresh_if_due(&settings, &data, &mut notices)?;
     notices.extend(tell(state.as_ref(), &mut memo, &memo_path));
     Ok((plan, notices))
+}
+
+/// The document of `data` whose last refresh was held and is not
+/// settled (the catalog first), if any.
+fn held(data: &Path) -> Option<Target> {
+    let catalog = CacheFiles::in_dir(data);
+    [Target::Catalog, Target::Hyper]
+        .into_iter()
+        .find(|&target| {
+            let files = catalog.with_target(target);
+            let state = match cache::vouched_state(&files) {
+                Some(state) => Some(state),
+                None => match cache::read_valid(&files) {
+                    Ok(Some(cached)) => cached.state,
+                    _ => cache::absent_state(&files),
+                },
+            };
+            state.and_then(|s| s.refresh).is_some_and(|r| {
+                r.outcome == RefreshOutcome::Held && r.held.is_some_and(|h| !h.kept)
+            })
+        })
 }
 
 /// The folder Crush reads its project settings from: `-c` (relative to
@@ -446,6 +472,10 @@ impl Status {
         let version = self.version.as_deref().unwrap_or("version not learnt");
         let found_by = self.found_by.as_deref().unwrap_or("PATH");
         match self.hand_over {
+            "updates_off" if !self.reason.is_empty() => format!(
+                "{crush} ({version}, from {found_by}): started with its automatic updates off, reading this cache: {}",
+                self.reason
+            ),
             "updates_off" => format!(
                 "{crush} ({version}, from {found_by}): started with its automatic updates off, reading this cache"
             ),
@@ -491,13 +521,19 @@ pub fn status(cwd: &Path, settings: &Settings) -> Option<Status> {
     ) {
         (Some(why), _) => Some(HandOver::Unchanged(why)),
         (None, None) => None,
-        (None, Some(learnt)) => Some(front::decide(
-            known(learnt),
-            config::front::hyper_key(cwd, &process_env).as_deref(),
-        )),
+        (None, Some(learnt)) => {
+            let hyper = config::front::hyper_key(cwd, &process_env);
+            let data = hyper.as_ref().and(paths::data_dir(&process_env).ok());
+            Some(front::decide(
+                known(learnt),
+                hyper.as_deref(),
+                data.and_then(|data| held(&data)),
+            ))
+        }
     };
     let (hand_over, reason) = match &plan {
         Some(HandOver::UpdatesOff) => ("updates_off", String::new()),
+        Some(HandOver::HeldOff(target)) => ("updates_off", front::held_off_reason(*target)),
         Some(HandOver::Unchanged(why)) => ("unchanged", why.explain()),
         None => (
             "not_learnt",

@@ -205,8 +205,20 @@ pub enum HandOver {
     /// this program keeps, makes no request of its own and never applies
     /// an unreviewed catalog.
     UpdatesOff,
+    /// The same, where a Hyper key would have Crush fetch for itself: a
+    /// refresh of this document was held and is not settled, which Crush
+    /// would fetch and apply itself. Crush then uses its own embedded
+    /// Hyper provider until the hold is settled.
+    HeldOff(crate::catalog::Target),
     /// As it would start without the front, for this reason.
     Unchanged(Why),
+}
+
+impl HandOver {
+    /// Whether Crush starts with its own updates off.
+    pub fn updates_off(&self) -> bool {
+        matches!(self, HandOver::UpdatesOff | HandOver::HeldOff(_))
+    }
 }
 
 /// Why Crush is started as it would be without the front.
@@ -258,8 +270,14 @@ pub fn by_settings(auto_update: bool, default_providers: bool) -> Option<Why> {
 
 /// How to hand over a Crush whose automatic updates the user left on: its
 /// updates turned off only when it reads the cache then (a release after
-/// v0.90) and no Hyper key depends on them.
-pub fn decide(version: Known<'_>, hyper_key: Option<&str>) -> HandOver {
+/// v0.90) and no Hyper key depends on them, or a refresh of `held`'s
+/// document was held and is not settled (Crush must not fetch that
+/// itself).
+pub fn decide(
+    version: Known<'_>,
+    hyper_key: Option<&str>,
+    held: Option<crate::catalog::Target>,
+) -> HandOver {
     let unchanged = HandOver::Unchanged;
     match version {
         Known::Front => unchanged(Why::Front),
@@ -268,9 +286,10 @@ pub fn decide(version: Known<'_>, hyper_key: Option<&str>) -> HandOver {
             format!("`{v}` is no release's version"),
         )),
         Known::Version(v) if !version::reads_cache(v) => unchanged(Why::OldCrush(v.to_string())),
-        Known::Version(_) => match hyper_key {
-            Some(origin) => unchanged(Why::HyperKey(origin.to_string())),
-            None => HandOver::UpdatesOff,
+        Known::Version(_) => match (hyper_key, held) {
+            (Some(_), Some(target)) => HandOver::HeldOff(target),
+            (Some(origin), None) => unchanged(Why::HyperKey(origin.to_string())),
+            (None, _) => HandOver::UpdatesOff,
         },
     }
 }
@@ -293,10 +312,28 @@ impl Why {
                 "it is a front like this program, which hands over to the Crush after it".into()
             }
             Why::HyperKey(origin) => format!(
-                "a Hyper key is set ({origin}): Crush fetches for itself, since it reads Hyper's provider only from its embedded copy while its updates are off"
+                "a Hyper key is set ({origin}): Crush fetches for itself, and what it fetches is not reviewed here, since it reads Hyper's provider only from its embedded copy while its updates are off (they go off while a refresh here is held)"
             ),
         }
     }
+}
+
+/// Why a start with a Hyper key turns Crush's updates off all the same,
+/// for `providers --status`.
+pub fn held_off_reason(target: crate::catalog::Target) -> String {
+    format!(
+        "a refresh of {} is held, which Crush would fetch and apply itself: until it is settled, Crush uses its own embedded Hyper provider",
+        target.noun()
+    )
+}
+
+/// The line a start tells while a refresh of `target`'s document holds
+/// Crush's updates off.
+pub fn held_off_notice(target: crate::catalog::Target, program: &str) -> String {
+    format!(
+        "a refresh of {} was held for review: Crush starts with its own updates off until it is settled, and uses its own embedded Hyper provider (`{program} providers --status`)",
+        target.noun()
+    )
 }
 
 /// What a start says before Crush takes the screen, and the key that tells
@@ -463,25 +500,36 @@ mod tests {
         assert_eq!(by_settings(true, false), Some(Why::NoDefaultProviders));
         assert_eq!(by_settings(false, true), Some(Why::AutoUpdateOff));
         let new = Known::Version("v0.91.0");
-        assert_eq!(decide(new, None), HandOver::UpdatesOff);
+        assert_eq!(decide(new, None, None), HandOver::UpdatesOff);
         let unchanged = |why| HandOver::Unchanged(why);
         assert_eq!(
-            decide(Known::Version("v0.90.0"), None),
+            decide(Known::Version("v0.90.0"), None, None),
             unchanged(Why::OldCrush("v0.90.0".into()))
         );
         assert_eq!(
-            decide(Known::Version("devel"), None),
+            decide(Known::Version("devel"), None, None),
             unchanged(Why::UnknownVersion(
                 "`devel` is no release's version".into()
             ))
         );
         assert_eq!(
-            decide(Known::Unknown("timed out"), None),
+            decide(Known::Unknown("timed out"), None, None),
             unchanged(Why::UnknownVersion("timed out".into()))
         );
         assert_eq!(
-            decide(new, Some("HYPER_API_KEY")),
+            decide(new, Some("HYPER_API_KEY"), None),
             unchanged(Why::HyperKey("HYPER_API_KEY".into()))
+        );
+        // A held refresh is never Crush's to fetch.
+        let hyper = crate::catalog::Target::Hyper;
+        assert_eq!(
+            decide(new, Some("HYPER_API_KEY"), Some(hyper)),
+            HandOver::HeldOff(hyper)
+        );
+        assert_eq!(decide(new, None, Some(hyper)), HandOver::UpdatesOff);
+        assert_eq!(
+            decide(Known::Version("v0.90.0"), Some("k"), Some(hyper)),
+            unchanged(Why::OldCrush("v0.90.0".into()))
         );
     }
 

@@ -427,11 +427,15 @@ fn held_warning(
         .map(|at| format!(" at {}", state::rfc3339(at)))
         .unwrap_or_default();
     let kept = match target {
-        Target::Catalog => "the catalog in use",
-        Target::Hyper => "the one Crush uses",
+        Target::Catalog => "the catalog in use is kept",
+        // With a Hyper key, Crush fetches for itself; while this is held
+        // the front starts it with its updates off instead.
+        Target::Hyper => {
+            "hyper.json is not replaced (while it is held, Crush is started with its own updates off and uses its embedded Hyper provider)"
+        }
     };
     format!(
-        "a refresh of {} from {url} was held{when}, and {kept} is kept: {}{more}; {}",
+        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}; {}",
         target.noun(),
         findings.first().map_or("", String::as_str),
         held_hint_for(target, &url.to_string(), flags)

@@ -976,3 +976,54 @@ fn a_projects_dotenv_never_chooses_the_program() {
         assert!(!project.join("other.ran").exists(), "{dotenv}: {run:?}");
     }
 }
+
+/// With a Hyper key, Crush fetches for itself (with its updates off it
+/// reads Hyper's provider only from its embedded copy); but while a
+/// refresh the review held is not settled, the front turns its updates
+/// off, so that Crush never fetches and applies what was held, and says
+/// so, as `--status` does. Settled, Crush fetches for itself again.
+#[test]
+fn a_held_refresh_is_never_fetched_by_crush_itself() {
+    let moved = r#"{"id":"hyper","name":"H","type":"hyper","api_endpoint":"https://attacker.example/v1","models":[{"id":"m","name":"M"}]}"#;
+    let (url, _) = keep_alive_server(move |path| {
+        (path == "/api/v1/provider").then(|| moved.as_bytes().to_vec())
+    });
+    let mut front = Front::new("v0.91.0");
+    front.set("HYPER_URL", &url);
+    front.set("HYPER_API_KEY", "hk-1");
+    let (_, started) = front.handed_over(&["run"]);
+    assert!(!started.env.contains_key(UPDATES_OFF));
+    let waited = front.own(&["providers", "--wait"]);
+    assert!(
+        waited.stderr.contains("was held") && !waited.stderr.contains("the one Crush uses is kept"),
+        "{waited:?}"
+    );
+    let (run, started) = front.handed_over(&["run"]);
+    assert_eq!(started.env.get(UPDATES_OFF).map(String::as_str), Some("1"));
+    assert!(
+        run.stderr.contains(
+            "a refresh of Hyper's provider was held for review: Crush starts with its own updates off until it is settled, and uses its own embedded Hyper provider"
+        ),
+        "{run:?}"
+    );
+    let status = front.own(&["providers", "--status", "--json"]).json();
+    assert_eq!(status["crush"]["hand_over"], "updates_off", "{status}");
+    assert!(
+        status["crush"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("a refresh of Hyper's provider is held"),
+        "{status}"
+    );
+    front
+        .own(&[
+            "update-providers",
+            "--source",
+            "hyper",
+            "--keep-current",
+            "-q",
+        ])
+        .ok();
+    let (_, started) = front.handed_over(&["run"]);
+    assert!(!started.env.contains_key(UPDATES_OFF));
+}

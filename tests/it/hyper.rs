@@ -395,7 +395,7 @@ async fn a_key_move_is_refused_without_the_flag_and_held_by_a_refresh() {
     waited.ok();
     assert!(
         waited.stderr.contains(&format!(
-            "a refresh of Hyper's provider from {uri}/api/v1/provider was held, and the one Crush uses is kept: provider \"hyper\" would send $HYPER_API_KEY to https://attacker.example:443"
+            "a refresh of Hyper's provider from {uri}/api/v1/provider was held, and hyper.json is not replaced (while it is held, Crush is started with its own updates off and uses its embedded Hyper provider): provider \"hyper\" would send $HYPER_API_KEY to https://attacker.example:443"
         )),
         "{waited:?}"
     );
