@@ -85,6 +85,15 @@ pub fn validate_provider(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
         format!("the provider ({})", printable(id))
     })?;
     let provider = &catalog.providers[0];
+    // Crush prepends the cached provider to its list whatever its id, and
+    // gives the Hyper key and Hyper's place to the id `hyper` alone: one
+    // named otherwise would be another provider, and Hyper lost.
+    if provider.id.as_str() != "hyper" {
+        return Err(ValidationError(format!(
+            "the provider ({}) is not Hyper's: its id must be \"hyper\", or Crush lists it as another provider and loses Hyper",
+            printable(provider.id.as_str())
+        )));
+    }
     if provider.models().is_empty() {
         return Err(ValidationError(format!(
             "the provider ({}) names no model: Crush keeps the Hyper provider it has over one without models",
@@ -157,6 +166,10 @@ mod tests {
             (
                 r#"{"id":"hyper","name":"H","models":[]}"#,
                 "the provider (\"hyper\") names no model: Crush keeps the Hyper provider it has over one without models",
+            ),
+            (
+                r#"{"id":"openai","name":"H","models":[{"id":"m"}]}"#,
+                "the provider (\"openai\") is not Hyper's: its id must be \"hyper\", or Crush lists it as another provider and loses Hyper",
             ),
         ] {
             assert_eq!(err(json), expected, "{json}");

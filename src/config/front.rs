@@ -147,12 +147,10 @@ fn crushrc_hyper_key(text: &str) -> Option<Said> {
         match command.texts().as_slice() {
             ["provider", "remove" | "rm", "hyper", ..] => events.push((command.line, Said::Unset)),
             ["provider", "add", "hyper", rest @ ..] => {
-                if let Some(i) = rest.iter().position(|w| *w == "--api-key") {
-                    let said = match rest.get(i + 1) {
-                        Some(key) if !key.is_empty() => {
-                            Said::Set(Some(command.line), Some(key.to_string()))
-                        }
-                        _ => Said::Unset,
+                if let Some(key) = api_key_flag(rest) {
+                    let said = match key {
+                        "" => Said::Unset,
+                        key => Said::Set(Some(command.line), Some(key.to_string())),
                     };
                     events.push((command.line, said));
                 }
@@ -172,6 +170,40 @@ fn crushrc_hyper_key(text: &str) -> Option<Said> {
     }
     events.sort_by_key(|(line, _)| *line);
     events.pop().map(|(_, said)| said)
+}
+
+/// The value of the last `--api-key` among the flags of `provider add ID`
+/// (`flags`), read as Crush's `applyFlags` reads them: in order, each
+/// flag taking its values (so a value that reads `--api-key` is a value),
+/// the last one winning. `None` when none is given, or when a flag Crush
+/// does not know or a missing value makes the command fail.
+fn api_key_flag<'a>(flags: &[&'a str]) -> Option<&'a str> {
+    let mut key = None;
+    let mut i = 0;
+    while i < flags.len() {
+        let values = match flags[i] {
+            "--extra-header" => 2,
+            "--name"
+            | "--type"
+            | "--api-key"
+            | "--base-url"
+            | "--disable"
+            | "--flat-rate"
+            | "--discover-models"
+            | "--system-prompt-prefix"
+            | "--extra-body"
+            | "--provider-options" => 1,
+            _ => return None,
+        };
+        if i + values >= flags.len() {
+            return None;
+        }
+        if flags[i] == "--api-key" {
+            key = Some(flags[i + 1]);
+        }
+        i += 1 + values;
+    }
+    key
 }
 
 #[cfg(test)]
@@ -304,6 +336,33 @@ mod tests {
     /// A key set by a command that runs otherwise than plainly (after an
     /// assignment or `command`, or inside a statement this reader skips)
     /// is set for Crush, which runs the file.
+    #[test]
+    fn the_last_api_key_wins_as_crush_applies_the_flags() {
+        let key = |rc: &str| match crushrc_hyper_key(rc) {
+            Some(Said::Set(_, value)) => value,
+            other => panic!("{rc}: {other:?}"),
+        };
+        assert_eq!(
+            key("provider add hyper --api-key first --api-key last\n").as_deref(),
+            Some("last")
+        );
+        assert_eq!(
+            key("provider add hyper --name --api-key --api-key k\n").as_deref(),
+            Some("k")
+        );
+        assert_eq!(
+            key("provider add hyper --extra-header --api-key x --api-key k\n").as_deref(),
+            Some("k")
+        );
+        for fails in [
+            "provider add hyper --name --api-key\n",
+            "provider add hyper --bogus 1 --api-key k\n",
+            "provider add hyper --api-key\n",
+        ] {
+            assert_eq!(crushrc_hyper_key(fails), None, "{fails}");
+        }
+    }
+
     #[test]
     fn a_hyper_key_set_by_a_command_run_otherwise_is_set() {
         for rc in [

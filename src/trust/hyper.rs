@@ -162,9 +162,10 @@ mod tests {
             );
             assert_eq!(moves(&home, target), []);
         }
-        // Another id carries only what its fields say.
+        // Another id carries only what its fields say (in a catalog: Hyper's
+        // document must be the provider `hyper`).
         let other = doc.replace(r#""id":"hyper""#, r#""id":"other""#);
-        assert_eq!(moves(&other, Target::Hyper), []);
+        assert_eq!(moves(&other, Target::Catalog), []);
     }
 
     #[test]

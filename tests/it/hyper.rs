@@ -268,6 +268,15 @@ async fn an_invalid_provider_is_refused_and_the_cache_is_untouched() {
             r#"{"id": "hyper", "name": "H", "models": []}"#.to_string(),
             &["names no model"],
         ),
+        // Crush would list it as another provider, and lose Hyper.
+        (
+            HYPER.replace(r#""id": "hyper""#, r#""id": "openai""#),
+            &[r#"the provider ("openai") is not Hyper's: its id must be "hyper""#],
+        ),
+        (
+            HYPER.replace(r#""id": "hyper""#, r#""id": "Hyper""#),
+            &[r#"the provider ("Hyper") is not Hyper's"#],
+        ),
     ] {
         let url = serve_at(
             "/api/v1/provider",
@@ -968,5 +977,29 @@ async fn the_start_sends_the_key_to_a_dotenvs_hyper_url_only_where_it_went() {
     assert_eq!(
         received(&hyper_requests(&server).await, "authorization"),
         ["Bearer LOGIN-TOKEN", "Bearer LOGIN-TOKEN"]
+    );
+}
+
+/// A crushrc's `provider add hyper` sets the key as Crush's `applyFlags`
+/// reads its flags: in order, the last `--api-key` winning, a flag's
+/// value never taken for a flag.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_last_api_key_of_a_crushrc_line_is_the_key() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let home = Home::new();
+    fs::write(
+        home.path().join(".crushrc"),
+        "provider add hyper --api-key first --name --api-key --api-key last\n",
+    )
+    .unwrap();
+    home.run_env(
+        &["providers", "--wait"],
+        &[("CATWALK_URL", &uri), ("HYPER_URL", &uri)],
+    )
+    .ok();
+    assert_eq!(
+        received(&hyper_requests(&server).await, "authorization"),
+        ["Bearer last"]
     );
 }
