@@ -77,8 +77,18 @@ pub(super) fn at_start_up(
             ));
         }
         Some(HyperKey {
-            value: Some(value), ..
-        }) => Bearer(value.clone()),
+            origin,
+            value: Some(value),
+        }) => {
+            // Go refuses to send such a header too: the request fails.
+            if reqwest::header::HeaderValue::from_str(&format!("Bearer {value}")).is_err() {
+                return Err(NotAtStartUp::Told(format!(
+                    "the Hyper key of {} holds a line break or another control character, which no HTTP header can carry: Hyper's provider is not refreshed; remove it from the key there",
+                    crate::config::shown(origin)
+                )));
+            }
+            Bearer(value.clone())
+        }
     };
     let name = crate::catalog::target::url_env(Target::Hyper);
     let value = environment::var(name).map(|v| v.to_string_lossy().into_owned());

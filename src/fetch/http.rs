@@ -101,6 +101,15 @@ pub enum FetchError {
         /// Where the last redirect led, when the failure was there.
         redirected: Option<String>,
     },
+    /// The Hyper key holds a character no HTTP header carries (a line
+    /// break, another control character): no request is made, as in Go.
+    /// The start-up checks the key it sends, naming where it is set
+    /// (`commands::hyper::at_start_up`), so the key found here is the only
+    /// one `update-providers` sends, `HYPER_API_KEY`'s.
+    #[error(
+        "the Hyper key of HYPER_API_KEY holds a line break or another control character, which no HTTP header can carry: no request was sent"
+    )]
+    UnsendableKey,
     /// The client could not be set up (an unreadable `SSL_CERT_FILE`).
     #[error("{0}")]
     Setup(String),
@@ -140,6 +149,7 @@ impl FetchError {
             FetchError::Timeout(_) => "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy (HTTPS_PROXY)".into(),
             FetchError::Network { cause, .. } => cause.hint(),
             FetchError::Setup(_) => "point SSL_CERT_FILE at a readable PEM file, or unset it".into(),
+            FetchError::UnsendableKey => "remove it from HYPER_API_KEY".into(),
             FetchError::RefusedInCgi => {
                 "use an https:// URL, or unset REQUEST_METHOD outside a CGI script".into()
             }
@@ -646,11 +656,8 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
     }
     if let Some(Bearer(key)) = &options.bearer {
         // Go refuses to send such a header too: the request fails.
-        let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| {
-            FetchError::Setup(
-                "the key holds a character an HTTP header cannot carry (a line break or another control character)".into(),
-            )
-        })?;
+        let mut value = HeaderValue::from_str(&format!("Bearer {key}"))
+            .map_err(|_| FetchError::UnsendableKey)?;
         value.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, value);
     }

@@ -1003,3 +1003,37 @@ async fn the_last_api_key_of_a_crushrc_line_is_the_key() {
         ["Bearer last"]
     );
 }
+
+/// A key no HTTP header can carry (a line break, another control
+/// character) makes no request, as in Go, and the message names where
+/// the key is set and what to do, not the TLS set-up.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_with_a_line_break_is_told_with_its_origin() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let home = Home::new();
+    let run = home.run_env(
+        &["update-providers", "--source", "hyper"],
+        &[("HYPER_URL", &uri), ("HYPER_API_KEY", "a\nb")],
+    );
+    run.fails_with(&[
+        "the Hyper key of HYPER_API_KEY holds a line break or another control character",
+        "remove it from HYPER_API_KEY",
+    ]);
+    assert!(!run.stderr.contains("SSL_CERT_FILE"), "{run:?}");
+    home.config(r#"{"providers": {"hyper": {"api_key": "line1\nline2"}}}"#);
+    let run = home.run_env(
+        &["providers", "--wait"],
+        &[("HYPER_URL", &uri), ("CATWALK_URL", &uri)],
+    );
+    run.ok();
+    let config = home.path().join(".config/crush/crush.json");
+    assert!(
+        words(&run.stderr).contains(&format!(
+            "the Hyper key of {} holds a line break or another control character, which no HTTP header can carry: Hyper's provider is not refreshed; remove it from the key there",
+            config.display()
+        )),
+        "{run:?}"
+    );
+    assert!(hyper_requests(&server).await.is_empty());
+}
