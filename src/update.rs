@@ -226,6 +226,7 @@ pub fn update_providers<R>(
         progress: options.progress,
         interruptible: options.interruptible,
         bearer: options.bearer.clone(),
+        document: cache.target,
         ..FetchOptions::default()
     };
     // One session: the signature comes on the catalog's connection.

@@ -40,6 +40,8 @@ pub struct FetchOptions {
     /// themselves for as long as it runs: only the command line, which
     /// exits soon after, asks.
     pub interruptible: bool,
+    /// Whose document is fetched: the hint for a refused request differs.
+    pub document: crate::catalog::Target,
     /// A key sent as `Authorization: Bearer KEY` (Hyper's), never shown,
     /// and never again once a redirect has left the URL's origin.
     pub bearer: Option<Bearer>,
@@ -65,6 +67,7 @@ impl Default for FetchOptions {
             progress: false,
             max_body: MAX_BODY_BYTES,
             interruptible: false,
+            document: crate::catalog::Target::Catalog,
             bearer: None,
         }
     }
@@ -129,6 +132,9 @@ pub enum FetchError {
         status: StatusCode,
         /// The first line of the body, sanitised.
         body_line: Option<String>,
+        /// For Hyper's provider, whether the Hyper key was sent; `None`
+        /// for the catalog.
+        hyper_key_sent: Option<bool>,
     },
     /// The body is larger than the cap.
     #[error("the body is larger than the limit of {} MiB", .0 / (1024 * 1024))]
@@ -152,6 +158,21 @@ impl FetchError {
             FetchError::UnsendableKey => "remove it from HYPER_API_KEY".into(),
             FetchError::RefusedInCgi => {
                 "use an https:// URL, or unset REQUEST_METHOD outside a CGI script".into()
+            }
+            FetchError::Status {
+                status,
+                hyper_key_sent: Some(sent),
+                ..
+            } if matches!(status.as_u16(), 401 | 403) => match sent {
+                true => "Hyper's server refused the Hyper key, which may have expired: run `crush login hyper` again, or check HYPER_API_KEY (`crush providers --status` shows where the key is set)".into(),
+                false => "no Hyper key was sent (update-providers sends HYPER_API_KEY and no other, as Crush's does): set HYPER_API_KEY".into(),
+            },
+            FetchError::Status {
+                status,
+                hyper_key_sent: Some(_),
+                ..
+            } if status.is_client_error() => {
+                "check the URL: Hyper's server base URL (HYPER_URL), or the exact URL of its provider (…/api/v1/provider, or a .json)".into()
             }
             FetchError::Status { status, .. } if status.is_client_error() => {
                 "check the URL: a Catwalk base URL or the exact URL of a catalog .json".into()
@@ -676,7 +697,13 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
     }
     if !status.is_success() {
         let body_line = first_line(&mut response).await;
-        return Err(FetchError::Status { status, body_line });
+        let hyper_key_sent =
+            (options.document == crate::catalog::Target::Hyper).then_some(options.bearer.is_some());
+        return Err(FetchError::Status {
+            status,
+            body_line,
+            hyper_key_sent,
+        });
     }
     let validators = Validators {
         etag: header_string(response.headers(), header::ETAG),

@@ -194,6 +194,7 @@ pub fn request(
         progress: foreground,
         max_body: http::MAX_BODY_BYTES,
         interruptible: foreground,
+        document: target,
         bearer: bearer.cloned(),
     };
     // One session: the signature comes on the catalog's connection.

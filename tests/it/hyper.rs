@@ -1037,3 +1037,39 @@ async fn a_key_with_a_line_break_is_told_with_its_origin() {
     );
     assert!(hyper_requests(&server).await.is_empty());
 }
+
+/// A refused request for Hyper's provider is told in Hyper's words: a
+/// 401 or 403 names the key (sent and refused: log in again; none sent:
+/// `HYPER_API_KEY`), a 404 Hyper's URL, never a Catwalk base URL.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_request_for_hyper_is_told_in_hypers_words() {
+    let home = Home::new();
+    let update = ["update-providers", "--source", "hyper"];
+    for (status, key, hint) in [
+        (
+            401,
+            Some("sk-old"),
+            "Hyper's server refused the Hyper key, which may have expired: run `crush login hyper` again, or check HYPER_API_KEY",
+        ),
+        (403, Some("sk-old"), "Hyper's server refused the Hyper key"),
+        (
+            401,
+            None,
+            "no Hyper key was sent (update-providers sends HYPER_API_KEY and no other, as Crush's does): set HYPER_API_KEY",
+        ),
+        (
+            404,
+            Some("sk-old"),
+            "check the URL: Hyper's server base URL (HYPER_URL), or the exact URL of its provider",
+        ),
+    ] {
+        let server =
+            serving(ResponseTemplate::new(status).set_body_string("{\"error\":\"no\"}")).await;
+        let uri = server.uri();
+        let mut env = vec![("HYPER_URL", uri.as_str())];
+        env.extend(key.map(|k| ("HYPER_API_KEY", k)));
+        let run = home.run_env(&update, &env);
+        run.fails_with(&[&format!("server answered {status}"), hint]);
+        assert!(!run.stderr.contains("Catwalk"), "{run:?}");
+    }
+}
