@@ -207,14 +207,22 @@ pub fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
     let me = program();
     let update = update_command(target);
     let from = format!("{me} {update} {}", shell_word(url));
-    let apply = std::iter::once(from.clone())
-        .chain(flags.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
     let kept = match target {
         Target::Catalog => "the catalog in use",
         Target::Hyper => "the one in use",
     };
+    // Held for its signature: neither a review nor an apply without one
+    // gets past the pinned key.
+    if flags.iter().any(|f| f == refresh::SIGNATURE_FLAG) {
+        return format!(
+            "the mirror must serve {url}.minisig, or apply it with `{from} {} FILE` (FILE its signature), or keep {kept} with `{me} {update} --keep-current`",
+            refresh::SIGNATURE_FLAG
+        );
+    }
+    let apply = std::iter::once(from.clone())
+        .chain(flags.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ");
     format!(
         "review it with `{from} --dry-run`, apply it with `{apply}`, or keep {kept} with `{me} {update} --keep-current`"
     )

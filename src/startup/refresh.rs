@@ -66,6 +66,9 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 const LOCK_FILE: &str = ".providers.refresh.lock";
 /// The hidden subcommand that runs a refresh in a helper process.
 pub const HELPER_COMMAND: &str = "refresh-in-background";
+/// The flag that gives `update-providers` a signature: recorded as the
+/// one a refresh held for its signature needs.
+pub const SIGNATURE_FLAG: &str = "--signature";
 /// The variable the helper takes the Hyper key from: the one Crush reads,
 /// set in the helper's environment (never on its command line, which
 /// every user of the machine can read).
@@ -386,6 +389,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         Err(RequestError::Signature(e)) => {
             return hold(Held {
                 changes: vec![format!("the new catalog was refused: {e}")],
+                flags: vec![SIGNATURE_FLAG.to_string()],
                 ..Held::default()
             });
         }

@@ -1073,3 +1073,40 @@ async fn a_refused_request_for_hyper_is_told_in_hypers_words() {
         assert!(!run.stderr.contains("Catwalk"), "{run:?}");
     }
 }
+
+/// A refresh held because its signature is missing says what works: the
+/// mirror serving the `.minisig`, the signature given with `--signature
+/// FILE` (that command applies it), or keeping the one in use.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refresh_held_for_its_signature_names_a_step_that_works() {
+    let signer = Signer::new();
+    let key = signer.public_key();
+    let unsigned = server(HYPER).await;
+    let uri = unsigned.uri();
+    let home = Home::new();
+    let env = [
+        ("CATWALK_URL", uri.as_str()),
+        ("HYPER_URL", uri.as_str()),
+        ("HYPER_API_KEY", "sk-env"),
+        ("CRUSH_PROVIDER_PUBLIC_KEY", key.as_str()),
+    ];
+    let run = home.run_env(&["providers", "--wait"], &env);
+    let url = format!("{uri}/api/v1/provider");
+    let apply = format!("crush update-providers --source hyper {url} --signature FILE");
+    assert!(
+        words(&run.stderr).contains(&format!(
+            "the mirror must serve {url}.minisig, or apply it with `{apply}` (FILE its signature), or keep the one in use with `crush update-providers --source hyper --keep-current`"
+        )),
+        "{run:?}"
+    );
+    let (_dir, file) = temp_file(
+        "provider.minisig",
+        signer
+            .sign(HYPER.as_bytes(), Some(1_700_000_000))
+            .as_bytes(),
+    );
+    let apply = apply.replace("FILE", file.to_str().unwrap());
+    let words: Vec<&str> = apply.split(' ').skip(1).collect();
+    home.run_env(&words, &env).ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+}
