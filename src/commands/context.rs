@@ -232,7 +232,7 @@ fn hyper_options(
     files: &CacheFiles,
     warnings: &mut Vec<String>,
 ) -> Option<startup::HyperOptions> {
-    let key = config::front::hyper_key_in(&settings.files, &process_env);
+    let key = config::front::hyper_key_in(settings, &process_env);
     match super::hyper::at_start_up(files, key.as_ref()) {
         Ok(options) => Some(options),
         Err(super::hyper::NotAtStartUp::Told(why)) => {

@@ -306,7 +306,7 @@ fn status(
         crush: super::front::status(&context.cwd, settings),
         hyper: super::hyper::status(
             files,
-            crate::config::front::hyper_key_in(&settings.files, &crate::store::paths::process_env)
+            crate::config::front::hyper_key_in(settings, &crate::store::paths::process_env)
                 .as_ref(),
             matches!(network, network::Network::Allowed(_)),
         ),

@@ -109,7 +109,7 @@ fn bearer(
     if target != Target::Hyper {
         return None;
     }
-    let key = crate::config::front::hyper_key_in(&settings.files, &process_env);
+    let key = crate::config::front::hyper_key_in(settings, &process_env);
     let shown = source::redacted(url.as_str());
     match &key {
         Some(HyperKey { origin, .. }) if origin == HYPER_KEY_ENV => context.say_debug(

@@ -54,15 +54,18 @@ pub struct HyperKey {
 /// The Hyper key, as [`hyper_key`] finds it, with its value. An empty
 /// `HYPER_API_KEY` is none (Crush: `os.Getenv(...) != ""`).
 pub fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
-    key_in(env, || config_files(cwd, env))
+    key_in(env, || in_crushs_order(config_files(cwd, env), None, env))
 }
 
-/// [`find_hyper_key`] in `files`, those the settings were read from
-/// ([`super::Settings::files`], lowest priority first): the walk that
-/// found them is not made again at every start.
-pub fn hyper_key_in(files: &[PathBuf], env: EnvLookup) -> Option<HyperKey> {
+/// [`find_hyper_key`] in the files the settings were read from
+/// ([`super::Settings::files`], lowest priority first, the workspace
+/// file `workspace` among them): the walk that found them is not made
+/// again at every start.
+pub fn hyper_key_in(settings: &super::Settings, env: EnvLookup) -> Option<HyperKey> {
+    let workspace = settings.workspace.dir.join("crush.json");
     key_in(env, || {
-        files
+        let files = settings
+            .files
             .iter()
             .map(|path| {
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -72,8 +75,77 @@ pub fn hyper_key_in(files: &[PathBuf], env: EnvLookup) -> Option<HyperKey> {
                 };
                 (path.clone(), format)
             })
-            .collect()
+            .collect();
+        in_crushs_order(files, Some(&workspace), env)
     })
+}
+
+/// `files` (in the spec's order, lowest priority first) in the order
+/// Crush v0.90 merges them, which decides the key Crush sends: the system
+/// file, the global JSON and crushrc, the global state (where `crush
+/// login hyper` writes), the project's files (in each folder `crush.json`
+/// < `.crush.json` < `crushrc` < `.crushrc`), and the workspace file last
+/// (`workspace`, else a `crush.json` in a `.crush` folder). The options
+/// keep the spec's order (the README's table); the key must be the one
+/// Crush sends, or a start sends a stale one.
+fn in_crushs_order(
+    files: Vec<(PathBuf, Format)>,
+    workspace: Option<&Path>,
+    env: EnvLookup,
+) -> Vec<(PathBuf, Format)> {
+    let platform = paths::Platform::current();
+    let system = paths::system_config_on(platform, env);
+    let config_dir = paths::config_dir(env).ok();
+    let state = paths::global_state_dir(env)
+        .ok()
+        .map(|d| d.join("crush.json"));
+    let is_workspace = |path: &Path| match workspace {
+        Some(workspace) => path == workspace,
+        None => {
+            path.file_name().is_some_and(|n| n == "crush.json")
+                && path
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".crush")
+        }
+    };
+    let mut folders: Vec<PathBuf> = Vec::new();
+    let mut ranked: Vec<((usize, usize, usize), (PathBuf, Format))> = files
+        .into_iter()
+        .enumerate()
+        .map(|(i, (path, format))| {
+            let rank = if Some(&path) == system.as_ref() {
+                (0, 0, i)
+            } else if config_dir
+                .as_deref()
+                .is_some_and(|d| path.parent() == Some(d))
+            {
+                (1, 0, i)
+            } else if Some(&path) == state.as_ref() {
+                (2, 0, i)
+            } else if is_workspace(&path) {
+                (4, 0, i)
+            } else {
+                let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let at = folders
+                    .iter()
+                    .position(|f| *f == folder)
+                    .unwrap_or_else(|| {
+                        folders.push(folder);
+                        folders.len() - 1
+                    });
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                let within = ["crush.json", ".crush.json", "crushrc", ".crushrc"]
+                    .iter()
+                    .position(|n| *n == name)
+                    .unwrap_or(i);
+                (3, at, within)
+            };
+            (rank, (path, format))
+        })
+        .collect();
+    ranked.sort_by_key(|(rank, _)| *rank);
+    ranked.into_iter().map(|(_, file)| file).collect()
 }
 
 fn key_in(env: EnvLookup, files: impl FnOnce() -> Vec<(PathBuf, Format)>) -> Option<HyperKey> {
@@ -301,12 +373,14 @@ mod tests {
         let value = |env: &dyn Fn(&str) -> Option<OsString>| {
             let found = find_hyper_key(&cwd, env);
             // The same from the files the settings read.
-            let files: Vec<PathBuf> = config_files(&cwd, env)
-                .into_iter()
-                .map(|(path, _)| path)
-                .filter(|path| path.is_file())
-                .collect();
-            assert_eq!(hyper_key_in(&files, env), found);
+            let inputs = super::super::Inputs {
+                cwd: &cwd,
+                env,
+                env_source: &|_| None,
+                data_dir: None,
+            };
+            let settings = super::super::resolve_in(&inputs, |_| true).unwrap();
+            assert_eq!(hyper_key_in(&settings, env), found);
             found.map(|k| k.value)
         };
         fs::write(

@@ -1110,3 +1110,46 @@ async fn a_refresh_held_for_its_signature_names_a_step_that_works() {
     home.run_env(&words, &env).ok();
     assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
 }
+
+/// The key is the one Crush v0.90 sends, from the files in the order it
+/// merges them (its options' order is the spec's, the README's table):
+/// the login's global state over the global JSON, a project's crushrc
+/// over its `.crush.json`, the workspace file over every project file.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_key_comes_from_the_file_crush_v090_takes_it_from() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let key = |k: &str| format!(r#"{{"providers":{{"hyper":{{"api_key":"{k}"}}}}}}"#);
+    let home = Home::new();
+    git_init(home.path());
+    fs::create_dir_all(home.data_dir()).unwrap();
+    fs::write(home.data_dir().join("crush.json"), key("login-token")).unwrap();
+    home.config(&key("old-config"));
+    let env = [("CATWALK_URL", uri.as_str()), ("HYPER_URL", uri.as_str())];
+    let every = ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
+    home.run_env(&["providers", "--wait"], &[env[0], env[1], every])
+        .ok();
+    fs::write(home.path().join(".crush.json"), key("dot-json")).unwrap();
+    fs::write(
+        home.path().join("crushrc"),
+        "provider add hyper --api-key rc\n",
+    )
+    .unwrap();
+    home.run_env(&["providers", "--wait"], &[env[0], env[1], every])
+        .ok();
+    fs::create_dir_all(home.path().join(".crush")).unwrap();
+    fs::write(home.path().join(".crush/crush.json"), key("workspace")).unwrap();
+    home.run_env(&["providers", "--wait"], &[env[0], env[1], every])
+        .ok();
+    let status = home
+        .run_env(&["providers", "--status", "--json"], &env)
+        .json();
+    assert_eq!(
+        status["hyper"]["key"],
+        home.path().join(".crush/crush.json").display().to_string()
+    );
+    assert_eq!(
+        received(&hyper_requests(&server).await, "authorization"),
+        ["Bearer login-token", "Bearer rc", "Bearer workspace"]
+    );
+}
