@@ -207,7 +207,9 @@ fn prepare(
     let mut memo = Memo::read(&memo_path);
     let mut notices = Vec::new();
     let learnt = learn(crush, &mut memo, &memo_path, probe, &mut notices)?;
-    let hyper = config::front::hyper_key(&cwd, &process_env);
+    // From the files the settings were read from, `-D`'s workspace file
+    // among them, as `providers --status` reads it.
+    let hyper = config::front::hyper_key_in(&settings, &process_env).map(|k| k.origin);
     let held = hyper.as_ref().and_then(|_| held(&data));
     let plan = front::decide(known(&learnt), hyper.as_deref(), held);
     if !plan.updates_off() {
@@ -488,10 +490,10 @@ impl Status {
     }
 }
 
-/// What a start in `cwd` would do with the real Crush, as far as is known
-/// without running it (the version only when a start has learnt it);
-/// `None` when this program does not stand in front of Crush.
-pub fn status(cwd: &Path, settings: &Settings) -> Option<Status> {
+/// What a start with `settings` would do with the real Crush, as far as
+/// is known without running it (the version only when a start has learnt
+/// it); `None` when this program does not stand in front of Crush.
+pub fn status(settings: &Settings) -> Option<Status> {
     if !stands_in_front(program()) {
         return None;
     }
@@ -522,7 +524,7 @@ pub fn status(cwd: &Path, settings: &Settings) -> Option<Status> {
         (Some(why), _) => Some(HandOver::Unchanged(why)),
         (None, None) => None,
         (None, Some(learnt)) => {
-            let hyper = config::front::hyper_key(cwd, &process_env);
+            let hyper = config::front::hyper_key_in(settings, &process_env).map(|k| k.origin);
             let data = hyper.as_ref().and(paths::data_dir(&process_env).ok());
             Some(front::decide(
                 known(learnt),

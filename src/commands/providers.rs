@@ -26,7 +26,7 @@ pub fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
     let settings = context.settings()?;
     let files = cache_files()?;
     if args.status {
-        return status(context, &settings, &files, args.json);
+        return status(&settings, &files, args.json);
     }
     let loaded = context.startup(&settings, &files, args.wait)?;
     if args.json {
@@ -263,12 +263,7 @@ impl From<&Setting> for SettingJson {
     }
 }
 
-fn status(
-    context: &Context,
-    settings: &Settings,
-    files: &CacheFiles,
-    json: bool,
-) -> Result<(), Exit> {
+fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
     let cached = cache::read(files);
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
@@ -303,7 +298,7 @@ fn status(
         embedded_snapshot: embedded::origin(),
         provider_auto_update: (&settings.auto_update).into(),
         default_providers: (&settings.default_providers).into(),
-        crush: super::front::status(&context.cwd, settings),
+        crush: super::front::status(settings),
         hyper: super::hyper::status(
             files,
             crate::config::front::hyper_key_in(settings, &crate::store::paths::process_env)

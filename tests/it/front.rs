@@ -1027,3 +1027,30 @@ fn a_held_refresh_is_never_fetched_by_crush_itself() {
     let (_, started) = front.handed_over(&["run"]);
     assert!(!started.env.contains_key(UPDATES_OFF));
 }
+
+/// `-D`'s workspace file is read for the Hyper key by a start as by
+/// `--status`: both see the key it sets, and Crush keeps its own
+/// updates (it reads Hyper's provider only from its embedded copy
+/// while they are off).
+#[test]
+fn a_data_dirs_hyper_key_is_seen_by_a_start_as_by_the_status() {
+    let front = Front::new("v0.91.0");
+    let dd = front.home.path().join("dd");
+    fs::create_dir_all(&dd).unwrap();
+    fs::write(
+        dd.join("crush.json"),
+        r#"{"providers":{"hyper":{"api_key":"DDKEY"}}}"#,
+    )
+    .unwrap();
+    let dd = dd.to_str().unwrap();
+    let (_, started) = front.handed_over(&["-D", dd, "run"]);
+    assert!(!started.env.contains_key(UPDATES_OFF));
+    let status = front
+        .own(&["-D", dd, "providers", "--status", "--json"])
+        .json();
+    assert_eq!(status["crush"]["hand_over"], "unchanged", "{status}");
+    assert_eq!(status["hyper"]["key"], format!("{dd}/crush.json"));
+    // Without -D, neither sees it.
+    let (_, started) = front.handed_over(&["run"]);
+    assert!(started.env.contains_key(UPDATES_OFF));
+}

@@ -1161,7 +1161,9 @@ async fn the_key_comes_from_the_file_crush_v090_takes_it_from() {
 fn the_status_says_no_refresh_for_a_hyper_url_the_start_cannot_use() {
     let home = Home::new();
     let env = [("HYPER_URL", "ftp://x"), ("HYPER_API_KEY", "k")];
-    let status = home.run_env(&["providers", "--status", "--json"], &env).json();
+    let status = home
+        .run_env(&["providers", "--status", "--json"], &env)
+        .json();
     assert_eq!(
         status["hyper"]["refresh_at_start_up"],
         "no: HYPER_URL=\"ftp://x\" is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)"
