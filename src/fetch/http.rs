@@ -126,7 +126,7 @@ pub enum FetchError {
     #[error("redirect refused: {0}")]
     Redirect(String),
     /// The server answered with an error status.
-    #[error("server answered {status}{}", body_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
+    #[error("{}server answered {status}{}", redirected.as_deref().map(|to| format!("redirected to {to}: ")).unwrap_or_default(), body_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
     Status {
         /// The status.
         status: StatusCode,
@@ -135,6 +135,8 @@ pub enum FetchError {
         /// For Hyper's provider, whether the Hyper key was sent; `None`
         /// for the catalog.
         hyper_key_sent: Option<bool>,
+        /// Where the last redirect led, when the answer came from there.
+        redirected: Option<String>,
     },
     /// The body is larger than the cap.
     #[error("the body is larger than the limit of {} MiB", .0 / (1024 * 1024))]
@@ -697,12 +699,20 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
     }
     if !status.is_success() {
         let body_line = first_line(&mut response).await;
-        let hyper_key_sent =
-            (options.document == crate::catalog::Target::Hyper).then_some(options.bearer.is_some());
+        let hops = on
+            .redirects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        // Once a redirect left the first origin, no key went along.
+        let sent = options.bearer.is_some() && hops.iter().all(|to| to.origin() == url.origin());
+        let redirected = hops.last();
+        let hyper_key_sent = (options.document == crate::catalog::Target::Hyper).then_some(sent);
         return Err(FetchError::Status {
             status,
             body_line,
             hyper_key_sent,
+            redirected: redirected.map(|to| to.to_string()),
         });
     }
     let validators = Validators {

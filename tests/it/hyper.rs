@@ -1169,3 +1169,26 @@ fn the_status_says_no_refresh_for_a_hyper_url_the_start_cannot_use() {
         "no: HYPER_URL=\"ftp://x\" is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)"
     );
 }
+
+/// An error status after a redirect is the redirect target's, and says
+/// so, as a failure to connect there does.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_status_after_a_redirect_names_where_it_came_from() {
+    let other = MockServer::start().await;
+    Mock::given(path("/y"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("thanks"))
+        .mount(&other)
+        .await;
+    let first =
+        serving(ResponseTemplate::new(302).insert_header("location", format!("{}/y", other.uri())))
+            .await;
+    let home = Home::new();
+    let run = home.run_env(
+        &["update-providers", "--source", "hyper"],
+        &[("HYPER_URL", &first.uri())],
+    );
+    run.fails_with(&[&format!(
+        "redirected to {}/y: server answered 500 Internal Server Error: thanks",
+        other.uri()
+    )]);
+}
