@@ -148,7 +148,7 @@ pub fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> H
         last_modified: None,
         sha256: None,
         models: None,
-        key: key.map(|k| k.origin.clone()),
+        key: key.map(key_origin),
         refresh_at_start_up,
     };
     let state = match cache::read(&files) {
@@ -183,6 +183,18 @@ pub fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> H
         describe_state(&state, &mut status);
     }
     status
+}
+
+/// Where `key` is set, as `--status` shows it: `HYPER_API_KEY`, with the
+/// `.env` file and line when it comes from one (never its value).
+fn key_origin(key: &HyperKey) -> String {
+    let name = crate::config::front::HYPER_KEY_ENV;
+    match environment::source(name) {
+        Some(environment::Source::DotEnv(path, line)) if key.origin == name => {
+            format!("{name} at {}:{line}", path.display())
+        }
+        _ => key.origin.clone(),
+    }
 }
 
 fn describe_state(state: &CacheState, status: &mut HyperStatus) {

@@ -1192,3 +1192,18 @@ async fn an_error_status_after_a_redirect_names_where_it_came_from() {
         other.uri()
     )]);
 }
+
+/// `--status` says when the Hyper key comes from a `.env` file, and
+/// where in it, as it does for `HYPER_URL` (never the key itself).
+#[test]
+fn the_status_names_the_dotenv_that_sets_the_key() {
+    let home = Home::new();
+    fs::write(home.path().join(".env"), "HYPER_API_KEY=sk-dotenv\n").unwrap();
+    let run = home.run(&["providers", "--status", "--json"]);
+    let dotenv = home.path().canonicalize().unwrap().join(".env");
+    assert_eq!(
+        run.json()["hyper"]["key"],
+        format!("HYPER_API_KEY at {}:1", dotenv.display())
+    );
+    assert!(!run.stdout.contains("sk-dotenv"), "{run:?}");
+}
