@@ -80,6 +80,10 @@ pub fn hyper_key_in(settings: &super::Settings, env: EnvLookup) -> Option<HyperK
     })
 }
 
+/// A file's place in Crush v0.90's order: its group, then its folder and
+/// name within the project's, else its place in the spec's order.
+type Rank = (usize, usize, usize);
+
 /// `files` (in the spec's order, lowest priority first) in the order
 /// Crush v0.90 merges them, which decides the key Crush sends: the system
 /// file, the global JSON and crushrc, the global state (where `crush
@@ -110,7 +114,7 @@ fn in_crushs_order(
         }
     };
     let mut folders: Vec<PathBuf> = Vec::new();
-    let mut ranked: Vec<((usize, usize, usize), (PathBuf, Format))> = files
+    let mut ranked: Vec<(Rank, (PathBuf, Format))> = files
         .into_iter()
         .enumerate()
         .map(|(i, (path, format))| {

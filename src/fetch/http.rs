@@ -401,6 +401,27 @@ impl Attempt<'_> {
         })
     }
 
+    /// The error for an answer with status `status` (not a success) and
+    /// the first line of its body: where a redirect led, and, for Hyper's
+    /// provider, whether the key went there (once a redirect left the
+    /// first origin, none did).
+    fn refused(&self, status: StatusCode, body_line: Option<String>) -> FetchError {
+        let hops = self
+            .redirects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let sent =
+            self.options.bearer.is_some() && hops.iter().all(|to| to.origin() == self.url.origin());
+        FetchError::Status {
+            status,
+            body_line,
+            hyper_key_sent: (self.options.document == crate::catalog::Target::Hyper)
+                .then_some(sent),
+            redirected: hops.last().map(Url::to_string),
+        }
+    }
+
     /// The project's cause for an error of the HTTP client.
     fn classify(&self, e: reqwest::Error) -> FetchError {
         // A redirect's target that fails is that target's failure.
@@ -699,21 +720,7 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
     }
     if !status.is_success() {
         let body_line = first_line(&mut response).await;
-        let hops = on
-            .redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        // Once a redirect left the first origin, no key went along.
-        let sent = options.bearer.is_some() && hops.iter().all(|to| to.origin() == url.origin());
-        let redirected = hops.last();
-        let hyper_key_sent = (options.document == crate::catalog::Target::Hyper).then_some(sent);
-        return Err(FetchError::Status {
-            status,
-            body_line,
-            hyper_key_sent,
-            redirected: redirected.map(|to| to.to_string()),
-        });
+        return Err(on.refused(status, body_line));
     }
     let validators = Validators {
         etag: header_string(response.headers(), header::ETAG),
