@@ -93,9 +93,15 @@ pub(super) fn at_start_up(
     let name = crate::catalog::target::url_env(Target::Hyper);
     let value = environment::var(name).map(|v| v.to_string_lossy().into_owned());
     let url = source::startup_url_for(Target::Hyper, value.as_deref()).map_err(|value| {
+        let shown = crate::catalog::quoted(&source::redacted(&value));
+        let scheme = value.get(..8).unwrap_or(&value).to_ascii_lowercase();
+        let why = match scheme.starts_with("http://") || scheme.starts_with("https://") {
+            // An http(s) URL all the same: Go refuses it for another reason.
+            true => "is a URL Go refuses (a control character, or a space or backslash before the path)",
+            false => "is not an http:// or https:// URL",
+        };
         NotAtStartUp::Told(format!(
-            "{name}={} is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)",
-            crate::catalog::quoted(&source::redacted(&value))
+            "{name}={shown} {why}: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)"
         ))
     })?;
     let from_dotenv = matches!(

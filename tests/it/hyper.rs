@@ -884,9 +884,12 @@ mcp add m --header Authorization "Bearer REALKEY8$X" --oauth-client-secret REALK
 "#,
     )
     .unwrap();
+    // A refresh, should one start, reaches nothing.
+    let closed = closed_port_url();
     for args in [&["providers"][..], &["providers", "--status"]] {
-        let run = home.run(args);
+        let run = home.run_env(args, &[("CATWALK_URL", &closed)]);
         run.ok();
+        home.wait_for_the_helper();
         let warnings: Vec<&str> = run
             .stderr
             .lines()
@@ -1167,6 +1170,21 @@ fn the_status_says_no_refresh_for_a_hyper_url_the_start_cannot_use() {
     assert_eq!(
         status["hyper"]["refresh_at_start_up"],
         "no: HYPER_URL=\"ftp://x\" is not an http:// or https:// URL: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)"
+    );
+    // One Go refuses for another reason is said so, at every start too.
+    let closed = closed_port_url();
+    let env = [
+        ("HYPER_URL", "http://127.0.0.1:9 "),
+        ("HYPER_API_KEY", "k"),
+        ("CATWALK_URL", closed.as_str()),
+    ];
+    let run = home.run_env(&["providers"], &env);
+    home.wait_for_the_helper();
+    assert!(
+        run.stderr.contains(
+            "HYPER_URL=\"http://127.0.0.1:9 \" is a URL Go refuses (a control character, or a space or backslash before the path): Hyper's provider is not refreshed at start-up"
+        ),
+        "{run:?}"
     );
 }
 
