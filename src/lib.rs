@@ -18,7 +18,9 @@
 //!   replay), the memory of where keys went, the Hyper key, and signed
 //!   catalogs.
 //! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
-//!   in one session, the proxy each request takes, plain-word diagnoses.
+//!   in one session, told of and ended by their caller (a progress
+//!   reporter, a cancellation), the proxy each request takes, plain-word
+//!   diagnoses.
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name
@@ -28,8 +30,9 @@
 //!   and the background refresh (of Hyper's provider too).
 //! - [`front`]: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
-//! - [`commands`]: the command line, one file per command, and the front
-//!   carried out before it is parsed.
+//! - [`commands`]: the command line, one file per command, the front
+//!   carried out before it is parsed, and what a person waiting for a
+//!   download sees and types (the progress bar, Ctrl-C).
 
 pub mod catalog;
 pub mod commands;

@@ -12,6 +12,7 @@ use crate::catalog::{Catalog, Target};
 use crate::error::{Cause, Failure};
 use crate::fetch::http::{Bearer, FetchOptions, Session};
 use crate::fetch::source::{self, Source};
+use crate::fetch::watch::Watch;
 use crate::store::atomic;
 use crate::store::cache::{self, CacheFiles};
 use crate::store::digest::{self, hex};
@@ -34,8 +35,6 @@ pub struct UpdateOptions {
     pub sha256: Option<String>,
     /// Bound on the whole transfer.
     pub timeout: Duration,
-    /// Show a download progress bar when stderr is a terminal.
-    pub progress: bool,
     /// The pinned keys: every source but the embedded snapshot must then be
     /// signed by one of them.
     pub keys: Option<TrustedKeys>,
@@ -51,10 +50,11 @@ pub struct UpdateOptions {
     /// Apply a catalog that sends a known key to a new place
     /// (`--allow-key-move`).
     pub allow_key_move: bool,
-    /// Whether Ctrl-C or SIGTERM ends the download (then the failure's
-    /// cause is [`crate::fetch::http::FetchError::Interrupted`]); for the
-    /// command line, not a host with signal handling of its own.
-    pub interruptible: bool,
+    /// Where the download's progress goes, and what ends it early (then
+    /// the failure's cause is
+    /// [`crate::fetch::http::FetchError::Interrupted`]); by default,
+    /// neither.
+    pub watch: Watch,
     /// Sent as `Authorization: Bearer` with a URL's requests: the Hyper
     /// key, for Hyper's provider.
     pub bearer: Option<Bearer>,
@@ -67,13 +67,12 @@ impl Default for UpdateOptions {
             output: None,
             sha256: None,
             timeout: Duration::from_secs(60),
-            progress: false,
             keys: None,
             signature: None,
             allow_shrink: false,
             allow_downgrade: false,
             allow_key_move: false,
-            interruptible: false,
+            watch: Watch::default(),
             bearer: None,
         }
     }
@@ -223,8 +222,7 @@ pub fn update_providers<R>(
         .unwrap_or_else(|| cache.catalog.clone());
     let fetch = FetchOptions {
         timeout: options.timeout,
-        progress: options.progress,
-        interruptible: options.interruptible,
+        watch: options.watch.clone(),
         bearer: options.bearer.clone(),
         document: cache.target,
         ..FetchOptions::default()

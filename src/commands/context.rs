@@ -10,6 +10,7 @@ use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
+use crate::fetch::watch::Watch;
 use crate::startup::network::{self, Network};
 use crate::startup::{self, Background, EnvOptions, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
@@ -171,6 +172,11 @@ impl Context {
             interval: env.interval,
             background,
             wait,
+            watch: if wait {
+                super::watch::watched(true)
+            } else {
+                Watch::default()
+            },
             keys,
             hyper: (auto_update && settings.default_providers.value)
                 .then(|| hyper_options(settings, files, &mut warnings))

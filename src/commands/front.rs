@@ -335,7 +335,7 @@ fn refresh_if_due(
             timeout: env.timeout,
             interval: env.interval,
             keys,
-            foreground: false,
+            watch: Default::default(),
             bearer: None,
         };
         let job = refresh::Job {

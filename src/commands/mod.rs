@@ -17,11 +17,13 @@ mod report;
 mod table;
 mod terminal;
 mod update_providers;
+mod watch;
 
 use clap::FromArgMatches;
 
 use crate::commands::cli::{Cli, Command};
 use crate::error::Failure;
+use crate::fetch::watch::{Signal, Watch};
 use crate::startup::refresh;
 use crate::store::cache::CacheFiles;
 use crate::trust::signature::TrustedKeys;
@@ -81,11 +83,11 @@ pub fn main() -> u8 {
         }
         Err(Exit::Failed(f)) => failure(&f, false),
         Err(Exit::FailedVerbose(f)) => failure(&f, true),
-        Err(Exit::Interrupted(code)) => {
-            let what = if code == 143 {
-                "terminated"
-            } else {
-                "interrupted"
+        Err(Exit::Interrupted(signal)) => {
+            // The shell's codes: 128 and the signal's number.
+            let (what, code) = match signal {
+                Signal::Interrupt => ("interrupted", 130),
+                Signal::Terminate => ("terminated", 143),
             };
             say(format_args!("{what}; nothing was written"));
             code
@@ -115,8 +117,9 @@ pub enum Exit {
     Failed(Box<Failure>),
     /// A failure, told with the libraries' own account of it (`--verbose`).
     FailedVerbose(Box<Failure>),
-    /// Ended by Ctrl-C (130) or SIGTERM (143) before anything was written.
-    Interrupted(u8),
+    /// Ended by Ctrl-C (exit code 130) or SIGTERM (143) before anything
+    /// was written.
+    Interrupted(Signal),
     /// Done, with an exit code that answers a question (`--check`).
     Code(u8),
 }
@@ -145,7 +148,7 @@ fn run(cli: Cli) -> Result<(), Exit> {
                 timeout: args.timeout,
                 interval: args.interval,
                 keys: keys.clone(),
-                foreground: false,
+                watch: Watch::default(),
                 bearer,
             };
             let catalog = CacheFiles::in_dir(&args.cache_dir);

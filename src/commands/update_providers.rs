@@ -65,13 +65,12 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         output: args.output.clone(),
         sha256: args.sha256.clone(),
         timeout: args.timeout,
-        progress: !args.quiet && !args.json,
         keys,
         signature: args.signature.clone(),
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
         allow_key_move: args.allow_key_move,
-        interruptible: true,
+        watch: super::watch::watched(!args.quiet && !args.json),
         bearer: bearer(context, &settings, target, &source),
     };
     let shown = update::update_providers(&source, &cache, &options, |report| show(report, &args))

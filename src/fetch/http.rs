@@ -1,26 +1,25 @@
 //! Fetching a catalog over HTTP: bounded in time and size, conditional when
 //! validators are known, and careful about redirects.
 
-use std::io::IsTerminal;
 use std::time::Duration;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
-use reqwest::{StatusCode, Url, redirect};
+use reqwest::{StatusCode, Url};
 
-use crate::fetch::diagnosis::{self, Diagnosis, Network, Timeout};
+use crate::fetch::classify;
+use crate::fetch::diagnosis::{self, Network, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
+use crate::fetch::redirect;
 
 use crate::fetch::tls;
+use crate::fetch::watch::{Reported, Signal, Watch};
 use crate::store::validators::Validators;
 
 /// Largest body accepted, after decompression.
 pub const MAX_BODY_BYTES: usize = crate::store::file::MAX_FILE_BYTES;
-
-/// Most redirects followed for one request.
-pub const MAX_REDIRECTS: usize = 5;
 
 /// How to fetch.
 #[derive(Debug, Clone)]
@@ -31,15 +30,11 @@ pub struct FetchOptions {
     pub connect_timeout: Duration,
     /// Validators to send for a conditional request.
     pub conditional: Validators,
-    /// Show a progress bar on stderr (only drawn when it is a terminal).
-    pub progress: bool,
     /// Largest body accepted.
     pub max_body: usize,
-    /// Whether Ctrl-C or SIGTERM ends the fetch ([`FetchError::Interrupted`]).
-    /// Once asked for, those signals no longer end the process by
-    /// themselves for as long as it runs: only the command line, which
-    /// exits soon after, asks.
-    pub interruptible: bool,
+    /// Where the body's progress goes, and what ends the fetch early
+    /// ([`FetchError::Interrupted`]); by default, neither.
+    pub watch: Watch,
     /// Whose document is fetched: the hint for a refused request differs.
     pub document: crate::catalog::Target,
     /// A key sent as `Authorization: Bearer KEY` (Hyper's), never shown,
@@ -64,9 +59,8 @@ impl Default for FetchOptions {
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             conditional: Validators::default(),
-            progress: false,
             max_body: MAX_BODY_BYTES,
-            interruptible: false,
+            watch: Watch::default(),
             document: crate::catalog::Target::Catalog,
             bearer: None,
         }
@@ -144,10 +138,10 @@ pub enum FetchError {
     /// The server answered 304 to a request that carried no validator.
     #[error("the server answered 304 Not Modified to a request that had no validator")]
     UnexpectedNotModified,
-    /// Ctrl-C or SIGTERM ended the fetch; the exit code that says so (130
-    /// or 143).
+    /// The caller's cancellation ([`crate::fetch::watch::Cancel`]) ended
+    /// the fetch, for this signal.
     #[error("interrupted")]
-    Interrupted(u8),
+    Interrupted(Signal),
 }
 
 impl FetchError {
@@ -226,21 +220,16 @@ pub fn parse_seconds(s: &str) -> Result<Duration, String> {
 /// How far a fetch got, for telling a timeout's phase and what a broken
 /// answer had brought.
 #[derive(Debug, Default)]
-struct Progress {
+pub(crate) struct Progress {
     /// A connection (TCP, the proxy's tunnel, TLS) was established.
-    connected: AtomicBool,
+    pub(crate) connected: AtomicBool,
     /// The answer's head arrived.
     answered: AtomicBool,
     /// Body bytes received.
-    received: AtomicU64,
+    pub(crate) received: AtomicU64,
     /// Body bytes the server said it would send; [`u64::MAX`] when it did
     /// not say.
     total: AtomicU64,
-}
-
-/// Fetches `url` on a session of its own ([`Session`]).
-pub fn fetch(url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
-    Session::default().fetch(url, options)
 }
 
 /// Fetches that share one HTTP client, and so its connections: a catalog's
@@ -332,12 +321,15 @@ impl Client {
                     ))),
                 }
             };
-            if !options.interruptible {
+            let Some(cancel) = &options.watch.cancel else {
                 return bounded.await;
-            }
+            };
+            // Made and first polled with the fetch, in the same step: a
+            // cancellation that listens for signals does so before the
+            // request leaves.
             tokio::select! {
                 result = bounded => result,
-                code = interrupted() => Err(FetchError::Interrupted(code)),
+                signal = cancel.cancelled() => Err(FetchError::Interrupted(signal)),
             }
         })
     }
@@ -359,138 +351,14 @@ fn timeout_phase(progress: &Progress, after: Duration) -> Timeout {
 }
 
 /// What one fetch works with.
-struct Attempt<'a> {
-    url: &'a Url,
-    options: &'a FetchOptions,
-    connect_timeout: Duration,
-    progress: &'a Arc<Progress>,
-    redirects: &'a std::sync::Mutex<Vec<Url>>,
+pub(crate) struct Attempt<'a> {
+    pub(crate) url: &'a Url,
+    pub(crate) options: &'a FetchOptions,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) progress: &'a Arc<Progress>,
+    pub(crate) redirects: &'a std::sync::Mutex<Vec<Url>>,
     /// The proxy variables the client routes by.
-    proxies: &'a ProxyEnv,
-}
-
-impl Attempt<'_> {
-    /// A 407 to a plain-http request is the proxy's own answer (an https
-    /// request's would have refused the tunnel): it wants credentials.
-    fn proxy_answered(&self, status: StatusCode) -> Option<FetchError> {
-        if status != StatusCode::PROXY_AUTHENTICATION_REQUIRED {
-            return None;
-        }
-        let url = self
-            .redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last()
-            .cloned()
-            .unwrap_or_else(|| self.url.clone());
-        let Route::Proxy(proxy, variable) = proxy::route(&url, self.proxies) else {
-            return None;
-        };
-        Some(FetchError::Network {
-            cause: Box::new(Network::Proxy {
-                proxy: diagnosis::ProxyOrigin::new(&proxy, variable),
-                problem: diagnosis::Proxy::WantsCredentials,
-                target: format!(
-                    "{}:{}",
-                    url.host_str().unwrap_or_default(),
-                    url.port_or_known_default().unwrap_or_default()
-                ),
-            }),
-            chain: format!("{status}"),
-            redirected: None,
-        })
-    }
-
-    /// The error for an answer with status `status` (not a success) and
-    /// the first line of its body: where a redirect led, and, for Hyper's
-    /// provider, whether the key went there (once a redirect left the
-    /// first origin, none did).
-    fn refused(&self, status: StatusCode, body_line: Option<String>) -> FetchError {
-        let hops = self
-            .redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let sent =
-            self.options.bearer.is_some() && hops.iter().all(|to| to.origin() == self.url.origin());
-        FetchError::Status {
-            status,
-            body_line,
-            hyper_key_sent: (self.options.document == crate::catalog::Target::Hyper)
-                .then_some(sent),
-            redirected: hops.last().map(Url::to_string),
-        }
-    }
-
-    /// The project's cause for an error of the HTTP client.
-    fn classify(&self, e: reqwest::Error) -> FetchError {
-        // A redirect's target that fails is that target's failure.
-        let redirected = self
-            .redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .last()
-            .cloned();
-        let url = redirected.as_ref().unwrap_or(self.url);
-        let (proxy, proxied) = diagnosis::proxy_for(url, self.proxies);
-        let context = diagnosis::Context {
-            url,
-            proxy: proxy.as_ref(),
-            proxied,
-            connected: self.progress.connected.load(Ordering::Relaxed),
-            received: self.progress.received.load(Ordering::Relaxed),
-        };
-        let Diagnosis { cause, chain } = diagnosis::diagnose(&e, context);
-        let target = format!(
-            "{}:{}",
-            url.host_str().unwrap_or_default(),
-            url.port_or_known_default().unwrap_or_default()
-        );
-        let cause = match cause {
-            diagnosis::Cause::Network(cause) => cause,
-            diagnosis::Cause::ConnectTimeout => {
-                return FetchError::Timeout(Timeout::Connect(self.connect_timeout));
-            }
-            // The client keeps no status of its own: ask the proxy once more,
-            // briefly, what it answers.
-            diagnosis::Cause::TunnelRefused(proxy) => {
-                let status = diagnosis::ask_proxy(&proxy, &target, Duration::from_secs(2));
-                Network::Proxy {
-                    proxy,
-                    problem: diagnosis::Proxy::RefusedTunnel(status),
-                    target,
-                }
-            }
-        };
-        FetchError::Network {
-            cause: Box::new(cause),
-            chain,
-            redirected: redirected.map(|u| u.to_string()),
-        }
-    }
-}
-
-/// Waits for Ctrl-C (exit code 130) or SIGTERM (143).
-async fn interrupted() -> u8 {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            return tokio::select! {
-                _ = int.recv() => 130,
-                _ = term.recv() => 143,
-            };
-        }
-    }
-    #[cfg(not(unix))]
-    if tokio::signal::ctrl_c().await.is_ok() {
-        return 130;
-    }
-    // No way to listen: the signals keep their default effect.
-    std::future::pending().await
+    pub(crate) proxies: &'a ProxyEnv,
 }
 
 /// The HTTP client: rustls with ring's cryptography (which takes its
@@ -499,7 +367,8 @@ async fn interrupted() -> u8 {
 /// makes a connection; docs/BENCHMARKS.md), the system's trust store
 /// loaded only for a first certificate to verify, the proxy each request
 /// is routed to by [`proxy::route`] (Go's rules, never the system's
-/// settings), gzip, and no redirect followed by the client itself.
+/// settings), gzip, and no redirect followed by the client itself
+/// ([`crate::fetch::redirect`]).
 fn http_client(
     connect_timeout: Duration,
     progress: &Arc<Progress>,
@@ -512,44 +381,14 @@ fn http_client(
     });
     reqwest::Client::builder()
         .proxy(routed)
-        .tls_backend_preconfigured(tls::config(extra_roots()?))
+        .tls_backend_preconfigured(tls::config(tls::extra_roots().map_err(FetchError::Setup)?))
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)
         .connector_layer(MarkConnected(Arc::clone(progress)))
-        // Redirects are followed by hand ([`follow`]).
-        .redirect(redirect::Policy::none())
+        // Redirects are followed by hand (`redirect::follow`).
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| FetchError::Setup(format!("cannot set up the HTTP client: {e}")))
-}
-
-/// The certificates of `SSL_CERT_FILE`, trusted besides the system's (on
-/// Linux the system's loader reads that file in their place, as OpenSSL
-/// does; elsewhere only this adds them, so a corporate CA works
-/// everywhere).
-fn extra_roots() -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, FetchError> {
-    use rustls::pki_types::pem::PemObject;
-    let Some(path) = crate::environment::var("SSL_CERT_FILE") else {
-        return Ok(Vec::new());
-    };
-    let shown = path.to_string_lossy();
-    let pem = std::fs::read(&path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "there is no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            std::io::ErrorKind::IsADirectory => "it is a folder".to_string(),
-            kind => kind.to_string(),
-        };
-        FetchError::Setup(format!("cannot read SSL_CERT_FILE {shown}: {why}"))
-    })?;
-    let certs: Vec<_> = rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
-        .filter_map(Result::ok)
-        .collect();
-    if certs.is_empty() {
-        return Err(FetchError::Setup(format!(
-            "SSL_CERT_FILE {shown} holds no PEM certificate"
-        )));
-    }
-    Ok(certs)
 }
 
 /// A layer over the client's connector that marks when a connection (TCP,
@@ -603,85 +442,43 @@ where
     }
 }
 
-/// Whether to follow a redirect to `next` after requesting `previous`
-/// (the original URL first): at most [`MAX_REDIRECTS`], only to http(s),
-/// and never from https to anything else.
-pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
-    if previous.len() > MAX_REDIRECTS {
-        Err(format!("more than {MAX_REDIRECTS} redirects"))
-    } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
-        Err(format!("from https to {next}, which would drop encryption"))
-    } else if !matches!(next.scheme(), "http" | "https") {
-        Err(format!("to {next}, which is not an http(s) URL"))
-    } else {
-        Ok(())
-    }
-}
-
-/// Sends the GET of `on` with `headers`, following redirects by hand
-/// ([`redirect_verdict`]), and returns the last answer. Once a hop has
-/// left the first URL's origin, no later hop carries a credential: no
-/// `Authorization` (the Hyper key) and no user and password of a URL
-/// (which the client sends as `Authorization: Basic`). The client's own
-/// policy compared each hop with the one before only and started each
-/// from the first request's headers, so a second hop within the new host
-/// got the key back, as Go's client did before CVE-2024-45336's fix
-/// (Crush is built with a Go that has it).
-async fn follow(
-    client: &reqwest::Client,
-    on: &Attempt<'_>,
-    mut headers: HeaderMap,
-) -> Result<reqwest::Response, FetchError> {
-    let mut chain = vec![on.url.clone()];
-    let mut left = false;
-    loop {
-        let current = chain.last().expect("the first URL is there");
-        let response = client
-            .get(current.clone())
-            .headers(headers.clone())
-            .send()
-            .await
-            .map_err(|e| on.classify(e))?;
-        let status = response.status();
-        let location = response.headers().get(header::LOCATION);
-        let redirects = matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308);
-        let (true, Some(location)) = (redirects, location) else {
-            return Ok(response);
-        };
-        let mut next = location
-            .to_str()
-            .ok()
-            .and_then(|l| current.join(l).ok())
-            .ok_or_else(|| {
-                FetchError::Redirect(format!(
-                    "{current} answered {status} with a Location that is not a URL"
-                ))
-            })?;
-        redirect_verdict(&chain, &next).map_err(FetchError::Redirect)?;
-        left |= next.origin() != on.url.origin();
-        if left {
-            headers.remove(header::AUTHORIZATION);
-            let _ = next.set_username("");
-            let _ = next.set_password(None);
-        }
-        on.redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(next.clone());
-        chain.push(next);
-    }
-}
-
 /// One fetch on `client`.
 async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetched, FetchError> {
-    let (url, options) = (on.url, on.options);
-    if proxy::route(url, on.proxies) == Route::RefusedInCgi {
+    if proxy::route(on.url, on.proxies) == Route::RefusedInCgi {
         // Go's net/http refuses the same request (golang.org/s/cgihttpproxy).
         return Err(FetchError::RefusedInCgi);
     }
+    let headers = request_headers(on.options)?;
+    let mut response = redirect::follow(client, on, headers).await?;
+    on.progress.answered.store(true, Ordering::Relaxed);
+    let status = response.status();
+    if status == StatusCode::NOT_MODIFIED {
+        return if on.options.conditional.is_empty() {
+            Err(FetchError::UnexpectedNotModified)
+        } else {
+            Ok(Fetched::NotModified)
+        };
+    }
+    if let Some(proxy) = classify::proxy_answered(on, status) {
+        return Err(proxy);
+    }
+    if !status.is_success() {
+        let body_line = first_line(&mut response).await;
+        return Err(classify::refused(on, status, body_line));
+    }
+    let validators = Validators {
+        etag: header_string(response.headers(), header::ETAG),
+        last_modified: header_string(response.headers(), header::LAST_MODIFIED),
+    };
+    let bytes = read_body(response, on).await?;
+    Ok(Fetched::Body { bytes, validators })
+}
+
+/// The request's headers: JSON wanted, the validators of a conditional
+/// request, the bearer key.
+fn request_headers(options: &FetchOptions) -> Result<HeaderMap, FetchError> {
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    let conditional = !options.conditional.is_empty();
     if let Some(etag) = options
         .conditional
         .etag
@@ -705,167 +502,52 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
         value.set_sensitive(true);
         headers.insert(header::AUTHORIZATION, value);
     }
-    let mut response = follow(client, on, headers).await?;
-    on.progress.answered.store(true, Ordering::Relaxed);
-    let status = response.status();
-    if status == StatusCode::NOT_MODIFIED {
-        return if conditional {
-            Ok(Fetched::NotModified)
-        } else {
-            Err(FetchError::UnexpectedNotModified)
-        };
-    }
-    if let Some(proxy) = on.proxy_answered(status) {
-        return Err(proxy);
-    }
-    if !status.is_success() {
-        let body_line = first_line(&mut response).await;
-        return Err(on.refused(status, body_line));
-    }
-    let validators = Validators {
-        etag: header_string(response.headers(), header::ETAG),
-        last_modified: header_string(response.headers(), header::LAST_MODIFIED),
-    };
+    Ok(headers)
+}
+
+/// A 2xx answer's body, at most `max_body` bytes, its progress told to the
+/// watch's reporter.
+async fn read_body(
+    mut response: reqwest::Response,
+    on: &Attempt<'_>,
+) -> Result<Vec<u8>, FetchError> {
+    let max_body = on.options.max_body;
     // Content-Length describes the encoded body; only trust it as a hint
     // when the body is not compressed.
     let encoded = response.headers().contains_key(header::CONTENT_ENCODING);
     let declared = response.content_length().filter(|_| !encoded);
     if let Some(len) = declared
-        && len > options.max_body as u64
+        && len > max_body as u64
     {
-        return Err(FetchError::TooLarge(options.max_body));
+        return Err(FetchError::TooLarge(max_body));
     }
     if let Some(total) = declared {
         on.progress.total.store(total, Ordering::Relaxed);
     }
-    let progress = progress_bar(options.progress, declared);
+    let reported = on
+        .options
+        .watch
+        .reporter
+        .as_deref()
+        .map(|r| Reported::start(r, declared));
     let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
-    while let Some(chunk) = response.chunk().await.map_err(|e| on.classify(e))? {
-        if bytes.len() + chunk.len() > options.max_body {
-            return Err(FetchError::TooLarge(options.max_body));
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| classify::failure(on, e))?
+    {
+        if bytes.len() + chunk.len() > max_body {
+            return Err(FetchError::TooLarge(max_body));
         }
         bytes.extend_from_slice(&chunk);
         on.progress
             .received
             .store(bytes.len() as u64, Ordering::Relaxed);
-        if let Some(bar) = &progress {
-            bar.set_position(bytes.len() as u64);
+        if let Some(reported) = &reported {
+            reported.progress(bytes.len() as u64);
         }
     }
-    if let Some(bar) = progress {
-        bar.finish_and_clear();
-    }
-    Ok(Fetched::Body { bytes, validators })
-}
-
-/// Columns of a progress bar's line left free at the right edge: the
-/// terminal echoes Ctrl-C there as `^C`, which must not wrap the line
-/// (clearing the bar would then clear the wrapped line, and leave the
-/// bar).
-const ECHO_ROOM: u16 = 3;
-
-fn progress_bar(wanted: bool, total: Option<u64>) -> Option<indicatif::ProgressBar> {
-    if !wanted || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let plain = crate::environment::var("NO_COLOR").is_some();
-    let template = match (total.is_some(), plain) {
-        (true, false) => {
-            "{spinner:.green} {bytes}/{total_bytes} [{wide_bar:.cyan/blue}] {bytes_per_sec}"
-        }
-        (true, true) => "{spinner} {bytes}/{total_bytes} [{wide_bar}] {bytes_per_sec}",
-        (false, _) => "{spinner} {bytes} {bytes_per_sec}",
-    };
-    let bar = match total {
-        Some(n) => indicatif::ProgressBar::new(n),
-        None => indicatif::ProgressBar::no_length(),
-    }
-    // Ctrl-C drops the fetch mid-way: the bar goes, not half drawn.
-    .with_finish(indicatif::ProgressFinish::AndClear);
-    let style = indicatif::ProgressStyle::with_template(template).ok()?;
-    bar.set_style(style.progress_chars("=> "));
-    bar.set_draw_target(indicatif::ProgressDrawTarget::term_like_with_hz(
-        Box::new(Stderr),
-        20,
-    ));
-    Some(bar)
-}
-
-/// Standard error as the bar's terminal, [`ECHO_ROOM`] columns narrower
-/// than it is: the bar pads its line to the width it is told, and leaves
-/// the cursor there.
-#[derive(Debug)]
-struct Stderr;
-
-impl Stderr {
-    fn write(&self, text: &str) -> std::io::Result<()> {
-        use std::io::Write;
-        std::io::stderr().lock().write_all(text.as_bytes())
-    }
-
-    fn size(&self) -> (u16, u16) {
-        terminal_size::terminal_size_of(std::io::stderr())
-            .map_or((80, 24), |(width, height)| (width.0, height.0))
-    }
-}
-
-impl indicatif::TermLike for Stderr {
-    fn width(&self) -> u16 {
-        self.size().0.saturating_sub(ECHO_ROOM).max(1)
-    }
-
-    fn height(&self) -> u16 {
-        self.size().1
-    }
-
-    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 {
-            Ok(())
-        } else {
-            self.write(&format!("\x1b[{n}A"))
-        }
-    }
-
-    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 {
-            Ok(())
-        } else {
-            self.write(&format!("\x1b[{n}B"))
-        }
-    }
-
-    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 {
-            Ok(())
-        } else {
-            self.write(&format!("\x1b[{n}C"))
-        }
-    }
-
-    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
-        if n == 0 {
-            Ok(())
-        } else {
-            self.write(&format!("\x1b[{n}D"))
-        }
-    }
-
-    fn write_line(&self, line: &str) -> std::io::Result<()> {
-        self.write(&format!("{line}\n"))
-    }
-
-    fn write_str(&self, text: &str) -> std::io::Result<()> {
-        self.write(text)
-    }
-
-    fn clear_line(&self) -> std::io::Result<()> {
-        self.write("\r\x1b[2K")
-    }
-
-    fn flush(&self) -> std::io::Result<()> {
-        use std::io::Write;
-        std::io::stderr().flush()
-    }
+    Ok(bytes)
 }
 
 fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
@@ -903,41 +585,117 @@ async fn first_line(response: &mut reqwest::Response) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn urls(list: &[&str]) -> Vec<Url> {
-        list.iter().map(|u| u.parse().unwrap()).collect()
+    /// A server on loopback that answers one request with `head` and
+    /// `body`, then keeps the connection open until the client goes.
+    fn serve_once(head: &'static str, body: Vec<u8>) -> Url {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v2/providers", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut byte = [0; 1];
+            while !request.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                request.push(byte[0]);
+            }
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+            // Until the client hangs up.
+            let _ = stream.read(&mut [0; 1]);
+        });
+        url.parse().unwrap()
+    }
+
+    /// What a reporter was told, in order.
+    #[derive(Default)]
+    struct Told {
+        events: std::sync::Mutex<Vec<String>>,
+        /// Woken at the first bytes: a cancellation waiting for them.
+        waker: std::sync::Mutex<Option<std::task::Waker>>,
+    }
+
+    impl Told {
+        fn events(&self) -> Vec<String> {
+            self.events.lock().unwrap().clone()
+        }
+    }
+
+    impl crate::fetch::watch::Reporter for Told {
+        fn on_download_start(&self, total: Option<u64>) {
+            self.events.lock().unwrap().push(format!("start {total:?}"));
+        }
+        fn on_download_progress(&self, received: u64) {
+            self.events.lock().unwrap().push(format!("{received}"));
+            if let Some(waker) = self.waker.lock().unwrap().take() {
+                waker.wake();
+            }
+        }
+        fn on_download_end(&self) {
+            self.events.lock().unwrap().push("end".into());
+        }
     }
 
     #[test]
-    fn redirects_never_leave_https_and_stop_after_five() {
-        let next = |u: &str| u.parse::<Url>().unwrap();
-        assert!(redirect_verdict(&urls(&["http://a/"]), &next("https://b/")).is_ok());
-        assert!(redirect_verdict(&urls(&["https://a/"]), &next("https://b/")).is_ok());
-        let err = redirect_verdict(&urls(&["https://a/"]), &next("http://b/")).unwrap_err();
-        assert_eq!(err, "from https to http://b/, which would drop encryption");
-        assert!(redirect_verdict(&urls(&["http://a/", "https://b/"]), &next("http://c/")).is_err());
+    fn the_reporter_is_told_the_body_from_start_to_end() {
+        let body = vec![b' '; 100_000];
+        let url = serve_once("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", body);
+        let told = Arc::new(Told::default());
+        let options = FetchOptions {
+            watch: Watch {
+                reporter: Some(told.clone()),
+                cancel: None,
+            },
+            ..FetchOptions::default()
+        };
+        let Fetched::Body { bytes, .. } = Session::default().fetch(&url, &options).unwrap() else {
+            panic!("a body")
+        };
+        assert_eq!(bytes.len(), 100_000);
+        let events = told.events();
         assert_eq!(
-            redirect_verdict(&urls(&["http://a/"]), &next("file:///etc/passwd")).unwrap_err(),
-            "to file:///etc/passwd, which is not an http(s) URL"
+            events.first().map(String::as_str),
+            Some("start Some(100000)")
         );
-        let five = urls(&[
-            "http://a/0",
-            "http://a/1",
-            "http://a/2",
-            "http://a/3",
-            "http://a/4",
-        ]);
-        assert!(redirect_verdict(&five, &next("http://a/5")).is_ok());
-        let six = urls(&[
-            "http://a/0",
-            "http://a/1",
-            "http://a/2",
-            "http://a/3",
-            "http://a/4",
-            "http://a/5",
-        ]);
+        assert_eq!(events[events.len() - 2..], ["100000", "end"], "{events:?}");
+    }
+
+    #[test]
+    fn a_cancellation_ends_the_fetch_with_its_signal_and_the_report() {
+        // Half a body, then nothing: only the cancellation ends it.
+        let url = serve_once(
+            "HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n",
+            vec![b' '; 1000],
+        );
+        let told = Arc::new(Told::default());
+        let seen = told.clone();
+        // Cancelled once the first bytes were told.
+        let cancel = crate::fetch::watch::Cancel::new(move || {
+            let seen = seen.clone();
+            std::future::poll_fn(move |cx| {
+                if seen.events().len() > 1 {
+                    return std::task::Poll::Ready(Signal::Terminate);
+                }
+                *seen.waker.lock().unwrap() = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            })
+        });
+        let options = FetchOptions {
+            watch: Watch {
+                reporter: Some(told.clone()),
+                cancel: Some(cancel),
+            },
+            ..FetchOptions::default()
+        };
+        let result = Session::default().fetch(&url, &options);
+        assert!(
+            matches!(result, Err(FetchError::Interrupted(Signal::Terminate))),
+            "{result:?}"
+        );
+        let events = told.events();
         assert_eq!(
-            redirect_verdict(&six, &next("http://a/6")).unwrap_err(),
-            "more than 5 redirects"
+            events.first().map(String::as_str),
+            Some("start Some(1000000)")
         );
+        assert_eq!(events.last().map(String::as_str), Some("end"), "{events:?}");
     }
 }

@@ -1,10 +1,15 @@
 //! Reading a SOURCE: what it means ([`source`]), bounded downloads
-//! ([`http`]) over TLS set up once ([`tls`]), why a download failed in plain
-//! words ([`diagnosis`]), and the proxy each request goes through
-//! ([`proxy`]).
+//! ([`http`]) over TLS set up once ([`tls`]), told of and ended by their
+//! caller ([`watch`]: a progress reporter, a cancellation), why a download
+//! failed in plain words ([`diagnosis`]) as read from the HTTP client's
+//! errors (`classify`), the redirects followed ([`redirect`]), and the
+//! proxy each request goes through ([`proxy`]).
 
+pub(crate) mod classify;
 pub mod diagnosis;
 pub mod http;
 pub mod proxy;
+pub mod redirect;
 pub mod source;
 pub mod tls;
+pub mod watch;

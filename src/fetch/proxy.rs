@@ -24,6 +24,20 @@ use std::net::IpAddr;
 
 use reqwest::Url;
 
+/// The variables the proxy of http requests is read from, in Go's order.
+const HTTP_VARIABLES: [&str; 2] = ["HTTP_PROXY", "http_proxy"];
+/// The variables the proxy of https requests is read from, in Go's order.
+const HTTPS_VARIABLES: [&str; 2] = ["HTTPS_PROXY", "https_proxy"];
+
+/// The variable a proxy for `url`'s requests is set in, as a hint names
+/// it: the one Go reads first for its scheme.
+pub(crate) fn variable_for(url: &Url) -> &'static str {
+    match url.scheme() {
+        "https" => HTTPS_VARIABLES[0],
+        _ => HTTP_VARIABLES[0],
+    }
+}
+
 /// The proxy variables, as read from the environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProxyEnv {
@@ -46,8 +60,8 @@ impl ProxyEnv {
                 .find_map(|n| env(n).filter(|v| !v.is_empty()).map(|v| (v, n)))
         };
         ProxyEnv {
-            http: any(["HTTP_PROXY", "http_proxy"]),
-            https: any(["HTTPS_PROXY", "https_proxy"]),
+            http: any(HTTP_VARIABLES),
+            https: any(HTTPS_VARIABLES),
             no_proxy: any(["NO_PROXY", "no_proxy"]),
             cgi: env("REQUEST_METHOD").is_some_and(|v| !v.is_empty()),
         }

@@ -396,7 +396,7 @@ impl Source {
                 let url = signature_url(url);
                 let options = FetchOptions {
                     max_body: MAX_SIGNATURE_BYTES,
-                    progress: false,
+                    watch: options.watch.unreported(),
                     ..options.clone()
                 };
                 match session.fetch(&url, &options) {

@@ -39,6 +39,34 @@ pub fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::ClientConfig
     config
 }
 
+/// The certificates of `SSL_CERT_FILE`, trusted besides the system's (on
+/// Linux the system's loader reads that file in their place, as OpenSSL
+/// does; elsewhere only this adds them, so a corporate CA works
+/// everywhere), or why they cannot be read.
+pub(crate) fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let Some(path) = crate::environment::var("SSL_CERT_FILE") else {
+        return Ok(Vec::new());
+    };
+    let shown = path.to_string_lossy();
+    let pem = std::fs::read(&path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "there is no such file".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            std::io::ErrorKind::IsADirectory => "it is a folder".to_string(),
+            kind => kind.to_string(),
+        };
+        format!("cannot read SSL_CERT_FILE {shown}: {why}")
+    })?;
+    let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
+        .filter_map(Result::ok)
+        .collect();
+    if certs.is_empty() {
+        return Err(format!("SSL_CERT_FILE {shown} holds no PEM certificate"));
+    }
+    Ok(certs)
+}
+
 /// The platform's verifier, built when it is first asked to verify.
 #[derive(Debug)]
 struct LazyVerifier {

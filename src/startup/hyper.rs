@@ -12,6 +12,7 @@ use super::refresh::{self, IfBusy, Job, Outcome};
 use super::{Decision, StartupCatalog, StartupOptions, decide, held_warning, refresh_hint_for};
 use crate::catalog::Target;
 use crate::fetch::http::Bearer;
+use crate::fetch::watch::Signal;
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::state;
 
@@ -85,7 +86,7 @@ pub(super) fn plan(
             timeout: options.timeout,
             interval: options.interval,
             keys: options.keys.clone(),
-            foreground: options.wait,
+            watch: options.refresh_watch(),
             bearer: Some(hyper.key.clone()),
         },
     })
@@ -100,8 +101,8 @@ pub(super) fn in_use(cached: Option<&Cached>) -> &'static str {
 }
 
 /// What a refresh of Hyper's provider that a person waited for came to,
-/// for them to read now; `Err` with the exit code of an interrupted one.
-fn told(plan: &Plan, outcome: Outcome) -> Result<Option<String>, u8> {
+/// for them to read now; `Err` with the signal of an interrupted one.
+fn told(plan: &Plan, outcome: Outcome) -> Result<Option<String>, Signal> {
     let url = crate::fetch::source::redacted(plan.request.url.as_str());
     Ok(match outcome {
         Outcome::Unchanged | Outcome::Updated(_) => None,

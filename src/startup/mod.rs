@@ -31,6 +31,7 @@ pub use self::hyper::HyperOptions;
 use self::refresh::{Outcome, Refresh};
 use crate::catalog::{Target, embedded};
 use crate::error::program;
+use crate::fetch::watch::{Signal, Watch};
 use crate::fetch::{http, source};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest;
@@ -64,17 +65,30 @@ pub struct StartupOptions {
     /// Where a background refresh runs.
     pub background: Background,
     /// Whether a refresh that is due is waited for instead of run in the
-    /// background (`--wait`): a person then sees a progress bar on a
-    /// terminal, and Ctrl-C or SIGTERM ends it ([`StartupCatalog::interrupted`]).
-    /// For the command line; a library host keeps its own signal handling,
-    /// untouched, with this off.
+    /// background (`--wait`).
     pub wait: bool,
+    /// Where a refresh waited for shows its progress, and what ends it
+    /// early ([`StartupCatalog::interrupted`]): the command line's bar and
+    /// Ctrl-C; unused without [`StartupOptions::wait`].
+    pub watch: Watch,
     /// The pinned keys: a catalog from the network must be signed by one of
     /// them, or it is not applied.
     pub keys: Option<TrustedKeys>,
     /// Hyper's provider, kept fresh beside the catalog by the same rules
     /// ([`hyper`]): when a Hyper key is configured.
     pub hyper: Option<HyperOptions>,
+}
+
+impl StartupOptions {
+    /// The watch of a refresh: the caller's for one waited for, none for
+    /// one in the background.
+    pub(crate) fn refresh_watch(&self) -> Watch {
+        if self.wait {
+            self.watch.clone()
+        } else {
+            Watch::default()
+        }
+    }
 }
 
 /// Where a background refresh runs.
@@ -130,10 +144,10 @@ pub struct StartupCatalog {
     /// Whether a refresh of Hyper's provider was started in the
     /// background.
     pub hyper_refreshing: bool,
-    /// The exit code when Ctrl-C (130) or SIGTERM (143) ended a refresh
-    /// that was waited for; nothing was written. Only with
+    /// The signal [`StartupOptions::watch`]'s cancellation ended a refresh
+    /// that was waited for with; nothing was written. Only with
     /// [`StartupOptions::wait`].
-    pub interrupted: Option<u8>,
+    pub interrupted: Option<Signal>,
 }
 
 /// What start-up does.
@@ -296,7 +310,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         timeout: options.timeout,
         interval: options.interval,
         keys: options.keys.clone(),
-        foreground: options.wait,
+        watch: options.refresh_watch(),
         bearer: None,
     };
     match decision {
@@ -796,6 +810,7 @@ mod tests {
             interval: DEFAULT_INTERVAL,
             background: Background::Thread,
             wait: false,
+            watch: Watch::default(),
             keys: None,
             hyper: None,
         };

@@ -37,6 +37,7 @@ use crate::catalog::embedded;
 use crate::catalog::{self, Catalog, Target};
 use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::Source;
+use crate::fetch::watch::{Signal, Watch};
 use crate::store::atomic;
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest::{self, hex};
@@ -85,10 +86,10 @@ pub struct Request {
     pub interval: Duration,
     /// The pinned keys: a new catalog must come signed by one of them.
     pub keys: Option<TrustedKeys>,
-    /// Whether a person waits for it (`--wait`): then Ctrl-C or SIGTERM
-    /// ends it ([`FetchError::Interrupted`]) and a progress bar is drawn
-    /// when stderr is a terminal.
-    pub foreground: bool,
+    /// Where its progress shows and what ends it early
+    /// ([`FetchError::Interrupted`]), when a person waits for it
+    /// (`--wait`); by default, neither.
+    pub watch: Watch,
     /// Sent as `Authorization: Bearer`: the Hyper key, for Hyper's
     /// provider.
     pub bearer: Option<Bearer>,
@@ -123,9 +124,9 @@ pub enum Outcome {
     /// cache, or is not signed as it must be): these findings, one line
     /// each; the cache is kept, and `crush update-providers` applies it.
     Held(Vec<String>),
-    /// Ctrl-C (130) or SIGTERM (143) ended a refresh a person waited for;
-    /// nothing was written.
-    Interrupted(u8),
+    /// The watch's cancellation ended a refresh a person waited for, for
+    /// this signal; nothing was written.
+    Interrupted(Signal),
 }
 
 /// What one request brought, checked.
@@ -178,25 +179,23 @@ impl RequestError {
 /// `conditional`, within `timeout` (and [`CONNECT_TIMEOUT`] to connect),
 /// carrying `bearer` when there is one; a 200's body must be a valid
 /// document and, with `keys` pinned, come with a valid signature
-/// (`URL.minisig`, fetched with the same bounds). In the `foreground`,
-/// Ctrl-C or SIGTERM ends it ([`FetchError::Interrupted`]) and a progress
-/// bar is drawn.
+/// (`URL.minisig`, fetched with the same bounds). `watch` is told of the
+/// catalog's body and may end either ([`FetchError::Interrupted`]).
 pub fn request(
     target: Target,
     url: &Url,
     timeout: Duration,
     conditional: Validators,
     keys: Option<&TrustedKeys>,
-    foreground: bool,
+    watch: &Watch,
     bearer: Option<&Bearer>,
 ) -> Result<Answer, RequestError> {
     let options = FetchOptions {
         timeout,
         connect_timeout: CONNECT_TIMEOUT.min(timeout),
         conditional,
-        progress: foreground,
         max_body: http::MAX_BODY_BYTES,
-        interruptible: foreground,
+        watch: watch.clone(),
         document: target,
         bearer: bearer.cloned(),
     };
@@ -214,7 +213,7 @@ pub fn request(
                 Some(keys) => {
                     let options = FetchOptions {
                         conditional: Validators::default(),
-                        progress: false,
+                        watch: watch.unreported(),
                         ..options
                     };
                     let source = Source::Url(url.clone());
@@ -353,7 +352,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         request.timeout,
         cached.as_ref().map(Cached::validators).unwrap_or_default(),
         request.keys.as_ref(),
-        request.foreground,
+        &request.watch,
         request.bearer.as_ref(),
     );
     let validators = match answer {
@@ -750,6 +749,7 @@ fn lock_refreshes(dir: &Path, if_busy: IfBusy, wait: Duration) -> Result<Option<
 ///     interval: startup::DEFAULT_INTERVAL,
 ///     background: Background::Thread,
 ///     wait: false,
+///     watch: Default::default(),
 ///     keys: None,
 ///     hyper: None,
 /// };

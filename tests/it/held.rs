@@ -582,6 +582,7 @@ async fn a_host_gets_held_changes_from_its_handle() {
         interval: std::time::Duration::ZERO,
         background: Background::Thread,
         wait: false,
+        watch: Default::default(),
         keys: None,
         hyper: None,
     };

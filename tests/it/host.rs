@@ -25,6 +25,7 @@ fn options(server: &MockServer, interval: Duration) -> StartupOptions {
         interval,
         background: Background::Thread,
         wait: false,
+        watch: Default::default(),
         keys: None,
         hyper: None,
     }
