@@ -119,7 +119,7 @@ fn target_of(url: &Url) -> String {
 /// The proxy a request for `url` was meant to use, as the HTTP client
 /// decides it ([`proxy::route`]), and whether it went through it: a
 /// request that `NO_PROXY` sends around it did not.
-pub(crate) fn proxy_for(url: &Url, env: &ProxyEnv) -> (Option<ProxyOrigin>, bool) {
+fn proxy_for(url: &Url, env: &ProxyEnv) -> (Option<ProxyOrigin>, bool) {
     match proxy::route(url, env) {
         Route::Proxy(proxy, variable) => (Some(ProxyOrigin::new(&proxy, variable)), true),
         Route::Direct(Direct::Excepted {
@@ -131,16 +131,16 @@ pub(crate) fn proxy_for(url: &Url, env: &ProxyEnv) -> (Option<ProxyOrigin>, bool
 
 /// Where the HTTP client's error chain says it failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Diagnosis {
+struct Diagnosis {
     /// The cause, in the project's words.
-    pub(crate) cause: Cause,
+    cause: Cause,
     /// The raw chain of the libraries' messages, for `--verbose`.
-    pub(crate) chain: String,
+    chain: String,
 }
 
 /// What the chain comes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Cause {
+enum Cause {
     /// A network failure.
     Network(Network),
     /// The connection could not be made in time (the client's own bound on
@@ -152,22 +152,22 @@ pub(crate) enum Cause {
 
 /// What the HTTP client was doing when it failed.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Context<'a> {
+struct Context<'a> {
     /// The URL asked for.
-    pub(crate) url: &'a Url,
+    url: &'a Url,
     /// The proxy the environment names for it.
-    pub(crate) proxy: Option<&'a ProxyOrigin>,
+    proxy: Option<&'a ProxyOrigin>,
     /// Whether the request went through that proxy: false when `NO_PROXY`
     /// sends this host around it.
-    pub(crate) proxied: bool,
+    proxied: bool,
     /// Whether a connection was established.
-    pub(crate) connected: bool,
+    connected: bool,
     /// Body bytes received so far.
-    pub(crate) received: u64,
+    received: u64,
 }
 
 /// Walks `error`'s chain into the project's own cause.
-pub(crate) fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagnosis {
+fn diagnose(error: &(dyn StdError + 'static), context: Context<'_>) -> Diagnosis {
     let links = chain(error);
     let chain = links
         .iter()
@@ -383,7 +383,7 @@ fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'st
 /// `target`, as the HTTP client asked: its status line (`403 Forbidden`),
 /// or `None` when it cannot be told within `wait`. Only for a plain-http
 /// proxy; the client keeps no such detail of its own.
-pub(crate) fn ask_proxy(proxy: &ProxyOrigin, target: &str, wait: Duration) -> Option<String> {
+fn ask_proxy(proxy: &ProxyOrigin, target: &str, wait: Duration) -> Option<String> {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::net::ToSocketAddrs;
     let url = Url::parse(&proxy.url).ok()?;
