@@ -80,7 +80,7 @@ pub struct Watch {
 impl Watch {
     /// The same cancellation, without a reporter: for a second download
     /// (a signature) that draws no bar of its own.
-    pub fn unreported(&self) -> Watch {
+    pub(crate) fn unreported(&self) -> Watch {
         Watch {
             reporter: None,
             cancel: self.cancel.clone(),
