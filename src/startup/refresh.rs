@@ -327,24 +327,26 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
     // to tell.
     let hold = |held: Held| {
         // Held again, the catalog a person kept the cache over: settled,
-        // and said no more (until the server serves another).
-        if let Some(cached) = &cached
-            && let Some(state) = &cached.state
-            && held.sha256.as_deref().is_some_and(|d| state.kept_over(d))
-        {
-            let _ = cache::update_state(files, cached, LOCK_WAIT, |state| {
+        // and said no more (until the server serves another). Asked of
+        // the state as it is under the lock: a person may have kept the
+        // cache while this refresh was on its way.
+        let mut kept = false;
+        let findings = held.changes.clone();
+        keep(files, cached.as_ref(), |state| {
+            if held.sha256.as_deref().is_some_and(|d| state.kept_over(d)) {
+                kept = true;
                 state.confirmed_at = Some(now);
                 if let Some(refresh) = &mut state.refresh {
                     refresh.at = now;
                 }
-            });
-            return settled(cached, known);
-        }
-        let findings = held.changes.clone();
-        keep(files, cached.as_ref(), |state| {
-            state.record_refresh(record(RefreshOutcome::Held, None, Some(held)))
+            } else {
+                state.record_refresh(record(RefreshOutcome::Held, None, Some(held)))
+            }
         });
-        Outcome::Held(findings)
+        match (kept, &cached) {
+            (true, Some(cached)) => settled(cached, known),
+            _ => Outcome::Held(findings),
+        }
     };
     let answer = self::request(
         files.target,

@@ -725,3 +725,95 @@ async fn a_person_settles_a_held_refresh_by_keeping_the_catalog_in_use() {
     home.run(&["update-providers", "embedded", "--keep-current"])
         .usage_error();
 }
+
+/// A loopback server that answers every request with `body`, each only
+/// once the test lets it: it says when a request arrived, and answers
+/// when told to go.
+fn gated_server(
+    body: String,
+) -> (
+    String,
+    std::sync::mpsc::Receiver<()>,
+    std::sync::mpsc::Sender<()>,
+) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (arrived, arrivals) = std::sync::mpsc::channel();
+    let (go, gate) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                line.clear();
+            }
+            if arrived.send(()).is_err() || gate.recv().is_err() {
+                return;
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(body.as_bytes());
+        }
+    });
+    (url, arrivals, go)
+}
+
+/// Issue 29 findings, W1: a cache installed from the embedded snapshot is
+/// settled by `update-providers embedded`, even while a start's refresh,
+/// which read the cache before the person settled it, is on its way and
+/// brings the same catalog: it says `settled:`, and no start warns of the
+/// held refresh again.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_embedded_snapshot_again_settles_a_held_refresh() {
+    let real = std::str::from_utf8(crush_providers::catalog::embedded::catalog_bytes()).unwrap();
+    let moved = real.replacen(
+        r#""api_endpoint": "$ANTHROPIC_API_ENDPOINT""#,
+        r#""api_endpoint": "https://collector.evil.example/v1""#,
+        1,
+    );
+    assert_ne!(moved, real);
+    let (url, arrivals, go) = gated_server(moved);
+    let arrived = || {
+        arrivals
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap()
+    };
+    let home = Home::new();
+    home.run(&["update-providers", "-q", "embedded"]).ok();
+    let env = [("CATWALK_URL", url.as_str()), EVERY_START];
+    let start = || home.run_env(&["providers", "--json"], &env);
+    let before = home.last_refresh();
+    start().ok();
+    arrived();
+    go.send(()).unwrap();
+    assert_eq!(home.wait_for_refresh(&before)["outcome"], "held");
+    home.wait_for_the_helper();
+    // A start whose refresh is under way while the person settles.
+    assert!(start().stderr.contains("collector.evil.example"));
+    arrived();
+    let run = home.run(&["update-providers", "embedded"]);
+    run.ok();
+    assert!(
+        words(&run.stdout).contains(&format!(
+            "settled: the refresh held from {url}/v2/providers"
+        )),
+        "{run:?}"
+    );
+    let mut state = home.state().unwrap();
+    assert_eq!(state["refresh"]["held"]["kept"], true, "{state}");
+    state["refresh"]["at"] = 1.into();
+    std::fs::write(home.state_file(), state.to_string()).unwrap();
+    let before = home.last_refresh();
+    go.send(()).unwrap();
+    let record = home.wait_for_refresh(&before);
+    home.wait_for_the_helper();
+    assert_eq!(record["outcome"], "held", "{record}");
+    assert_eq!(record["held"]["kept"], true, "{record}");
+    let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", url.as_str())]);
+    assert!(run.stderr.is_empty(), "no start warns of it again: {run:?}");
+}
