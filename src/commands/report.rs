@@ -341,23 +341,38 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
     if all_fit {
         return rendered.into_iter().flatten().flatten().collect();
     }
-    let room = room.saturating_sub(1);
-    // The most relevant first; of as relevant, a provider's own line
-    // before its models' (a new model before a new price).
+    // Every provider's own line first, so that none is left out whole
+    // (in the order of `entries`: the most relevant first); then the
+    // models' lines, the most relevant first.
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| {
         (
-            std::cmp::Reverse(entries[i].relevance),
             entries[i].parent.is_some(),
+            entries[i]
+                .parent
+                .map(|_| std::cmp::Reverse(entries[i].relevance)),
         )
     });
-    let mut chosen = vec![false; entries.len()];
-    let mut used = 0;
-    let lines_of = |i: usize, rendered: &mut Vec<Option<Vec<String>>>| {
+    let mut rendered_len = |i: usize| {
         rendered[i]
             .get_or_insert_with(|| entries[i].lines(width))
             .len()
     };
+    let providers_cost: usize = order
+        .iter()
+        .filter(|&&i| entries[i].parent.is_none())
+        .map(|&i| rendered_len(i))
+        .sum();
+    // The last line says how many were left out; naming the providers
+    // left out takes a few more.
+    let reserve = if providers_cost < room {
+        1
+    } else {
+        1 + LIST_LINES
+    };
+    let room = room.saturating_sub(reserve);
+    let mut chosen = vec![false; entries.len()];
+    let mut used = 0;
     // A change that does not fit is passed over for a shorter one; past a
     // few such, the room is as full as it gets.
     let mut passed = 0;
@@ -366,18 +381,27 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
             break;
         }
         let parent = entries[i].parent.filter(|&p| !chosen[p]);
-        let cost = lines_of(i, &mut rendered) + parent.map_or(0, |p| lines_of(p, &mut rendered));
+        if parent.is_some() {
+            // Its provider did not fit: neither does its model.
+            continue;
+        }
+        let cost = rendered_len(i);
         if used + cost > room {
             passed += 1;
             continue;
         }
         used += cost;
         chosen[i] = true;
-        if let Some(p) = parent {
-            chosen[p] = true;
-        }
     }
     let hidden = chosen.iter().filter(|c| !**c).count();
+    let left_out: Vec<&str> = entries
+        .iter()
+        .zip(&chosen)
+        .filter_map(|(entry, chosen)| match entry.change {
+            Change::Provider(p) if !chosen => Some(p.provider),
+            _ => None,
+        })
+        .collect();
     let mut lines: Vec<String> = rendered
         .into_iter()
         .zip(&chosen)
@@ -385,10 +409,14 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
         .flat_map(|(lines, _)| lines.unwrap_or_default())
         .collect();
     if hidden > 0 {
-        lines.push(format!(
+        let more = format!(
             "  … {hidden} more {} (--verbose)",
             if hidden == 1 { "change" } else { "changes" }
-        ));
+        );
+        if !left_out.is_empty() {
+            lines.extend(listed("  ~ also changed: ".into(), &left_out, width, 4));
+        }
+        lines.push(more);
     }
     lines
 }
@@ -412,6 +440,7 @@ fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
     for (sign, ids) in lists {
         let counted = format!("{sign}{}", count(ids.len(), "model"));
         // As many ids as keep the list within its lines.
+        // The count, then the ids: the first may start a line of its own.
         let list = |shown: usize| {
             let mut list: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
             let more = ids.len() - shown;
@@ -419,11 +448,12 @@ fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
                 list.push(Atom::text(&format!("… and {more} more")));
             }
             if let Some(first) = list.first_mut() {
-                first.text = format!("{counted} ({}", first.text);
+                *first = Atom::joined(&format!("({}", first.text));
             }
             if let Some(last) = list.last_mut() {
                 last.text.push(')');
             }
+            list.insert(0, Atom::text(&counted));
             list
         };
         let fits =
@@ -810,6 +840,76 @@ mod tests {
             "{lines:#?}"
         );
         assert!(lines.len() <= 15, "{lines:#?}");
+    }
+
+    /// Issue 29 findings, W2: every changed provider has a line of its
+    /// own, however many model lines of another are as relevant; model
+    /// detail fills the room left. When even the providers' lines do not
+    /// fit, the last line names those left out.
+    #[test]
+    fn every_changed_provider_has_its_own_line() {
+        let models = |price: u32, window: u32| {
+            (0..40)
+                .map(|m| {
+                    format!(r#"{{"id":"m{m}","cost_per_1m_in":{price},"context_window":{window}}}"#)
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let catalog = |title: &str, large: &str, price: u32, window: u32| {
+            format!(
+                r#"[{{"id":"openrouter","name":"O","default_headers":{{"X-Title":"{title}"}},"models":[{}]}},
+                    {{"id":"kimi","name":"K","default_large_model_id":"{large}","models":[{{"id":"k1"}},{{"id":"k2"}},{{"id":"k3"}}]}},
+                    {{"id":"vercel","name":"V","models":[{}]}}]"#,
+                models(price, 1),
+                models(1, window)
+            )
+        };
+        let (old, new) = (
+            catalog("Crush Beta", "k2", 1, 1),
+            catalog("Crush", "k3", 2, 100000),
+        );
+        for (width, height) in [(80, 30), (80, 60), (40, 20)] {
+            let lines = summary_of(&old, &new, width, height);
+            let text = lines.join("\n");
+            for provider in ["  ~ openrouter:", "  ~ kimi:", "  ~ vercel:"] {
+                assert!(text.contains(provider), "{provider}: {text}");
+            }
+            assert!(lines.len() <= height, "{text}");
+        }
+        // Sixty providers changed, on thirty lines: those left out are
+        // named.
+        let many = |price: u32| {
+            let providers: Vec<String> = (0..60)
+                .map(|p| {
+                    format!(r#"{{"id":"p{p}","name":"P","models":[{{"id":"m","cost_per_1m_in":{price}}}]}}"#)
+                })
+                .collect();
+            format!("[{}]", providers.join(","))
+        };
+        let lines = summary_of(&many(1), &many(2), 80, 30);
+        assert!(lines.len() <= 30, "{lines:#?}");
+        let text = lines.join("\n");
+        assert!(text.contains("  ~ p0: 1 model changed"), "{text}");
+        assert!(text.contains("\n  ~ also changed: p"), "{text}");
+        assert!(text.contains("more changes (--verbose)\n"), "{text}");
+    }
+
+    /// Issue 29 findings, W3: an id that does not fit after `-1 model (`
+    /// starts a line of its own, whole, rather than being split there.
+    #[test]
+    fn an_id_that_fits_a_line_is_never_split() {
+        let id = "accounts/fireworks/models/deepseek-r1-0528-distill-qwen3-8b-experimental";
+        let old = format!(
+            r#"[{{"id":"fireworks","name":"F","models":[{{"id":"a","context_window":1}},{{"id":"{id}"}}]}}]"#
+        );
+        let new = r#"[{"id":"fireworks","name":"F","models":[{"id":"a","context_window":2}]}]"#;
+        let lines = summary_of(&old, new, 80, 30);
+        assert!(lines.contains(&format!("    ({id}),")), "{lines:#?}");
+        assert!(
+            lines.contains(&"  ~ fireworks: -1 model".to_string()),
+            "{lines:#?}"
+        );
     }
 
     #[test]

@@ -77,6 +77,10 @@ pub struct Atom {
     pub text: String,
     /// A change's name, old and new value, for lines of their own.
     change: Option<(String, String, String)>,
+    /// Joined to the atom before it by a space, not `, `: the ids of
+    /// `+2 models (a, b)` after their count, which may start a line of
+    /// their own rather than be split.
+    joined: bool,
 }
 
 impl Atom {
@@ -85,6 +89,15 @@ impl Atom {
         Atom {
             text: text.to_owned(),
             change: None,
+            joined: false,
+        }
+    }
+
+    /// Text joined to the atom before it by a space rather than `, `.
+    pub fn joined(text: &str) -> Atom {
+        Atom {
+            joined: true,
+            ..Atom::text(text)
         }
     }
 
@@ -93,6 +106,7 @@ impl Atom {
         Atom {
             text: format!("{name} {before} → {after}"),
             change: Some((name, before, after)),
+            joined: false,
         }
     }
 }
@@ -105,8 +119,12 @@ impl Atom {
 pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -> Vec<String> {
     let pad = " ".repeat(indent);
     let Some(width) = width else {
-        let texts: Vec<&str> = atoms.iter().map(|a| a.text.as_str()).collect();
-        return vec![format!("{head}{}", texts.join(", ")).trim_end().to_owned()];
+        let mut line = head;
+        for (i, atom) in atoms.iter().enumerate() {
+            line.push_str(&atom.text);
+            line.push_str(separator(atoms, i));
+        }
+        return vec![line.trim_end().to_owned()];
     };
     let mut lines = Vec::new();
     // What is on the line being built, and whether an atom is on it yet.
@@ -127,7 +145,7 @@ pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -
         }
     }
     for (i, atom) in atoms.iter().enumerate() {
-        let comma = if i + 1 < atoms.len() { "," } else { "" };
+        let comma = separator(atoms, i).trim_end();
         let text = format!("{}{comma}", atom.text);
         let space = if bare || line.ends_with(' ') { "" } else { " " };
         if line.width() + space.len() + text.width() <= width {
@@ -181,6 +199,16 @@ pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -
         .map(|l| l.trim_end().to_owned())
         .filter(|l| !l.is_empty())
         .collect()
+}
+
+/// What follows the atom `i` of `atoms`: `, `, a space before a joined
+/// atom, or nothing after the last.
+fn separator(atoms: &[Atom], i: usize) -> &'static str {
+    match atoms.get(i + 1) {
+        None => "",
+        Some(next) if next.joined => " ",
+        Some(_) => ", ",
+    }
 }
 
 /// `text` in pieces of at most `first` columns, then `rest` columns.
