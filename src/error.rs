@@ -123,7 +123,7 @@ impl Failure {
     /// What the user can do about it.
     pub fn hint(&self) -> Cow<'static, str> {
         let hint = match &self.cause {
-            Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint().into(),
+            Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint(&self.source).into(),
             Cause::Read(ReadError::Io(_)) => "check the path and its permissions",
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
             // A page where a catalog was expected: a login page or a
@@ -133,7 +133,11 @@ impl Failure {
                     && (self.source.starts_with("http://")
                         || self.source.starts_with("https://")) =>
             {
-                "a login page or a proxy's page may have answered instead: check the URL, and HTTPS_PROXY if a proxy is in the way"
+                return format!(
+                    "a login page or a proxy's page may have answered instead: check the URL, and {} if a proxy is in the way",
+                    crate::fetch::proxy::variable_for_source(&self.source)
+                )
+                .into();
             }
             Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
             Cause::InvalidHyper(_) => {

@@ -211,6 +211,7 @@ fn through_proxy(links: &Links<'_>, context: Context<'_>) -> Cause {
     let proxy = context.proxy.cloned().unwrap_or(ProxyOrigin {
         url: String::new(),
         variable: proxy::variable_for(context.url),
+        user: None,
     });
     let problem = if says(links, "tunnel error: proxy authorization required") {
         Proxy::WantsCredentials
@@ -466,12 +467,13 @@ mod tests {
         ProxyOrigin {
             url: "http://proxy.corp:3128".into(),
             variable: "HTTPS_PROXY",
+            user: None,
         }
     }
 
     fn said(diagnosis: &Diagnosis) -> String {
         match &diagnosis.cause {
-            Cause::Network(n) => format!("{n}; {}", n.hint()),
+            Cause::Network(n) => format!("{n}; {}", n.hint("https://mirror.corp.test/")),
             other => format!("{other:?}"),
         }
     }
@@ -603,7 +605,11 @@ mod tests {
         assert!(with_status.to_string().ends_with(
             "refused the tunnel to catalog.mirror.corp.test:443: it answered 403 Forbidden"
         ));
-        assert!(with_status.hint().contains("NO_PROXY"));
+        assert!(
+            with_status
+                .hint("https://mirror.corp.test/")
+                .contains("NO_PROXY")
+        );
     }
 
     #[test]

@@ -31,6 +31,8 @@ pub struct ProxyOrigin {
     pub url: String,
     /// The environment variable it came from.
     pub variable: &'static str,
+    /// The user name its URL gives, when it carries credentials.
+    pub user: Option<String>,
 }
 
 impl fmt::Display for ProxyOrigin {
@@ -46,9 +48,13 @@ impl ProxyOrigin {
         // Never show a password, even the user's own.
         let _ = shown.set_password(None);
         let _ = shown.set_username("");
+        // As written in the URL (percent-escapes and all).
+        let user = (!url.username().is_empty() || url.password().is_some())
+            .then(|| url.username().to_owned());
         ProxyOrigin {
             url: shown.as_str().trim_end_matches('/').to_owned(),
             variable,
+            user,
         }
     }
 }
@@ -191,9 +197,15 @@ fn describe_proxy(proxy: &ProxyOrigin, problem: &Proxy, target: &str) -> String 
             format!("{proxy} refused the tunnel to {target}: it answered {status}")
         }
         Proxy::RefusedTunnel(None) => format!("{proxy} refused the tunnel to {target}"),
-        Proxy::WantsCredentials => {
-            format!("{proxy} wants credentials: it answered 407 Proxy Authentication Required")
-        }
+        Proxy::WantsCredentials => match &proxy.user {
+            Some(user) => format!(
+                "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
+                crate::catalog::escape::quoted(user)
+            ),
+            None => {
+                format!("{proxy} wants credentials: it answered 407 Proxy Authentication Required")
+            }
+        },
         Proxy::Closed => {
             format!("{proxy} closed the connection when asked for a tunnel to {target}")
         }
@@ -201,8 +213,8 @@ fn describe_proxy(proxy: &ProxyOrigin, problem: &Proxy, target: &str) -> String 
 }
 
 impl Network {
-    /// The one thing that fixes it.
-    pub fn hint(&self) -> String {
+    /// The one thing that fixes it, for a request for `url`.
+    pub fn hint(&self, url: &str) -> String {
         match self {
             Network::Dns { .. } => {
                 "check the host name, and the network's name service (DNS)".into()
@@ -214,9 +226,10 @@ impl Network {
                 ),
                 None => "check the URL and that the server runs on this machine".into(),
             },
-            Network::Closed { .. } | Network::Broken { .. } | Network::Other(_) => {
-                "try again; if it persists, check the network and the proxy (HTTPS_PROXY)".into()
-            }
+            Network::Closed { .. } | Network::Broken { .. } | Network::Other(_) => format!(
+                "try again; if it persists, check the network and the proxy ({})",
+                super::proxy::variable_for_source(url)
+            ),
             Network::Certificate {
                 problem: Certificate::UnknownIssuer,
                 ..
@@ -244,6 +257,9 @@ impl Network {
                         format!("check {variable}: is the proxy running, and is its address right?")
                     }
                     Proxy::RefusedTunnel(_) => "the proxy does not let this host through: ask its administrator, or, if the host can be reached directly, add it to NO_PROXY".into(),
+                    Proxy::WantsCredentials if proxy.user.is_some() => {
+                        format!("check the user name and password in {variable}")
+                    }
                     Proxy::WantsCredentials => format!(
                         "put them in the proxy's URL: {variable}=http://user:password@host:port"
                     ),

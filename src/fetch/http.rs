@@ -145,11 +145,14 @@ pub enum FetchError {
 }
 
 impl FetchError {
-    /// The one thing that fixes it.
-    pub fn hint(&self) -> String {
+    /// The one thing that fixes it, for a request for `url`.
+    pub fn hint(&self, url: &str) -> String {
         match self {
-            FetchError::Timeout(_) => "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy (HTTPS_PROXY)".into(),
-            FetchError::Network { cause, .. } => cause.hint(),
+            FetchError::Timeout(_) => format!(
+                "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy ({})",
+                super::proxy::variable_for_source(url)
+            ),
+            FetchError::Network { cause, .. } => cause.hint(url),
             FetchError::Setup(_) => "point SSL_CERT_FILE at a readable PEM file, or unset it".into(),
             FetchError::UnsendableKey => "remove it from HYPER_API_KEY".into(),
             FetchError::RefusedInCgi => {
@@ -187,13 +190,14 @@ impl FetchError {
     /// The one thing that fixes it when an automatic refresh failed: as
     /// [`FetchError::hint`], but the bound of a refresh is
     /// `CRUSH_PROVIDER_TIMEOUT`, the only one a start-up takes.
-    pub fn refresh_hint(&self) -> String {
+    pub fn refresh_hint(&self, url: &str) -> String {
         match self {
             FetchError::Timeout(timeout) => format!(
-                "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy (HTTPS_PROXY)",
-                diagnosis::seconds(timeout.after())
+                "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
+                diagnosis::seconds(timeout.after()),
+                super::proxy::variable_for_source(url)
             ),
-            other => other.hint(),
+            other => other.hint(url),
         }
     }
 

@@ -165,10 +165,11 @@ pub enum RequestError {
 impl RequestError {
     /// The cause, and the one thing that fixes it where there is one: what
     /// start-up warnings and the state file's failure record say.
-    pub fn explain(&self) -> String {
+    /// `url` is the one asked.
+    pub fn explain(&self, url: &str) -> String {
         match self {
             RequestError::Fetch(fetch) if !matches!(fetch, FetchError::Interrupted(_)) => {
-                format!("{fetch}; {}", fetch.refresh_hint())
+                format!("{fetch}; {}", fetch.refresh_hint(url))
             }
             other => other.to_string(),
         }
@@ -395,7 +396,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
             });
         }
         Err(e) => {
-            let cause = e.explain();
+            let cause = e.explain(request.url.as_str());
             keep(files, cached.as_ref(), |state| {
                 state.record_refresh(record(RefreshOutcome::Failed, Some(cause.clone()), None))
             });

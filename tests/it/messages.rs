@@ -595,3 +595,74 @@ fn an_output_file_is_not_an_update_of_the_cache() {
     );
     assert!(home.cache().is_none());
 }
+
+/// Issue 29 findings, W4: a proxy answering 407 to credentials already in
+/// its URL refused them: said so, with the user (never the password), not
+/// "put them in the proxy's URL".
+#[test]
+fn a_proxy_refusing_the_credentials_it_was_given_says_so() {
+    let proxy = raw_server(|s| {
+        use std::io::Write;
+        let _ = s.write_all(
+            b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"corp\"\r\nContent-Length: 0\r\n\r\n",
+        );
+    });
+    let with_user = proxy.replace("http://", "http://u:s3cret@");
+    let home = Home::new();
+    for (target, variable) in [
+        ("https://catalog.mirror.corp.test/", "HTTPS_PROXY"),
+        ("http://catalog.mirror.corp.test/", "HTTP_PROXY"),
+    ] {
+        let run = home.run_env(&["update-providers", target], &[(variable, &with_user)]);
+        run.fails_with(&[
+            &format!("the proxy {proxy} (from {variable}) refused the credentials in its URL (user \"u\"): it answered 407 Proxy Authentication Required"),
+            &format!("check the user name and password in {variable}"),
+        ]);
+        assert!(!run.stderr.contains("put them in"), "{run:?}");
+        assert!(!run.stderr.contains("s3cret"), "{run:?}");
+    }
+}
+
+/// Issue 29 findings, W8: for an http:// URL the hints name HTTP_PROXY,
+/// the variable Go (and this tool) takes a proxy for it from.
+#[test]
+fn an_http_url_hints_http_proxy() {
+    let html = raw_server(|s| {
+        use std::io::Write;
+        let body = "<!DOCTYPE html><html><body>Sign in</body></html>";
+        let _ = write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let broken = raw_server(|s| {
+        use std::io::Write;
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n[{\"id\":");
+    });
+    let home = Home::new();
+    for (url, says) in [
+        (
+            &html,
+            "check the URL, and HTTP_PROXY if a proxy is in the way",
+        ),
+        (&broken, "check the network and the proxy (HTTP_PROXY)"),
+    ] {
+        let run = home.run(&["update-providers", url]);
+        run.fails_with(&[says]);
+        assert!(!run.stderr.contains("HTTPS_PROXY"), "{run:?}");
+    }
+    // At start-up too.
+    let run = home.run_env(
+        &["providers", "--wait"],
+        &[
+            ("CATWALK_URL", &broken),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+        ],
+    );
+    run.ok();
+    assert!(
+        run.stderr.contains("the proxy (HTTP_PROXY)") && !run.stderr.contains("HTTPS_PROXY"),
+        "{run:?}"
+    );
+}
