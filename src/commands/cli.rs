@@ -237,7 +237,8 @@ pub struct UpdateArgs {
     pub dry_run: bool,
     /// As --dry-run, and exit 0 when the cache already holds this catalog,
     /// 3 when the update would change it, 1 on failure
-    #[arg(long)]
+    // It asks about the cache, which --output does not write.
+    #[arg(long, conflicts_with = "output")]
     pub check: bool,
     /// Write the validated catalog to FILE instead of the cache (`-`:
     /// standard output), with its signature beside it when a key is pinned

@@ -268,3 +268,24 @@ fn completion_lists_the_shells_and_help_fits_80_columns() {
         }
     }
 }
+
+/// Issue 29 findings, W5: `--check` answers whether the cache holds the
+/// catalog, which `--output` would not write: the two together are a
+/// usage error, not an exit 3 for a cache that is up to date.
+#[test]
+fn check_with_output_is_a_usage_error() {
+    let home = Home::new();
+    home.run(&["update-providers", "-q", "embedded"]).ok();
+    let out = home.path().join("x.json");
+    let run = home.run(&[
+        "update-providers",
+        "embedded",
+        "--check",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    run.usage_error();
+    assert!(run.stderr.contains("--output"), "{run:?}");
+    assert!(!out.exists());
+    home.run(&["update-providers", "embedded", "--check"]).ok();
+}
