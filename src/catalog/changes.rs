@@ -21,6 +21,11 @@ pub struct Changes<'a> {
     pub providers_removed: Vec<&'a str>,
     /// Providers in both catalogs that changed.
     pub providers_changed: Vec<ProviderChanges<'a>>,
+    /// How many models the providers added bring, and the providers
+    /// removed take away: with [`Changes::model_counts`], counts that add
+    /// up.
+    #[serde(skip)]
+    pub models_of_providers: (usize, usize),
 }
 
 impl Changes<'_> {
@@ -165,7 +170,10 @@ pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<
     for provider in &next.providers {
         let id = provider.id.as_str();
         match old.get(id) {
-            None => changes.providers_added.push(id),
+            None => {
+                changes.providers_added.push(id);
+                changes.models_of_providers.0 += provider.models.len();
+            }
             Some(before) => {
                 let changed = compare_provider(before, provider);
                 if !(changed.fields.is_empty()
@@ -178,12 +186,12 @@ pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<
             }
         }
     }
-    changes.providers_removed = previous
-        .providers
-        .iter()
-        .map(|p| p.id.as_str())
-        .filter(|id| !new_ids.contains(id))
-        .collect();
+    for provider in &previous.providers {
+        if !new_ids.contains(provider.id.as_str()) {
+            changes.providers_removed.push(provider.id.as_str());
+            changes.models_of_providers.1 += provider.models.len();
+        }
+    }
     changes
 }
 

@@ -214,6 +214,10 @@ fn counts(changes: &Changes<'_>) -> String {
             .into();
     }
     let (added, removed, changed) = changes.model_counts();
+    let (added, removed) = (
+        added + changes.models_of_providers.0,
+        removed + changes.models_of_providers.1,
+    );
     let group = |what: &str, counts: [usize; 3]| {
         let parts: Vec<String> = counts
             .iter()
@@ -908,6 +912,22 @@ mod tests {
         assert!(lines.contains(&format!("    ({id}),")), "{lines:#?}");
         assert!(
             lines.contains(&"  ~ fireworks: -1 model".to_string()),
+            "{lines:#?}"
+        );
+    }
+
+    /// Issue 29 findings, W6: the counts add up: the models of providers
+    /// added and removed are counted as models added and removed.
+    #[test]
+    fn the_counts_include_the_models_of_providers_added_and_removed() {
+        let old = r#"[{"id":"a","name":"A","models":[{"id":"x"}]},{"id":"venice","name":"V","models":[{"id":"v1"},{"id":"v2"},{"id":"v3"}]}]"#;
+        let new = r#"[{"id":"a","name":"A","models":[{"id":"x"},{"id":"y"}]},{"id":"pioneer","name":"P","models":[{"id":"p1"},{"id":"p2"}]}]"#;
+        let lines = summary_of(old, new, 80, 30);
+        assert!(
+            lines.contains(
+                &"  changes: providers 1 added, 1 removed, 1 changed; models 3 added, 3 removed"
+                    .to_string()
+            ),
             "{lines:#?}"
         );
     }

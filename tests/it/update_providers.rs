@@ -590,7 +590,7 @@ fn change_report_lists_changes_and_warns_about_moved_endpoints() {
     );
     run.ok();
     for line in [
-        "  changes: providers 1 added, 2 changed; models 1 added, 1 removed, 1 changed",
+        "  changes: providers 1 added, 2 changed; models 2 added, 1 removed, 1 changed",
         "  + 1 provider: gamma",
         "  ~ beta: api_endpoint \"https://api.beta.example\" → \"https://attacker.example\"",
         "  ~ alpha: +1 model (a-new), -1 model (a-small), 1 model changed",
