@@ -179,6 +179,12 @@ pub fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, Str
 
 fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     let shown = redacted(arg);
+    if let Some((what, url)) = stray_space(arg) {
+        return Err(SourceError(format!(
+            "{shown:?} {what}, which is no part of a URL; remove it: {:?}",
+            redacted(url)
+        )));
+    }
     match arg {
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
@@ -261,6 +267,25 @@ pub fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
     let joined = format!("{path}/{document}");
     url.set_path(&joined);
     Ok(url)
+}
+
+/// Where a URL but for the spaces around it has them (`ends with a
+/// space`), and the URL without them; `None` for anything else. Go's URL
+/// parser, Crush's, refuses them, and a person does not see them.
+pub fn stray_space(text: &str) -> Option<(&'static str, &str)> {
+    let url = text.trim();
+    if url == text || !is_http(url) {
+        return None;
+    }
+    let what = match (
+        text.starts_with(char::is_whitespace),
+        text.ends_with(char::is_whitespace),
+    ) {
+        (true, true) => "starts and ends with a space",
+        (true, false) => "starts with a space",
+        _ => "ends with a space",
+    };
+    Some((what, url))
 }
 
 fn is_http(s: &str) -> bool {

@@ -622,6 +622,13 @@ pub fn options_from_env(
 /// sent; never the public server instead), and what it is good for.
 pub fn not_http_warning(value: &str) -> String {
     let me = program();
+    if let Some((what, url)) = source::stray_space(value) {
+        return format!(
+            "CATWALK_URL={} {what}, which is no part of a URL: no refresh at start-up (Crush makes no request with it either); remove it: CATWALK_URL={}",
+            crate::catalog::quoted(&source::redacted(value)),
+            crate::catalog::quoted(&source::redacted(url))
+        );
+    }
     let value = source::redacted(value);
     let value = value.as_str();
     let meant = source::meant_url(value)

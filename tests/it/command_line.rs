@@ -289,3 +289,38 @@ fn check_with_output_is_a_usage_error() {
     assert!(!out.exists());
     home.run(&["update-providers", "embedded", "--check"]).ok();
 }
+
+/// Issue 29 findings, W7: a URL with a space before or after it is named
+/// so, one message with the fix, whether it is the SOURCE or CATWALK_URL;
+/// and the start-up says the same of CATWALK_URL (Crush, whose URL parser
+/// refuses the space, makes no request with it either).
+#[test]
+fn a_stray_space_around_a_url_is_named() {
+    let home = Home::new();
+    let run = home.run(&["update-providers", " http://127.0.0.1:9/", "--dry-run"]);
+    run.usage_error();
+    assert!(
+        run.stderr.contains(
+            "\" http://127.0.0.1:9/\" starts with a space, which is no part of a URL; remove it: \"http://127.0.0.1:9/\""
+        ) && !run.stderr.contains("scheme"),
+        "{run:?}"
+    );
+    let run = home.run_env(
+        &["update-providers", "--dry-run"],
+        &[("CATWALK_URL", "http://127.0.0.1:9 ")],
+    );
+    run.usage_error();
+    assert!(
+        run.stderr
+            .contains("CATWALK_URL: \"http://127.0.0.1:9 \" ends with a space, which is no part of a URL; remove it: \"http://127.0.0.1:9\""),
+        "{run:?}"
+    );
+    let run = home.run_env(&["providers"], &[("CATWALK_URL", "http://127.0.0.1:9 ")]);
+    run.ok();
+    assert!(
+        run.stderr.contains(
+            "CATWALK_URL=\"http://127.0.0.1:9 \" ends with a space, which is no part of a URL: no refresh at start-up"
+        ) && run.stderr.contains("remove it: CATWALK_URL=\"http://127.0.0.1:9\""),
+        "{run:?}"
+    );
+}
