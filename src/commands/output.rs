@@ -22,7 +22,13 @@ pub fn say(message: std::fmt::Arguments<'_>) -> usize {
         .iter()
         .find(|prefix| text.starts_with(*prefix))
         .map_or(2, |prefix| prefix.len());
-    let text = terminal::wrap(&text, terminal::stderr_width(), &" ".repeat(indent));
+    // Its first line wrapped; the lines after it, commands to type, whole.
+    let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    let mut text = terminal::wrap(first, terminal::stderr_width(), &" ".repeat(indent));
+    if !rest.is_empty() {
+        text.push('\n');
+        text.push_str(rest);
+    }
     let _ = writeln!(io::stderr().lock(), "{text}");
     text.lines().count()
 }

@@ -229,7 +229,16 @@ impl LastRefresh {
         let held = self.held.iter().flatten().enumerate();
         std::iter::once(("last refresh", outcome))
             .chain(held.map(|(i, f)| (if i == 0 { "held back" } else { "" }, f.clone())))
-            .chain(self.accept.clone().map(|a| ("to settle it", a)))
+            .chain(
+                self.accept
+                    .iter()
+                    .flat_map(|a| a.lines())
+                    .enumerate()
+                    .map(|(i, command)| {
+                        let label = if i == 0 { "to settle it" } else { "" };
+                        (label, command.trim().to_owned())
+                    }),
+            )
             .chain(self.kept.then(|| {
                 (
                     "settled",

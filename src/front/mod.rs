@@ -365,7 +365,7 @@ pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
                     held.changes.join("\n")
                 )),
                 text: format!(
-                    "a refresh of the provider catalog was held for review, the catalog in use is kept ({status}): {}{more}",
+                    "review it with {status}: a refresh of the provider catalog was held, the catalog in use is kept: {}{more}",
                     held.changes.first().map_or("", String::as_str)
                 ),
             })
@@ -559,7 +559,7 @@ mod tests {
         let told = notice(Some(&held), "crush").unwrap();
         assert_eq!(
             told.text,
-            "a refresh of the provider catalog was held for review, the catalog in use is kept (`crush providers --status`): key moves (and 1 more)"
+            "review it with `crush providers --status`: a refresh of the provider catalog was held, the catalog in use is kept: key moves (and 1 more)"
         );
         let failed = with_refresh(RefreshOutcome::Failed, Some("refused"), &[]);
         let told_failed = notice(Some(&failed), "crush").unwrap();

@@ -209,9 +209,9 @@ fn update_command(target: Target) -> &'static str {
     }
 }
 
-/// What a held refresh's warning ends with: the commands that review what
-/// was held from `url`, apply it (with `flags`), or keep the catalog in use
-/// instead, each one as it is typed.
+/// What a held refresh's warning ends with: the commands that keep the
+/// catalog in use, review what was held from `url`, or apply it (with
+/// `flags`), each on a line of its own, as it is typed.
 pub fn held_hint(url: &str, flags: &[String]) -> String {
     held_hint_for(Target::Catalog, url, flags)
 }
@@ -222,24 +222,38 @@ pub fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
     let update = update_command(target);
     let from = format!("{me} {update} {}", shell_word(url));
     let kept = match target {
-        Target::Catalog => "the catalog in use",
-        Target::Hyper => "the one in use",
+        Target::Catalog => "keep the catalog in use:",
+        Target::Hyper => "keep the one in use:",
     };
+    let keep = (kept, format!("{me} {update} --keep-current"));
     // Held for its signature: neither a review nor an apply without one
     // gets past the pinned key.
-    if flags.iter().any(|f| f == refresh::SIGNATURE_FLAG) {
-        return format!(
-            "the mirror must serve {url}.minisig, or apply it with `{from} {} FILE` (FILE its signature), or keep {kept} with `{me} {update} --keep-current`",
-            refresh::SIGNATURE_FLAG
-        );
-    }
-    let apply = std::iter::once(from.clone())
-        .chain(flags.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!(
-        "review it with `{from} --dry-run`, apply it with `{apply}`, or keep {kept} with `{me} {update} --keep-current`"
-    )
+    let (commands, after) = if flags.iter().any(|f| f == refresh::SIGNATURE_FLAG) {
+        let apply = format!("{from} {} FILE", refresh::SIGNATURE_FLAG);
+        let after = format!("\n  (FILE its signature; or the mirror must serve {url}.minisig)");
+        (vec![keep, ("apply it signed:", apply)], after)
+    } else {
+        let apply = std::iter::once(from.clone())
+            .chain(flags.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let commands = vec![
+            keep,
+            ("review it:", format!("{from} --dry-run")),
+            ("apply it:", apply),
+        ];
+        (commands, String::new())
+    };
+    let width = commands
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<String> = commands
+        .iter()
+        .map(|(label, command)| format!("  {label:width$}  {command}"))
+        .collect();
+    lines.join("\n") + &after
 }
 
 /// `text` as one word a shell reads back as it is: bare when it holds only
@@ -457,7 +471,7 @@ fn held_warning(
         }
     };
     format!(
-        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}; {}",
+        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}\n{}",
         target.noun(),
         findings.first().map_or("", String::as_str),
         held_hint_for(target, &url.to_string(), flags)

@@ -511,7 +511,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert_eq!(lines.len(), 1, "{told:?}");
     assert!(
         lines[0].starts_with(
-            "warning: a refresh of the provider catalog was held for review, the catalog in use is kept (`crush providers --status`): provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443"
+            "warning: review it with `crush providers --status`: a refresh of the provider catalog was held, the catalog in use is kept: provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443"
         ),
         "{told:?}"
     );
@@ -538,7 +538,9 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     let rows: Vec<&str> = shown.lines().collect();
     assert_eq!(rows.len(), 1, "{shown:?}");
     assert!(
-        rows[0].starts_with("warning: a refresh of the provider catalog was held")
+        // The command first: the cut never falls before it (issue 29
+        // findings, C1).
+        rows[0].starts_with("warning: review it with `crush providers --status`: a refresh")
             && rows[0].ends_with('…')
             && unicode_width::UnicodeWidthStr::width(rows[0]) <= 80,
         "{shown:?}"

@@ -327,20 +327,31 @@ async fn a_known_key_sent_to_a_new_place_is_held_however_it_is_spelled() {
             "{what}: the cache stays"
         );
 
-        // Every start says so, in one line, while it is held.
+        // Every start says so, in one line and a line per command (issue
+        // 29 findings, C1), while it is held.
         for _ in 0..2 {
             let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
             run.ok();
             assert_eq!(run.stdout, CATALOG_A, "{what}");
             let warnings: Vec<&str> = run.stderr.lines().collect();
-            assert_eq!(warnings.len(), 1, "{what}: {run:?}");
+            assert_eq!(warnings.len(), 4, "{what}: {run:?}");
             assert!(
                 warnings[0].starts_with(
                     "warning: a refresh of the provider catalog from http://127.0.0.1"
-                ) && warnings[0].contains(finding)
-                    && warnings[0].ends_with(&format!(
-                        "review it with `crush update-providers {url}/v2/providers --dry-run`, apply it with `crush update-providers {url}/v2/providers --allow-key-move`, or keep the catalog in use with `crush update-providers --keep-current`"
-                    )),
+                ) && warnings[0].contains(finding),
+                "{what}: {run:?}"
+            );
+            assert_eq!(
+                warnings[1..],
+                [
+                    "  keep the catalog in use:  crush update-providers --keep-current".to_string(),
+                    format!(
+                        "  review it:                crush update-providers {url}/v2/providers --dry-run"
+                    ),
+                    format!(
+                        "  apply it:                 crush update-providers {url}/v2/providers --allow-key-move"
+                    ),
+                ],
                 "{what}: {run:?}"
             );
         }
@@ -487,7 +498,7 @@ async fn a_catalog_that_keeps_too_little_of_the_cache_is_held_and_needs_allow_sh
         let run = home.run_env(&["providers"], &[("CATWALK_URL", &url)]);
         assert!(
             run.stderr.contains(&format!(
-                "review it with `crush update-providers {url}/v2/providers --dry-run`, apply it with `crush update-providers {url}/v2/providers --allow-shrink`, or keep"
+                "  review it:                crush update-providers {url}/v2/providers --dry-run\n  apply it:                 crush update-providers {url}/v2/providers --allow-shrink"
             )),
             "{what}: {run:?}"
         );
@@ -666,9 +677,9 @@ async fn a_person_settles_a_held_refresh_by_keeping_the_catalog_in_use() {
     let run = start();
     assert!(
         run.stderr.contains(finding)
-            && run.stderr.contains(
-                "or keep the catalog in use with `crush update-providers --keep-current`"
-            ),
+            && run
+                .stderr
+                .contains("  keep the catalog in use:  crush update-providers --keep-current"),
         "{run:?}"
     );
     // The current source again: already up to date, and settled.

@@ -410,7 +410,7 @@ async fn a_key_move_is_refused_without_the_flag_and_held_by_a_refresh() {
     );
     assert!(
         waited.stderr.contains(&format!(
-            "apply it with `crush update-providers --source hyper {uri}/api/v1/provider --allow-key-move`, or keep the one in use with `crush update-providers --source hyper --keep-current`"
+            "  keep the one in use:  crush update-providers --source hyper --keep-current\n  review it:            crush update-providers --source hyper {uri}/api/v1/provider --dry-run\n  apply it:             crush update-providers --source hyper {uri}/api/v1/provider --allow-key-move"
         )),
         "{waited:?}"
     );

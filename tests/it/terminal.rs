@@ -510,3 +510,49 @@ fn a_pinned_key_stands_whole_in_the_status() {
         "{text}"
     );
 }
+
+/// Issue 29 findings, C1: the held warning says what was held, then each
+/// command it asks for on a line of its own, whole even on an 80-column
+/// terminal (its URL is long), keeping the catalog in use first.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_held_warning_gives_each_command_a_line_of_its_own() {
+    let (_, moved, finding) = crate::held::moving_a_key().remove(0);
+    let server = crate::held::serving(&moved).await;
+    // A long URL, as a mirror's is.
+    let url = format!("{}/a/long/path/to/the/mirror/of/the/catalog", server.uri());
+    wiremock::Mock::given(wiremock::matchers::path(
+        "/a/long/path/to/the/mirror/of/the/catalog/v2/providers",
+    ))
+    .respond_with(wiremock::ResponseTemplate::new(200).set_body_string(moved.clone()))
+    .mount(&server)
+    .await;
+    let home = crate::held::home_with_a();
+    assert_eq!(crate::held::refresh(&home, &url)["outcome"], "held");
+    let commands = [
+        "  keep the catalog in use:  crush update-providers --keep-current".to_string(),
+        format!("  review it:                crush update-providers {url}/v2/providers --dry-run"),
+        format!(
+            "  apply it:                 crush update-providers {url}/v2/providers --allow-key-move"
+        ),
+    ];
+    let (code, text) = in_terminal(
+        &home,
+        &["providers"],
+        &[("CATWALK_URL", &url)],
+        false,
+        |_| {},
+    );
+    assert_eq!(code, Some(0), "{text}");
+    for command in &commands {
+        assert!(text.lines().any(|l| l == command), "{command}: {text}");
+    }
+    assert!(
+        text.starts_with("warning: a refresh of the provider catalog"),
+        "{text}"
+    );
+    let piped = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
+    let lines: Vec<&str> = piped.stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "{piped:?}");
+    assert!(lines[0].contains(finding), "{piped:?}");
+    assert_eq!(lines[1..], commands, "{piped:?}");
+}
