@@ -124,7 +124,12 @@ impl Failure {
     pub fn hint(&self) -> Cow<'static, str> {
         let hint = match &self.cause {
             Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint(&self.source).into(),
-            Cause::Read(ReadError::Io(_)) => "check the path and its permissions",
+            Cause::Read(ReadError::Io(e)) => match e.kind() {
+                std::io::ErrorKind::NotFound => "check the path",
+                std::io::ErrorKind::IsADirectory => "give the path of the catalog file inside it",
+                std::io::ErrorKind::PermissionDenied => "check its permissions",
+                _ => "check the path and its permissions",
+            },
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
             // A page where a catalog was expected: a login page or a
             // proxy's, unless it is a file the user gave.

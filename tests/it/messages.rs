@@ -244,7 +244,9 @@ fn json_commands_fail_in_json() {
         error["cause"].as_str().unwrap().starts_with("cannot read"),
         "{error}"
     );
-    assert_eq!(error["hint"], "check the path and its permissions");
+    // A missing file has nothing to do with permissions (issue 29
+    // findings, C8).
+    assert_eq!(error["hint"], "check the path");
     let run = home.run_env(
         &["models", "--json", "nothing-matches"],
         &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
@@ -665,4 +667,18 @@ fn an_http_url_hints_http_proxy() {
         run.stderr.contains("the proxy (HTTP_PROXY)") && !run.stderr.contains("HTTPS_PROXY"),
         "{run:?}"
     );
+}
+
+/// Issue 29 findings, C8: a missing file's hint is the path alone, a
+/// folder's the file inside it; neither speaks of permissions.
+#[test]
+fn a_missing_file_or_a_folder_gets_its_own_hint() {
+    let home = Home::new();
+    let run = home.run(&["update-providers", "nosuch.json"]);
+    run.fails_with(&["nosuch.json: cannot read: there is no such file; check the path"]);
+    assert!(!run.stderr.contains("permissions"), "{run:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let run = home.run(&["update-providers", dir.path().to_str().unwrap()]);
+    run.fails_with(&["it is a folder, not a file; give the path of the catalog file inside it"]);
+    assert!(!run.stderr.contains("permissions"), "{run:?}");
 }
