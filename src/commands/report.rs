@@ -262,13 +262,14 @@ struct Entry<'r, 'a> {
 }
 
 impl Entry<'_, '_> {
-    fn lines(&self, width: usize) -> Vec<String> {
+    /// Its lines, each list of ids in at most `list_lines`.
+    fn lines(&self, width: usize, list_lines: usize) -> Vec<String> {
         match &self.change {
             Change::Providers(sign, ids) => {
                 let head = format!("  {sign} {}: ", count(ids.len(), "provider"));
-                listed(head, ids, width, 4)
+                listed(head, ids, width, 4, list_lines)
             }
-            Change::Provider(p) => provider_lines(p, width),
+            Change::Provider(p) => provider_lines(p, width, list_lines),
             Change::Model(m) => {
                 let parts: Vec<Atom> = sorted(&m.fields).iter().flat_map(|f| parts(f)).collect();
                 flow(format!("      {}: ", m.model), &parts, Some(width), 8)
@@ -332,11 +333,21 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
     let entries = entries(changes);
     // Each change takes a line at least: when they are more than the room,
     // some are left out, and the last line says how many.
+    // Lists whole, when everything fits so.
+    if entries.len() <= room {
+        let whole: Vec<String> = entries
+            .iter()
+            .flat_map(|e| e.lines(width, usize::MAX))
+            .collect();
+        if whole.len() <= room {
+            return whole;
+        }
+    }
     let mut rendered: Vec<Option<Vec<String>>> = vec![None; entries.len()];
     let all_fit = entries.len() <= room && {
         let mut total = 0;
         for (i, entry) in entries.iter().enumerate() {
-            let lines = entry.lines(width);
+            let lines = entry.lines(width, LIST_LINES);
             total += lines.len();
             rendered[i] = Some(lines);
         }
@@ -359,7 +370,7 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
     });
     let mut rendered_len = |i: usize| {
         rendered[i]
-            .get_or_insert_with(|| entries[i].lines(width))
+            .get_or_insert_with(|| entries[i].lines(width, LIST_LINES))
             .len()
     };
     let providers_cost: usize = order
@@ -418,7 +429,13 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
             if hidden == 1 { "change" } else { "changes" }
         );
         if !left_out.is_empty() {
-            lines.extend(listed("  ~ also changed: ".into(), &left_out, width, 4));
+            lines.extend(listed(
+                "  ~ also changed: ".into(),
+                &left_out,
+                width,
+                4,
+                LIST_LINES,
+            ));
         }
         lines.push(more);
     }
@@ -428,7 +445,7 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
 /// `  ~ anthropic: name "A" → "B", +2 models (a, b), -1 model (c), 3
 /// models changed`, wrapped to `width`, each list of ids kept to a few
 /// lines.
-fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
+fn provider_lines(p: &ProviderChanges<'_>, width: usize, list_lines: usize) -> Vec<String> {
     let head = format!("  ~ {}: ", p.provider);
     let mut atoms: Vec<Atom> = p.fields.iter().flat_map(|f| parts(f)).collect();
     let lists: Vec<(char, &Vec<&str>)> = [('+', &p.models_added), ('-', &p.models_removed)]
@@ -449,7 +466,7 @@ fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
             let mut list: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
             let more = ids.len() - shown;
             if more > 0 {
-                list.push(Atom::text(&format!("… and {more} more")));
+                list.push(Atom::text(&format!("… and {more} more (--verbose)")));
             }
             if let Some(first) = list.first_mut() {
                 *first = Atom::joined(&format!("({}", first.text));
@@ -461,7 +478,7 @@ fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
             list
         };
         let fits =
-            |shown: usize| flow(String::new(), &list(shown), Some(width), 4).len() <= LIST_LINES;
+            |shown: usize| flow(String::new(), &list(shown), Some(width), 4).len() <= list_lines;
         let shown = most(ids.len(), fits);
         atoms.extend(list(shown));
     }
@@ -469,18 +486,27 @@ fn provider_lines(p: &ProviderChanges<'_>, width: usize) -> Vec<String> {
     flow(head, &atoms, Some(width), 4)
 }
 
-/// `  + 3 providers: a, b, c`, in at most a few lines, then `… and N
+/// `  + 3 providers: a, b, c`, in at most `list_lines` lines, then `… and N
 /// more`.
-fn listed(head: String, ids: &[&str], width: usize, indent: usize) -> Vec<String> {
+fn listed(
+    head: String,
+    ids: &[&str],
+    width: usize,
+    indent: usize,
+    list_lines: usize,
+) -> Vec<String> {
     let list = |shown: usize| {
         let mut atoms: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
         if shown < ids.len() {
-            atoms.push(Atom::text(&format!("… and {} more", ids.len() - shown)));
+            atoms.push(Atom::text(&format!(
+                "… and {} more (--verbose)",
+                ids.len() - shown
+            )));
         }
         atoms
     };
     let fits =
-        |shown: usize| flow(head.clone(), &list(shown), Some(width), indent).len() <= LIST_LINES;
+        |shown: usize| flow(head.clone(), &list(shown), Some(width), indent).len() <= list_lines;
     flow(
         head.clone(),
         &list(most(ids.len(), fits)),
@@ -930,6 +956,28 @@ mod tests {
             ),
             "{lines:#?}"
         );
+    }
+
+    /// Issue 29 findings, C10: a long list of ids is shown whole while
+    /// the room allows; when it does not, what is left out points to
+    /// `--verbose`.
+    #[test]
+    fn a_list_is_whole_while_there_is_room() {
+        let providers = |n: usize| {
+            let list: Vec<String> = (0..n)
+                .map(|p| format!(r#"{{"id":"provider-number-{p}","name":"P","models":[]}}"#))
+                .collect();
+            format!("[{}]", list.join(","))
+        };
+        let (old, new) = (providers(40), providers(5));
+        let lines = summary_of(&old, &new, 80, 30);
+        let text = lines.join("\n");
+        assert!(text.contains("provider-number-39"), "{text}");
+        assert!(!text.contains("more"), "{text}");
+        let lines = summary_of(&old, &new, 80, 10);
+        let text = lines.join("\n");
+        assert!(text.contains("more (--verbose)"), "{text}");
+        assert!(lines.len() <= 10, "{text}");
     }
 
     #[test]

@@ -115,8 +115,10 @@ fn every_readme_example_runs_as_written() {
             eprintln!("skipped (no {}): {block}", missing.join(", "));
             continue;
         }
-        // As written, and for a reader whose XDG folders are elsewhere.
-        for xdg in [false, true] {
+        // As written, for a reader whose XDG folders are elsewhere, and
+        // for one whose Crush configuration folder is CRUSH_GLOBAL_CONFIG
+        // (issue 29 findings, C11).
+        for (xdg, global) in [(false, false), (true, false), (false, true)] {
             let home = Home::new();
             let work = tempfile::tempdir().unwrap();
             let url = static_server(work.path().to_owned());
@@ -135,10 +137,13 @@ fn every_readme_example_runs_as_written() {
                     .env("XDG_CONFIG_HOME", home.path().join("xdg/config"))
                     .env("XDG_DATA_HOME", home.path().join("xdg/data"));
             }
+            if global {
+                command.env("CRUSH_GLOBAL_CONFIG", home.path().join("global"));
+            }
             let output = command.output().unwrap();
             assert!(
                 output.status.success(),
-                "a README example failed (XDG folders set: {xdg}):\n{script}\nstdout:\n{}\nstderr:\n{}",
+                "a README example failed (XDG folders set: {xdg}, CRUSH_GLOBAL_CONFIG set: {global}):\n{script}\nstdout:\n{}\nstderr:\n{}",
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
             );
