@@ -292,7 +292,10 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     let cached = match cache::read_valid(files) {
         Ok(cached) => cached,
         Err(problem) => {
-            warnings.push(format!("{problem}; ignoring it"));
+            let me = program();
+            warnings.push(format!(
+                "{problem}; ignoring it; `{me} update-providers` replaces it (`{me} update-providers embedded` without a network)"
+            ));
             None
         }
     };

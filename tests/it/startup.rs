@@ -421,3 +421,22 @@ async fn warnings_go_to_stderr_so_json_stays_parseable() {
     let parsed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(parsed.as_array().unwrap().len() >= 10);
 }
+
+/// Issue 29 findings, C3: a cache that is not valid is told with the
+/// command that replaces it.
+#[test]
+fn a_broken_cache_is_told_with_the_command_that_replaces_it() {
+    let home = Home::new();
+    home.set_cache(b"[{\"id\":");
+    let run = home.run_env(
+        &["providers"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    run.ok();
+    assert!(
+        run.stderr.contains(
+            "ignoring it; `crush update-providers` replaces it (`crush update-providers embedded` without a network)"
+        ),
+        "{run:?}"
+    );
+}
