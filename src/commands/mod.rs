@@ -56,6 +56,14 @@ pub fn main() -> u8 {
         Err(e) => {
             let printed = e.print();
             if e.use_stderr() {
+                // The command line could not be read: whether it asked
+                // for JSON, only its words say.
+                if std::env::args_os().any(|a| a == "--json") {
+                    let text = e.to_string();
+                    let first = text.lines().next().unwrap_or_default();
+                    let message = first.trim_start_matches("error: ").to_owned();
+                    let _ = print(|out| write_json(out, &usage_json(&message, &name)));
+                }
                 return 2;
             }
             // `--help` or `--version`, printed on standard output.
@@ -76,6 +84,9 @@ pub fn main() -> u8 {
     match result {
         Ok(()) => 0,
         Err(Exit::Usage(message)) => {
+            if json {
+                let _ = print(|out| write_json(out, &usage_json(&message, &name)));
+            }
             say(format_args!(
                 "error: {message}\nRun `{name} --help` for usage."
             ));
@@ -94,6 +105,20 @@ pub fn main() -> u8 {
         }
         Err(Exit::Code(code)) => code,
     }
+}
+
+/// Bad usage as `--json` prints it on standard output, in the form of a
+/// failure's.
+fn usage_json(message: &str, name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "error": {
+            "source": "the command line",
+            "cause": message,
+            "hint": format!("run `{name} --help` for usage"),
+            "message": message,
+            "usage": true,
+        }
+    })
 }
 
 /// A failure as `--json` prints it on standard output.

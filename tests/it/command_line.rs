@@ -324,3 +324,24 @@ fn a_stray_space_around_a_url_is_named() {
         "{run:?}"
     );
 }
+
+/// Issue 29 findings, C6: with `--json`, a usage error (exit 2) prints
+/// the same `{"error": …}` object on standard output as a failure does.
+#[test]
+fn json_usage_errors_are_json() {
+    let home = Home::new();
+    for (args, says) in [
+        (&["update-providers", "ftp://x", "--json"][..], "ftp://"),
+        (&["update-providers", "--bogus", "--json"][..], "--bogus"),
+    ] {
+        let run = home.run(args);
+        run.usage_error();
+        let error = &run.json()["error"];
+        assert!(error["cause"].as_str().unwrap().contains(says), "{run:?}");
+        assert!(
+            error["hint"].as_str().unwrap().contains("--help"),
+            "{run:?}"
+        );
+        assert!(run.stderr.contains(says), "{run:?}");
+    }
+}
