@@ -108,12 +108,30 @@ Examples:
 `models` is this command too when no Crush is found; in front of Crush it
 is Crush's.";
 
-const COMPLETION_EXAMPLES: &str = "\
-Examples:
-  crush completion bash > ~/.local/share/bash-completion/completions/crush
-  crush completion zsh > \"${fpath[1]}/_crush\"
-  crush completion fish > ~/.config/fish/completions/crush.fish
-  crush completion powershell >> $PROFILE";
+/// `completion`'s examples for the program installed as `name`: each
+/// shell's script in the file that shell loads for that name, an example
+/// too long for 80 columns broken after a backslash.
+fn completion_examples(name: &str) -> String {
+    let examples = [
+        (
+            "bash",
+            format!("~/.local/share/bash-completion/completions/{name}"),
+        ),
+        ("zsh", format!("\"${{fpath[1]}}/_{name}\"")),
+        ("fish", format!("~/.config/fish/completions/{name}.fish")),
+    ];
+    let mut text = String::from("Examples:");
+    for (shell, file) in examples {
+        let line = format!("  {name} completion {shell} > {file}");
+        if line.chars().count() <= 80 {
+            text.push_str(&format!("\n{line}"));
+        } else {
+            text.push_str(&format!("\n  {name} completion {shell} \\\n    > {file}"));
+        }
+    }
+    text.push_str(&format!("\n  {name} completion powershell >> $PROFILE"));
+    text
+}
 
 /// The commands.
 #[derive(Debug, Subcommand)]
@@ -135,7 +153,7 @@ pub enum Command {
     )]
     Dirs,
     /// Print a shell completion script
-    #[command(after_help = COMPLETION_EXAMPLES)]
+    // Its examples are the name's: see `command`.
     Completion {
         /// The shell (without one, the shells are listed)
         shell: Option<clap_complete::Shell>,
@@ -294,6 +312,7 @@ pub fn command(name: &str) -> clap::Command {
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         command = command.term_width(80);
     }
+    command = command.mut_subcommand("completion", |c| c.after_help(completion_examples(name)));
     if name != "crush" {
         let ours = format!("{name} ");
         let names: Vec<String> = command
@@ -314,14 +333,19 @@ pub fn command(name: &str) -> clap::Command {
 }
 
 /// How this program was invoked, for [`command`]: the file name of its
-/// path, without an extension (`crush-providers`, not `crush.exe`).
+/// path, as a shell finds it (`crush-providers`, `crush.new`; `crush`, not
+/// `crush.exe`).
 pub fn invoked_name() -> String {
     std::env::args_os()
         .next()
         .and_then(|arg| {
             std::path::Path::new(&arg)
-                .file_stem()
+                .file_name()
                 .map(|s| s.to_string_lossy().into_owned())
+        })
+        .map(|name| match name.len().checked_sub(4) {
+            Some(end) if name[end..].eq_ignore_ascii_case(".exe") => name[..end].to_owned(),
+            _ => name,
         })
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "crush".into())

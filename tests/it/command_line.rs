@@ -345,3 +345,53 @@ fn json_usage_errors_are_json() {
         assert!(run.stderr.contains(says), "{run:?}");
     }
 }
+
+/// Issue 29 findings, C4: under any installed name, `completion --help`
+/// names the files that name's shells load, each example within 80
+/// columns (one that goes on ends its first line with a backslash), and
+/// a name with a dot is registered whole, not as the name before its dot.
+#[test]
+fn completion_is_for_the_name_installed() {
+    let home = Home::new();
+    let bin = tempfile::tempdir().unwrap();
+    for name in ["crush-providers", "crush.new"] {
+        let exe = bin.path().join(name);
+        std::fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
+        let run = |args: &[&str]| {
+            let output = std::process::Command::new(&exe)
+                .args(args)
+                .env_clear()
+                .env("HOME", home.path())
+                .env("PATH", bin.path())
+                .output()
+                .unwrap();
+            assert!(output.status.success(), "{name}: {output:?}");
+            String::from_utf8(output.stdout).unwrap()
+        };
+        let help = run(&["completion", "--help"]);
+        let examples = help.split("Examples:").nth(1).unwrap_or_default();
+        assert!(
+            examples.contains(&format!("completions/{name}\n"))
+                && examples.contains(&format!("/_{name}\""))
+                && examples.contains(&format!("completions/{name}.fish")),
+            "{name}: {help}"
+        );
+        let lines: Vec<&str> = examples.lines().collect();
+        for line in &lines {
+            assert!(line.chars().count() <= 80, "{name}: {line}");
+        }
+        for pair in lines.windows(2) {
+            if pair[1].starts_with("    ") {
+                assert!(pair[0].ends_with('\\'), "{name}: {pair:?}");
+            }
+        }
+        let script = run(&["completion", "bash"]);
+        assert!(
+            script
+                .lines()
+                .any(|l| l.trim_start().starts_with("complete -F ")
+                    && l.ends_with(&format!(" {name}"))),
+            "{name}: {script}"
+        );
+    }
+}
