@@ -81,6 +81,10 @@ impl Default for UpdateOptions {
 /// What an update did, borrowing from the catalogs it read.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateReport<'a> {
+    /// A dry run of a catalog that is refused: the report shows what the
+    /// refusal is about, and the failure follows it.
+    #[serde(skip)]
+    pub refused: bool,
     /// The source, as shown to the user.
     pub source: String,
     /// Number of providers in the new catalog.
@@ -351,7 +355,15 @@ pub fn update_providers<R>(
     })
     .map_err(|why| fail(Cause::Review(why)))?;
     let embedded = *source == Source::Embedded;
-    allowed(&review, options, embedded, &mut notices).map_err(fail)?;
+    // A dry run shows what a refusal is about: the report, then the
+    // refusal.
+    let refusal = match allowed(&review, options, embedded, &mut notices) {
+        Err(cause) if options.dry_run => Some(cause),
+        allowed => {
+            allowed.map_err(fail)?;
+            None
+        }
+    };
     let learn = |memory: &mut Memory| match document {
         Target::Catalog => learn(memory, &next, &review, &label, embedded, signed_at),
         // The floor and the newest signing time are the catalog's; Hyper's
@@ -403,11 +415,11 @@ pub fn update_providers<R>(
         }
         None => {}
     }
-    Ok(report(&UpdateReport {
+    let shown = report(&UpdateReport {
         providers: next.providers.len(),
         models: next.model_count(),
         changes: previous.map(|p| changes::compare(p, &next)),
-        source: label,
+        source: label.clone(),
         target,
         written: write,
         up_to_date,
@@ -423,8 +435,13 @@ pub fn update_providers<R>(
         // their own, for a quiet run.
         warnings: notices.iter().cloned().chain(warnings).collect(),
         notices,
-        catalog: to_stdout.then_some(bytes),
-    }))
+        catalog: to_stdout.then_some(bytes).filter(|_| refusal.is_none()),
+        refused: refusal.is_some(),
+    });
+    match refusal {
+        Some(cause) => Err(fail(cause)),
+        None => Ok(shown),
+    }
 }
 
 /// The cache's memory of where keys went (`None`: none there), and whether
@@ -462,9 +479,10 @@ fn allowed(
     if !unallowed.is_clear() {
         return Err(Cause::Refused(unallowed));
     }
+    let will = if options.dry_run { "would" } else { "will" };
     for moved in &review.moves {
         notices.push(format!(
-            "{moved}: requests carrying its value will go to this new place ({})",
+            "{moved}: requests carrying its value {will} go to this new place ({})",
             guard::ALLOW_KEY_MOVE
         ));
     }

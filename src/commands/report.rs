@@ -662,6 +662,7 @@ mod tests {
             signed_by: None,
             replaced: None,
             settled: None,
+            refused: false,
             changes: Some(changes),
             warnings: Vec::new(),
             notices: Vec::new(),

@@ -196,6 +196,10 @@ fn show(report: &UpdateReport<'_>, args: &UpdateArgs) -> Result<bool, Exit> {
         })
     });
     if args.json {
+        // The failure that follows is the one JSON object.
+        if report.refused {
+            return Ok(false);
+        }
         print(|out| write_json(out, report))?;
         return Ok(report.up_to_date);
     }

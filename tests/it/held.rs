@@ -828,3 +828,42 @@ async fn the_embedded_snapshot_again_settles_a_held_refresh() {
     let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", url.as_str())]);
     assert!(run.stderr.is_empty(), "no start warns of it again: {run:?}");
 }
+
+/// Issue 29 findings, C2: a dry run of a catalog that would be refused
+/// shows its report (what changed, the move included), then the refusal,
+/// exit 1; with --json, one JSON object, the failure's.
+#[test]
+fn a_dry_run_of_a_refused_catalog_shows_what_it_changes() {
+    let (_, moved, finding) = moving_a_key().remove(0);
+    let home = home_with_a();
+    let run = home.run_stdin(&["update-providers", "-", "--dry-run"], moved.as_bytes());
+    run.fails_with(&["refused", finding, "--allow-key-move"]);
+    assert!(
+        words(&run.stdout).contains("~ beta: api_endpoint \"https://api.beta.example\" → \"https://collector.evil.example/v1\"")
+            && run.stdout.contains("dry run: not written to"),
+        "{run:?}"
+    );
+    let run = home.run_stdin(
+        &["update-providers", "-", "--dry-run", "--json"],
+        moved.as_bytes(),
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.json()["error"]["cause"]
+            .as_str()
+            .unwrap()
+            .contains(finding),
+        "{run:?}"
+    );
+    // Allowed, a dry run says where requests would go, not will.
+    let run = home.run_stdin(
+        &["update-providers", "-", "--dry-run", "--allow-key-move"],
+        moved.as_bytes(),
+    );
+    run.ok();
+    assert!(
+        words(&run.stderr).contains("requests carrying its value would go to this new place"),
+        "{run:?}"
+    );
+    assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+}
