@@ -166,10 +166,10 @@ impl Failure {
             Cause::Signature(SignatureError::Missing(_))
                 if self.source.starts_with("http://") || self.source.starts_with("https://") =>
             {
-                "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE); check CRUSH_PROVIDER_PUBLIC_KEY"
+                "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
             }
             Cause::Signature(SignatureError::Missing(_)) => {
-                "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE; check CRUSH_PROVIDER_PUBLIC_KEY"
+                "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
             }
             Cause::Signature(_) => {
                 "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"

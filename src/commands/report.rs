@@ -116,6 +116,12 @@ fn headline(report: &UpdateReport<'_>, to: Written) -> String {
     );
     let source = &report.source;
     if report.up_to_date {
+        let embedded = crate::fetch::source::Source::Embedded.to_string();
+        let source = if *source == embedded {
+            format!("the {source}")
+        } else {
+            source.clone()
+        };
         return format!(
             "Already up to date: {} holds the same catalog as {source} ({counts})",
             report.target.display()
@@ -1004,6 +1010,14 @@ mod tests {
         let lines = summary(&unchanged, Written::Cache, 80, 30);
         assert!(lines[0].starts_with("Already up to date"), "{lines:?}");
         assert_eq!(lines.len(), 3, "{lines:?}");
+        // Issue 29 findings, cosmetic 3: the embedded snapshot, with
+        // its article.
+        unchanged.source = crate::fetch::source::Source::Embedded.to_string();
+        let lines = every_line(&unchanged, Written::Cache, None);
+        assert!(
+            lines[0].contains("holds the same catalog as the embedded snapshot ("),
+            "{lines:?}"
+        );
     }
 
     /// The foot says what a write replaced, a signed catalog that it was
