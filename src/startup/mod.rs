@@ -196,8 +196,12 @@ pub fn refresh_hint() -> String {
 pub fn refresh_hint_for(target: Target) -> String {
     let me = program();
     let update = update_command(target);
+    // The global crushrc, which every project reads.
+    let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
+        .map(|dir| dir.join("crushrc").display().to_string())
+        .unwrap_or_else(|_| "a crushrc".into());
     format!(
-        "on a machine without network, set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
+        "on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
     )
 }
 

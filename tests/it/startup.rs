@@ -440,3 +440,28 @@ fn a_broken_cache_is_told_with_the_command_that_replaces_it() {
         "{run:?}"
     );
 }
+
+/// Issue 29 findings, C8: a failed refresh's hint names the crushrc that
+/// turns updates off, the one in Crush's configuration folder.
+#[test]
+fn a_failed_refresh_names_the_crushrc_to_write() {
+    let home = Home::new();
+    let url = closed_port_url();
+    let env = [
+        ("CATWALK_URL", url.as_str()),
+        ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+    ];
+    home.run_env(&["providers"], &env).ok();
+    assert_eq!(home.wait_for_refresh(&None)["outcome"], "failed");
+    home.wait_for_the_helper();
+    let run = home.run_env(&["providers"], &env);
+    run.ok();
+    let crushrc = home.path().join(".config/crush/crushrc");
+    assert!(
+        words(&run.stderr).contains(&format!(
+            "set `option provider-auto-update false` in {}",
+            crushrc.display()
+        )),
+        "{run:?}"
+    );
+}
