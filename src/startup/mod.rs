@@ -372,6 +372,10 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
                         "could not refresh the provider catalog from {}: {why}; using {in_use}",
                         source::redacted(options.url.as_str()),
                     ));
+                    // Told now: the next start does not tell it again.
+                    if let Ok(Some(now)) = cache::read_valid(files) {
+                        mark_told(files, Some(&now), Some(why));
+                    }
                     at_hand(warnings)
                 }
                 // The findings are in the state, told below by the next
@@ -526,7 +530,12 @@ fn report_refresh(files: &CacheFiles, cached: Option<&Cached>, warnings: &mut Ve
         failure.cause.as_deref().unwrap_or("no cause recorded"),
         refresh_hint_for(target)
     ));
-    let cause = failure.cause.clone();
+    mark_told(files, cached, failure.cause.clone());
+}
+
+/// Marks the last refresh's failure of `files`' document, `cached` (see
+/// [`report_refresh`]), as told, when its cause is still `cause`.
+fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Option<String>) {
     // Best effort: should it not be saved, the warning shows once more. By
     // cause, not time: a refresh that failed the same way meanwhile is the
     // same failure.

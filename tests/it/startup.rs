@@ -465,3 +465,29 @@ fn a_failed_refresh_names_the_crushrc_to_write() {
         "{run:?}"
     );
 }
+
+/// Issue 29 findings, C9: a failure `providers --wait` showed is told:
+/// the next start does not tell it again.
+#[test]
+fn a_failure_shown_by_wait_is_not_told_again() {
+    let home = Home::new();
+    home.run(&["update-providers", "-q", "embedded"]).ok();
+    let url = closed_port_url();
+    let env = [
+        ("CATWALK_URL", url.as_str()),
+        ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+    ];
+    let run = home.run_env(&["providers", "--wait"], &env);
+    run.ok();
+    assert!(run.stderr.contains("could not refresh"), "{run:?}");
+    assert_eq!(home.state().unwrap()["refresh"]["told"], true);
+    let run = home.run_env(
+        &["providers"],
+        &[
+            ("CATWALK_URL", url.as_str()),
+            ("CRUSH_PROVIDER_REFRESH_INTERVAL", "1h"),
+        ],
+    );
+    run.ok();
+    assert!(!run.stderr.contains("failed"), "{run:?}");
+}
