@@ -202,3 +202,24 @@ fn substitutions_functions_and_negations_are_read_as_crush_runs_them() {
         ]
     );
 }
+
+/// Issue 29 findings, C12: a command of Crush's crushrc mistyped is told,
+/// naming the file, the line and the command meant; a command that is
+/// far from any of them (a program the script runs) is not.
+#[test]
+fn a_mistyped_command_is_told() {
+    let (run, rc) = with_crushrc("optoin provider-auto-update false\necho hello\nprovder add x\n");
+    assert!(auto_update(&run));
+    let rc = rc.display();
+    assert_eq!(
+        warnings(&run),
+        [
+            format!(
+                "{rc}:1: `optoin provider-auto-update false` skipped: `optoin` is none of the commands Crush's crushrc knows; did you mean `option`?; this reader does not run the shell"
+            ),
+            format!(
+                "{rc}:3: `provder add x` skipped: `provder` is none of the commands Crush's crushrc knows; did you mean `provider`?; this reader does not run the shell"
+            ),
+        ]
+    );
+}

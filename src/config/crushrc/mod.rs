@@ -328,6 +328,10 @@ impl Parser {
             self.script.skipped.push(skip(
                 "its value depends on a shell expansion ($ or `)".into(),
             ));
+        } else if let Some(meant) = mistyped(name) {
+            self.script.skipped.push(skip(format!(
+                "`{name}` is none of the commands Crush's crushrc knows; did you mean `{meant}`?"
+            )));
         } else {
             self.script.commands.push(command);
         }
@@ -370,6 +374,59 @@ fn shown_without_secrets(texts: &[&str]) -> String {
         next = after;
     }
     shown.join(" ")
+}
+
+/// The command of Crush's crushrc that `name`, none of them, is a typo of:
+/// two letters swapped, or, for a name of six letters or more, one or two
+/// letters wrong, left out or added (one for five). A program a script
+/// runs (`echo`, `less`, `scp`) is far from all of them.
+fn mistyped(name: &str) -> Option<&'static str> {
+    if CONFIG_COMMANDS.contains(&name) {
+        return None;
+    }
+    CONFIG_COMMANDS.iter().copied().find(|meant| {
+        let allowed = match meant.len() {
+            0..=4 => 0,
+            5 => 1,
+            _ => 2,
+        };
+        let distance = edit_distance(name, meant);
+        distance <= allowed || (distance == 1 && swapped(name, meant))
+    })
+}
+
+/// Whether `a` is `b` with two neighbouring letters swapped.
+fn swapped(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    a.len() == b.len()
+        && (0..a.len().saturating_sub(1)).any(|i| {
+            a[i] == b[i + 1] && a[i + 1] == b[i] && a[..i] == b[..i] && a[i + 2..] == b[i + 2..]
+        })
+}
+
+/// The letters to change, leave out, add or swap (with neighbours) to
+/// turn `a` into `b`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// Why a command runs a config command in a way only a shell honours: a
@@ -801,6 +858,24 @@ option after 1
             "> y",
         ] {
             let _ = parse(text);
+        }
+    }
+
+    #[test]
+    fn a_typo_of_a_config_command_is_found_and_a_program_is_not() {
+        for (typo, meant) in [
+            ("optoin", "option"),
+            ("opiton", "option"),
+            ("provder", "provider"),
+            ("modle", "model"),
+            ("mpc", "mcp"),
+            ("lps", "lsp"),
+            ("permisions", "permissions"),
+        ] {
+            assert_eq!(mistyped(typo), Some(meant), "{typo}");
+        }
+        for program in ["echo", "less", "scp", "look", "ls", "export", "option"] {
+            assert_eq!(mistyped(program), None, "{program}");
         }
     }
 }
