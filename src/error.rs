@@ -124,12 +124,7 @@ impl Failure {
     pub fn hint(&self) -> Cow<'static, str> {
         let hint = match &self.cause {
             Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint(&self.source).into(),
-            Cause::Read(ReadError::Io(e)) => match e.kind() {
-                std::io::ErrorKind::NotFound => "check the path",
-                std::io::ErrorKind::IsADirectory => "give the path of the catalog file inside it",
-                std::io::ErrorKind::PermissionDenied => "check its permissions",
-                _ => "check the path and its permissions",
-            },
+            Cause::Read(ReadError::Io(e)) => io_hint(e),
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
             // A page where a catalog was expected: a login page or a
             // proxy's, unless it is a file the user gave.
@@ -212,6 +207,16 @@ impl Failure {
             Cause::Read(ReadError::Fetch(fetch)) => fetch.detail(),
             _ => None,
         }
+    }
+}
+
+/// What fixes a local file that cannot be read, for why it cannot.
+fn io_hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "check the path",
+        std::io::ErrorKind::IsADirectory => "give the path of the catalog file inside it",
+        std::io::ErrorKind::PermissionDenied => "check its permissions",
+        _ => "check the path and its permissions",
     }
 }
 

@@ -3,6 +3,7 @@
 //! jq` always works. The exit code is decided in one place, [`main`]: 0 for
 //! success, 1 for a failure, 2 for bad usage.
 
+mod change_text;
 pub mod cli;
 mod completion;
 mod context;

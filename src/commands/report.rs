@@ -13,10 +13,10 @@
 //! relevant changes and saying how many (`… 12 more changes (--verbose)`);
 //! `--verbose` lists every change, one to a line.
 
+use super::change_text::parts;
 use super::terminal::{Atom, flow};
 use super::{ago, count};
-use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
-use crate::catalog::escape::{json_text, quoted};
+use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges};
 use crate::store::state;
 use crate::update::{Replaced, UpdateReport};
 
@@ -338,82 +338,25 @@ fn entries<'r, 'a>(changes: &'r Changes<'a>) -> Vec<Entry<'r, 'a>> {
 fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
     let entries = entries(changes);
     // Each change takes a line at least: when they are more than the room,
-    // some are left out, and the last line says how many.
-    // Lists whole, when everything fits so.
+    // some are left out, and the last line says how many. Lists whole,
+    // when everything fits so; else each in a few lines.
     if entries.len() <= room {
-        let whole: Vec<String> = entries
-            .iter()
-            .flat_map(|e| e.lines(width, usize::MAX))
-            .collect();
-        if whole.len() <= room {
-            return whole;
+        for list_lines in [usize::MAX, LIST_LINES] {
+            let lines: Vec<String> = entries
+                .iter()
+                .flat_map(|e| e.lines(width, list_lines))
+                .collect();
+            if lines.len() <= room {
+                return lines;
+            }
         }
     }
     let mut rendered: Vec<Option<Vec<String>>> = vec![None; entries.len()];
-    let all_fit = entries.len() <= room && {
-        let mut total = 0;
-        for (i, entry) in entries.iter().enumerate() {
-            let lines = entry.lines(width, LIST_LINES);
-            total += lines.len();
-            rendered[i] = Some(lines);
-        }
-        total <= room
-    };
-    if all_fit {
-        return rendered.into_iter().flatten().flatten().collect();
-    }
-    // Every provider's own line first, so that none is left out whole
-    // (in the order of `entries`: the most relevant first); then the
-    // models' lines, the most relevant first.
-    let mut order: Vec<usize> = (0..entries.len()).collect();
-    order.sort_by_key(|&i| {
-        (
-            entries[i].parent.is_some(),
-            entries[i]
-                .parent
-                .map(|_| std::cmp::Reverse(entries[i].relevance)),
-        )
-    });
-    let mut rendered_len = |i: usize| {
+    let chosen = choose(&entries, room, |i| {
         rendered[i]
             .get_or_insert_with(|| entries[i].lines(width, LIST_LINES))
             .len()
-    };
-    let providers_cost: usize = order
-        .iter()
-        .filter(|&&i| entries[i].parent.is_none())
-        .map(|&i| rendered_len(i))
-        .sum();
-    // The last line says how many were left out; naming the providers
-    // left out takes a few more.
-    let reserve = if providers_cost < room {
-        1
-    } else {
-        1 + LIST_LINES
-    };
-    let room = room.saturating_sub(reserve);
-    let mut chosen = vec![false; entries.len()];
-    let mut used = 0;
-    // A change that does not fit is passed over for a shorter one; past a
-    // few such, the room is as full as it gets.
-    let mut passed = 0;
-    for i in order {
-        if used >= room || passed > 4 * room {
-            break;
-        }
-        let parent = entries[i].parent.filter(|&p| !chosen[p]);
-        if parent.is_some() {
-            // Its provider did not fit: neither does its model.
-            continue;
-        }
-        let cost = rendered_len(i);
-        if used + cost > room {
-            passed += 1;
-            continue;
-        }
-        used += cost;
-        chosen[i] = true;
-    }
+    });
     let hidden = chosen.iter().filter(|c| !**c).count();
     let left_out: Vec<&str> = entries
         .iter()
@@ -430,22 +373,66 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
         .flat_map(|(lines, _)| lines.unwrap_or_default())
         .collect();
     if hidden > 0 {
-        let more = format!(
+        if !left_out.is_empty() {
+            let head = "  ~ also changed: ".into();
+            lines.extend(listed(head, &left_out, width, 4, LIST_LINES));
+        }
+        lines.push(format!(
             "  … {hidden} more {} (--verbose)",
             if hidden == 1 { "change" } else { "changes" }
-        );
-        if !left_out.is_empty() {
-            lines.extend(listed(
-                "  ~ also changed: ".into(),
-                &left_out,
-                width,
-                4,
-                LIST_LINES,
-            ));
-        }
-        lines.push(more);
+        ));
     }
     lines
+}
+
+/// Which of `entries` the body shows in `room` lines (`lines_of` an
+/// entry's count): every provider's own line first, so that none is left
+/// out whole (in the order of `entries`: the most relevant first); then
+/// the models' lines, the most relevant first. The room keeps a line for
+/// how many were left out, and a few more to name the providers left out
+/// when they do not all fit.
+fn choose(
+    entries: &[Entry<'_, '_>],
+    room: usize,
+    mut lines_of: impl FnMut(usize) -> usize,
+) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| {
+        let relevance = std::cmp::Reverse(entries[i].relevance);
+        (
+            entries[i].parent.is_some(),
+            entries[i].parent.map(|_| relevance),
+        )
+    });
+    let providers: usize = order
+        .iter()
+        .filter(|&&i| entries[i].parent.is_none())
+        .map(|&i| lines_of(i))
+        .sum();
+    let reserve = if providers < room { 1 } else { 1 + LIST_LINES };
+    let room = room.saturating_sub(reserve);
+    let mut chosen = vec![false; entries.len()];
+    let mut used = 0;
+    // A change that does not fit is passed over for a shorter one; past a
+    // few such, the room is as full as it gets.
+    let mut passed = 0;
+    for i in order {
+        if used >= room || passed > 4 * room {
+            break;
+        }
+        // A model whose provider did not fit does not either.
+        if entries[i].parent.is_some_and(|p| !chosen[p]) {
+            continue;
+        }
+        let cost = lines_of(i);
+        if used + cost > room {
+            passed += 1;
+            continue;
+        }
+        used += cost;
+        chosen[i] = true;
+    }
+    chosen
 }
 
 /// `  ~ anthropic: name "A" → "B", +2 models (a, b), -1 model (c), 3
@@ -567,74 +554,6 @@ fn field_relevance(field: &str) -> u8 {
         | "default_large_model_id"
         | "default_small_model_id" => 1,
         _ => 0,
-    }
-}
-
-/// The changes one field makes, as a person reads them: one for a value,
-/// one per key that changed for a map (`default_headers["X-Title"] "Crush"
-/// → "Evil"`).
-fn parts<'a>(field: &FieldChange<'a>) -> Vec<Atom> {
-    let change = |name: String, before: String, after: String| Atom::change(name, before, after);
-    let keyed = |name: &str, key: &str| format!("{name}[{}]", quoted(key));
-    match (&field.before, &field.after) {
-        (Scalar::Headers(before), Scalar::Headers(after)) => {
-            let keys: std::collections::BTreeSet<&str> = before
-                .keys()
-                .chain(after.keys())
-                .map(|k| k.as_str())
-                .collect();
-            let value = |map: &std::collections::BTreeMap<
-                crate::catalog::Text<'_>,
-                crate::catalog::Text<'_>,
-            >,
-                         key: &str| {
-                map.iter()
-                    .find(|(k, _)| k.as_str() == key)
-                    .map_or("(none)".to_string(), |(_, v)| quoted(v.as_str()))
-            };
-            keys.into_iter()
-                .map(|key| (key, value(before, key), value(after, key)))
-                .filter(|(_, b, a)| b != a)
-                .map(|(key, b, a)| change(keyed(field.field, key), b, a))
-                .collect()
-        }
-        (Scalar::Object(_), Scalar::Object(_) | Scalar::None)
-        | (Scalar::None, Scalar::Object(_)) => {
-            let object = |s: Scalar<'a>| match s {
-                Scalar::Object(map) => Some(map),
-                _ => None,
-            };
-            let (b, a) = (object(field.before), object(field.after));
-            let keys: std::collections::BTreeSet<&String> =
-                b.into_iter().chain(a).flat_map(|m| m.keys()).collect();
-            let value = |m: Option<&serde_json::Map<String, serde_json::Value>>, key: &str| {
-                m.and_then(|m| m.get(key))
-                    .map_or("(none)".to_string(), json_text)
-            };
-            keys.into_iter()
-                .map(|key| (key, value(b, key), value(a, key)))
-                .filter(|(_, b, a)| b != a)
-                .map(|(key, b, a)| change(keyed(field.field, key), b, a))
-                .collect()
-        }
-        (before, after) => vec![change(
-            field.field.to_owned(),
-            value_text(before),
-            value_text(after),
-        )],
-    }
-}
-
-/// A value as a person reads it, whole: numbers plain, strings quoted,
-/// lists and objects as JSON.
-fn value_text(value: &Scalar<'_>) -> String {
-    match *value {
-        Scalar::None | Scalar::Text("") => "(none)".into(),
-        Scalar::Text(s) => quoted(s),
-        Scalar::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
-        Scalar::Int(i) => i.to_string(),
-        Scalar::Bool(b) => b.to_string(),
-        _ => json_text(value),
     }
 }
 

@@ -163,17 +163,7 @@ pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -
                 line = format!("{pad}{name}");
             }
             lines.push(std::mem::take(&mut line));
-            let value = " ".repeat(indent + 2);
-            let room = width.saturating_sub(indent + 2);
-            lines.extend(pieces_of(before, room, room).map(|l| format!("{value}{l}")));
-            let after = format!("→ {after}{comma}");
-            for (j, l) in pieces_of(&after, room + 2, room).enumerate() {
-                lines.push(if j == 0 {
-                    format!("{pad}{l}")
-                } else {
-                    format!("{value}{l}")
-                });
-            }
+            lines.extend(values(before, &format!("→ {after}{comma}"), width, indent));
             line = pad.clone();
             bare = true;
             continue;
@@ -199,6 +189,24 @@ pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -
         .map(|l| l.trim_end().to_owned())
         .filter(|l| !l.is_empty())
         .collect()
+}
+
+/// A change's old value, then `after` (`→ new`), on lines of their own
+/// under its name at `indent`, wrapped where the line ends.
+fn values(before: &str, after: &str, width: usize, indent: usize) -> Vec<String> {
+    let (pad, value) = (" ".repeat(indent), " ".repeat(indent + 2));
+    let room = width.saturating_sub(indent + 2);
+    let mut lines: Vec<String> = pieces_of(before, room, room)
+        .map(|l| format!("{value}{l}"))
+        .collect();
+    for (j, l) in pieces_of(after, room + 2, room).enumerate() {
+        lines.push(if j == 0 {
+            format!("{pad}{l}")
+        } else {
+            format!("{value}{l}")
+        });
+    }
+    lines
 }
 
 /// What follows the atom `i` of `atoms`: `, `, a space before a joined
