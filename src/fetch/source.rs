@@ -272,18 +272,28 @@ pub fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
 /// Where a URL but for the spaces around it has them (`ends with a
 /// space`), and the URL without them; `None` for anything else. Go's URL
 /// parser, Crush's, refuses them, and a person does not see them.
-pub fn stray_space(text: &str) -> Option<(&'static str, &str)> {
+pub fn stray_space(text: &str) -> Option<(String, &str)> {
     let url = text.trim();
     if url == text || !is_http(url) {
         return None;
     }
+    let blank = |c: Option<char>| match c {
+        Some(' ') => "a space",
+        Some('\t') => "a tab",
+        Some('\n' | '\r') => "a line break",
+        _ => "white space",
+    };
+    let (first, last) = (text.chars().next(), text.chars().next_back());
     let what = match (
-        text.starts_with(char::is_whitespace),
-        text.ends_with(char::is_whitespace),
+        first.is_some_and(char::is_whitespace),
+        last.is_some_and(char::is_whitespace),
     ) {
-        (true, true) => "starts and ends with a space",
-        (true, false) => "starts with a space",
-        _ => "ends with a space",
+        (true, true) if blank(first) == blank(last) => {
+            format!("starts and ends with {}", blank(first))
+        }
+        (true, true) => format!("starts with {} and ends with {}", blank(first), blank(last)),
+        (true, false) => format!("starts with {}", blank(first)),
+        _ => format!("ends with {}", blank(last)),
     };
     Some((what, url))
 }

@@ -167,6 +167,12 @@ async fn what_is_not_a_regular_file_is_told_at_once_and_never_waited_on() {
         run.ok();
         let lock = format!(".providers.refresh.lock is {what}, not a regular file; remove it");
         assert!(run.stderr.contains(&lock), "{what}: {}", run.stderr);
+        // Told by the start that waited (issue 29 findings, C9); made
+        // untold again here, for the helper's record to be told.
+        let mut state = home.state().unwrap();
+        assert_eq!(state["refresh"]["told"], true, "{what}: {state}");
+        state["refresh"]["told"] = false.into();
+        fs::write(home.state_file(), state.to_string()).unwrap();
         let run = helper(&home, &url);
         run.ok();
         assert_eq!(home.last_refresh().unwrap()["outcome"], "failed", "{what}");
