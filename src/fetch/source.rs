@@ -181,7 +181,7 @@ fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     let shown = redacted(arg);
     if let Some((what, url)) = stray_space(arg) {
         return Err(SourceError(format!(
-            "{shown:?} {what}, which is no part of a URL; remove it: {:?}",
+            "{shown:?} {what}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {:?}",
             redacted(url)
         )));
     }

@@ -301,7 +301,7 @@ fn a_stray_space_around_a_url_is_named() {
     run.usage_error();
     assert!(
         run.stderr.contains(
-            "\" http://127.0.0.1:9/\" starts with a space, which is no part of a URL; remove it: \"http://127.0.0.1:9/\""
+            "\" http://127.0.0.1:9/\" starts with a space, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: \"http://127.0.0.1:9/\""
         ) && !run.stderr.contains("scheme"),
         "{run:?}"
     );
@@ -312,7 +312,7 @@ fn a_stray_space_around_a_url_is_named() {
     run.usage_error();
     assert!(
         run.stderr
-            .contains("CATWALK_URL: \"http://127.0.0.1:9 \" ends with a space, which is no part of a URL; remove it: \"http://127.0.0.1:9\""),
+            .contains("CATWALK_URL: \"http://127.0.0.1:9 \" ends with a space, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: \"http://127.0.0.1:9\""),
         "{run:?}"
     );
     let run = home.run_env(&["providers"], &[("CATWALK_URL", "http://127.0.0.1:9 ")]);

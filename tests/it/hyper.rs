@@ -1096,9 +1096,10 @@ async fn a_refresh_held_for_its_signature_names_a_step_that_works() {
     let run = home.run_env(&["providers", "--wait"], &env);
     let url = format!("{uri}/api/v1/provider");
     let apply = format!("crush update-providers --source hyper {url} --signature FILE");
+    // A command a line (issue 29 findings, C1).
     assert!(
-        words(&run.stderr).contains(&format!(
-            "the mirror must serve {url}.minisig, or apply it with `{apply}` (FILE its signature), or keep the one in use with `crush update-providers --source hyper --keep-current`"
+        run.stderr.contains(&format!(
+            "\n  keep the one in use:  crush update-providers --source hyper --keep-current\n  apply it signed:      {apply}\n  (FILE its signature; or the mirror must serve {url}.minisig)"
         )),
         "{run:?}"
     );
