@@ -21,14 +21,15 @@ const EVERY_START: (&str, &str) = ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
 
 /// A server whose catalog is `body`, sent with an ETag and Last-Modified.
 async fn catalog_server(body: &str) -> MockServer {
-    serve_at(
-        "/v2/providers",
-        ResponseTemplate::new(200)
-            .insert_header("etag", ETAG)
-            .insert_header("last-modified", LAST_MODIFIED)
-            .set_body_string(body),
-    )
-    .await
+    serve_at("/v2/providers", catalog_answer(body)).await
+}
+
+/// The answer of [`catalog_server`].
+fn catalog_answer(body: &str) -> ResponseTemplate {
+    ResponseTemplate::new(200)
+        .insert_header("etag", ETAG)
+        .insert_header("last-modified", LAST_MODIFIED)
+        .set_body_string(body)
 }
 
 /// Runs `crush ARGS` with `url` as the Catwalk base URL.
@@ -67,11 +68,19 @@ async fn the_first_start_does_not_wait_and_the_next_has_the_fresh_catalog() {
     let home = Home::new();
     // A person applied a catalog that small once (`--allow-shrink`).
     home.with_floor_of(CATALOG_A.as_bytes());
-    let server = catalog_server(CATALOG_A).await;
+    // The server answers only once the start has returned: a start that
+    // waited for the fetch would not return before its 10 s bound.
+    let gate = Gate::new();
+    let server = MockServer::start().await;
+    Mock::given(path("/v2/providers"))
+        .respond_with(gate.hold(catalog_answer(CATALOG_A)))
+        .mount(&server)
+        .await;
     let start = Instant::now();
     let run = run_at(&home, &server.uri(), &["providers", "-d"], &[]);
     run.ok();
     assert!(start.elapsed() < Duration::from_secs(2));
+    gate.open();
     assert!(
         run.provenance().starts_with(
             "embedded snapshot (Catwalk v0.52.6, released 2026-08-21); fetching the current catalog in the background"
@@ -161,9 +170,12 @@ async fn a_stale_cache_is_handed_over_at_once_and_confirmed_in_the_background() 
         .expect(1)
         .mount(&server)
         .await;
+    // As if that fetch had been a minute ago: the confirmation to come is
+    // later, in whole seconds, without sleeping past one.
+    home.backdate_state(60);
+    let confirmed = confirmed - 60;
     let cache_time = mtime(&home.cache_file());
     let before = home.last_refresh();
-    std::thread::sleep(Duration::from_millis(1100));
     let run = run_at(
         &home,
         &server.uri(),
@@ -243,8 +255,9 @@ async fn a_static_mirror_gets_its_own_validators_back() {
     home.with_floor_of(CATALOG_B.as_bytes());
     let url = format!("{}/catalog/providers.json", server.uri());
     run_at(&home, &url, &["providers", "--wait"], &[]).ok();
+    // A minute ago: the next refresh's record differs by its time.
+    home.backdate_state(60);
     let before = home.last_refresh();
-    std::thread::sleep(Duration::from_millis(1100));
     run_at(&home, &url, &["providers"], &[EVERY_START]).ok();
     assert_eq!(home.wait_for_refresh(&before)["outcome"], "unchanged");
     let reqs = requests(&server).await;
@@ -263,8 +276,9 @@ async fn the_same_bytes_again_only_rewrite_the_state() {
     let first = catalog_server(CATALOG_A).await;
     run_at(&home, &first.uri(), &["providers", "--wait"], &[]).ok();
     let cache_before = mtime(&home.cache_file());
+    // A minute ago: the next refresh's record differs by its time.
+    home.backdate_state(60);
     let before = home.last_refresh();
-    std::thread::sleep(Duration::from_millis(1100));
     let again = serve_at(
         "/v2/providers",
         ResponseTemplate::new(200)
@@ -453,8 +467,9 @@ async fn a_hanging_server_never_delays_a_start() {
                 .contains("connected, but no answer came within 0.5 s"),
             "{refresh}"
         );
+        // Its bound is 0.5 s; the server would hold it 30 s.
         assert!(
-            start.elapsed() < Duration::from_secs(6),
+            start.elapsed() < Duration::from_secs(15),
             "the helper took {:?}",
             start.elapsed()
         );
@@ -469,8 +484,9 @@ async fn a_hanging_server_never_delays_a_start() {
         &timeout,
     );
     run.ok();
+    // Its bound is 0.5 s; the server would hold it 30 s.
     assert!(
-        start.elapsed() < Duration::from_secs(5),
+        start.elapsed() < Duration::from_secs(15),
         "took {:?}",
         start.elapsed()
     );
@@ -514,8 +530,9 @@ async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
         assert!(run.stderr.is_empty(), "{run:?}");
     }
     assert_eq!(home.wait_for_refresh(&None)["outcome"], "updated");
-    // Stragglers: helpers that started late, after the refresh.
-    std::thread::sleep(Duration::from_millis(1000));
+    // Stragglers: helpers that started late, after the refresh; every one
+    // of them exists by now, and none asks anything once it has ended.
+    home.wait_for_no_helper();
     let count = requests(&server).await.len();
     assert!((1..=2).contains(&count), "{count} requests");
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
@@ -527,10 +544,14 @@ async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
 /// command's standard streams.
 #[tokio::test(flavor = "multi_thread")]
 async fn output_through_a_pipe_ends_when_the_command_does() {
-    let template = ResponseTemplate::new(200)
-        .set_body_string(CATALOG_B)
-        .set_delay(Duration::from_secs(5));
-    let server = serve_at("/v2/providers", template).await;
+    // No answer until the output has ended: a helper holding the pipe
+    // would hold it until its 8 s bound.
+    let gate = Gate::new();
+    let server = serve_at(
+        "/v2/providers",
+        gate.hold(ResponseTemplate::new(200).set_body_string(CATALOG_B)),
+    )
+    .await;
     let home = Home::new();
     home.set_cache(CATALOG_A.as_bytes());
     let start = Instant::now();
@@ -557,6 +578,7 @@ async fn output_through_a_pipe_ends_when_the_command_does() {
         .read_to_string(&mut err)
         .unwrap();
     let took = start.elapsed();
+    gate.open();
     assert!(child.wait().unwrap().success());
     assert_eq!(out, CATALOG_A);
     assert!(err.is_empty(), "{err}");
@@ -641,8 +663,8 @@ async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
 #[cfg(unix)]
 #[test]
 fn ctrl_c_during_a_fetch_waited_for_ends_it_at_once_with_nothing_written() {
-    let url = raw_server(|_| std::thread::sleep(Duration::from_secs(30)));
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let (url, arrivals) = silent_server();
         let home = Home::new();
         let mut child = home
             .crush(&["providers", "--wait"])
@@ -651,7 +673,11 @@ fn ctrl_c_during_a_fetch_waited_for_ends_it_at_once_with_nothing_written() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(500));
+        // The request has arrived: the fetch listens for the signals from
+        // before it sends anything.
+        arrivals
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the request");
         assert!(child.try_wait().unwrap().is_none(), "still fetching");
         let sent = Instant::now();
         // SAFETY: a signal to our own child, which has not been reaped.
@@ -793,7 +819,8 @@ async fn auto_update_off_starts_no_helper() {
         let run = run_at(&home, &server.uri(), &["providers", "--json"], &off);
         assert_eq!(run.stdout, CATALOG_A);
     }
-    std::thread::sleep(Duration::from_millis(300));
+    // Every helper a start spawned would exist by now; none does.
+    home.wait_for_no_helper();
     server.verify().await;
     assert_eq!(home.data_entries(), ["providers.json"]);
 }

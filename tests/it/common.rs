@@ -353,13 +353,15 @@ pub fn catwalk_etag(bytes: &[u8]) -> String {
 /// A loopback server that answers every connection with `respond`, for
 /// misbehaviour wiremock cannot produce (truncated or endless bodies,
 /// dripping bytes). Returns its base URL; the thread ends with the process.
-pub fn raw_server(respond: fn(&mut std::net::TcpStream)) -> String {
+pub fn raw_server(respond: impl Fn(&mut std::net::TcpStream) + Send + Sync + 'static) -> String {
     use std::io::{BufRead, BufReader};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    let respond = std::sync::Arc::new(respond);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
+            let respond = std::sync::Arc::clone(&respond);
             std::thread::spawn(move || {
                 // Read the request head before answering.
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
@@ -375,7 +377,11 @@ pub fn raw_server(respond: fn(&mut std::net::TcpStream)) -> String {
 }
 
 /// A loopback server answering GET `route` with `template`.
-pub async fn serve_at(route: &str, template: wiremock::ResponseTemplate) -> wiremock::MockServer {
+/// (`template` may be any responder: a [`Gated`] one too.)
+pub async fn serve_at(
+    route: &str,
+    template: impl wiremock::Respond + 'static,
+) -> wiremock::MockServer {
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::method("GET"))
         .and(wiremock::matchers::path(route))
@@ -512,4 +518,156 @@ pub fn keep_alive_server(
         }
     });
     (url, connections)
+}
+
+/// Whether the suite runs under CI (`CI` set, as `.ci/run` and CI services
+/// set it): there, a program a test needs is installed, and its absence is
+/// a failure rather than a skip.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+/// Says, past the test harness's capture (so that it shows among the
+/// `test … ok` lines of the summary), that the calling test skipped `what`
+/// because this machine lacks `program`; under CI, which installs every
+/// program the suite needs (`.ci/run`), it fails instead.
+#[track_caller]
+pub fn skip_without(program: &str, what: &str) {
+    assert!(
+        !under_ci(),
+        "`{program}` is missing under CI (.ci/run installs it): {what} cannot be skipped"
+    );
+    skip_note(&format!("no `{program}` here: skipped {what}"));
+}
+
+/// Says, past the test harness's capture, that the calling test skipped
+/// `what` because this machine cannot do it (a capability, not a program
+/// CI could install: tracing, mount namespaces, permissions as root).
+pub fn skip_note(text: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    // Straight to the file descriptor: the harness captures only the
+    // `print!` family.
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED in {test}: {text}");
+}
+
+impl Home {
+    /// Makes the state file say that what it records happened `seconds`
+    /// earlier (`fetched_at`, `confirmed_at`, the last refresh's `at`),
+    /// as if the last run had been that long ago: a test of a later time
+    /// written there needs no sleep to cross a second.
+    #[track_caller]
+    pub fn backdate_state(&self, seconds: u64) {
+        let mut state = self.state().expect("a state file to backdate");
+        let earlier = |value: &mut serde_json::Value| {
+            if let Some(at) = value.as_u64() {
+                *value = (at - seconds).into();
+            }
+        };
+        for key in ["fetched_at", "confirmed_at"] {
+            if let Some(value) = state.get_mut(key) {
+                earlier(value);
+            }
+        }
+        if let Some(at) = state.pointer_mut("/refresh/at") {
+            earlier(at);
+        }
+        fs::write(self.state_file(), serde_json::to_vec(&state).unwrap()).unwrap();
+    }
+
+    /// Waits until no process runs with this HOME any more: every
+    /// background helper a start of it spawned has ended (all of them
+    /// exist by the time the starts that spawned them have exited), so
+    /// that nothing of it can still make a request. Reads `/proc`; where
+    /// there is none, waits for the refresh lock to be free.
+    pub fn wait_for_no_helper(&self) {
+        let proc = Path::new("/proc");
+        if !proc.join("self/environ").exists() {
+            return self.wait_for_the_helper();
+        }
+        let mine = format!("HOME={}", self.path().display()).into_bytes();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let running = fs::read_dir(proc).unwrap().flatten().any(|entry| {
+                fs::read(entry.path().join("environ"))
+                    .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mine))
+            });
+            if !running {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a helper of {} never ended",
+                self.path().display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// A gate a test holds responses behind ([`Gate::hold`]): the server
+/// answers once the test has checked what must happen before any answer
+/// (a start that returned without waiting), and at the latest when the
+/// gate is dropped, so that a failing test never wedges a pooled server.
+pub struct Gate(std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>);
+
+impl Gate {
+    pub fn new() -> Gate {
+        Gate(Default::default())
+    }
+
+    /// `template`, answered only once the gate is open.
+    pub fn hold(&self, template: wiremock::ResponseTemplate) -> Gated {
+        Gated {
+            gate: std::sync::Arc::clone(&self.0),
+            template,
+        }
+    }
+
+    pub fn open(&self) {
+        *self.0.0.lock().unwrap() = true;
+        self.0.1.notify_all();
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.open();
+    }
+}
+
+/// A response behind a [`Gate`].
+pub struct Gated {
+    gate: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    template: wiremock::ResponseTemplate,
+}
+
+impl wiremock::Respond for Gated {
+    fn respond(&self, _: &wiremock::Request) -> wiremock::ResponseTemplate {
+        let (open, changed) = &*self.gate;
+        // Bounded all the same: a gate leaked by a test frees the server.
+        let (_open, _) = changed
+            .wait_timeout_while(
+                open.lock().unwrap(),
+                std::time::Duration::from_secs(60),
+                |open| !*open,
+            )
+            .unwrap();
+        self.template.clone()
+    }
+}
+
+/// A loopback server that takes each request and never answers (it holds
+/// the connection for a minute), telling the test through the receiver
+/// once a request has arrived: the client is then inside its fetch.
+pub fn silent_server() -> (String, std::sync::mpsc::Receiver<()>) {
+    let (arrived, arrivals) = std::sync::mpsc::channel();
+    let arrived = std::sync::Mutex::new(arrived);
+    let url = raw_server(move |_| {
+        let _ = arrived.lock().unwrap().send(());
+        std::thread::sleep(std::time::Duration::from_secs(60));
+    });
+    (url, arrivals)
 }

@@ -547,7 +547,10 @@ fn mutations() -> Vec<(String, Expect, String)> {
 #[test]
 fn the_guard_reads_every_catalog_as_crush_does() {
     let Some(reader) = go_reader() else {
-        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        skip_without(
+            "go",
+            "the comparison with Go (Debian's golang-go has what it needs)",
+        );
         return;
     };
     let mut corpus: Vec<(String, Expect, String)> = vec![
@@ -625,7 +628,10 @@ fn the_guard_reads_every_catalog_as_crush_does() {
 fn config_options_decode_as_go_decodes_them() {
     use crush_providers::config::merge;
     let Some(go) = go_config() else {
-        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        skip_without(
+            "go",
+            "the comparison with Go (Debian's golang-go has what it needs)",
+        );
         return;
     };
     let documents = [
@@ -698,7 +704,10 @@ fn config_options_decode_as_go_decodes_them() {
 #[test]
 fn the_refused_forms_would_move_a_request() {
     let Some(reader) = go_reader() else {
-        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        skip_without(
+            "go",
+            "the comparison with Go (Debian's golang-go has what it needs)",
+        );
         return;
     };
     let mut cases: Vec<(String, String)> = crate::held::default_words();
@@ -745,7 +754,10 @@ fn the_refused_forms_would_move_a_request() {
 #[test]
 fn what_go_refuses_is_refused_here() {
     let Some(reader) = go_reader() else {
-        eprintln!("skipped: no `go` here (Debian's golang-go has what this test needs)");
+        skip_without(
+            "go",
+            "the comparison with Go (Debian's golang-go has what it needs)",
+        );
         return;
     };
     let model =

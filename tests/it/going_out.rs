@@ -384,7 +384,7 @@ fn another_users_project_file_is_passed_over() {
     assert_eq!(p.status(&[])["provider_auto_update"]["value"], false);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: giving a file to another user needs root, and this runs as another");
+        skip_note("giving a file to another user needs root, and this runs as another");
         return;
     }
     std::os::unix::fs::chown(&rc, Some(4242), Some(4242)).unwrap();

@@ -31,14 +31,13 @@ fn options(server: &MockServer, interval: Duration) -> StartupOptions {
     }
 }
 
-/// A server answering `CATALOG_A2` after 300 ms: long enough to tell a
-/// start that waits for it from one that does not.
-async fn serving_a_new_catalog_slowly() -> MockServer {
+/// A server answering `CATALOG_A2` once the test opens the gate: a start
+/// that waited for it would not return before its 5 s bound, and a refresh
+/// is still running until then.
+async fn serving_a_new_catalog_behind(gate: &Gate) -> MockServer {
     serve_at(
         "/v2/providers",
-        ResponseTemplate::new(200)
-            .set_body_string(CATALOG_A2)
-            .set_delay(Duration::from_millis(300)),
+        gate.hold(ResponseTemplate::new(200).set_body_string(CATALOG_A2)),
     )
     .await
 }
@@ -82,12 +81,15 @@ fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_host_gets_the_cache_at_once_and_the_new_catalog_while_it_runs() {
-    let server = serving_a_new_catalog_slowly().await;
+    let gate = Gate::new();
+    let server = serving_a_new_catalog_behind(&gate).await;
     let (_dir, files) = cache_with(CATALOG_A, 3600);
     let start = Instant::now();
     let mut loaded = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
+    // The refresh waits for the gate: a load that waited for it would take
+    // its 5 s bound.
     assert!(
-        start.elapsed() < Duration::from_millis(250),
+        start.elapsed() < Duration::from_millis(2500),
         "{:?}",
         start.elapsed()
     );
@@ -95,6 +97,7 @@ async fn a_host_gets_the_cache_at_once_and_the_new_catalog_while_it_runs() {
     assert_eq!(&loaded.bytes[..], CATALOG_A.as_bytes());
     let refresh = loaded.refresh.as_mut().expect("a refresh was started");
     assert_eq!(refresh.poll(), None, "still running: poll does not block");
+    gate.open();
     assert_eq!(
         refresh.wait(Duration::from_secs(10)),
         Some(&Outcome::Updated(CATALOG_A2.as_bytes().to_vec()))
@@ -160,10 +163,13 @@ async fn unchanged_and_failed_refreshes_are_reported_as_such() {
 /// the other's refresh reports the catalog that refresh brought.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_hosts_share_one_refresh() {
-    let server = serving_a_new_catalog_slowly().await;
+    let gate = Gate::new();
+    let server = serving_a_new_catalog_behind(&gate).await;
     let (_dir, files) = cache_with(CATALOG_A, 3600);
     let mut first = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
     let mut second = startup::load(&files, &options(&server, startup::DEFAULT_INTERVAL));
+    // Both started while the first refresh waits for its answer.
+    gate.open();
     let updated = Outcome::Updated(CATALOG_A2.as_bytes().to_vec());
     for host in [&mut first, &mut second] {
         let refresh = host.refresh.as_mut().unwrap();

@@ -342,8 +342,10 @@ fn an_unchanged_catalog_is_already_up_to_date_and_check_says_so() {
     let a = a.to_str().unwrap();
     home.run(&["update-providers", a, "--allow-shrink"]).ok();
     let written = fs::metadata(home.cache_file()).unwrap().modified().unwrap();
+    // As if that update had been a minute ago: the confirmation to come is
+    // later, in whole seconds, without sleeping past one.
+    home.backdate_state(60);
     let confirmed = home.state().unwrap()["confirmed_at"].as_u64().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1100));
     let run = home.run(&["update-providers", a]);
     run.ok();
     assert!(run.stdout.starts_with("Already up to date: "), "{run:?}");
