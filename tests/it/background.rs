@@ -675,9 +675,7 @@ fn ctrl_c_during_a_fetch_waited_for_ends_it_at_once_with_nothing_written() {
             .unwrap();
         // The request has arrived: the fetch listens for the signals from
         // before it sends anything.
-        arrivals
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the request");
+        arrivals.recv_timeout(PATIENCE).expect("the request");
         assert!(child.try_wait().unwrap().is_none(), "still fetching");
         let sent = Instant::now();
         // SAFETY: a signal to our own child, which has not been reaped.

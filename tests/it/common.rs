@@ -22,6 +22,13 @@ pub const CACHE_FILES_AFTER_REFRESH: [&str; 4] = [
     "providers.trust.json",
 ];
 
+/// How long a test waits for something that must happen (a refresh
+/// recorded, a helper gone, a request arriving) before it says it never
+/// came. Only a broken program reaches it, so it is generous: a loaded
+/// machine (two suites at once beside three busy loops on two cores)
+/// stretched a refresh of a 60 MB catalog past 20 s.
+pub const PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// A temporary HOME, removed on drop. The binary never sees the real one.
 pub struct Home {
     pub dir: tempfile::TempDir,
@@ -69,7 +76,7 @@ impl Home {
     /// written last, after the catalog, so the refresh is done by then.
     #[track_caller]
     pub fn wait_for_refresh(&self, before: &Option<serde_json::Value>) -> serde_json::Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + PATIENCE;
         loop {
             if let Some(now) = self.last_refresh()
                 && Some(&now) != before.as_ref()
@@ -93,7 +100,7 @@ impl Home {
         let Ok(file) = fs::File::open(&lock) else {
             return;
         };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + PATIENCE;
         while file.try_lock().is_err() {
             assert!(
                 std::time::Instant::now() < deadline,
@@ -588,7 +595,7 @@ impl Home {
             return self.wait_for_the_helper();
         }
         let mine = format!("HOME={}", self.path().display()).into_bytes();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let deadline = std::time::Instant::now() + PATIENCE;
         loop {
             let running = fs::read_dir(proc).unwrap().flatten().any(|entry| {
                 fs::read(entry.path().join("environ"))
@@ -649,25 +656,21 @@ impl wiremock::Respond for Gated {
         let (open, changed) = &*self.gate;
         // Bounded all the same: a gate leaked by a test frees the server.
         let (_open, _) = changed
-            .wait_timeout_while(
-                open.lock().unwrap(),
-                std::time::Duration::from_secs(60),
-                |open| !*open,
-            )
+            .wait_timeout_while(open.lock().unwrap(), PATIENCE, |open| !*open)
             .unwrap();
         self.template.clone()
     }
 }
 
 /// A loopback server that takes each request and never answers (it holds
-/// the connection for a minute), telling the test through the receiver
+/// the connection for [`PATIENCE`]), telling the test through the receiver
 /// once a request has arrived: the client is then inside its fetch.
 pub fn silent_server() -> (String, std::sync::mpsc::Receiver<()>) {
     let (arrived, arrivals) = std::sync::mpsc::channel();
     let arrived = std::sync::Mutex::new(arrived);
     let url = raw_server(move |_| {
         let _ = arrived.lock().unwrap().send(());
-        std::thread::sleep(std::time::Duration::from_secs(60));
+        std::thread::sleep(PATIENCE);
     });
     (url, arrivals)
 }

@@ -21,12 +21,18 @@ pub(crate) fn home_with_a() -> Home {
 }
 
 /// Starts once against `url` (a refresh at every start), waits for the
-/// background refresh, and returns its record.
+/// background refresh, and returns its record. The refresh's bound is a
+/// minute, not 10 s: a loaded machine must not turn the download of a
+/// 60 MB catalog into a timeout.
 pub(crate) fn refresh(home: &Home, url: &str) -> serde_json::Value {
     let before = home.last_refresh();
     let run = home.run_env(
         &["providers", "--json"],
-        &[("CATWALK_URL", url), EVERY_START],
+        &[
+            ("CATWALK_URL", url),
+            EVERY_START,
+            ("CRUSH_PROVIDER_TIMEOUT", "60"),
+        ],
     );
     run.ok();
     let record = home.wait_for_refresh(&before);

@@ -59,7 +59,7 @@ impl Home {
     /// outcome (the record is written last).
     #[track_caller]
     fn wait_for_hyper_refresh(&self) -> serde_json::Value {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let deadline = std::time::Instant::now() + PATIENCE;
         loop {
             if let Some(refresh) = self.hyper_state().and_then(|s| s.get("refresh").cloned()) {
                 return refresh;
