@@ -532,7 +532,7 @@ async fn twenty_simultaneous_starts_cause_at_most_two_requests() {
     assert_eq!(home.wait_for_refresh(&None)["outcome"], "updated");
     // Stragglers: helpers that started late, after the refresh; every one
     // of them exists by now, and none asks anything once it has ended.
-    home.wait_for_no_helper();
+    home.wait_for_the_helper();
     let count = requests(&server).await.len();
     assert!((1..=2).contains(&count), "{count} requests");
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
@@ -664,7 +664,7 @@ async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
 #[test]
 fn ctrl_c_during_a_fetch_waited_for_ends_it_at_once_with_nothing_written() {
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
-        let (url, arrivals) = silent_server();
+        let (url, arrivals) = unanswering_server();
         let home = Home::new();
         let mut child = home
             .crush(&["providers", "--wait"])
@@ -818,7 +818,7 @@ async fn auto_update_off_starts_no_helper() {
         assert_eq!(run.stdout, CATALOG_A);
     }
     // Every helper a start spawned would exist by now; none does.
-    home.wait_for_no_helper();
+    home.wait_for_the_helper();
     server.verify().await;
     assert_eq!(home.data_entries(), ["providers.json"]);
 }

@@ -92,21 +92,45 @@ impl Home {
         }
     }
 
-    /// Waits for the background helper that recorded a refresh to let go
-    /// of the refresh lock, so that the next start's helper does not find
-    /// it busy and leave the refresh to it.
+    /// Waits until every background helper a start of this HOME spawned
+    /// has ended, so that the next start's helper does not find the
+    /// refresh busy and leave it to it, and nothing of theirs can still
+    /// ask or write anything. Each helper exists by the time the start
+    /// that spawned it has exited; one that has not yet taken the refresh
+    /// lock is waited for too. Reads `/proc` (a process of this HOME);
+    /// where there is none, waits for the refresh lock to be free.
     pub fn wait_for_the_helper(&self) {
-        let lock = self.data_dir().join(".providers.refresh.lock");
-        let Ok(file) = fs::File::open(&lock) else {
-            return;
-        };
         let deadline = std::time::Instant::now() + PATIENCE;
-        while file.try_lock().is_err() {
+        let proc = Path::new("/proc");
+        if !proc.join("self/environ").exists() {
+            let lock = self.data_dir().join(".providers.refresh.lock");
+            let Ok(file) = fs::File::open(&lock) else {
+                return;
+            };
+            while file.try_lock().is_err() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the helper never ended"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            return;
+        }
+        let mine = format!("HOME={}", self.path().display()).into_bytes();
+        loop {
+            let running = fs::read_dir(proc).unwrap().flatten().any(|entry| {
+                fs::read(entry.path().join("environ"))
+                    .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mine))
+            });
+            if !running {
+                return;
+            }
             assert!(
                 std::time::Instant::now() < deadline,
-                "the helper never ended"
+                "a helper of {} never ended",
+                self.path().display()
             );
-            std::thread::sleep(std::time::Duration::from_millis(10));
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
 
@@ -583,35 +607,6 @@ impl Home {
         }
         fs::write(self.state_file(), serde_json::to_vec(&state).unwrap()).unwrap();
     }
-
-    /// Waits until no process runs with this HOME any more: every
-    /// background helper a start of it spawned has ended (all of them
-    /// exist by the time the starts that spawned them have exited), so
-    /// that nothing of it can still make a request. Reads `/proc`; where
-    /// there is none, waits for the refresh lock to be free.
-    pub fn wait_for_no_helper(&self) {
-        let proc = Path::new("/proc");
-        if !proc.join("self/environ").exists() {
-            return self.wait_for_the_helper();
-        }
-        let mine = format!("HOME={}", self.path().display()).into_bytes();
-        let deadline = std::time::Instant::now() + PATIENCE;
-        loop {
-            let running = fs::read_dir(proc).unwrap().flatten().any(|entry| {
-                fs::read(entry.path().join("environ"))
-                    .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mine))
-            });
-            if !running {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "a helper of {} never ended",
-                self.path().display()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
 }
 
 /// A gate a test holds responses behind ([`Gate::hold`]): the server
@@ -665,7 +660,7 @@ impl wiremock::Respond for Gated {
 /// A loopback server that takes each request and never answers (it holds
 /// the connection for [`PATIENCE`]), telling the test through the receiver
 /// once a request has arrived: the client is then inside its fetch.
-pub fn silent_server() -> (String, std::sync::mpsc::Receiver<()>) {
+pub fn unanswering_server() -> (String, std::sync::mpsc::Receiver<()>) {
     let (arrived, arrivals) = std::sync::mpsc::channel();
     let arrived = std::sync::Mutex::new(arrived);
     let url = raw_server(move |_| {

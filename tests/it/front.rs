@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -120,7 +120,11 @@ impl Front {
         self.env.push((name.into(), value.into()));
     }
 
-    /// A command for `program` with only the test's environment.
+    /// A command for `program` with only the test's environment, and
+    /// Ctrl-C and Ctrl-\\ at their default action, as a shell starts a
+    /// program in the foreground: a suite started in the background by a
+    /// script (`cargo test &`, nohup) inherits them ignored, and a stand-in
+    /// could not die by SIGINT.
     fn command_for(&self, program: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
         cmd.args(args)
@@ -129,6 +133,14 @@ impl Front {
             .env("PATH", std::env::join_paths(&self.path).unwrap())
             .current_dir(self.home.path())
             .stdin(Stdio::null());
+        // SAFETY: only signal(), async-signal-safe, between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                libc::signal(libc::SIGQUIT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
