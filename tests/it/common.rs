@@ -97,8 +97,8 @@ impl Home {
     /// refresh busy and leave it to it, and nothing of theirs can still
     /// ask or write anything. Each helper exists by the time the start
     /// that spawned it has exited; one that has not yet taken the refresh
-    /// lock is waited for too. Reads `/proc` (a process of this HOME);
-    /// where there is none, waits for the refresh lock to be free.
+    /// lock is waited for too. Reads `/proc` (a helper process with this
+    /// HOME); where there is none, waits for the refresh lock to be free.
     pub fn wait_for_the_helper(&self) {
         let deadline = std::time::Instant::now() + PATIENCE;
         let proc = Path::new("/proc");
@@ -117,11 +117,18 @@ impl Home {
             return;
         }
         let mine = format!("HOME={}", self.path().display()).into_bytes();
-        loop {
-            let running = fs::read_dir(proc).unwrap().flatten().any(|entry| {
-                fs::read(entry.path().join("environ"))
-                    .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mine))
+        // The helper's command (the hidden `refresh-in-background`), with
+        // this HOME: not a command of the test's own still running.
+        let helper = |entry: &fs::DirEntry| {
+            let is_helper = fs::read(entry.path().join("cmdline")).is_ok_and(|line| {
+                line.split(|&b| b == 0).nth(1) == Some(b"refresh-in-background".as_slice())
             });
+            is_helper
+                && fs::read(entry.path().join("environ"))
+                    .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mine))
+        };
+        loop {
+            let running = fs::read_dir(proc).unwrap().flatten().any(|e| helper(&e));
             if !running {
                 return;
             }
