@@ -187,7 +187,7 @@ fn bash_completes_under_any_installed_name() {
     assert!(!bash.is_empty(), "bash is needed");
     for name in ["crush", "crush-providers"] {
         let exe = bin.path().join(name);
-        std::fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
+        copy_program(std::path::Path::new(env!("CARGO_BIN_EXE_crush")), &exe);
         let script = format!(
             r#"source <({name} completion bash) || exit 1
 spec=$(complete -p {name}); f=${{spec##*-F }}; f=${{f%% *}}

@@ -676,3 +676,27 @@ pub fn unanswering_server() -> (String, std::sync::mpsc::Receiver<()>) {
     });
     (url, arrivals)
 }
+
+/// Copies the program `from` to `to`, executable. Through `cp`, a process
+/// of its own: a file this process held open for writing would be open in
+/// every child another test forks meanwhile, until that child execs, and
+/// running it then fails with "Text file busy" (ETXTBSY), which a loaded
+/// machine makes likely.
+#[cfg(unix)]
+#[track_caller]
+pub fn copy_program(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let copied = Command::new("cp").arg(from).arg(to).status().unwrap();
+    assert!(copied.success(), "cp {} {}", from.display(), to.display());
+    fs::set_permissions(to, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Writes a program (a script's `text`) to `file`, executable, by way of
+/// [`copy_program`] (see there why).
+#[cfg(unix)]
+#[track_caller]
+pub fn write_program(file: &Path, text: &str) {
+    let source = tempfile::NamedTempFile::new().unwrap();
+    fs::write(source.path(), text).unwrap();
+    copy_program(source.path(), file);
+}

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;
-use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::fs::symlink;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -251,11 +251,6 @@ impl Front {
         assert_eq!(started.args, args, "{run:?}");
         (run, started)
     }
-}
-
-fn write_program(file: &Path, text: &str) {
-    fs::write(file, text).unwrap();
-    fs::set_permissions(file, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Every command of Crush's goes to it with its arguments unchanged; the
@@ -753,7 +748,7 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
     let front = Front::new("v0.91.0");
     let copy = front.root.path().join("copy");
     fs::create_dir(&copy).unwrap();
-    fs::copy(env!("CARGO_BIN_EXE_crush"), copy.join("crush")).unwrap();
+    copy_program(Path::new(env!("CARGO_BIN_EXE_crush")), &copy.join("crush"));
     let mut front = front;
     front.path.insert(0, copy);
     let (run, started) = front.handed_over(&["run", "x"]);

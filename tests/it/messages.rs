@@ -290,7 +290,7 @@ fn a_bad_config_blocks_no_recovery() {
 fn the_invoked_name_is_the_one_shown() {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("crush-providers");
-    fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
+    copy_program(std::path::Path::new(env!("CARGO_BIN_EXE_crush")), &exe);
     let home = Home::new();
     let run = |args: &[&str]| {
         let mut cmd = std::process::Command::new(&exe);
