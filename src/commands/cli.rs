@@ -161,7 +161,7 @@ pub enum Command {
     /// Refresh the cache in the background: the helper process that the
     /// other commands start (not for people)
     #[command(name = crate::startup::refresh::HELPER_COMMAND, hide = true)]
-    RefreshInBackground(HelperArgs),
+    RefreshInBackground(crate::startup::refresh::HelperArgs),
 }
 
 impl Command {
@@ -174,30 +174,6 @@ impl Command {
             _ => false,
         }
     }
-}
-
-/// Arguments of the background refresh helper, as the start-up passes them.
-#[derive(Debug, Args)]
-pub struct HelperArgs {
-    /// The data folder holding the cache
-    #[arg(long)]
-    pub cache_dir: PathBuf,
-    /// The catalog URL, when the catalog is to be refreshed
-    #[arg(long)]
-    pub url: Option<reqwest::Url>,
-    /// Hyper's provider URL, when it is to be refreshed too (its key in
-    /// HYPER_API_KEY)
-    #[arg(long)]
-    pub hyper_url: Option<reqwest::Url>,
-    /// Bound on the whole refresh, in seconds
-    #[arg(long, value_parser = crate::fetch::http::parse_seconds)]
-    pub timeout: Duration,
-    /// The refresh interval, in seconds
-    #[arg(long, value_parser = parse_interval)]
-    pub interval: Duration,
-    /// A pinned public key (repeated for each)
-    #[arg(long = "public-key", value_name = "KEY")]
-    pub public_keys: Vec<String>,
 }
 
 /// Arguments of `providers`.
@@ -358,10 +334,6 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
         crate::catalog::embedded::origin()
     )
 });
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    crate::startup::parse_interval(s).ok_or_else(|| format!("{s:?} is not a duration"))
-}
 
 fn parse_sha256(s: &str) -> Result<String, String> {
     if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {

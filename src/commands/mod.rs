@@ -24,10 +24,7 @@ use clap::FromArgMatches;
 
 use crate::commands::cli::{Cli, Command};
 use crate::error::Failure;
-use crate::fetch::watch::{Signal, Watch};
-use crate::startup::refresh;
-use crate::store::cache::CacheFiles;
-use crate::trust::signature::TrustedKeys;
+use crate::fetch::watch::Signal;
 use context::{Context, listed};
 pub use output::say;
 use output::{ago, count, output_result, print, write_catalog, write_json};
@@ -165,38 +162,7 @@ fn run(cli: Cli) -> Result<(), Exit> {
         Command::Dirs => dirs::run(),
         Command::Completion { shell } => completion::run(shell),
         Command::RefreshInBackground(args) => {
-            // The start-up checked these keys before passing them on.
-            let Ok(keys) = TrustedKeys::parse(&args.public_keys) else {
-                return Ok(());
-            };
-            let request = |url, bearer| refresh::Request {
-                url,
-                timeout: args.timeout,
-                interval: args.interval,
-                keys: keys.clone(),
-                watch: Watch::default(),
-                bearer,
-            };
-            let catalog = CacheFiles::in_dir(&args.cache_dir);
-            let hyper = catalog.with_target(crate::catalog::Target::Hyper);
-            let requests: Vec<(&CacheFiles, refresh::Request)> = [
-                args.url.map(|url| (&catalog, request(url, None))),
-                args.hyper_url
-                    .map(|url| (&hyper, request(url, refresh::helper_hyper_key()))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            let jobs: Vec<refresh::Job<'_>> = requests
-                .iter()
-                .map(|(files, request)| refresh::Job {
-                    files,
-                    request,
-                    known: None,
-                })
-                .collect();
-            // Nobody waits for the outcomes: they are in the state files.
-            refresh::run_all(&jobs, refresh::IfBusy::Skip);
+            args.run();
             Ok(())
         }
     }

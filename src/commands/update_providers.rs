@@ -15,12 +15,15 @@ use crate::catalog::Target;
 use crate::catalog::escape::safe;
 use crate::commands::cli::{Provider, UpdateArgs};
 use crate::config::Format;
-use crate::error::{Cause, program};
+use crate::error::{Cause, Failure, program};
 use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
 use crate::store::paths::process_env;
-use crate::update::{self, UpdateOptions, UpdateReport};
+use crate::update::{self, Output, UpdateOptions, UpdateReport};
+
+/// The `--output` that means standard output.
+const STDOUT: &str = "-";
 
 /// The exit code of `--check` when the update would change the cache.
 pub const WOULD_CHANGE: u8 = 3;
@@ -35,8 +38,12 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         return keep_current(target, args.json);
     }
     let source = source_of(context, target, args.source.as_deref())?;
-    let to_stdout = args.output.as_deref() == Some(Path::new(update::STDOUT));
-    if to_stdout && args.json {
+    let output = match args.output.clone() {
+        None => Output::Cache,
+        Some(path) if path == Path::new(STDOUT) => Output::Stdout,
+        Some(path) => Output::File(path),
+    };
+    if output == Output::Stdout && args.json {
         return Err(Exit::Usage(
             "--output - and --json both write to standard output; give --output a file".into(),
         ));
@@ -62,7 +69,7 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     }
     let options = UpdateOptions {
         dry_run: args.dry_run || args.check,
-        output: args.output.clone(),
+        output,
         sha256: args.sha256.clone(),
         timeout: args.timeout,
         keys,
@@ -73,8 +80,7 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         watch: super::watch::watched(!args.quiet && !args.json),
         bearer: bearer(context, &settings, target, &source),
     };
-    let shown = update::update_providers(&source, &cache, &options, |report| show(report, &args))
-        .map_err(|failure| {
+    let failed = |failure: Failure| {
         if let Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) = failure.cause {
             return Exit::Interrupted(code);
         }
@@ -83,8 +89,11 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         } else {
             Exit::from(failure)
         }
-    })?;
-    let up_to_date = shown?;
+    };
+    let inputs = update::read(&source, &cache, &options).map_err(failed)?;
+    let parsed = inputs.parse(target, &options).map_err(failed)?;
+    let report = parsed.apply(&cache, &options).map_err(failed)?;
+    let up_to_date = show(&report, &options.output, &args)?;
     if args.check && !up_to_date {
         return Err(Exit::Code(WOULD_CHANGE));
     }
@@ -176,12 +185,13 @@ fn source_of(context: &Context, target: Target, arg: Option<&str>) -> Result<Sou
     Ok(source)
 }
 
-/// Prints the report as `args` ask; whether the target was up to date.
-fn show(report: &UpdateReport<'_>, args: &UpdateArgs) -> Result<bool, Exit> {
-    let to = match args.output.as_deref() {
-        None => Written::Cache,
-        Some(path) if path == Path::new(update::STDOUT) => Written::Stdout,
-        Some(_) => Written::File,
+/// Prints the report of an update to `output` as `args` ask; whether the
+/// target was up to date.
+fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result<bool, Exit> {
+    let to = match output {
+        Output::Cache => Written::Cache,
+        Output::Stdout => Written::Stdout,
+        Output::File(_) => Written::File,
     };
     // The catalog first, whole and flushed, so that a report on the same
     // terminal comes after it; a reader that went away (`| head -c 100`)

@@ -119,15 +119,7 @@ fn told(plan: &Plan, outcome: Outcome) -> Result<Option<String>, Signal> {
             ))
         }
         Outcome::Held(findings) => {
-            let flags = cache::read_valid(&plan.files)
-                .ok()
-                .flatten()
-                .and_then(|c| c.state)
-                .or_else(|| cache::absent_state(&plan.files))
-                .and_then(|s| s.refresh)
-                .and_then(|r| r.held)
-                .map(|h| h.flags)
-                .unwrap_or_default();
+            let flags = super::held_flags(&plan.files);
             Some(held_warning(Target::Hyper, &url, None, &findings, &flags))
         }
     })

@@ -17,9 +17,11 @@
 //! What to do is decided by [`decide`], a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
 
+mod env;
 pub mod hyper;
 pub mod network;
 pub mod refresh;
+mod tell;
 
 use std::borrow::Cow;
 use std::path::PathBuf;
@@ -27,15 +29,17 @@ use std::time::Duration;
 
 use reqwest::Url;
 
+pub use self::env::{EnvOptions, options_from_env, parse_interval};
 pub use self::hyper::HyperOptions;
 use self::refresh::{Outcome, Refresh};
+use self::tell::{held_flags, held_warning, report_refresh};
+pub use self::tell::{held_hint, held_hint_for, not_http_warning, refresh_hint, refresh_hint_for};
 use crate::catalog::{Target, embedded};
-use crate::error::program;
+use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
-use crate::fetch::{http, source};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest;
-use crate::store::state::{self, RefreshOutcome};
+use crate::store::state;
 use crate::trust::signature::TrustedKeys;
 
 /// Default bound on a refresh.
@@ -187,91 +191,6 @@ pub fn decide(
     }
 }
 
-/// The hint appended to a warning about a failed refresh.
-pub fn refresh_hint() -> String {
-    refresh_hint_for(Target::Catalog)
-}
-
-/// [`refresh_hint`] for `target`'s document.
-pub fn refresh_hint_for(target: Target) -> String {
-    let me = program();
-    let update = update_command(target);
-    // The global crushrc, which every project reads.
-    let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
-        .map(|dir| dir.join("crushrc").display().to_string())
-        .unwrap_or_else(|_| "a crushrc".into());
-    format!(
-        "on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
-    )
-}
-
-/// `update-providers`, and `--source hyper` for Hyper's provider.
-fn update_command(target: Target) -> &'static str {
-    match target {
-        Target::Catalog => "update-providers",
-        Target::Hyper => "update-providers --source hyper",
-    }
-}
-
-/// What a held refresh's warning ends with: the commands that keep the
-/// catalog in use, review what was held from `url`, or apply it (with
-/// `flags`), each on a line of its own, as it is typed.
-pub fn held_hint(url: &str, flags: &[String]) -> String {
-    held_hint_for(Target::Catalog, url, flags)
-}
-
-/// [`held_hint`] for `target`'s document.
-pub fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
-    let me = program();
-    let update = update_command(target);
-    let from = format!("{me} {update} {}", shell_word(url));
-    let kept = match target {
-        Target::Catalog => "keep the catalog in use:",
-        Target::Hyper => "keep the one in use:",
-    };
-    let keep = (kept, format!("{me} {update} --keep-current"));
-    // Held for its signature: neither a review nor an apply without one
-    // gets past the pinned key.
-    let (commands, after) = if flags.iter().any(|f| f == refresh::SIGNATURE_FLAG) {
-        let apply = format!("{from} {} FILE", refresh::SIGNATURE_FLAG);
-        let after = format!("\n  (FILE its signature; or the mirror must serve {url}.minisig)");
-        (vec![keep, ("apply it signed:", apply)], after)
-    } else {
-        let apply = std::iter::once(from.clone())
-            .chain(flags.iter().cloned())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let commands = vec![
-            keep,
-            ("review it:", format!("{from} --dry-run")),
-            ("apply it:", apply),
-        ];
-        (commands, String::new())
-    };
-    let width = commands
-        .iter()
-        .map(|(label, _)| label.len())
-        .max()
-        .unwrap_or(0);
-    let lines: Vec<String> = commands
-        .iter()
-        .map(|(label, command)| format!("  {label:width$}  {command}"))
-        .collect();
-    lines.join("\n") + &after
-}
-
-/// `text` as one word a shell reads back as it is: bare when it holds only
-/// characters no shell gives a meaning (a URL's usual ones), else in single
-/// quotes.
-fn shell_word(text: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/:._~%+=@,-".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 /// Loads the catalog for start-up, at once unless the caller waits.
 /// Never fails: every problem becomes a warning and a fallback.
 pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
@@ -296,10 +215,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     let cached = match cache::read_valid(files) {
         Ok(cached) => cached,
         Err(problem) => {
-            let me = program();
-            warnings.push(format!(
-                "{problem}; ignoring it; `{me} update-providers` replaces it (`{me} update-providers embedded` without a network)"
-            ));
+            warnings.push(format!("{problem}; ignoring it"));
             None
         }
     };
@@ -320,12 +236,6 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     }
     let hyper = hyper::plan(files, options, &mut warnings);
     let hyper = hyper.as_ref().filter(|plan| plan.is_due());
-    let known = cached.as_ref().map(|c| c.sha256);
-    let in_use = using(cached.as_ref());
-    let at_hand = |warnings| match cached {
-        Some(cached) => from_cache(cached, warnings),
-        None => snapshot(warnings),
-    };
     let request = refresh::Request {
         url: options.url.clone(),
         timeout: options.timeout,
@@ -336,64 +246,75 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     };
     match decision {
         Decision::Offline | Decision::Cache => {
-            hyper::alone(hyper, &options.background, at_hand(warnings))
+            hyper::alone(hyper, &options.background, at_hand(cached, warnings))
         }
         Decision::CacheAndRefresh | Decision::EmbeddedAndFetch => {
-            let mut loaded = at_hand(warnings);
+            let mut loaded = at_hand(cached, warnings);
             start_refresh(files, options, request, hyper, &mut loaded);
             loaded
         }
-        Decision::Wait => {
-            let catalog = refresh::Job {
-                files,
-                request: &request,
-                known,
-            };
-            match hyper::waited(catalog, hyper, &mut warnings) {
-                Outcome::Updated(bytes) => fresh(bytes, &options.url, warnings),
-                Outcome::Unsaved(bytes, why) => {
-                    warnings.push(format!(
-                        "could not save the refreshed catalog: {why}; it is used for this run only"
-                    ));
-                    fresh(bytes, &options.url, warnings)
-                }
-                Outcome::Interrupted(code) => StartupCatalog {
-                    interrupted: Some(code),
-                    ..snapshot(warnings)
-                },
-                Outcome::Unchanged => match cache::read_valid(files) {
-                    Ok(Some(cached)) => from_cache(cached, warnings),
-                    _ => at_hand(warnings),
-                },
-                // The cause carries its fix; a person who waits for the
-                // network is online.
-                Outcome::Failed(why) => {
-                    warnings.push(format!(
-                        "could not refresh the provider catalog from {}: {why}; using {in_use}",
-                        source::redacted(options.url.as_str()),
-                    ));
-                    // Told now: the next start does not tell it again.
-                    if let Ok(Some(now)) = cache::read_valid(files) {
-                        mark_told(files, Some(&now), Some(why));
-                    }
-                    at_hand(warnings)
-                }
-                // The findings are in the state, told below by the next
-                // start as by every start while it is held; tell them now.
-                Outcome::Held(findings) => {
-                    let flags = cache::read_valid(files)
-                        .ok()
-                        .flatten()
-                        .and_then(|c| c.state)
-                        .and_then(|s| s.refresh)
-                        .and_then(|r| r.held)
-                        .map(|h| h.flags)
-                        .unwrap_or_default();
-                    let url = source::redacted(options.url.as_str());
-                    warnings.push(held_warning(Target::Catalog, &url, None, &findings, &flags));
-                    at_hand(warnings)
-                }
-            }
+        Decision::Wait => waited(files, options, &request, hyper, cached, warnings),
+    }
+}
+
+/// The catalog at hand without a refresh: the cache, else the embedded
+/// snapshot.
+fn at_hand(cached: Option<Cached>, warnings: Vec<String>) -> StartupCatalog {
+    match cached {
+        Some(cached) => from_cache(cached, warnings),
+        None => snapshot(warnings),
+    }
+}
+
+/// The catalog's refresh `request` (and Hyper's, when `hyper` has one
+/// due) waited for, and the catalog it brings, else the one at hand
+/// (`cached`), with what came of it told.
+fn waited(
+    files: &CacheFiles,
+    options: &StartupOptions,
+    request: &refresh::Request,
+    hyper: Option<&hyper::Plan>,
+    cached: Option<Cached>,
+    mut warnings: Vec<String>,
+) -> StartupCatalog {
+    let catalog = refresh::Job {
+        files,
+        request,
+        known: cached.as_ref().map(|c| c.sha256),
+    };
+    let in_use = using(cached.as_ref());
+    match hyper::waited(catalog, hyper, &mut warnings) {
+        Outcome::Updated(bytes) => fresh(bytes, &options.url, warnings),
+        Outcome::Unsaved(bytes, why) => {
+            warnings.push(format!(
+                "could not save the refreshed catalog: {why}; it is used for this run only"
+            ));
+            fresh(bytes, &options.url, warnings)
+        }
+        Outcome::Interrupted(code) => StartupCatalog {
+            interrupted: Some(code),
+            ..snapshot(warnings)
+        },
+        Outcome::Unchanged => match cache::read_valid(files) {
+            Ok(Some(cached)) => from_cache(cached, warnings),
+            _ => at_hand(cached, warnings),
+        },
+        // The cause carries its fix; a person who waits for the network
+        // is online.
+        Outcome::Failed(why) => {
+            warnings.push(format!(
+                "could not refresh the provider catalog from {}: {why}; using {in_use}",
+                source::redacted(options.url.as_str()),
+            ));
+            at_hand(cached, warnings)
+        }
+        // The findings are in the state, told by the next start as by
+        // every start while it is held; told now too.
+        Outcome::Held(findings) => {
+            let flags = held_flags(files);
+            let url = source::redacted(options.url.as_str());
+            warnings.push(held_warning(Target::Catalog, &url, None, &findings, &flags));
+            at_hand(cached, warnings)
         }
     }
 }
@@ -453,107 +374,6 @@ fn start_refresh(
     }
 }
 
-/// The warning for a held refresh of `target`'s document from `url`, held
-/// at `at` (when known).
-fn held_warning(
-    target: Target,
-    url: &impl std::fmt::Display,
-    at: Option<u64>,
-    findings: &[String],
-    flags: &[String],
-) -> String {
-    let more = match findings.len() {
-        0 | 1 => String::new(),
-        n => format!(
-            " (and {} more: `{} providers --status` lists them)",
-            n - 1,
-            program()
-        ),
-    };
-    let when = at
-        .map(|at| format!(" at {}", state::rfc3339(at)))
-        .unwrap_or_default();
-    let kept = match target {
-        Target::Catalog => "the catalog in use is kept",
-        // With a Hyper key, Crush fetches for itself; while this is held
-        // the front starts it with its updates off instead.
-        Target::Hyper => {
-            "hyper.json is not replaced (while it is held, Crush is started with its own updates off and uses its embedded Hyper provider)"
-        }
-    };
-    format!(
-        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}\n{}",
-        target.noun(),
-        findings.first().map_or("", String::as_str),
-        held_hint_for(target, &url.to_string(), flags)
-    )
-}
-
-/// Tells of what the last background refresh of `files`' document held
-/// back (at every start, while it is held), or, once, of its failure
-/// (marking it told in the state file). `cached` is the cache; `None` for
-/// a document not there, whose state is then its own
-/// ([`cache::absent_state`]: Hyper's provider).
-fn report_refresh(files: &CacheFiles, cached: Option<&Cached>, warnings: &mut Vec<String>) {
-    let state = match cached {
-        Some(cached) => cached.state.clone(),
-        None => cache::absent_state(files),
-    };
-    let Some(state) = &state else {
-        return;
-    };
-    let target = files.target;
-    if let Some((refresh, held)) = state.held() {
-        warnings.push(held_warning(
-            target,
-            &refresh.url,
-            Some(refresh.at),
-            &held.changes,
-            &held.flags,
-        ));
-    }
-    let Some(failure) = state.untold_failure() else {
-        return;
-    };
-    let using = match target {
-        Target::Hyper => hyper::in_use(cached).to_string(),
-        _ if state.source == source::Source::Embedded.to_string() => {
-            format!("using the embedded catalog ({})", embedded::origin())
-        }
-        _ => "using the cached catalog".to_string(),
-    };
-    warnings.push(format!(
-        "the last refresh of {} from {} failed at {}: {}; {using}; {}",
-        target.noun(),
-        failure.url,
-        state::rfc3339(failure.at),
-        failure.cause.as_deref().unwrap_or("no cause recorded"),
-        refresh_hint_for(target)
-    ));
-    mark_told(files, cached, failure.cause.clone());
-}
-
-/// Marks the last refresh's failure of `files`' document, `cached` (see
-/// [`report_refresh`]), as told, when its cause is still `cause`.
-fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Option<String>) {
-    // Best effort: should it not be saved, the warning shows once more. By
-    // cause, not time: a refresh that failed the same way meanwhile is the
-    // same failure.
-    let told = |state: &mut state::CacheState| {
-        if let Some(refresh) = &mut state.refresh
-            && refresh.outcome == RefreshOutcome::Failed
-            && refresh.cause == cause
-        {
-            refresh.told = true;
-        }
-    };
-    let wait = Duration::from_millis(200);
-    let _ = match cached {
-        Some(cached) => cache::update_state(files, cached, wait, told),
-        None => cache::update_absent_state(files, wait, told),
-    };
-}
-
 /// A catalog just fetched from `url`.
 fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<String>) -> StartupCatalog {
     StartupCatalog {
@@ -593,93 +413,6 @@ fn snapshot(warnings: Vec<String>) -> StartupCatalog {
         hyper_refreshing: false,
         interrupted: None,
     }
-}
-
-/// The start-up settings that come from the environment, parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvOptions {
-    /// The catalog to refresh from: `CATWALK_URL`, else the default
-    /// Catwalk server; `Err` holds a `CATWALK_URL` that is not an http(s)
-    /// URL, with which no refresh is made.
-    pub url: Result<Url, String>,
-    /// From [`TIMEOUT_ENV`], else [`DEFAULT_TIMEOUT`].
-    pub timeout: Duration,
-    /// From [`INTERVAL_ENV`], else [`DEFAULT_INTERVAL`].
-    pub interval: Duration,
-    /// Where the interval came from: `default`, or `NAME=value`.
-    pub interval_origin: String,
-}
-
-/// Reads the start-up settings from the environment (`env` looks up one
-/// variable). Bad values become warnings and defaults: start-up must not
-/// fail on them.
-pub fn options_from_env(
-    env: impl Fn(&str) -> Option<String>,
-    warnings: &mut Vec<String>,
-) -> EnvOptions {
-    let url = source::startup_url(env("CATWALK_URL").as_deref());
-    if let Err(value) = &url {
-        warnings.push(not_http_warning(value));
-    }
-    let timeout = env(TIMEOUT_ENV).map_or(DEFAULT_TIMEOUT, |text| {
-        http::parse_seconds(&text).unwrap_or_else(|_| {
-            warnings.push(format!(
-                "{TIMEOUT_ENV}={text:?} is not a positive number of seconds; using {}",
-                DEFAULT_TIMEOUT.as_secs()
-            ));
-            DEFAULT_TIMEOUT
-        })
-    });
-    let mut interval_origin = "default".to_string();
-    let interval = env(INTERVAL_ENV).map_or(DEFAULT_INTERVAL, |text| {
-        parse_interval(&text).inspect(|_| interval_origin = format!("{INTERVAL_ENV}={text}")).unwrap_or_else(|| {
-            warnings.push(format!(
-                "{INTERVAL_ENV}={text:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
-            ));
-            DEFAULT_INTERVAL
-        })
-    });
-    EnvOptions {
-        url,
-        timeout,
-        interval,
-        interval_origin,
-    }
-}
-
-/// What every start says of a `CATWALK_URL` that is not an http(s) URL:
-/// no refresh goes anywhere (Crush's request with it fails before it is
-/// sent; never the public server instead), and what it is good for.
-pub fn not_http_warning(value: &str) -> String {
-    let me = program();
-    if let Some((what, url)) = source::stray_space(value) {
-        return format!(
-            "CATWALK_URL={} {what}, which is no part of a URL: no refresh at start-up (Crush makes no request with it either); remove it: CATWALK_URL={}",
-            crate::catalog::quoted(&source::redacted(value)),
-            crate::catalog::quoted(&source::redacted(url))
-        );
-    }
-    let value = source::redacted(value);
-    let value = value.as_str();
-    let meant = source::meant_url(value)
-        .map(|url| format!("; for a mirror, write its scheme: CATWALK_URL={url}"))
-        .unwrap_or_default();
-    format!(
-        "CATWALK_URL={} is not an http:// or https:// URL: no refresh at start-up (Crush makes no request with it either); `{me} update-providers` reads it as its SOURCE (a file, or `embedded`){meant}",
-        crate::catalog::quoted(value)
-    )
-}
-
-/// A refresh interval: whole or fractional seconds (`300`, `0`), or a
-/// number with a unit (`90s`, `5m`, `1h`, `1h30m`).
-pub fn parse_interval(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    if let Ok(seconds) = text.parse::<f64>() {
-        return (0.0..1e12)
-            .contains(&seconds)
-            .then(|| Duration::from_secs_f64(seconds));
-    }
-    humantime::parse_duration(text).ok()
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! What a person must approve: a catalog that sends a key to a place it
 //! never reached or lost most of the cache or the floor ([`guard`], against
-//! the [`memory`] of where keys went), and signed catalogs ([`signature`]).
+//! the [`memory`] of where keys went), and signed catalogs ([`signature`]);
+//! the one policy that puts them together for an update and a refresh
+//! alike (`policy`).
 
 pub mod guard;
 pub mod hyper;
 pub mod memory;
 pub mod place;
+pub(crate) mod policy;
 pub mod signature;

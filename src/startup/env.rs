@@ -1,0 +1,72 @@
+//! The start-up settings that come from the environment.
+
+use std::time::Duration;
+
+use reqwest::Url;
+
+use super::{DEFAULT_INTERVAL, DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV, not_http_warning};
+use crate::fetch::{http, source};
+
+/// The start-up settings that come from the environment, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvOptions {
+    /// The catalog to refresh from: `CATWALK_URL`, else the default
+    /// Catwalk server; `Err` holds a `CATWALK_URL` that is not an http(s)
+    /// URL, with which no refresh is made.
+    pub url: Result<Url, String>,
+    /// From [`TIMEOUT_ENV`], else [`DEFAULT_TIMEOUT`].
+    pub timeout: Duration,
+    /// From [`INTERVAL_ENV`], else [`DEFAULT_INTERVAL`].
+    pub interval: Duration,
+    /// Where the interval came from: `default`, or `NAME=value`.
+    pub interval_origin: String,
+}
+
+/// Reads the start-up settings from the environment (`env` looks up one
+/// variable). Bad values become warnings and defaults: start-up must not
+/// fail on them.
+pub fn options_from_env(
+    env: impl Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> EnvOptions {
+    let url = source::startup_url(env("CATWALK_URL").as_deref());
+    if let Err(value) = &url {
+        warnings.push(not_http_warning(value));
+    }
+    let timeout = env(TIMEOUT_ENV).map_or(DEFAULT_TIMEOUT, |text| {
+        http::parse_seconds(&text).unwrap_or_else(|_| {
+            warnings.push(format!(
+                "{TIMEOUT_ENV}={text:?} is not a positive number of seconds; using {}",
+                DEFAULT_TIMEOUT.as_secs()
+            ));
+            DEFAULT_TIMEOUT
+        })
+    });
+    let mut interval_origin = "default".to_string();
+    let interval = env(INTERVAL_ENV).map_or(DEFAULT_INTERVAL, |text| {
+        parse_interval(&text).inspect(|_| interval_origin = format!("{INTERVAL_ENV}={text}")).unwrap_or_else(|| {
+            warnings.push(format!(
+                "{INTERVAL_ENV}={text:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
+            ));
+            DEFAULT_INTERVAL
+        })
+    });
+    EnvOptions {
+        url,
+        timeout,
+        interval,
+        interval_origin,
+    }
+}
+
+/// A refresh interval: whole or fractional seconds (`300`, `0`), or a
+/// number with a unit (`90s`, `5m`, `1h`, `1h30m`).
+pub fn parse_interval(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<f64>() {
+        return (0.0..1e12)
+            .contains(&seconds)
+            .then(|| Duration::from_secs_f64(seconds));
+    }
+    humantime::parse_duration(text).ok()
+}

@@ -1,0 +1,206 @@
+//! The detached helper process that refreshes for a short-lived command,
+//! and its arguments, defined once ([`HelperArgs`]): written into its
+//! command line and environment by the same type that reads them back.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use reqwest::Url;
+
+use super::{IfBusy, Job, Request, run_all};
+use crate::catalog::Target;
+use crate::fetch::http::Bearer;
+use crate::fetch::watch::Watch;
+use crate::store::cache::CacheFiles;
+use crate::trust::signature::TrustedKeys;
+
+/// The hidden subcommand that runs a refresh in a helper process.
+pub const HELPER_COMMAND: &str = "refresh-in-background";
+/// The variable the helper takes the Hyper key from: the one Crush reads,
+/// set in the helper's environment (never on its command line, which
+/// every user of the machine can read).
+const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
+/// The variables the helper takes its URLs from: a URL may carry a
+/// password (`https://user:password@mirror/`), and a process's
+/// environment, unlike its command line, only its own user can read.
+const URL_ENV: &str = "CRUSH_PROVIDER_HELPER_URL";
+const HYPER_URL_ENV: &str = "CRUSH_PROVIDER_HELPER_HYPER_URL";
+
+/// The Hyper key the helper process was given ([`spawn_helper`]).
+pub fn helper_hyper_key() -> Option<Bearer> {
+    std::env::var(HYPER_KEY_ENV)
+        .ok()
+        .filter(|k| !k.is_empty())
+        .map(Bearer)
+}
+
+/// Arguments of the background refresh helper, as the start-up passes
+/// them: [`HelperArgs::command`] writes them, clap reads them back.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct HelperArgs {
+    /// The data folder holding the cache
+    #[arg(long)]
+    pub cache_dir: PathBuf,
+    /// The catalog URL, when the catalog is to be refreshed (the start-up
+    /// passes it in the environment)
+    #[arg(long, env = URL_ENV, hide_env_values = true)]
+    pub url: Option<Url>,
+    /// Hyper's provider URL, when it is to be refreshed too (its key in
+    /// HYPER_API_KEY; the start-up passes it in the environment)
+    #[arg(long, env = HYPER_URL_ENV, hide_env_values = true)]
+    pub hyper_url: Option<Url>,
+    /// Bound on the whole refresh, in seconds
+    #[arg(long, value_parser = crate::fetch::http::parse_seconds)]
+    pub timeout: Duration,
+    /// The refresh interval, in seconds
+    #[arg(long, value_parser = parse_interval)]
+    pub interval: Duration,
+    /// A pinned public key (repeated for each)
+    #[arg(long = "public-key", value_name = "KEY")]
+    pub public_keys: Vec<String>,
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    crate::startup::parse_interval(s).ok_or_else(|| format!("{s:?} is not a duration"))
+}
+
+impl HelperArgs {
+    /// The arguments that run `jobs` (documents of one folder, with the
+    /// same bounds and keys: one start's); `None` for no job.
+    pub fn of(jobs: &[Job<'_>]) -> Option<HelperArgs> {
+        let first = jobs.first()?;
+        let url = |target| {
+            jobs.iter()
+                .find(|job| job.files.target == target)
+                .map(|job| job.request.url.clone())
+        };
+        Some(HelperArgs {
+            cache_dir: first.files.dir.clone(),
+            url: url(Target::Catalog),
+            hyper_url: url(Target::Hyper),
+            timeout: first.request.timeout,
+            interval: first.request.interval,
+            public_keys: first
+                .request
+                .keys
+                .iter()
+                .flat_map(|keys| keys.entries().iter().cloned())
+                .collect(),
+        })
+    }
+
+    /// `exe` run with these arguments: on its command line what anyone may
+    /// read, and in its environment the URLs and `hyper_key`.
+    fn command(&self, exe: &Path, hyper_key: Option<&Bearer>) -> Command {
+        let mut command = Command::new(exe);
+        command
+            .arg(HELPER_COMMAND)
+            .arg("--cache-dir")
+            .arg(&self.cache_dir)
+            .arg("--timeout")
+            .arg(self.timeout.as_secs_f64().to_string())
+            .arg("--interval")
+            .arg(self.interval.as_secs_f64().to_string())
+            .args(
+                self.public_keys
+                    .iter()
+                    .flat_map(|key| ["--public-key", key.as_str()]),
+            );
+        let envs = [
+            (URL_ENV, self.url.as_ref().map(Url::as_str)),
+            (HYPER_URL_ENV, self.hyper_url.as_ref().map(Url::as_str)),
+            (HYPER_KEY_ENV, hyper_key.map(|Bearer(key)| key.as_str())),
+        ];
+        for (name, value) in envs {
+            match value {
+                Some(value) => command.env(name, value),
+                None => command.env_remove(name),
+            };
+        }
+        command
+    }
+
+    /// Runs the refreshes these arguments name, one after the other under
+    /// one lock; nobody waits for the outcomes: they are in the state
+    /// files.
+    pub fn run(self) {
+        // The start-up checked these keys before passing them on.
+        let Ok(keys) = TrustedKeys::parse(&self.public_keys) else {
+            return;
+        };
+        let request = |url, bearer| Request {
+            url,
+            timeout: self.timeout,
+            interval: self.interval,
+            keys: keys.clone(),
+            watch: Watch::default(),
+            bearer,
+        };
+        let catalog = CacheFiles::in_dir(&self.cache_dir);
+        let hyper = catalog.with_target(Target::Hyper);
+        let requests: Vec<(&CacheFiles, Request)> = [
+            self.url.clone().map(|url| (&catalog, request(url, None))),
+            self.hyper_url
+                .clone()
+                .map(|url| (&hyper, request(url, helper_hyper_key()))),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let jobs: Vec<Job<'_>> = requests
+            .iter()
+            .map(|(files, request)| Job {
+                files,
+                request,
+                known: None,
+            })
+            .collect();
+        run_all(&jobs, IfBusy::Skip);
+    }
+}
+
+/// Starts the refreshes of `jobs` (documents of one folder, with the same
+/// bounds and keys: one start's) in a detached helper process, this very
+/// program run with [`HELPER_COMMAND`] and [`HelperArgs`], for a
+/// short-lived command: its standard streams are on the null device (a
+/// reader of the command's output sees the end of it when the command
+/// exits); it is in a process group of its own, so that Ctrl-C in the
+/// terminal, which signals the foreground group, does not reach it (on
+/// Windows: a new process group, and no console window); and it always
+/// exits by itself within the requests' bounds. The URLs and Hyper's key
+/// go in its environment, never on its command line, which every user of
+/// the machine can read.
+pub fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
+    let Some(args) = HelperArgs::of(jobs) else {
+        return Ok(());
+    };
+    let hyper_key = jobs
+        .iter()
+        .filter(|job| job.files.target == Target::Hyper)
+        .find_map(|job| job.request.bearer.as_ref());
+    let mut command = args.command(exe, hyper_key);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    {
+        // A safe call that the standard library still starts the fast way
+        // (posix_spawn with its process-group attribute).
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::process::CommandExt;
+        const DETACHED_PROCESS: u32 = 0x0000_0008;
+        const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+        const CREATE_NO_WINDOW: u32 = 0x0800_0000;
+        command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    }
+    // Not waited for: it outlives this process, and is nobody's child
+    // once this process has exited.
+    command.spawn().map(drop)
+}

@@ -1,0 +1,258 @@
+//! The one policy of what a new document may replace without a person,
+//! for `update-providers` and the refresh alike: what it is compared with
+//! (the baseline: the document it replaces, what is remembered of where
+//! keys went, the floor, the newest signing time), what of it needs a
+//! person ([`guard::review`]), what a held one records, and what the
+//! memory learns of an applied one. It fails closed: a review that cannot
+//! be made holds (or refuses), never "no change".
+
+use crate::catalog::{Catalog, Target};
+use crate::store::cache::CacheFiles;
+use crate::store::state::Held;
+
+use super::guard::{self, Baseline, Review};
+use super::hyper;
+use super::memory::{self, Floor, Memory};
+
+/// Where a new document goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Destination {
+    /// The cache: reviewed against its folder's memory and floor.
+    Cache,
+    /// Another file (`--output`): against that file (and the embedded
+    /// snapshot's places) alone.
+    File,
+}
+
+/// What a new document replaces, as the review sees it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Replacing<'r, 'a> {
+    /// Which document.
+    pub target: Target,
+    /// Where it goes.
+    pub into: Destination,
+    /// The valid document it replaces, not the embedded snapshot standing
+    /// in for none (nobody chose that one).
+    pub previous: Option<&'r Catalog<'a>>,
+    /// What is remembered of where keys went ([`known`]).
+    pub known: &'r Memory,
+    /// The signing time the cache's state records.
+    pub state_signed: Option<u64>,
+}
+
+/// What is known of where keys went, for a document of `files` going
+/// `into` a place and replacing `previous`: into the cache, the memory
+/// file's (`file`; `None`: none there) or, without one, what the folder
+/// rebuilds; into another file, what that file and the embedded snapshot
+/// send. Why it cannot be known, else: then nothing is applied.
+pub(crate) fn known(
+    files: &CacheFiles,
+    into: Destination,
+    file: Option<Memory>,
+    previous: Option<&Catalog<'_>>,
+) -> Result<Memory, String> {
+    match into {
+        Destination::Cache => hyper::effective(files, file, previous),
+        Destination::File => Memory::rebuilt(previous),
+    }
+}
+
+/// Reviews `next` (signed at `signed_at`, when a key is pinned) against
+/// what it replaces. Into the cache, the catalog keeps half of the floor
+/// (the embedded snapshot, or what a person applied with
+/// `--allow-shrink`) and is signed no earlier than the newest catalog
+/// seen; Hyper's provider has no floor (its cached provider is the half
+/// to keep), and its newest signing time is its state's. An error (a
+/// value the catalog reader would refuse, a place that cannot be made)
+/// is the caller's to hold or refuse.
+pub(crate) fn review(
+    replacing: &Replacing<'_, '_>,
+    next: &Catalog<'_>,
+    signed_at: Option<u64>,
+) -> Result<Review, String> {
+    let known = replacing.known;
+    let floor = match (replacing.into, replacing.target, &known.floor) {
+        (Destination::File, _, _) | (Destination::Cache, Target::Hyper, _) => guard::Floor::None,
+        (Destination::Cache, Target::Catalog, Some(floor)) => {
+            guard::Floor::Applied(&floor.providers, &floor.source)
+        }
+        (Destination::Cache, Target::Catalog, None) => guard::Floor::Embedded,
+    };
+    let signed = match (replacing.into, replacing.target) {
+        (Destination::File, _) => None,
+        (Destination::Cache, Target::Catalog) => known.signed_at.max(replacing.state_signed),
+        (Destination::Cache, Target::Hyper) => replacing.state_signed,
+    };
+    let baseline = Baseline {
+        previous: replacing.previous,
+        places: &known.places,
+        floor,
+        signed,
+    };
+    guard::review(&baseline, next, signed_at)
+}
+
+/// What a refresh that brought the document whose SHA-256 is `sha256`
+/// (lowercase hex) does with `review`: apply it when nothing in it needs
+/// a person; else what it holds back, for every start to tell. A review
+/// that could not be made is held too: where keys would go is not known.
+pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Review, Held> {
+    match review {
+        Ok(review) if review.is_clear() => Ok(review),
+        Ok(review) => Err(Held {
+            changes: review.findings(),
+            flags: review.flags(),
+            sha256: Some(sha256.to_owned()),
+            kept: false,
+        }),
+        Err(why) => Err(held_for(why, Some(sha256))),
+    }
+}
+
+/// What a refresh holds back of a document it could not review (`why`,
+/// one line); `sha256` is the document's, when it was read.
+pub(crate) fn held_for(why: String, sha256: Option<&str>) -> Held {
+    Held {
+        changes: vec![why],
+        flags: Vec::new(),
+        sha256: sha256.map(str::to_owned),
+        kept: false,
+    }
+}
+
+/// What an applied document teaches.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Applied<'r, 'a> {
+    /// Which document.
+    pub target: Target,
+    /// It.
+    pub next: &'r Catalog<'a>,
+    /// Its review (a person may have allowed what it found).
+    pub review: &'r Review,
+    /// Where it came from, as shown.
+    pub label: &'r str,
+    /// Whether it is the embedded snapshot: the way back, which sets the
+    /// floor back to itself.
+    pub embedded: bool,
+    /// When it was signed, when a pinned key verified it.
+    pub signed_at: Option<u64>,
+}
+
+/// What the memory learns of an applied document: the places its
+/// variables reach; for the catalog, the floor (what a person applied
+/// with `--allow-shrink`; none again for the embedded snapshot) and its
+/// signing time (the newest, or an older one a person allowed). Hyper's
+/// signing time is in its state alone.
+pub(crate) fn learn(memory: &mut Memory, applied: &Applied<'_, '_>) -> Result<(), String> {
+    memory.learn(applied.next)?;
+    if applied.target == Target::Hyper {
+        return Ok(());
+    }
+    if applied.embedded {
+        memory.floor = None;
+    } else if !applied.review.shrinks.is_empty() {
+        memory.floor = Some(Floor {
+            source: applied.label.to_owned(),
+            providers: memory::ids(applied.next),
+        });
+    }
+    if let Some(signed_at) = applied.signed_at {
+        memory.saw_signature(signed_at, applied.review.downgrade.is_some());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{embedded, validate};
+
+    fn catalog_with(extra: &str) -> String {
+        let real = std::str::from_utf8(embedded::catalog_bytes()).unwrap();
+        format!("{}{extra}]", &real[..real.rfind(']').unwrap()])
+    }
+
+    /// The floor and the newest signing time count only into the cache,
+    /// and for the catalog: a small catalog into another file, or as
+    /// Hyper's document, shrinks nothing; an older signature is a
+    /// downgrade only against the cache's time.
+    #[test]
+    fn the_baseline_depends_on_where_and_which_document() {
+        let known = Memory::effective(None, None).unwrap();
+        let small = validate(br#"[{"id":"x","name":"X","models":[{"id":"m"}]}]"#).unwrap();
+        let case = |target, into, state_signed| {
+            let replacing = Replacing {
+                target,
+                into,
+                previous: None,
+                known: &known,
+                state_signed,
+            };
+            let review = review(&replacing, &small, Some(10)).unwrap();
+            (review.shrinks.len(), review.downgrade.is_some())
+        };
+        assert_eq!(case(Target::Catalog, Destination::Cache, None), (1, false));
+        assert_eq!(
+            case(Target::Catalog, Destination::Cache, Some(20)),
+            (1, true)
+        );
+        assert_eq!(
+            case(Target::Catalog, Destination::File, Some(20)),
+            (0, false)
+        );
+        assert_eq!(case(Target::Hyper, Destination::Cache, None), (0, false));
+        assert_eq!(case(Target::Hyper, Destination::Cache, Some(20)), (0, true));
+    }
+
+    /// A review that could not be made is held, with its reason, never
+    /// applied; a clear one is applied; findings are held with the flags
+    /// that apply them.
+    #[test]
+    fn what_is_held_fails_closed() {
+        let held = hold(Err("cannot read the memory".into()), "ab").unwrap_err();
+        assert_eq!(held.changes, ["cannot read the memory"]);
+        assert_eq!(held.sha256.as_deref(), Some("ab"));
+        assert!(hold(Ok(Review::default()), "ab").is_ok());
+        let known = Memory::effective(None, None).unwrap();
+        let bytes = catalog_with(
+            r#",{"id":"openai2","name":"O","api_key":"$OPENAI_API_KEY","api_endpoint":"https://collector.example"}"#,
+        );
+        let next = validate(bytes.as_bytes()).unwrap();
+        let replacing = Replacing {
+            target: Target::Catalog,
+            into: Destination::Cache,
+            previous: None,
+            known: &known,
+            state_signed: None,
+        };
+        let held = hold(review(&replacing, &next, None), "cd").unwrap_err();
+        assert_eq!(held.flags, ["--allow-key-move"]);
+        assert!(held.changes[0].contains("$OPENAI_API_KEY"), "{held:?}");
+    }
+
+    /// The memory learns the places of what is applied; the floor moves
+    /// only with a shrink a person allowed, and back with the snapshot.
+    #[test]
+    fn an_applied_document_teaches_its_places_and_floor() {
+        let next = validate(br#"[{"id":"x","name":"X","api_key":"$X_KEY","api_endpoint":"https://x.example","models":[{"id":"m"}]}]"#).unwrap();
+        let mut memory = Memory::rebuilt(None).unwrap();
+        let shrunk = Review {
+            shrinks: vec![guard::shrink_from(embedded::catalog(), &next).unwrap()],
+            ..Review::default()
+        };
+        let applied = |review, embedded| Applied {
+            target: Target::Catalog,
+            next: &next,
+            review,
+            label: "small.json",
+            embedded,
+            signed_at: Some(5),
+        };
+        learn(&mut memory, &applied(&shrunk, false)).unwrap();
+        assert!(memory.places.contains_key("X_KEY"));
+        assert_eq!(memory.floor.as_ref().unwrap().source, "small.json");
+        assert_eq!(memory.signed_at, Some(5));
+        learn(&mut memory, &applied(&Review::default(), true)).unwrap();
+        assert_eq!(memory.floor, None);
+    }
+}

@@ -1,0 +1,209 @@
+//! `update-providers`: an update is a plan and its application. It reads
+//! the source and what the new document replaces ([`read`], all of the
+//! input's I/O), checks and parses them ([`Inputs::parse`]), then plans
+//! what to do against what is remembered of where keys went (a pure
+//! function: write, confirm, nothing, or why not) and applies the plan
+//! ([`Parsed::apply`]): stage, commit or confirm, reporting what changed.
+//! The report borrows from the parsed catalogs, which the caller holds.
+
+mod apply;
+mod plan;
+mod read;
+
+pub use self::apply::Parsed;
+pub use self::read::{Inputs, plain_http_warning, read};
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::catalog::changes::Changes;
+use crate::error::{Cause, Failure};
+use crate::fetch::http::Bearer;
+use crate::fetch::watch::Watch;
+use crate::store::cache::{self, CacheFiles};
+use crate::store::state::{self, CacheState};
+use crate::trust::signature::TrustedKeys;
+
+/// Options of `update-providers`.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// Do everything but the write.
+    pub dry_run: bool,
+    /// Where the new document goes.
+    pub output: Output,
+    /// Expected SHA-256 of the raw bytes, lowercase hex.
+    pub sha256: Option<String>,
+    /// Bound on the whole transfer.
+    pub timeout: Duration,
+
+    /// The pinned keys: every source but the embedded snapshot must then be
+    /// signed by one of them.
+    pub keys: Option<TrustedKeys>,
+    /// The signature of standard input (`--signature FILE`), or of another
+    /// source instead of the one beside it.
+    pub signature: Option<PathBuf>,
+    /// Apply a catalog with fewer than half of the previous providers or
+    /// models (`--allow-shrink`).
+    pub allow_shrink: bool,
+    /// Apply a signed catalog older than the cached one
+    /// (`--allow-downgrade`).
+    pub allow_downgrade: bool,
+    /// Apply a catalog that sends a known key to a new place
+    /// (`--allow-key-move`).
+    pub allow_key_move: bool,
+    /// Where the download's progress goes, and what ends it early (then
+    /// the failure's cause is
+    /// [`crate::fetch::http::FetchError::Interrupted`]); by default,
+    /// neither.
+    pub watch: Watch,
+    /// Sent as `Authorization: Bearer` with a URL's requests: the Hyper
+    /// key, for Hyper's provider.
+    pub bearer: Option<Bearer>,
+}
+
+impl Default for UpdateOptions {
+    fn default() -> Self {
+        UpdateOptions {
+            dry_run: false,
+            output: Output::Cache,
+            sha256: None,
+            timeout: Duration::from_secs(60),
+            keys: None,
+            signature: None,
+            allow_shrink: false,
+            allow_downgrade: false,
+            allow_key_move: false,
+            watch: Watch::default(),
+            bearer: None,
+        }
+    }
+}
+
+/// Where an update writes the new document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// The cache (reviewed against its memory of where keys went).
+    Cache,
+    /// This file instead (`--output FILE`); the cache is not touched.
+    File(PathBuf),
+    /// Standard output: the validated bytes are handed back in
+    /// [`UpdateReport::catalog`] for the caller to write.
+    Stdout,
+}
+
+/// What an update did, borrowing from the catalogs it read.
+#[derive(Debug, Clone, Serialize)]
+pub struct UpdateReport<'a> {
+    /// The source, as shown to the user.
+    pub source: String,
+    /// Number of providers in the new catalog.
+    pub providers: usize,
+    /// Number of models in the new catalog.
+    pub models: usize,
+    /// The file written, or that would have been written with `--dry-run`
+    /// (`standard output` for [`Output::Stdout`]).
+    pub target: PathBuf,
+    /// Whether the file was written.
+    pub written: bool,
+    /// Whether the target already held exactly these bytes (then they were
+    /// not written again).
+    pub up_to_date: bool,
+    /// Lowercase hex SHA-256 of the catalog bytes.
+    pub sha256: String,
+    /// When the catalog was signed (seconds since the Unix epoch), when a
+    /// key is pinned; in JSON an RFC 3339 time, as `providers --status`
+    /// shows it.
+    #[serde(serialize_with = "rfc3339_or_null")]
+    pub signed_at: Option<u64>,
+    /// The id of the pinned key that verified it (as minisign shows it,
+    /// 16 hex digits), when one did.
+    pub signed_by: Option<String>,
+    /// What the cache held before, when the update was to the cache and
+    /// there was one: what a write replaces (or a dry run would).
+    pub replaced: Option<Replaced>,
+    /// The URL of a held refresh this update settled: the person kept the
+    /// catalog in use, which the cache already held.
+    pub settled: Option<String>,
+    /// Changes against the previous file; `None` when there was none (or it
+    /// was not a valid catalog).
+    pub changes: Option<Changes<'a>>,
+    /// Problems worth telling that did not stop the update.
+    pub warnings: Vec<String>,
+    /// Those of the warnings that tell what a person allowed or what was
+    /// not trusted: told even when they asked for quiet (`--quiet`).
+    #[serde(skip)]
+    pub notices: Vec<String>,
+    /// The validated bytes, for the caller to write, with
+    /// [`Output::Stdout`].
+    #[serde(skip)]
+    pub catalog: Option<&'a [u8]>,
+}
+
+/// The catalog the cache held before an update.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Replaced {
+    /// Where it came from, as the state file says (a URL, a path,
+    /// `embedded snapshot`); `None` when it was written by another program.
+    pub source: Option<String>,
+    /// When it was written; in JSON an RFC 3339 time.
+    #[serde(serialize_with = "rfc3339_or_null")]
+    pub written_at: Option<u64>,
+    /// Whether it was the embedded snapshot standing in for a first fetch
+    /// that failed or was held.
+    pub stand_in: bool,
+}
+
+fn rfc3339_or_null<S: serde::Serializer>(at: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => s.serialize_str(&state::rfc3339(*at)),
+        None => s.serialize_none(),
+    }
+}
+
+/// How long an update waits for another writer of the cache to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+
+/// `update-providers --keep-current`: a person keeps the catalog in the
+/// cache over what the last refresh held back, which no start then tells
+/// of again, nor a refresh that brings it again. Nothing is downloaded,
+/// and the catalog is not rewritten. The URL it was held from, when there
+/// was a held refresh to settle.
+pub fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure> {
+    let fail = |cause: Cause| Failure::new(cache.catalog.display(), cause);
+    let mut settled = None;
+    let settle = |state: &mut CacheState| settled = state.keep_over_held();
+    match cache::read(cache).map_err(|e| fail(Cause::Cache(e.to_string())))? {
+        Some(cached) if cached.state.as_ref().is_some_and(|s| s.held().is_some()) => {
+            cache::update_state(cache, &cached, LOCK_WAIT, settle)
+        }
+        // Hyper's provider, when Crush uses its own: the state of a
+        // document not there.
+        None if cache::absent_state(cache).is_some_and(|s| s.held().is_some()) => {
+            cache::update_absent_state(cache, LOCK_WAIT, settle)
+        }
+        _ => return Ok(None),
+    }
+    .map_err(|e| fail(e.into()))?;
+    Ok(settled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fetch::source::Source;
+
+    #[test]
+    fn plain_http_warning_only_for_other_hosts() {
+        let url = |u: &str| Source::Url(u.parse().unwrap());
+        assert!(
+            plain_http_warning(&url("http://mirror.corp.example/v2/providers"))
+                .unwrap()
+                .contains("unprotected")
+        );
+        assert!(plain_http_warning(&url("http://127.0.0.1:8080/v2/providers")).is_none());
+        assert!(plain_http_warning(&url("https://mirror.corp.example/v2/providers")).is_none());
+        assert!(plain_http_warning(&Source::Embedded).is_none());
+    }
+}
