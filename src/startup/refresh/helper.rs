@@ -204,3 +204,98 @@ pub fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
     // once this process has exited.
     command.spawn().map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: HelperArgs,
+    }
+
+    /// What anyone may read of the helper (its command line) carries no
+    /// URL, so no URL's password; its environment, which only its user can
+    /// read, carries them and Hyper's key; and the same type reads back
+    /// what it wrote (the URLs given as flags, as a person may).
+    #[test]
+    fn the_helpers_secrets_are_in_its_environment_only() {
+        let args = HelperArgs {
+            cache_dir: PathBuf::from("/data/crush"),
+            url: Some(Url::parse("https://user:CATPASS@mirror.example/v2/providers").unwrap()),
+            hyper_url: Some(
+                Url::parse("https://u:HYPERPASS@hyper.example/api/v1/provider").unwrap(),
+            ),
+            timeout: Duration::from_secs(10),
+            interval: Duration::from_millis(1500),
+            public_keys: vec!["RWQkey".into()],
+        };
+        let key = Bearer("SEKRIT".into());
+        let command = args.command(Path::new("crush"), Some(&key));
+        let line: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for secret in [
+            "CATPASS",
+            "HYPERPASS",
+            "SEKRIT",
+            "mirror.example",
+            "hyper.example",
+        ] {
+            assert!(!line.iter().any(|a| a.contains(secret)), "{line:?}");
+        }
+        let env: Vec<(String, Option<String>)> = command
+            .get_envs()
+            .map(|(k, v)| {
+                let text = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
+                (text(k), v.map(text))
+            })
+            .collect();
+        let value = |name: &str| {
+            env.iter()
+                .find(|(k, _)| k == name)
+                .and_then(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            value(URL_ENV).as_deref(),
+            args.url.as_ref().map(Url::as_str)
+        );
+        assert_eq!(
+            value(HYPER_URL_ENV).as_deref(),
+            args.hyper_url.as_ref().map(Url::as_str)
+        );
+        assert_eq!(value(HYPER_KEY_ENV).as_deref(), Some("SEKRIT"));
+        let mut argv = vec!["crush".to_owned()];
+        argv.extend(line.into_iter().skip(1));
+        for (flag, url) in [("--url", &args.url), ("--hyper-url", &args.hyper_url)] {
+            argv.extend([flag.to_owned(), url.as_ref().unwrap().to_string()]);
+        }
+        assert_eq!(Cli::try_parse_from(&argv).unwrap().args, args);
+    }
+
+    /// Without a URL or a key, the variable is removed, never inherited
+    /// from the starting process.
+    #[test]
+    fn what_a_helper_is_not_given_it_does_not_inherit() {
+        let args = HelperArgs {
+            cache_dir: PathBuf::from("/data/crush"),
+            url: None,
+            hyper_url: None,
+            timeout: Duration::from_secs(10),
+            interval: Duration::from_secs(300),
+            public_keys: Vec::new(),
+        };
+        let command = args.command(Path::new("crush"), None);
+        let removed: Vec<_> = command
+            .get_envs()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k.to_owned())
+            .collect();
+        for name in [URL_ENV, HYPER_URL_ENV, HYPER_KEY_ENV] {
+            assert!(removed.iter().any(|k| k == name), "{name}: {removed:?}");
+        }
+    }
+}
