@@ -15,8 +15,9 @@
 //!   reads them, Crush's folders.
 //! - [`trust`]: what needs a person: the guard's review (a key sent to a
 //!   place it never reached, most of the cache or the floor gone, a
-//!   replay), the memory of where keys went, the Hyper key, and signed
-//!   catalogs.
+//!   replay), the memory of where keys went, the Hyper key, signed
+//!   catalogs, and the one policy that puts them together for an update
+//!   and a refresh alike.
 //! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
 //!   in one session, told of and ended by their caller (a progress
 //!   reporter, a cancellation), the proxy each request takes, plain-word
@@ -25,9 +26,11 @@
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name
 //!   its hints give the program.
-//! - [`update`]: `update-providers`, the path from a source to the cache.
+//! - [`update`]: `update-providers`, the path from a source to the cache:
+//!   read, parse, a pure plan, and its application.
 //! - [`startup`]: what Crush calls when it starts, whether it may go out,
-//!   and the background refresh (of Hyper's provider too).
+//!   and the background refresh (of Hyper's provider too): a pure decision
+//!   of what to do with each answer, and its I/O.
 //! - [`front`]: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
 //! - [`commands`]: the command line, one file per command, the front
