@@ -2,8 +2,10 @@
 //! the answer and the cache it holds, as [`crate::startup::decide`]
 //! decides whether to ask at all.
 
-use super::request::{Answer, RequestError};
+use super::request::{Answer, explain};
+use crate::error::Cause;
 use crate::fetch::http::FetchError;
+use crate::fetch::source::ReadError;
 use crate::fetch::watch::Signal;
 use crate::store::digest;
 use crate::store::state::{CacheState, Held};
@@ -42,7 +44,7 @@ pub(crate) struct New {
 
 /// What to do with `answer`, the cache's SHA-256 being `cached` (`None`:
 /// no valid cache).
-pub(crate) fn decide(answer: Result<Answer, RequestError>, cached: Option<&[u8; 32]>) -> Step {
+pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>) -> Step {
     match answer {
         Ok(Answer::NotModified) if cached.is_none() => Step::NoCache,
         Ok(Answer::NotModified) => Step::Confirm(None),
@@ -63,12 +65,14 @@ pub(crate) fn decide(answer: Result<Answer, RequestError>, cached: Option<&[u8; 
                 signed_at,
             })
         }
-        Err(RequestError::Fetch(FetchError::Interrupted(code))) => Step::Interrupted(code),
-        Err(RequestError::Signature(e)) => Step::Hold(policy::held_for(
+        Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(code)))) => {
+            Step::Interrupted(code)
+        }
+        Err(Cause::Signature(e)) => Step::Hold(policy::held_for(
             format!("the new catalog was refused: {e}"),
             None,
         )),
-        Err(e) => Step::Fail(e.explain()),
+        Err(e) => Step::Fail(explain(&e)),
     }
 }
 
@@ -100,7 +104,7 @@ mod tests {
     use crate::store::state::RefreshRecord;
     use crate::trust::signature::SignatureError;
 
-    fn body(bytes: &[u8]) -> Result<Answer, RequestError> {
+    fn body(bytes: &[u8]) -> Result<Answer, Cause> {
         Ok(Answer::Catalog {
             bytes: bytes.to_vec(),
             validators: Validators {
@@ -119,7 +123,7 @@ mod tests {
             etag: Some("\"e\"".into()),
             last_modified: None,
         };
-        type Case = (Result<Answer, RequestError>, Option<[u8; 32]>, &'static str);
+        type Case = (Result<Answer, Cause>, Option<[u8; 32]>, &'static str);
         let cases: Vec<Case> = vec![
             (Ok(Answer::NotModified), Some(old), "confirm"),
             (Ok(Answer::NotModified), None, "no cache"),
@@ -127,19 +131,19 @@ mod tests {
             (body(b"new"), Some(old), "take"),
             (body(b"new"), None, "take"),
             (
-                Err(RequestError::Fetch(FetchError::Interrupted(130))),
+                Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(130)))),
                 Some(old),
                 "interrupted",
             ),
             (
-                Err(RequestError::Signature(SignatureError::Missing(
-                    "none".into(),
-                ))),
+                Err(Cause::Signature(SignatureError::Missing("none".into()))),
                 Some(old),
                 "hold",
             ),
             (
-                Err(RequestError::Fetch(FetchError::UnexpectedNotModified)),
+                Err(Cause::Read(ReadError::Fetch(
+                    FetchError::UnexpectedNotModified,
+                ))),
                 None,
                 "fail",
             ),

@@ -39,7 +39,7 @@ use self::decide::{OnHold, Step};
 pub use self::handle::Refresh;
 pub use self::helper::{HELPER_COMMAND, HelperArgs, helper_hyper_key, spawn_helper};
 use self::lock::{LockError, lock_refreshes};
-pub use self::request::{Answer, CONNECT_TIMEOUT, RequestError, request};
+pub use self::request::{Answer, CONNECT_TIMEOUT, explain, request};
 pub use self::save::{NewCatalog, NotSaved, Seen, save};
 use self::save::{Taken, keep};
 use crate::fetch::http::Bearer;

@@ -5,9 +5,10 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use crate::catalog::{self, Target};
+use crate::catalog::Target;
+use crate::error::Cause;
 use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
-use crate::fetch::source::Source;
+use crate::fetch::source::{ReadError, Source};
 use crate::fetch::watch::Watch;
 use crate::store::validators::Validators;
 use crate::trust::signature::{SignatureError, TrustedKeys};
@@ -31,33 +32,16 @@ pub enum Answer {
     },
 }
 
-/// Why a request brought no usable answer.
-#[derive(Debug, thiserror::Error)]
-pub enum RequestError {
-    /// The fetch failed.
-    #[error(transparent)]
-    Fetch(#[from] FetchError),
-    /// The body is not a valid catalog.
-    #[error("not a valid catalog: {0}")]
-    Invalid(#[from] catalog::ValidationError),
-    /// The body is not a valid Hyper provider.
-    #[error("not a valid Hyper provider: {0}")]
-    InvalidHyper(catalog::ValidationError),
-    /// A pinned key's signature is missing or wrong.
-    #[error("refused: {0}")]
-    Signature(#[from] SignatureError),
-}
-
-impl RequestError {
-    /// The cause, and the one thing that fixes it where there is one: what
-    /// start-up warnings and the state file's failure record say.
-    pub fn explain(&self) -> String {
-        match self {
-            RequestError::Fetch(fetch) if !matches!(fetch, FetchError::Interrupted(_)) => {
-                format!("{fetch}; {}", fetch.refresh_hint())
-            }
-            other => other.to_string(),
+/// The cause of a refresh's failure, and the one thing that fixes it
+/// where there is one: what start-up warnings and the state file's failure
+/// record say. A request fails with the same [`Cause`] as an update of the
+/// same source.
+pub fn explain(cause: &Cause) -> String {
+    match cause {
+        Cause::Read(ReadError::Fetch(fetch)) if !matches!(fetch, FetchError::Interrupted(_)) => {
+            format!("{fetch}; {}", fetch.refresh_hint())
         }
+        other => other.to_string(),
     }
 }
 
@@ -75,7 +59,7 @@ pub fn request(
     keys: Option<&TrustedKeys>,
     watch: &Watch,
     bearer: Option<&Bearer>,
-) -> Result<Answer, RequestError> {
+) -> Result<Answer, Cause> {
     let options = FetchOptions {
         timeout,
         connect_timeout: CONNECT_TIMEOUT.min(timeout),
@@ -88,13 +72,12 @@ pub fn request(
     };
     // One session: the signature comes on the catalog's connection.
     let session = Session::default();
-    match session.fetch(url, &options)? {
+    match session.fetch(url, &options).map_err(ReadError::from)? {
         Fetched::NotModified => Ok(Answer::NotModified),
         Fetched::Body { bytes, validators } => {
-            target.validate(&bytes).map_err(|e| match target {
-                Target::Catalog => RequestError::Invalid(e),
-                Target::Hyper => RequestError::InvalidHyper(e),
-            })?;
+            target
+                .validate(&bytes)
+                .map_err(|e| Cause::invalid(target, e))?;
             let signed_at = match keys {
                 None => None,
                 Some(keys) => {
