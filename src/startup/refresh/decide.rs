@@ -2,6 +2,7 @@
 //! the answer and the cache it holds, as [`crate::startup::decide`]
 //! decides whether to ask at all.
 
+use super::SIGNATURE_FLAG;
 use super::request::{Answer, explain};
 use crate::error::Cause;
 use crate::fetch::http::FetchError;
@@ -68,10 +69,11 @@ pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>) -
         Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(code)))) => {
             Step::Interrupted(code)
         }
-        Err(Cause::Signature(e)) => Step::Hold(policy::held_for(
-            format!("the new catalog was refused: {e}"),
-            None,
-        )),
+        // Held with the flag that applies it with a signature given by hand.
+        Err(Cause::Signature(e)) => Step::Hold(Held {
+            flags: vec![SIGNATURE_FLAG.to_owned()],
+            ..policy::held_for(format!("the new catalog was refused: {e}"), None)
+        }),
         Err(e) => Step::Fail(explain(&e)),
     }
 }
