@@ -133,7 +133,9 @@ mod tests {
             (body(b"new"), Some(old), "take"),
             (body(b"new"), None, "take"),
             (
-                Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(130)))),
+                Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(
+                    Signal::Interrupt,
+                )))),
                 Some(old),
                 "interrupted",
             ),
@@ -164,7 +166,7 @@ mod tests {
                 }
                 Step::Hold(_) => "hold for another reason",
                 Step::Fail(_) => "fail",
-                Step::Interrupted(130) => "interrupted",
+                Step::Interrupted(Signal::Interrupt) => "interrupted",
                 Step::Interrupted(_) => "interrupted otherwise",
             };
             assert_eq!(got, expected, "{step:?}");
