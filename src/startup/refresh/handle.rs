@@ -54,6 +54,7 @@ use crate::store::cache::CacheFiles;
 ///     interval: startup::DEFAULT_INTERVAL,
 ///     background: Background::Thread,
 ///     wait: false,
+///     watch: Default::default(),
 ///     keys: None,
 ///     hyper: None,
 /// };
