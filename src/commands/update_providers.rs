@@ -92,8 +92,12 @@ pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     };
     let inputs = update::read(&source, &cache, &options).map_err(failed)?;
     let parsed = inputs.parse(target, &options).map_err(failed)?;
-    let report = parsed.apply(&cache, &options).map_err(failed)?;
+    let (report, refusal) = parsed.apply(&cache, &options).map_err(failed)?;
     let up_to_date = show(&report, &options.output, &args)?;
+    // A dry run's refusal, after the report of what it is about.
+    if let Some(refusal) = refusal {
+        return Err(failed(refusal));
+    }
     if args.check && !up_to_date {
         return Err(Exit::Code(WOULD_CHANGE));
     }

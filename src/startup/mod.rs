@@ -32,7 +32,7 @@ use reqwest::Url;
 pub use self::env::{EnvOptions, options_from_env, parse_interval};
 pub use self::hyper::HyperOptions;
 use self::refresh::{Outcome, Refresh};
-use self::tell::{held_flags, held_warning, report_refresh};
+use self::tell::{held_flags, held_warning, mark_told, report_refresh};
 pub use self::tell::{held_hint, held_hint_for, not_http_warning, refresh_hint, refresh_hint_for};
 use crate::catalog::{Target, embedded};
 use crate::fetch::source;
@@ -215,7 +215,10 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     let cached = match cache::read_valid(files) {
         Ok(cached) => cached,
         Err(problem) => {
-            warnings.push(format!("{problem}; ignoring it"));
+            let me = crate::error::program();
+            warnings.push(format!(
+                "{problem}; ignoring it; `{me} update-providers` replaces it (`{me} update-providers embedded` without a network)"
+            ));
             None
         }
     };
@@ -306,6 +309,10 @@ fn waited(
                 "could not refresh the provider catalog from {}: {why}; using {in_use}",
                 source::redacted(options.url.as_str()),
             ));
+            // Told now: the next start does not tell it again.
+            if let Ok(Some(now)) = cache::read_valid(files) {
+                mark_told(files, Some(&now), Some(why));
+            }
             at_hand(cached, warnings)
         }
         // The findings are in the state, told by the next start as by

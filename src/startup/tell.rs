@@ -20,8 +20,12 @@ pub fn refresh_hint() -> String {
 pub fn refresh_hint_for(target: Target) -> String {
     let me = program();
     let update = update_command(target);
+    // The global crushrc, which every project reads.
+    let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
+        .map(|dir| dir.join("crushrc").display().to_string())
+        .unwrap_or_else(|_| "a crushrc".into());
     format!(
-        "on a machine without network, set `option provider-auto-update false` in a crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
+        "on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
     )
 }
 
@@ -33,9 +37,9 @@ fn update_command(target: Target) -> &'static str {
     }
 }
 
-/// What a held refresh's warning ends with: the commands that review what
-/// was held from `url`, apply it (with `flags`), or keep the catalog in use
-/// instead, each one as it is typed.
+/// What a held refresh's warning ends with: the commands that keep the
+/// catalog in use, review what was held from `url`, or apply it (with
+/// `flags`), each on a line of its own, as it is typed.
 pub fn held_hint(url: &str, flags: &[String]) -> String {
     held_hint_for(Target::Catalog, url, flags)
 }
@@ -46,24 +50,38 @@ pub fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
     let update = update_command(target);
     let from = format!("{me} {update} {}", shell_word(url));
     let kept = match target {
-        Target::Catalog => "the catalog in use",
-        Target::Hyper => "the one in use",
+        Target::Catalog => "keep the catalog in use:",
+        Target::Hyper => "keep the one in use:",
     };
+    let keep = (kept, format!("{me} {update} --keep-current"));
     // Held for its signature: neither a review nor an apply without one
     // gets past the pinned key.
-    if flags.iter().any(|f| f == SIGNATURE_FLAG) {
-        return format!(
-            "the mirror must serve {url}.minisig, or apply it with `{from} {} FILE` (FILE its signature), or keep {kept} with `{me} {update} --keep-current`",
-            SIGNATURE_FLAG
-        );
-    }
-    let apply = std::iter::once(from.clone())
-        .chain(flags.iter().cloned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!(
-        "review it with `{from} --dry-run`, apply it with `{apply}`, or keep {kept} with `{me} {update} --keep-current`"
-    )
+    let (commands, after) = if flags.iter().any(|f| f == SIGNATURE_FLAG) {
+        let apply = format!("{from} {SIGNATURE_FLAG} FILE");
+        let after = format!("\n  (FILE its signature; or the mirror must serve {url}.minisig)");
+        (vec![keep, ("apply it signed:", apply)], after)
+    } else {
+        let apply = std::iter::once(from.clone())
+            .chain(flags.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let commands = vec![
+            keep,
+            ("review it:", format!("{from} --dry-run")),
+            ("apply it:", apply),
+        ];
+        (commands, String::new())
+    };
+    let width = commands
+        .iter()
+        .map(|(label, _)| label.len())
+        .max()
+        .unwrap_or(0);
+    let lines: Vec<String> = commands
+        .iter()
+        .map(|(label, command)| format!("  {label:width$}  {command}"))
+        .collect();
+    lines.join("\n") + &after
 }
 
 /// `text` as one word a shell reads back as it is: bare when it holds only
@@ -105,7 +123,7 @@ pub(super) fn held_warning(
         }
     };
     format!(
-        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}; {}",
+        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}\n{}",
         target.noun(),
         findings.first().map_or("", String::as_str),
         held_hint_for(target, &url.to_string(), flags)
@@ -157,7 +175,12 @@ pub(super) fn report_refresh(
         failure.cause.as_deref().unwrap_or("no cause recorded"),
         refresh_hint_for(target)
     ));
-    let cause = failure.cause.clone();
+    mark_told(files, cached, failure.cause.clone());
+}
+
+/// Marks the last refresh's failure of `files`' document, `cached` (see
+/// [`report_refresh`]), as told, when its cause is still `cause`.
+pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Option<String>) {
     // Best effort: should it not be saved, the warning shows once more. By
     // cause, not time: a refresh that failed the same way meanwhile is the
     // same failure.
@@ -181,6 +204,13 @@ pub(super) fn report_refresh(
 /// sent; never the public server instead), and what it is good for.
 pub fn not_http_warning(value: &str) -> String {
     let me = program();
+    if let Some((what, url)) = source::stray_space(value) {
+        return format!(
+            "CATWALK_URL={} {what}, which is no part of a URL: no refresh at start-up (Crush makes no request with it either); remove it: CATWALK_URL={}",
+            crate::catalog::quoted(&source::redacted(value)),
+            crate::catalog::quoted(&source::redacted(url))
+        );
+    }
     let value = source::redacted(value);
     let value = value.as_str();
     let meant = source::meant_url(value).map_or_else(String::new, |url| {

@@ -66,12 +66,14 @@ enum Staging {
 
 impl<'i> Parsed<'i> {
     /// Plans the update into `cache` (or `options.output`) and applies
-    /// it. On failure nothing was written.
+    /// it. On failure nothing was written. A dry run of a document that is
+    /// refused shows what the refusal is about: its report comes with the
+    /// refusal, to follow it.
     pub fn apply(
         &self,
         cache: &CacheFiles,
         options: &UpdateOptions,
-    ) -> Result<UpdateReport<'_>, Failure> {
+    ) -> Result<(UpdateReport<'_>, Option<Failure>), Failure> {
         let inputs = self.inputs;
         let fail = |cause: Cause| inputs.fail(cause);
         let up_to_date = inputs.up_to_date();
@@ -96,14 +98,25 @@ impl<'i> Parsed<'i> {
             downgrade: options.allow_downgrade,
             key_move: options.allow_key_move,
         };
-        let (review, moved) = plan::allow(review, allowed, inputs.embedded).map_err(fail)?;
+        let (review, moved) = match plan::allow(review, allowed, inputs.embedded, options.dry_run) {
+            Ok(allowed) => allowed,
+            Err(refusal @ Cause::Refused(_)) if options.dry_run => {
+                let report = UpdateReport {
+                    refused: true,
+                    catalog: None,
+                    ..self.report(cache, options, action, None, Vec::new())
+                };
+                return Ok((report, Some(fail(refusal))));
+            }
+            Err(cause) => return Err(fail(cause)),
+        };
         let fail_output = |cause: Cause| match &options.output {
             Output::File(path) => Failure::new(path.display(), cause),
             _ => fail(cause),
         };
         let staged = staged.transpose().map_err(|e| fail_output(e.into()))?;
         let settled = self.commit(cache, options, staged, action, &review)?;
-        Ok(self.report(cache, options, action, settled, moved))
+        Ok((self.report(cache, options, action, settled, moved), None))
     }
 
     /// The valid document the new one replaces, the same bytes standing
@@ -302,6 +315,7 @@ impl<'i> Parsed<'i> {
                 .collect(),
             notices,
             catalog: (options.output == Output::Stdout).then_some(inputs.bytes()),
+            refused: false,
         }
     }
 }

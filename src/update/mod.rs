@@ -96,6 +96,10 @@ pub enum Output {
 /// What an update did, borrowing from the catalogs it read.
 #[derive(Debug, Clone, Serialize)]
 pub struct UpdateReport<'a> {
+    /// A dry run of a catalog that is refused: the report shows what the
+    /// refusal is about, and the failure follows it.
+    #[serde(skip)]
+    pub refused: bool,
     /// The source, as shown to the user.
     pub source: String,
     /// Number of providers in the new catalog.

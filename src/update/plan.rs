@@ -60,11 +60,12 @@ pub(crate) struct Allowed {
 /// so (the embedded snapshot, which they installed, is always applied);
 /// what they did not allow is a refusal, and so is a review that could
 /// not be made. The review, and the notices: each key move they allowed,
-/// told.
+/// told (as what would happen, in a `dry_run`).
 pub(crate) fn allow(
     review: Result<Review, String>,
     allowed: Allowed,
     embedded: bool,
+    dry_run: bool,
 ) -> Result<(Review, Vec<String>), Cause> {
     let review = review.map_err(Cause::Review)?;
     let unallowed = review.unallowed(
@@ -75,12 +76,13 @@ pub(crate) fn allow(
     if !unallowed.is_clear() {
         return Err(Cause::Refused(unallowed));
     }
+    let will = if dry_run { "would" } else { "will" };
     let moved = review
         .moves
         .iter()
         .map(|moved| {
             format!(
-                "{moved}: requests carrying its value will go to this new place ({})",
+                "{moved}: requests carrying its value {will} go to this new place ({})",
                 guard::ALLOW_KEY_MOVE
             )
         })
@@ -134,7 +136,7 @@ mod tests {
     #[test]
     fn what_a_person_did_not_allow_is_refused() {
         assert!(matches!(
-            allow(Err("unreadable".into()), Allowed::default(), true),
+            allow(Err("unreadable".into()), Allowed::default(), true, false),
             Err(Cause::Review(why)) if why == "unreadable"
         ));
         let downgrade = Review {
@@ -145,7 +147,7 @@ mod tests {
             ..Review::default()
         };
         assert!(matches!(
-            allow(Ok(downgrade.clone()), Allowed::default(), true),
+            allow(Ok(downgrade.clone()), Allowed::default(), true, false),
             Err(Cause::Refused(_))
         ));
         let allowed = Allowed {
@@ -153,9 +155,9 @@ mod tests {
             ..Allowed::default()
         };
         assert_eq!(
-            allow(Ok(downgrade.clone()), allowed, false).unwrap(),
+            allow(Ok(downgrade.clone()), allowed, false, false).unwrap(),
             (downgrade, Vec::new())
         );
-        assert!(allow(Ok(Review::default()), Allowed::default(), false).is_ok());
+        assert!(allow(Ok(Review::default()), Allowed::default(), false, false).is_ok());
     }
 }

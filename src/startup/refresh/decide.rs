@@ -43,9 +43,9 @@ pub(crate) struct New {
     pub signed_at: Option<u64>,
 }
 
-/// What to do with `answer`, the cache's SHA-256 being `cached` (`None`:
-/// no valid cache).
-pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>) -> Step {
+/// What to do with `answer` from `url`, the cache's SHA-256 being `cached`
+/// (`None`: no valid cache).
+pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>, url: &str) -> Step {
     match answer {
         Ok(Answer::NotModified) if cached.is_none() => Step::NoCache,
         Ok(Answer::NotModified) => Step::Confirm(None),
@@ -74,7 +74,7 @@ pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>) -
             flags: vec![SIGNATURE_FLAG.to_owned()],
             ..policy::held_for(format!("the new catalog was refused: {e}"), None)
         }),
-        Err(e) => Step::Fail(explain(&e)),
+        Err(e) => Step::Fail(explain(&e, url)),
     }
 }
 
@@ -153,7 +153,11 @@ mod tests {
             ),
         ];
         for (answer, cached, expected) in cases {
-            let step = decide(answer, cached.as_ref());
+            let step = decide(
+                answer,
+                cached.as_ref(),
+                "https://mirror.example/v2/providers",
+            );
             let got = match &step {
                 Step::Confirm(None) => "confirm",
                 Step::Confirm(Some(v)) if *v == etag => "confirm with validators",

@@ -220,7 +220,11 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         known,
         now,
     };
-    match decide::decide(answer, cached.as_ref().map(|c| &c.sha256)) {
+    match decide::decide(
+        answer,
+        cached.as_ref().map(|c| &c.sha256),
+        request.url.as_str(),
+    ) {
         Step::Confirm(validators) => done.confirm(validators),
         Step::NoCache => Outcome::Failed("the server answered 304 Not Modified".into()),
         Step::Take(new) => {
@@ -294,27 +298,28 @@ impl Done<'_> {
 
     /// The cache stays; the state says what was held back, for every start
     /// to tell, unless a person kept the cache over that very document.
+    /// Asked of the state as it is under the lock: a person may have kept
+    /// the cache while this refresh was on its way.
     fn hold(&self, held: Held) -> Outcome {
-        let state = self.cached.and_then(|c| c.state.as_ref());
-        match (decide::on_hold(held, state), self.cached) {
-            (OnHold::Quiet, Some(cached)) => {
-                let _ =
-                    cache::update_state(self.files, cached, LOCK_WAIT, |state: &mut CacheState| {
-                        state.confirmed_at = Some(self.now);
-                        if let Some(refresh) = &mut state.refresh {
-                            refresh.at = self.now;
-                        }
-                    });
-                settled(cached, self.known)
-            }
-            (OnHold::Quiet, None) => Outcome::Unchanged,
-            (OnHold::Record(held), _) => {
-                let findings = held.changes.clone();
-                keep(self.files, self.cached, |state| {
+        let mut kept = false;
+        let findings = held.changes.clone();
+        keep(self.files, self.cached, |state| {
+            match decide::on_hold(held, Some(&*state)) {
+                OnHold::Quiet => {
+                    kept = true;
+                    state.confirmed_at = Some(self.now);
+                    if let Some(refresh) = &mut state.refresh {
+                        refresh.at = self.now;
+                    }
+                }
+                OnHold::Record(held) => {
                     state.record_refresh(self.record(RefreshOutcome::Held, None, Some(held)))
-                });
-                Outcome::Held(findings)
+                }
             }
+        });
+        match (kept, self.cached) {
+            (true, Some(cached)) => settled(cached, self.known),
+            _ => Outcome::Held(findings),
         }
     }
 

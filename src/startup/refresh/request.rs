@@ -35,11 +35,11 @@ pub enum Answer {
 /// The cause of a refresh's failure, and the one thing that fixes it
 /// where there is one: what start-up warnings and the state file's failure
 /// record say. A request fails with the same [`Cause`] as an update of the
-/// same source.
-pub fn explain(cause: &Cause) -> String {
+/// same source. `url` is the one asked.
+pub fn explain(cause: &Cause, url: &str) -> String {
     match cause {
         Cause::Read(ReadError::Fetch(fetch)) if !matches!(fetch, FetchError::Interrupted(_)) => {
-            format!("{fetch}; {}", fetch.refresh_hint())
+            format!("{fetch}; {}", fetch.refresh_hint(url))
         }
         other => other.to_string(),
     }
