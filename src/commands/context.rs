@@ -10,12 +10,13 @@ use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
-use crate::fetch::watch::Watch;
-use crate::startup::network::{self, Network};
+use crate::startup::network::Network;
+pub use crate::startup::pinned_keys;
+pub use crate::startup::settings::env_options;
 use crate::startup::{self, Background, EnvOptions, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
-use crate::trust::signature::{KEYS_ENV, TrustedKeys};
+use crate::trust::signature::KEYS_ENV;
 
 /// Loads the `.env` file of the folder this process started in, as Crush's
 /// start does, into the environment every command reads. A key pinned in
@@ -143,45 +144,17 @@ impl Context {
         files: &CacheFiles,
         wait: bool,
     ) -> Result<StartupCatalog, Exit> {
-        let mut warnings = Vec::new();
-        let env = env_options(&mut warnings);
-        // A pinned key that cannot be read must not leave catalogs
-        // unchecked: no refresh until it is fixed.
-        let (keys, bad_key) = match pinned_keys(settings) {
-            Ok(keys) => (keys, None),
-            Err(failure) => {
-                warnings.push(format!("{failure}; no refresh until it is fixed"));
-                (None, Some(failure.to_string()))
-            }
-        };
-        let network = network::decide(settings, &env.url, bad_key);
-        self.debug_inputs(settings, &env, &network);
+        let mut prepared = StartupOptions::from_settings(settings, files);
+        self.debug_inputs(settings, &prepared.env, &prepared.network);
         // Where this very program is; should it not be found, refreshes
         // run on a thread, and this command waits for none of them.
-        let background = std::env::current_exe().map_or(Background::Thread, Background::Process);
-        let (auto_update, url) = match &network {
-            Network::Allowed(url) => (true, url.clone()),
-            // Never used: no request is made.
-            Network::Off(_) => (false, placeholder_url()),
-        };
-        let options = StartupOptions {
-            auto_update,
-            default_providers: settings.default_providers.value,
-            url,
-            timeout: env.timeout,
-            interval: env.interval,
-            background,
-            wait,
-            watch: if wait {
-                super::watch::watched(true)
-            } else {
-                Watch::default()
-            },
-            keys,
-            hyper: (auto_update && settings.default_providers.value)
-                .then(|| hyper_options(settings, files, &mut warnings))
-                .flatten(),
-        };
+        prepared.options.background =
+            std::env::current_exe().map_or(Background::Thread, Background::Process);
+        prepared.options.wait = wait;
+        if wait {
+            prepared.options.watch = super::watch::watched(true);
+        }
+        let (options, warnings, network) = (prepared.options, prepared.warnings, prepared.network);
         let loaded = startup::load(files, &options);
         if let Some(code) = loaded.interrupted {
             return Err(Exit::Interrupted(code));
@@ -229,47 +202,6 @@ impl Context {
             self.say_debug("no request made: the cache was confirmed within the refresh interval");
         }
     }
-}
-
-/// Hyper's provider for the start-up on `files` to keep fresh
-/// ([`super::hyper::at_start_up`]), what makes it none told.
-fn hyper_options(
-    settings: &Settings,
-    files: &CacheFiles,
-    warnings: &mut Vec<String>,
-) -> Option<startup::HyperOptions> {
-    let key = config::front::hyper_key_in(settings, &process_env);
-    match super::hyper::at_start_up(files, key.as_ref()) {
-        Ok(options) => Some(options),
-        Err(super::hyper::NotAtStartUp::Told(why)) => {
-            warnings.push(why);
-            None
-        }
-        Err(super::hyper::NotAtStartUp::Quiet(_)) => None,
-    }
-}
-
-/// The start-up's options from the environment.
-pub fn env_options(warnings: &mut Vec<String>) -> EnvOptions {
-    startup::options_from_env(
-        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
-        warnings,
-    )
-}
-
-fn placeholder_url() -> reqwest::Url {
-    crate::fetch::source::catalog_url(crate::catalog::target::DEFAULT_CATWALK_URL)
-        .expect("the default URL is valid")
-}
-
-/// The pinned keys of `settings`; one that cannot be read is a failure
-/// naming where it was set, never a key silently dropped.
-pub fn pinned_keys(settings: &Settings) -> Result<Option<TrustedKeys>, Failure> {
-    let Some(pinned) = &settings.public_keys else {
-        return Ok(None);
-    };
-    TrustedKeys::parse(&pinned.entries)
-        .map_err(|e| Failure::new(pinned.origin.to_string(), Cause::Key(e)))
 }
 
 /// The cache files under the data folder.

@@ -9,9 +9,8 @@ use super::providers::LastRefresh;
 use crate::catalog::Target;
 use crate::config::front::HyperKey;
 use crate::environment;
-use crate::fetch::http::Bearer;
 use crate::fetch::source;
-use crate::startup::HyperOptions;
+use crate::startup::settings::{NotAtStartUp, at_start_up};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::digest::hex;
 use crate::store::state::{self, CacheState};
@@ -41,80 +40,6 @@ pub struct HyperStatus {
     key: Option<String>,
     /// Whether start-up keeps `hyper.json` fresh, and why not.
     refresh_at_start_up: String,
-}
-
-/// Why a start does not refresh Hyper's provider.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum NotAtStartUp {
-    /// Nothing to tell at a start (no key, or one only a shell knows).
-    Quiet(String),
-    /// Told at every start: where it would ask cannot be used.
-    Told(String),
-}
-
-/// Hyper's provider for the start-up beside the catalog of `files` to
-/// keep fresh, `key` being the Hyper key: when its value is known (one
-/// only a shell could tell is not sent, and nothing is fetched without
-/// it), from `HYPER_URL` when it is an http(s) URL Go reads (else
-/// nowhere), else Hyper's server. A `HYPER_URL` of a project's `.env`
-/// gets the key only at a place it is known to go
-/// ([`crate::trust::hyper::is_known_place`]): nothing automatic sends a
-/// key to a place a project's file names.
-pub(super) fn at_start_up(
-    files: &CacheFiles,
-    key: Option<&HyperKey>,
-) -> Result<HyperOptions, NotAtStartUp> {
-    let key = match key {
-        None => {
-            return Err(NotAtStartUp::Quiet(
-                "no Hyper key is set (HYPER_API_KEY, providers.hyper.api_key)".into(),
-            ));
-        }
-        Some(HyperKey { value: None, .. }) => {
-            return Err(NotAtStartUp::Quiet(
-                "the Hyper key is set by a command only a shell can run, so its value is not known"
-                    .into(),
-            ));
-        }
-        Some(HyperKey {
-            origin,
-            value: Some(value),
-        }) => {
-            // Go refuses to send such a header too: the request fails.
-            if reqwest::header::HeaderValue::from_str(&format!("Bearer {value}")).is_err() {
-                return Err(NotAtStartUp::Told(format!(
-                    "the Hyper key of {} holds a line break or another control character, which no HTTP header can carry: Hyper's provider is not refreshed; remove it from the key there",
-                    crate::config::shown(origin)
-                )));
-            }
-            Bearer(value.clone())
-        }
-    };
-    let name = crate::catalog::target::url_env(Target::Hyper);
-    let value = environment::var(name).map(|v| v.to_string_lossy().into_owned());
-    let url = source::startup_url_for(Target::Hyper, value.as_deref()).map_err(|value| {
-        let shown = crate::catalog::quoted(&source::redacted(&value));
-        let scheme = value.get(..8).unwrap_or(&value).to_ascii_lowercase();
-        let why = match scheme.starts_with("http://") || scheme.starts_with("https://") {
-            // An http(s) URL all the same: Go refuses it for another reason.
-            true => "is a URL Go refuses (a control character, or a space or backslash before the path)",
-            false => "is not an http:// or https:// URL",
-        };
-        NotAtStartUp::Told(format!(
-            "{name}={shown} {why}: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)"
-        ))
-    })?;
-    let from_dotenv = matches!(
-        environment::source(name),
-        Some(environment::Source::DotEnv(..))
-    );
-    if from_dotenv && !crate::trust::hyper::is_known_place(files, &url) {
-        let origin = super::inputs::env_origin(name).unwrap_or_else(|| name.into());
-        return Err(NotAtStartUp::Told(format!(
-            "{origin} is not a place the Hyper key is known to go, so the start-up does not send it there: Hyper's provider is not refreshed (a project's .env does not choose where the key goes); set HYPER_URL in your own environment to refresh it from there, or remove it from that file"
-        )));
-    }
-    Ok(HyperOptions { url, key })
 }
 
 /// Reads what is known of Hyper's provider beside the catalog of

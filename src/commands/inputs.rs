@@ -10,24 +10,13 @@ use serde::Serialize;
 use crate::config::files::WorkspaceFrom;
 use crate::config::root::{NoRoot, Root};
 use crate::config::{Settings, shown, shown_path};
-use crate::environment::{self, Source};
+use crate::environment::{self};
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 use crate::fetch::source::redacted;
 use crate::startup::network::Network;
+pub use crate::startup::settings::env_origin;
 use crate::startup::{self, EnvOptions};
 use crate::store::paths::{self, process_env};
-
-/// Where the environment variable `name` came from, with its value:
-/// `NAME=value`, `NAME=value at /path/.env:3`, or `None` when unset.
-pub fn env_origin(name: &str) -> Option<String> {
-    let value = redacted(&environment::var(name)?.to_string_lossy());
-    Some(match environment::source(name) {
-        Some(Source::DotEnv(path, line)) => {
-            format!("{name}={} at {}:{line}", shown(&value), shown_path(&path))
-        }
-        _ => format!("{name}={}", shown(&value)),
-    })
-}
 
 /// What the `.env` file gave, and what it could not.
 pub fn dotenv_warnings() -> Vec<String> {

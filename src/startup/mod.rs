@@ -21,6 +21,7 @@ mod env;
 pub mod hyper;
 pub mod network;
 pub mod refresh;
+pub mod settings;
 mod tell;
 
 use std::borrow::Cow;
@@ -32,6 +33,7 @@ use reqwest::Url;
 pub use self::env::{EnvOptions, options_from_env, parse_interval};
 pub use self::hyper::HyperOptions;
 use self::refresh::{Outcome, Refresh};
+pub use self::settings::{Prepared, pinned_keys};
 use self::tell::{held_flags, held_warning, mark_told, report_refresh};
 pub use self::tell::{held_hint, held_hint_for, not_http_warning, refresh_hint, refresh_hint_for};
 use crate::catalog::{Target, embedded};
