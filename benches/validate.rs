@@ -7,9 +7,10 @@
 //!     cargo bench --bench validate
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use crush_providers::catalog::{self, changes, synthetic};
-use crush_providers::store::digest;
-use crush_providers::trust::guard::{self, Baseline, Floor};
+use crush_providers::catalog;
+use crush_providers::internals::digest;
+use crush_providers::internals::guard::{self, Baseline, Floor};
+use crush_providers::internals::{changes, synthetic};
 
 fn validate(c: &mut Criterion) {
     let mut group = c.benchmark_group("validate");

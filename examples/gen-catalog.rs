@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         eprintln!("gen-catalog: SEED must be a whole number");
         return ExitCode::from(2);
     };
-    let text = crush_providers::catalog::synthetic::catalog(size, seed);
+    let text = crush_providers::internals::synthetic::catalog(size, seed);
     let written = match args.get(2) {
         Some(path) => std::fs::write(path, &text),
         None => std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()),

@@ -6,12 +6,15 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
-use crate::fetch::source::ReadError;
-use crate::store::atomic::WriteError;
-use crate::store::cache::UntrustedFolder;
+pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Timeout};
+pub use crate::fetch::http::FetchError;
+pub use crate::fetch::source::ReadError;
+pub use crate::store::atomic::WriteError;
+pub use crate::store::cache::UntrustedFolder;
 use crate::store::paths::NoHome;
-use crate::trust::guard::Review;
-use crate::trust::signature::SignatureError;
+pub use crate::trust::guard::{Against, Downgrade, KeyMove, Review, Shrink};
+pub use crate::trust::place::Place;
+pub use crate::trust::signature::SignatureError;
 
 static PROGRAM: OnceLock<String> = OnceLock::new();
 

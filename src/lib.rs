@@ -1,8 +1,143 @@
-//! Keeps the Crush coding assistant's provider catalog up to date.
+//! Keeps the Crush coding assistant's provider catalog up to date: the
+//! library behind the `crush` binary's `update-providers` and its start-up
+//! refresh, for a program that embeds them.
 //!
-//! The map, one folder a layer; each uses only those above it:
+//! # The front door
 //!
-//! - [`environment`]: the variables as Crush's start sees them, a `.env`
+//! What a host needs is public; the rest is the crate's own:
+//!
+//! - **Start-up** ([`startup`]): [`startup::load`] hands over a valid
+//!   catalog at once (the cache, else the embedded snapshot) and never
+//!   fails; [`startup::StartupOptions`] says whether it may go out and
+//!   where, built from the settings in one call by
+//!   [`startup::StartupOptions::from_settings`]; a refresh it starts on a
+//!   thread comes back as a [`startup::Refresh`] handle to poll or wait
+//!   on, ending in a [`startup::Outcome`].
+//! - **An update** ([`update`]): [`update::read`] a [`update::Source`],
+//!   [`update::Inputs::parse`] it, [`update::Parsed::apply`] it with
+//!   [`update::UpdateOptions`], and get an [`update::UpdateReport`];
+//!   failures are an [`error::Failure`] with a typed [`error::Cause`].
+//! - **The catalog** ([`catalog`]): [`catalog::validate`] reads bytes as
+//!   Crush reads them into a [`catalog::Catalog`] of
+//!   [`catalog::Provider`]s and [`catalog::Model`]s, or a
+//!   [`catalog::ValidationError`]; [`catalog::embedded`] is the snapshot
+//!   compiled in.
+//! - **The cache's location** ([`store`]): [`store::CacheFiles`] names
+//!   the files in Crush's data folder, [`store::data_dir`].
+//! - **The settings** ([`config`]): [`config::Settings`] as Crush's
+//!   configuration files give them.
+//!
+//! # Examples
+//!
+//! Validate a catalog as Crush reads it:
+//!
+//! ```
+//! let bytes = br#"[{"id": "p", "name": "P", "models": [{"id": "m"}]}]"#;
+//! let catalog = crush_providers::catalog::validate(bytes)?;
+//! assert_eq!(catalog.providers[0].id.as_str(), "p");
+//! assert_eq!(catalog.model_count(), 1);
+//! assert!(crush_providers::catalog::validate(b"{}").is_err());
+//! # Ok::<(), crush_providers::catalog::ValidationError>(())
+//! ```
+//!
+//! Start with automatic updates off: the cache, else the embedded
+//! snapshot, and no request:
+//!
+//! ```
+//! use crush_providers::startup::{self, Background, Provenance, StartupOptions};
+//! use crush_providers::store::CacheFiles;
+//!
+//! let dir = tempfile::tempdir()?;
+//! let files = CacheFiles::in_dir(dir.path());
+//! let options = StartupOptions {
+//!     auto_update: false,
+//!     default_providers: true,
+//!     url: "https://catwalk.charm.sh/v2/providers".parse()?,
+//!     timeout: startup::DEFAULT_TIMEOUT,
+//!     interval: startup::DEFAULT_INTERVAL,
+//!     background: Background::Thread,
+//!     wait: false,
+//!     watch: crush_providers::Watch::default(),
+//!     keys: None,
+//!     hyper: None,
+//! };
+//! let loaded = startup::load(&files, &options);
+//! assert_eq!(loaded.provenance, Provenance::Embedded);
+//! assert!(loaded.refresh.is_none());
+//! crush_providers::catalog::validate(&loaded.bytes)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Start as the `crush` command line does: the settings from Crush's
+//! configuration files, the options built from them in one call, and a
+//! refresh, when one is due, on a thread of this process:
+//!
+//! ```no_run
+//! use crush_providers::config;
+//! use crush_providers::startup::{self, StartupOptions};
+//! use crush_providers::store::{self, CacheFiles};
+//!
+//! let cwd = std::env::current_dir()?;
+//! let inputs = config::Inputs {
+//!     cwd: &cwd,
+//!     env: &store::process_env,
+//!     env_source: &|_| None,
+//!     data_dir: None,
+//! };
+//! let settings = config::resolve_in(&inputs, |_| false)?;
+//! let files = CacheFiles::in_dir(store::data_dir(&store::process_env)?);
+//! let prepared = StartupOptions::from_settings(&settings, &files);
+//! for warning in &prepared.warnings {
+//!     eprintln!("warning: {warning}");
+//! }
+//! let mut loaded = startup::load(&files, &prepared.options);
+//! let catalog = crush_providers::catalog::validate(&loaded.bytes)?;
+//! println!("{} providers", catalog.providers.len());
+//! if let Some(refresh) = &mut loaded.refresh {
+//!     if let Some(startup::Outcome::Updated(bytes)) = refresh.poll() {
+//!         println!("a new catalog: {} bytes", bytes.len());
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Update the cache (here from the embedded snapshot, so without the
+//! network) and read the report:
+//!
+//! ```
+//! use crush_providers::catalog::Target;
+//! use crush_providers::store::CacheFiles;
+//! use crush_providers::update::{self, Source, UpdateOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let files = CacheFiles::in_dir(dir.path());
+//! let options = UpdateOptions::default();
+//! let inputs = update::read(&Source::Embedded, &files, &options)?;
+//! let parsed = inputs.parse(Target::Catalog, &options)?;
+//! // With `dry_run`, a refused document comes back as its report and the
+//! // refusal (the second half); here nothing is refused.
+//! let (report, refused) = parsed.apply(&files, &options)?;
+//! assert!(refused.is_none());
+//! assert!(report.written);
+//! assert_eq!(std::fs::read(&files.catalog)?, crush_providers::catalog::embedded::catalog_bytes());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Where the cache is, by Crush's rules for this platform:
+//!
+//! ```no_run
+//! use crush_providers::store::{self, CacheFiles};
+//!
+//! let files = CacheFiles::in_dir(store::data_dir(&store::process_env)?);
+//! println!("{}", files.catalog.display());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The map
+//!
+//! One folder a layer; each uses only those above it:
+//!
+//! - `environment/`: the variables as Crush's start sees them, a `.env`
 //!   file's included.
 //! - [`catalog`]: the format, read as Crush reads it (Go's rules and
 //!   limits, the resolver's forms whose destination is exact, Go's URL
@@ -13,15 +148,13 @@
 //!   catalog's, and Hyper's `hyper.json` beside it), its state file, the
 //!   lock, the digest, HTTP validators, local files read as a careful tool
 //!   reads them, Crush's folders.
-//! - [`trust`]: what needs a person: the guard's review (a key sent to a
+//! - `trust/`: what needs a person: the guard's review (a key sent to a
 //!   place it never reached, most of the cache or the floor gone, a
 //!   replay), the memory of where keys went, the Hyper key, signed
 //!   catalogs, and the one policy that puts them together for an update
 //!   and a refresh alike.
-//! - [`fetch`]: reading a SOURCE: what it means, bounded downloads over TLS
-//!   in one session, told of and ended by their caller (a progress
-//!   reporter, a cancellation), the proxy each request takes, plain-word
-//!   diagnoses.
+//! - `fetch/`: reading a SOURCE: what it means, bounded downloads over TLS
+//!   in one session, the proxy each request takes, plain-word diagnoses.
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name
@@ -31,20 +164,111 @@
 //! - [`startup`]: what Crush calls when it starts, whether it may go out,
 //!   and the background refresh (of Hyper's provider too): a pure decision
 //!   of what to do with each answer, and its I/O.
-//! - [`front`]: standing in front of a real Crush: which program a command
+//! - `front/`: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
-//! - [`commands`]: the command line, one file per command, the front
-//!   carried out before it is parsed, and what a person waiting for a
-//!   download sees and types (the progress bar, Ctrl-C).
+//! - `commands/`: the command line, one file per command, and the front
+//!   carried out before it is parsed.
+//!
+//! Only the folders linked above are public; [`internals`] (hidden from
+//! these docs) is what the tests, benchmarks, examples and fuzz targets
+//! reach besides, with no promise to any other user.
+
+#![warn(missing_docs)]
 
 pub mod catalog;
-pub mod commands;
+mod commands;
 pub mod config;
-pub mod environment;
+mod environment;
 pub mod error;
-pub mod fetch;
-pub mod front;
+mod fetch;
+mod front;
 pub mod startup;
 pub mod store;
-pub mod trust;
+mod trust;
 pub mod update;
+
+pub use fetch::http::Bearer;
+pub use fetch::watch::{Cancel, Reporter, Signal, Watch};
+pub use trust::signature::TrustedKeys;
+
+/// Not part of the API: what `tests/it`, `benches/`, `examples/` and
+/// `fuzz/` reach besides the front door, each name re-exported one by one
+/// so that nothing else leaves the crate. No promise of stability.
+#[doc(hidden)]
+pub mod internals {
+    /// The command line, for `main.rs`.
+    pub use crate::commands::main as command_line;
+
+    /// From `catalog/`.
+    pub mod catalog {
+        pub use crate::catalog::{GO_MAX_DEPTH, MAX_ID_BYTES};
+    }
+    /// From `catalog/changes.rs`.
+    pub mod changes {
+        pub use crate::catalog::changes::compare;
+    }
+    /// From `catalog/escape.rs`.
+    pub mod escape {
+        pub use crate::catalog::escape::is_unsafe;
+    }
+    /// From `catalog/expand.rs`.
+    pub mod expand {
+        pub use crate::catalog::expand::{Endpoint, endpoint, parse};
+    }
+    /// From `catalog/go_url.rs`.
+    pub mod go_url {
+        pub use crate::catalog::go_url::parse;
+    }
+    /// From `catalog/synthetic.rs`.
+    pub mod synthetic {
+        pub use crate::catalog::synthetic::catalog;
+    }
+    /// From `config/`.
+    pub mod config {
+        pub use crate::config::parse_crushrc_settings;
+    }
+    /// From `config/crushrc/`.
+    pub mod crushrc {
+        pub use crate::config::crushrc::parse;
+    }
+    /// From `config/merge.rs`.
+    pub mod merge {
+        pub use crate::config::merge::{Found, decode, parse};
+    }
+    /// From `fetch/diagnosis.rs`.
+    pub mod diagnosis {
+        pub use crate::fetch::diagnosis::LIBRARY_WORDING;
+    }
+    /// From `store/cache.rs`.
+    pub mod cache {
+        pub use crate::store::cache::{locked, write};
+    }
+    /// From `store/digest.rs`.
+    pub mod digest {
+        pub use crate::store::digest::{catwalk_etag, hex, sha256};
+    }
+    /// From `store/state.rs`.
+    pub mod state {
+        pub use crate::store::state::{CacheState, now};
+    }
+    /// From `store/validators.rs`.
+    pub mod validators {
+        pub use crate::store::validators::Validators;
+    }
+    /// From `trust/guard.rs`.
+    pub mod guard {
+        pub use crate::trust::guard::{Baseline, Floor, configured, places, reach, review};
+    }
+    /// From `trust/memory.rs`.
+    pub mod memory {
+        pub use crate::trust::memory::{Floor, Memory, ids, record};
+    }
+    /// From `trust/place.rs`.
+    pub mod place {
+        pub use crate::trust::place::{Place, of_provider, place};
+    }
+    /// From `trust/signature.rs`.
+    pub mod signature {
+        pub use crate::trust::signature::{TrustedKeys, parse, timestamp};
+    }
+}

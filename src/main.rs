@@ -1,5 +1,5 @@
 //! The `crush` binary: everything but the exit code lives in the library.
 
 fn main() -> std::process::ExitCode {
-    crush_providers::commands::main().into()
+    crush_providers::internals::command_line().into()
 }

@@ -2,7 +2,7 @@
 //! well-formed: non-empty commands, lines inside the file.
 #![no_main]
 
-use crush_providers::config::crushrc;
+use crush_providers::internals::crushrc;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -22,5 +22,5 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => assert!(e.line >= 1 && e.line <= lines, "{e} in {lines} lines"),
     }
-    let _ = crush_providers::config::parse_crushrc_settings(std::path::Path::new("crushrc"), text);
+    let _ = crush_providers::internals::config::parse_crushrc_settings(std::path::Path::new("crushrc"), text);
 });

@@ -7,10 +7,11 @@
 //! goes; what it cannot place that way it refuses.
 #![no_main]
 
-use crush_providers::catalog::{changes, embedded, expand, go_url, validate};
-use crush_providers::trust::guard::{self, Baseline, Floor};
-use crush_providers::trust::memory::{self, Memory};
-use crush_providers::trust::place::{self, Place};
+use crush_providers::catalog::{embedded, validate};
+use crush_providers::internals::{changes, expand, go_url};
+use crush_providers::internals::guard::{self, Baseline, Floor};
+use crush_providers::internals::memory::{self, Memory};
+use crush_providers::internals::place::{self, Place};
 use libfuzzer_sys::fuzz_target;
 
 /// What a hostile environment may hold (`None`: unset).

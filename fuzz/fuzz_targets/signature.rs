@@ -3,7 +3,7 @@
 //! valid signature of the catalog by the pinned key.
 #![no_main]
 
-use crush_providers::trust::signature::{self, TrustedKeys};
+use crush_providers::internals::signature::{self, TrustedKeys};
 use libfuzzer_sys::fuzz_target;
 
 /// The key of the seed (fuzz/seeds/signature), which signed `[]`: no input

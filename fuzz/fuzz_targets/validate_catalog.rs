@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use crush_providers::catalog::{self, MAX_ID_BYTES};
+use crush_providers::catalog;
+use crush_providers::internals::catalog::MAX_ID_BYTES;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

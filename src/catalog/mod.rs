@@ -40,6 +40,7 @@ pub mod synthetic;
 pub mod target;
 mod validate;
 
+pub use changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 pub use escape::{printable, quoted};
 pub use go_json::{GO_MAX_DEPTH, go_key_matches};
 pub use model::{Catalog, Model, ModelOptions, Provider, Text};

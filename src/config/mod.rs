@@ -16,8 +16,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::store::paths::{self, EnvLookup};
+pub use files::{SkippedFile, Workspace, WorkspaceFrom};
 use merge::{Node, Src};
 use read::{Loaded, load_crushrc, read_file};
+pub use root::{NoRoot, Root};
 
 /// The environment variable that turns automatic updates off (or back on).
 pub const DISABLE_AUTO_UPDATE_ENV: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";

@@ -109,14 +109,6 @@ pub enum Given {
     Default,
 }
 
-/// The text that names the source, and where it came from: the argument,
-/// else `CATWALK_URL`, else the public server, an empty one counting as
-/// none (Crush's `UpdateProviders`: `cmp.Or(pathOrURL, CATWALK_URL,
-/// defaultCatwalkURL)`).
-pub fn given<'a>(arg: Option<&'a str>, catwalk_url: Option<&'a str>) -> (&'a str, Given) {
-    given_for(Target::Catalog, arg, catwalk_url)
-}
-
 /// [`given`] for `target`: `env_url` is the value of its [`url_env`]
 /// (Crush's `UpdateHyper`: `cmp.Or(pathOrURL, hyper.BaseURL())`, which is
 /// `HYPER_URL`, else Hyper's server).
@@ -138,6 +130,7 @@ pub fn given_for<'a>(
 /// Resolves the `SOURCE` argument. `catwalk_url` is the value of
 /// `CATWALK_URL`, used when the argument is omitted or empty, and read
 /// the same way: `embedded`, a file or a URL, as Crush reads it.
+#[cfg(test)]
 pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
     resolve_for(Target::Catalog, arg, catwalk_url)
 }
@@ -345,7 +338,11 @@ pub struct Loaded {
 impl Source {
     /// Reads the source's bytes, never more than `options.max_body`; a URL
     /// on `session`, whose connection its signature can then share.
-    pub fn load(&self, options: &FetchOptions, session: &Session) -> Result<Loaded, ReadError> {
+    pub(crate) fn load(
+        &self,
+        options: &FetchOptions,
+        session: &Session,
+    ) -> Result<Loaded, ReadError> {
         let local = |bytes: Vec<u8>| Loaded {
             bytes: Cow::Owned(bytes),
             validators: Validators::default(),
@@ -384,7 +381,7 @@ impl Source {
     /// catalog) with the same bounds; for a file, `FILE.minisig`; for
     /// standard input, `given` (`--signature FILE`). `Ok(None)` for the
     /// embedded snapshot, which needs none.
-    pub fn load_signature(
+    pub(crate) fn load_signature(
         &self,
         given: Option<&std::path::Path>,
         options: &FetchOptions,

@@ -32,7 +32,7 @@ use reqwest::Url;
 
 pub use self::env::{EnvOptions, options_from_env, parse_interval};
 pub use self::hyper::HyperOptions;
-use self::refresh::{Outcome, Refresh};
+pub use self::refresh::{Outcome, Refresh};
 pub use self::settings::{Prepared, pinned_keys};
 use self::tell::{held_flags, held_warning, mark_told, report_refresh};
 pub use self::tell::{held_hint, held_hint_for, not_http_warning, refresh_hint, refresh_hint_for};

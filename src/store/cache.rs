@@ -96,7 +96,7 @@ impl Cached {
     /// The validators to send for a conditional request: the ones the server
     /// sent, or the Catwalk SHA form of the bytes when the state is unknown
     /// (another program may have written the file).
-    pub fn validators(&self) -> Validators {
+    pub(crate) fn validators(&self) -> Validators {
         match &self.state {
             Some(state) if !state.validators.is_empty() => state.validators.clone(),
             _ => Validators {

@@ -11,3 +11,6 @@ pub mod lock;
 pub mod paths;
 pub mod state;
 pub mod validators;
+
+pub use self::cache::CacheFiles;
+pub use self::paths::{EnvLookup, NoHome, data_dir, process_env};

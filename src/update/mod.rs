@@ -12,6 +12,7 @@ mod read;
 
 pub use self::apply::Parsed;
 pub use self::read::{Inputs, plain_http_warning, read};
+pub use crate::fetch::source::Source;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -380,12 +380,14 @@ pub fn temp_file(name: &str, content: &[u8]) -> (tempfile::TempDir, PathBuf) {
 
 /// The lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    crush_providers::store::digest::hex(&crush_providers::store::digest::sha256(bytes))
+    crush_providers::internals::digest::hex(&crush_providers::internals::digest::sha256(bytes))
 }
 
 /// The Catwalk ETag of `bytes`.
 pub fn catwalk_etag(bytes: &[u8]) -> String {
-    crush_providers::store::digest::catwalk_etag(&crush_providers::store::digest::sha256(bytes))
+    crush_providers::internals::digest::catwalk_etag(&crush_providers::internals::digest::sha256(
+        bytes,
+    ))
 }
 
 /// A loopback server that answers every connection with `respond`, for
@@ -501,7 +503,7 @@ pub fn received(requests: &[wiremock::Request], name: &str) -> Vec<String> {
 /// Asserts that none of the HTTP libraries' own wording reached the user.
 #[track_caller]
 pub fn assert_plain(run: &Run) {
-    for word in crush_providers::fetch::diagnosis::LIBRARY_WORDING {
+    for word in crush_providers::internals::diagnosis::LIBRARY_WORDING {
         assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
     }
 }

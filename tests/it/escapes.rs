@@ -13,7 +13,7 @@
 use std::io::Write;
 
 use crate::common::*;
-use crush_providers::catalog::escape::is_unsafe;
+use crush_providers::internals::escape::is_unsafe;
 
 /// Every kind of character a terminal must not get raw.
 const HOSTILE: &str = "\u{1b}]0;owned\u{7}\u{1b}[2J\r\u{8}\u{7f}\u{85}\u{9b}31m\u{202e}\u{2066}\u{200b}\u{feff}\u{2028}";

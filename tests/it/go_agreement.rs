@@ -22,9 +22,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::common::*;
-use crush_providers::catalog::{self, Catalog, embedded, expand, go_url, synthetic};
-use crush_providers::trust::guard;
-use crush_providers::trust::place::{self, Place};
+use crush_providers::catalog::{self, Catalog, embedded};
+use crush_providers::internals::guard;
+use crush_providers::internals::place::{self, Place};
+use crush_providers::internals::{self, expand, go_url, synthetic};
 use serde_json::Value;
 
 /// The Go reader, built once; `None` where there is no Go.
@@ -430,8 +431,11 @@ fn mutations() -> Vec<(String, Expect, String)> {
         out.push((format!("key {key:?}"), expect(*accepted), m.text()));
     }
     // Nested as deep as Go reads, and one deeper, in a field nobody reads.
-    for depth in [catalog::GO_MAX_DEPTH, catalog::GO_MAX_DEPTH + 1] {
-        let expect = if depth > catalog::GO_MAX_DEPTH {
+    for depth in [
+        internals::catalog::GO_MAX_DEPTH,
+        internals::catalog::GO_MAX_DEPTH + 1,
+    ] {
+        let expect = if depth > internals::catalog::GO_MAX_DEPTH {
             Expect::RefusedByBoth
         } else {
             Expect::Same
@@ -626,7 +630,7 @@ fn the_guard_reads_every_catalog_as_crush_does() {
 /// error.
 #[test]
 fn config_options_decode_as_go_decodes_them() {
-    use crush_providers::config::merge;
+    use crush_providers::internals::merge;
     let Some(go) = go_config() else {
         skip_without(
             "go",
@@ -775,7 +779,7 @@ fn what_go_refuses_is_refused_here() {
         model(r#""options":{"top_k":-9223372036854775809}"#),
         model(r#""cost_per_1m_in":1e309"#),
         model(r#""reasoning_levels":"high""#),
-        crate::held::deep_catalog(catalog::GO_MAX_DEPTH + 1),
+        crate::held::deep_catalog(internals::catalog::GO_MAX_DEPTH + 1),
     ];
     documents.push(
         documents[0]

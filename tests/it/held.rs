@@ -585,12 +585,12 @@ async fn a_first_fetch_is_reviewed_against_the_embedded_snapshot() {
 /// A long-lived host is told too: the handle's outcome is `Held`.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_host_gets_held_changes_from_its_handle() {
-    use crush_providers::startup::refresh::Outcome;
+    use crush_providers::startup::Outcome;
     use crush_providers::startup::{self, Background, StartupOptions};
     let moved = CATALOG_A.replace("https://api.beta.example", "https://attacker.example");
     let server = serving(&moved).await;
     let home = home_with_a();
-    let files = crush_providers::store::cache::CacheFiles::in_dir(home.data_dir());
+    let files = crush_providers::store::CacheFiles::in_dir(home.data_dir());
     let options = StartupOptions {
         auto_update: true,
         default_providers: true,

@@ -5,12 +5,13 @@
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use crush_providers::startup::refresh::Outcome;
+use crush_providers::internals::cache;
+use crush_providers::internals::memory::{self, Floor, Memory};
+use crush_providers::internals::state::CacheState;
+use crush_providers::internals::validators::Validators;
+use crush_providers::startup::Outcome;
 use crush_providers::startup::{self, Background, Provenance, StartupOptions};
-use crush_providers::store::cache::{self, CacheFiles};
-use crush_providers::store::state::CacheState;
-use crush_providers::store::validators::Validators;
-use crush_providers::trust::memory::{self, Floor, Memory};
+use crush_providers::store::CacheFiles;
 use wiremock::matchers::{header, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -46,7 +47,7 @@ async fn serving_a_new_catalog_behind(gate: &Gate) -> MockServer {
 fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
     let dir = tempfile::tempdir().unwrap();
     let files = CacheFiles::in_dir(dir.path().join("crush"));
-    let now = crush_providers::store::state::now();
+    let now = crush_providers::internals::state::now();
     let state = CacheState {
         sha256: sha256_hex(bytes.as_bytes()),
         validators: Validators {

@@ -16,8 +16,8 @@ use crate::store::cache::CacheFiles;
 ///
 /// ```
 /// use std::time::Duration;
-/// use crush_providers::store::cache::CacheFiles;
-/// use crush_providers::startup::refresh::Outcome;
+/// use crush_providers::store::CacheFiles;
+/// use crush_providers::startup::Outcome;
 /// use crush_providers::startup::{self, Background, StartupOptions};
 ///
 /// # fn serve_once(body: String) -> String {
@@ -86,7 +86,7 @@ pub struct Refresh {
 impl Refresh {
     /// Starts a refresh of the cache in `files` on a new thread; `known` is
     /// the SHA-256 of the catalog the host holds.
-    pub fn start(files: CacheFiles, request: Request, known: Option<[u8; 32]>) -> Refresh {
+    pub(crate) fn start(files: CacheFiles, request: Request, known: Option<[u8; 32]>) -> Refresh {
         let (sender, receiver) = mpsc::sync_channel(1);
         let spawned = std::thread::Builder::new()
             .name("catalog-refresh".into())
