@@ -21,12 +21,12 @@ static PROGRAM: OnceLock<String> = OnceLock::new();
 /// The name hints give this program: how it was invoked (installed as
 /// `crush-providers`, hints say `crush-providers update-providers`), set
 /// once by the command line; `crush` for a library host, which is Crush.
-pub fn program() -> &'static str {
+pub(crate) fn program() -> &'static str {
     PROGRAM.get().map_or("crush", String::as_str)
 }
 
 /// Sets the name [`program`] gives; the first call wins.
-pub fn set_program(name: &str) {
+pub(crate) fn set_program(name: &str) {
     let _ = PROGRAM.set(name.to_owned());
 }
 

@@ -7,7 +7,7 @@ pub fn catalog_bytes() -> &'static [u8] {
 }
 
 /// The snapshot, validated once: what the user trusted by installing this
-/// build, and the floor of the guard ([`crate::trust::guard`]). It is
+/// build, and the floor of the guard (`crate::trust::guard`). It is
 /// valid by construction: `snapshot_is_the_real_catalog` refuses a build
 /// whose snapshot is not, so this never panics in one that passed.
 pub fn catalog() -> &'static crate::catalog::Catalog<'static> {

@@ -47,7 +47,7 @@ fn escape_into(out: &mut String, c: char) {
 /// `text` safe to print: every character of [`is_unsafe`] written as an
 /// escape (`\u{1b}`, `\n`), the rest as it is. Borrowed when there is
 /// nothing to escape, which is almost always.
-pub fn safe(text: &str) -> Cow<'_, str> {
+pub(crate) fn safe(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
@@ -64,7 +64,7 @@ pub fn safe(text: &str) -> Cow<'_, str> {
 
 /// [`safe`] for a message of several lines: each line made safe, the
 /// line breaks kept.
-pub fn safe_lines(text: &str) -> Cow<'_, str> {
+pub(crate) fn safe_lines(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c != '\n' && is_unsafe(c)) {
         return Cow::Borrowed(text);
     }
@@ -95,13 +95,13 @@ fn quote(text: &str, max: usize) -> String {
 
 /// Quotes a string from the catalog for a one-line message, escaped and
 /// shortened to 80 characters.
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     quote(text, 80)
 }
 
 /// Quotes a string in full, escaped: for what a message must never cut (a
 /// host, a variable, an endpoint).
-pub fn quoted(text: &str) -> String {
+pub(crate) fn quoted(text: &str) -> String {
     quote(text, usize::MAX)
 }
 
@@ -168,7 +168,10 @@ impl serde_json::ser::Formatter for SafeFormatter {
 
 /// Writes `value` as pretty JSON, every character of [`is_unsafe`] as a
 /// `\u` escape.
-pub fn write_json(out: &mut impl io::Write, value: &impl serde::Serialize) -> io::Result<()> {
+pub(crate) fn write_json(
+    out: &mut impl io::Write,
+    value: &impl serde::Serialize,
+) -> io::Result<()> {
     let formatter = SafeFormatter(serde_json::ser::PrettyFormatter::new());
     let mut serializer = serde_json::Serializer::with_formatter(out, formatter);
     value.serialize(&mut serializer).map_err(io::Error::from)
@@ -176,7 +179,7 @@ pub fn write_json(out: &mut impl io::Write, value: &impl serde::Serialize) -> io
 
 /// `value` as one line of JSON, every character of [`is_unsafe`] escaped:
 /// for a list or an object quoted in a message.
-pub fn json_text(value: &impl serde::Serialize) -> String {
+pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
     struct Compact;
     impl serde_json::ser::Formatter for Compact {
         fn write_string_fragment<W: ?Sized + io::Write>(
@@ -202,7 +205,7 @@ pub fn json_text(value: &impl serde::Serialize) -> String {
 /// space (tab, line feed, carriage return) spelled as a `\u` escape: the
 /// same JSON value, safe on a terminal. Such characters can only stand
 /// inside strings in a valid document, where the escape means the same.
-pub fn json_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
+pub(crate) fn json_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Cow::Borrowed(bytes);
     };

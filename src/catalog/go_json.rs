@@ -17,7 +17,7 @@ use super::{Text, quoted};
 /// match in either case, and the only other characters that fold to ASCII
 /// ones are `K` (U+212A, Kelvin) to `k` and `ſ` (U+017F, long s) to `s`
 /// (Go's `foldName`; Go 1.19's `equalFoldRight` says the same).
-pub fn go_key_matches(key: &str, name: &str) -> bool {
+pub(crate) fn go_key_matches(key: &str, name: &str) -> bool {
     let mut chars = key.chars();
     name.bytes().all(|b| match chars.next() {
         Some('\u{212A}') => b == b'k',

@@ -91,7 +91,7 @@ pub fn parse(raw: &str) -> Option<Destination> {
 /// Go's `parseAuthority`: the host (unescaped) and port of an authority,
 /// after any userinfo (the last `@` ends it); `None` where Go returns an
 /// error.
-pub fn authority(authority: &str) -> Option<(String, Option<String>)> {
+pub(crate) fn authority(authority: &str) -> Option<(String, Option<String>)> {
     let (userinfo, hostport) = match authority.rfind('@') {
         Some(i) => (Some(&authority[..i]), &authority[i + 1..]),
         None => (None, authority),

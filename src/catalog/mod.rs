@@ -2,7 +2,7 @@
 //!
 //! Crush decodes its cache with Go's `encoding/json` into the catwalk
 //! structs, then expands `api_key`, `api_endpoint` and every header value
-//! with its shell resolver ([`expand`]). Whatever decides about a catalog
+//! with its shell resolver (`expand`). Whatever decides about a catalog
 //! here (validation, the guard, the change report) reads it through this
 //! one reader, with Go's rules:
 //!
@@ -15,7 +15,7 @@
 //!   makes Crush's whole decode fail), `null` being Go's zero value;
 //! - values whose destination Crush's resolver could make anything else
 //!   than the text says (a default word, a command, a variable in an
-//!   endpoint's host) are refused ([`expand::Refused`]).
+//!   endpoint's host) are refused (`expand::Refused`).
 //!
 //! - nesting deeper than Go's decoder reads ([`GO_MAX_DEPTH`]) is refused
 //!   wherever it is, inside fields nobody reads too: Go would refuse the
@@ -28,23 +28,26 @@
 //! does not know are never lost: they are only skipped here, never
 //! re-serialised.
 
-pub mod changes;
+pub(crate) mod changes;
 pub mod embedded;
-pub mod escape;
-pub mod expand;
+pub(crate) mod escape;
+pub(crate) mod expand;
 mod go_json;
-pub mod go_url;
+pub(crate) mod go_url;
 mod model;
 mod parse_error;
-pub mod synthetic;
-pub mod target;
+pub(crate) mod synthetic;
+pub(crate) mod target;
 mod validate;
 
 pub use changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
-pub use escape::{printable, quoted};
-pub use go_json::{GO_MAX_DEPTH, go_key_matches};
+pub(crate) use escape::{printable, quoted};
+pub use go_json::GO_MAX_DEPTH;
+pub(crate) use go_json::go_key_matches;
 pub use model::{Catalog, Model, ModelOptions, Provider, Text};
 pub(crate) use parse_error::json_problem;
-pub use parse_error::{BYTE_ORDER_MARK, HTML_PAGE};
+pub(crate) use parse_error::{BYTE_ORDER_MARK, HTML_PAGE};
 pub use target::{Target, validate_provider};
-pub use validate::{MAX_ID_BYTES, ValidationError, has_control, validate};
+pub(crate) use validate::has_control;
+pub use validate::validate;
+pub use validate::{MAX_ID_BYTES, ValidationError};

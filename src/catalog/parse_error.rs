@@ -111,11 +111,11 @@ fn at_path(
 
 /// What validation says of an HTML page: a login page or a proxy's, when
 /// it came from a URL ([`crate::error`] gives that hint).
-pub const HTML_PAGE: &str = "an HTML page, not a JSON catalog";
+pub(crate) const HTML_PAGE: &str = "an HTML page, not a JSON catalog";
 
 /// What a file that starts with a byte-order mark is told: the mark is
 /// invisible, so it is named (Go's decoder refuses it too).
-pub const BYTE_ORDER_MARK: &str = "it starts with a byte-order mark (U+FEFF), which JSON does not allow: save it as UTF-8 without one";
+pub(crate) const BYTE_ORDER_MARK: &str = "it starts with a byte-order mark (U+FEFF), which JSON does not allow: save it as UTF-8 without one";
 
 /// A JSON syntax error in plain words, with where it is and what stands
 /// there.

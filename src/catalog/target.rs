@@ -58,13 +58,13 @@ impl Target {
 }
 
 /// The public Catwalk server.
-pub const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
+pub(crate) const DEFAULT_CATWALK_URL: &str = "https://catwalk.charm.land";
 /// Hyper's server (Crush's `hyper.BaseURL` without `HYPER_URL`).
-pub const DEFAULT_HYPER_URL: &str = "https://hyper.charm.land";
+pub(crate) const DEFAULT_HYPER_URL: &str = "https://hyper.charm.land";
 
 /// The variable that names `target`'s server (and, for `update-providers`,
 /// its default SOURCE): `CATWALK_URL`, `HYPER_URL`.
-pub fn url_env(target: Target) -> &'static str {
+pub(crate) fn url_env(target: Target) -> &'static str {
     match target {
         Target::Catalog => "CATWALK_URL",
         Target::Hyper => "HYPER_URL",

@@ -120,7 +120,7 @@ fn check_id(id: &str) -> Result<(), String> {
 }
 
 /// Whether `s` holds a control character.
-pub fn has_control(s: &str) -> bool {
+pub(crate) fn has_control(s: &str) -> bool {
     // The byte test settles the usual all-printable-ASCII id without
     // decoding characters.
     !s.bytes().all(|b| (0x20..0x7f).contains(&b)) && s.chars().any(char::is_control)

@@ -49,7 +49,7 @@ Examples:
     after_help = FRONT_HELP,
     disable_version_flag = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Working directory for the project configuration walk.
     #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -135,7 +135,7 @@ fn completion_examples(name: &str) -> String {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Update the provider catalog from Catwalk, a URL, a file or the embedded snapshot
     #[command(after_help = UPDATE_EXAMPLES)]
     UpdateProviders(UpdateArgs),
@@ -166,7 +166,7 @@ pub enum Command {
 
 impl Command {
     /// Whether the command was asked for JSON on standard output.
-    pub fn wants_json(&self) -> bool {
+    pub(crate) fn wants_json(&self) -> bool {
         match self {
             Command::UpdateProviders(args) => args.json,
             Command::Providers(args) => args.json,
@@ -178,7 +178,7 @@ impl Command {
 
 /// Arguments of `providers`.
 #[derive(Debug, Args)]
-pub struct ProvidersArgs {
+pub(crate) struct ProvidersArgs {
     /// Print the effective catalog exactly, as a Catwalk JSON array (with --status: the status as JSON)
     #[arg(long)]
     pub json: bool,
@@ -193,7 +193,7 @@ pub struct ProvidersArgs {
 
 /// Arguments of `models`.
 #[derive(Debug, Args)]
-pub struct ModelsArgs {
+pub(crate) struct ModelsArgs {
     /// Show only models whose provider id or name, or model id or name, contains every TERM (case-insensitive)
     #[arg(value_name = "TERM")]
     pub terms: Vec<String>,
@@ -208,7 +208,7 @@ pub struct ModelsArgs {
 
 /// What `update-providers` updates (Crush's `--source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Provider {
+pub(crate) enum Provider {
     /// The Catwalk catalog, `providers.json`
     Catwalk,
     /// Hyper's provider, `hyper.json`
@@ -217,7 +217,7 @@ pub enum Provider {
 
 /// Arguments of `update-providers`.
 #[derive(Debug, Args)]
-pub struct UpdateArgs {
+pub(crate) struct UpdateArgs {
     /// Where to read the catalog: omitted or empty for Catwalk ($CATWALK_URL, read the same
     /// way, or https://catwalk.charm.land), a Catwalk base URL, the URL of a catalog (.json or
     /// /v2/providers), a file, `-` for standard input, or `embedded`; with --source hyper,
@@ -279,7 +279,7 @@ pub struct UpdateArgs {
 
 /// The command line as `name` (how this program was invoked) shows it:
 /// usage, help, examples and completions name it so.
-pub fn command(name: &str) -> clap::Command {
+pub(crate) fn command(name: &str) -> clap::Command {
     use clap::CommandFactory;
     let mut command = Cli::command()
         .name(name.to_owned())
@@ -311,7 +311,7 @@ pub fn command(name: &str) -> clap::Command {
 /// How this program was invoked, for [`command`]: the file name of its
 /// path, as a shell finds it (`crush-providers`, `crush.new`; `crush`, not
 /// `crush.exe`).
-pub fn invoked_name() -> String {
+pub(crate) fn invoked_name() -> String {
     std::env::args_os()
         .next()
         .and_then(|arg| {

@@ -11,8 +11,8 @@ use crate::config::{self, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::Network;
-pub use crate::startup::pinned_keys;
-pub use crate::startup::settings::env_options;
+pub(super) use crate::startup::pinned_keys;
+pub(super) use crate::startup::settings::env_options;
 use crate::startup::{self, Background, EnvOptions, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
@@ -21,7 +21,7 @@ use crate::trust::signature::KEYS_ENV;
 /// Loads the `.env` file of the folder this process started in, as Crush's
 /// start does, into the environment every command reads. A key pinned in
 /// it is not taken: a project's folder cannot pin keys, only the user.
-pub fn install_dotenv() {
+pub(super) fn install_dotenv() {
     let loaded = std::env::current_dir()
         .ok()
         .and_then(|dir| environment::load(&dir, &[(KEYS_ENV, "only the user pins keys")]));
@@ -30,7 +30,7 @@ pub fn install_dotenv() {
 
 /// The global flags, and the working directory.
 #[derive(Debug)]
-pub struct Context {
+pub(super) struct Context {
     /// The working directory: `-c/--cwd`, else the current one.
     pub cwd: PathBuf,
     /// `-D/--data-dir`.
@@ -43,7 +43,7 @@ pub struct Context {
 
 impl Context {
     /// The context of the global flags.
-    pub fn new(
+    pub(super) fn new(
         cwd: Option<PathBuf>,
         data_dir: Option<PathBuf>,
         debug: bool,
@@ -65,20 +65,20 @@ impl Context {
     }
 
     /// A line on stderr under `--debug`.
-    pub fn say_debug(&self, line: impl Display) {
+    pub(super) fn say_debug(&self, line: impl Display) {
         if self.debug {
             say(format_args!("debug: {line}"));
         }
     }
 
     /// The settings, their warnings printed.
-    pub fn settings(&self) -> Result<Settings, Exit> {
+    pub(super) fn settings(&self) -> Result<Settings, Exit> {
         self.settings_tolerating(|_| false)
     }
 
     /// The settings, a file of a format `tolerated` allows skipped with a
     /// warning when it cannot be used ([`config::resolve_tolerating`]).
-    pub fn settings_tolerating(
+    pub(super) fn settings_tolerating(
         &self,
         tolerated: impl Fn(config::Format) -> bool,
     ) -> Result<Settings, Exit> {
@@ -138,7 +138,7 @@ impl Context {
     /// warnings. A refresh runs in a detached helper process: this command
     /// prints and exits at once, and a new catalog shows from the next
     /// start on.
-    pub fn startup(
+    pub(super) fn startup(
         &self,
         settings: &Settings,
         files: &CacheFiles,
@@ -205,7 +205,7 @@ impl Context {
 }
 
 /// The cache files under the data folder.
-pub fn cache_files() -> Result<CacheFiles, Failure> {
+pub(super) fn cache_files() -> Result<CacheFiles, Failure> {
     paths::data_dir(&process_env)
         .map(CacheFiles::in_dir)
         .map_err(|e| Failure::new("data folder", e))
@@ -261,7 +261,7 @@ fn go_getwd() -> io::Result<PathBuf> {
 /// Canonical form of a folder, without Windows' `\\?\` prefix where the
 /// path means the same without it (the `dunce` crate), which would leak
 /// into every path the user is shown.
-pub fn canonical_folder(dir: &Path) -> io::Result<PathBuf> {
+pub(super) fn canonical_folder(dir: &Path) -> io::Result<PathBuf> {
     let canonical = dunce::canonicalize(dir)?;
     if !canonical.is_dir() {
         return Err(io::Error::other("not a folder"));

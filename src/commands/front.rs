@@ -43,7 +43,7 @@ const NOT_FOUND: u8 = 127;
 /// `Some(code)` when it answered, `None` when the command line is this
 /// program's to parse. Only a program invoked as `crush` stands in front:
 /// installed under another name, it is only itself.
-pub fn main(name: &str) -> Option<u8> {
+pub(super) fn main(name: &str) -> Option<u8> {
     if !stands_in_front(name) {
         return None;
     }
@@ -443,7 +443,7 @@ fn plain(text: &str) -> String {
 
 /// What `providers --status` shows of the front.
 #[derive(Debug, Serialize)]
-pub struct Status {
+pub(super) struct Status {
     /// The real Crush, when one is found.
     pub path: Option<String>,
     /// Where it was named (`PATH`, the variable, the config file).
@@ -460,7 +460,7 @@ pub struct Status {
 impl Status {
     /// The status row's text: escaped, since a path or a reason may hold
     /// anything a folder's name may.
-    pub fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         plain(&self.text())
     }
 
@@ -493,7 +493,7 @@ impl Status {
 /// What a start with `settings` would do with the real Crush, as far as
 /// is known without running it (the version only when a start has learnt
 /// it); `None` when this program does not stand in front of Crush.
-pub fn status(settings: &Settings) -> Option<Status> {
+pub(super) fn status(settings: &Settings) -> Option<Status> {
     if !stands_in_front(program()) {
         return None;
     }

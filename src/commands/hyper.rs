@@ -17,7 +17,7 @@ use crate::store::state::{self, CacheState};
 
 /// Hyper's provider, as `--status` shows it.
 #[derive(Debug, Serialize)]
-pub struct HyperStatus {
+pub(super) struct HyperStatus {
     /// Where the start-up refresh asks, and what said so.
     url: String,
     url_origin: String,
@@ -45,7 +45,7 @@ pub struct HyperStatus {
 /// Reads what is known of Hyper's provider beside the catalog of
 /// `files`, without any network access; `key` is the Hyper key, and
 /// `network_on` whether start-up may go out.
-pub fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> HyperStatus {
+pub(super) fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> HyperStatus {
     let refresh_at_start_up = match at_start_up(files, key) {
         _ if !network_on => "no: start-up makes no request".to_string(),
         Ok(_) => "yes, with the Hyper key, on the catalog's interval".to_string(),
@@ -144,7 +144,7 @@ fn describe_state(state: &CacheState, status: &mut HyperStatus) {
 
 impl HyperStatus {
     /// The rows of the text status, key and value.
-    pub fn rows(&self) -> Vec<(String, String)> {
+    pub(super) fn rows(&self) -> Vec<(String, String)> {
         let state = match (self.cache_state, &self.problem) {
             ("valid", _) => String::new(),
             ("missing", _) => " (none: Crush uses its own embedded Hyper provider)".to_string(),

@@ -14,12 +14,12 @@ use crate::environment::{self};
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 use crate::fetch::source::redacted;
 use crate::startup::network::Network;
-pub use crate::startup::settings::env_origin;
+pub(super) use crate::startup::settings::env_origin;
 use crate::startup::{self, EnvOptions};
 use crate::store::paths::{self, process_env};
 
 /// What the `.env` file gave, and what it could not.
-pub fn dotenv_warnings() -> Vec<String> {
+pub(super) fn dotenv_warnings() -> Vec<String> {
     let Some(dotenv) = environment::installed() else {
         return Vec::new();
     };
@@ -42,7 +42,7 @@ pub fn dotenv_warnings() -> Vec<String> {
 
 /// The inputs, as `--status --json` shows them.
 #[derive(Debug, Serialize)]
-pub struct Inputs {
+pub(super) struct Inputs {
     refresh: RefreshJson,
     catwalk_url: Valued,
     refresh_timeout_seconds: f64,
@@ -86,7 +86,7 @@ struct Skipped {
 }
 
 /// Gathers the inputs.
-pub fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Inputs {
+pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Inputs {
     let refresh = match network {
         Network::Allowed(url) => RefreshJson {
             allowed: true,
@@ -174,7 +174,7 @@ fn proxy_route(env: &EnvOptions) -> String {
 
 /// How a request for `url` goes: through which proxy and why, or directly
 /// and why (the HTTP client's own decision, [`proxy::route`]).
-pub fn route_of(url: &reqwest::Url) -> String {
+pub(super) fn route_of(url: &reqwest::Url) -> String {
     let origin = |variable: &str| env_origin(variable).unwrap_or_else(|| variable.into());
     match proxy::route(url, &ProxyEnv::current()) {
         Route::Proxy(proxy, variable) => {
@@ -218,7 +218,7 @@ fn seconds(d: Duration) -> String {
 
 impl Inputs {
     /// The rows `--status` and `--debug` print, each a key and a value.
-    pub fn rows(&self) -> Vec<(&'static str, String)> {
+    pub(super) fn rows(&self) -> Vec<(&'static str, String)> {
         let mut rows = vec![
             (
                 "refresh at start-up",

@@ -4,7 +4,7 @@
 //! success, 1 for a failure, 2 for bad usage.
 
 mod change_text;
-pub mod cli;
+pub(crate) mod cli;
 mod completion;
 mod context;
 mod dirs;
@@ -26,7 +26,7 @@ use crate::commands::cli::{Cli, Command};
 use crate::error::Failure;
 use crate::fetch::watch::Signal;
 use context::{Context, listed};
-pub use output::say;
+pub(crate) use output::say;
 use output::{ago, count, output_result, print, write_catalog, write_json};
 use table::Table;
 
@@ -133,7 +133,7 @@ fn failure_json(failure: &Failure) -> serde_json::Value {
 
 /// How a command ended when it did not succeed.
 #[derive(Debug)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Bad usage: exit code 2.
     Usage(String),
     /// A failure: exit code 1.

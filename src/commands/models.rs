@@ -29,7 +29,7 @@ struct ModelRow<'a> {
 }
 
 /// `crush models`.
-pub fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
+pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
     let settings = context.settings()?;
     let loaded = context.startup(&settings, &cache_files()?, args.wait)?;
     let Some(catalog) = listed(&loaded, &settings, "models", args.json)? else {

@@ -13,7 +13,7 @@ use crate::error::{Cause, Failure};
 /// `warning: ` kept in its column; the number of lines it took. Unlike
 /// `eprintln!`, which panics, a failure there is ignored: there is nowhere
 /// left to report it.
-pub fn say(message: std::fmt::Arguments<'_>) -> usize {
+pub(crate) fn say(message: std::fmt::Arguments<'_>) -> usize {
     // The system's own numbers say nothing to a person.
     let text = crate::store::file::without_os_error(&message.to_string());
     // Whatever a catalog, a server or a file put into the message.

@@ -22,7 +22,7 @@ use crate::trust::memory;
 use unicode_width::UnicodeWidthStr;
 
 /// `crush providers`.
-pub fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
+pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
     let settings = context.settings()?;
     let files = cache_files()?;
     if args.status {

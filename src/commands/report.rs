@@ -21,9 +21,9 @@ use crate::store::state;
 use crate::update::{Replaced, UpdateReport};
 
 /// Widest line of the report on a pipe (or a file), but for `--verbose`.
-pub const PIPED_COLUMNS: usize = 80;
+pub(super) const PIPED_COLUMNS: usize = 80;
 /// Most lines of the report on a pipe.
-pub const PIPED_LINES: usize = 60;
+pub(super) const PIPED_LINES: usize = 60;
 /// The fewest lines the changes are given, however short the terminal.
 const MIN_BODY_LINES: usize = 3;
 /// Most lines a list of ids takes in the summary before `… and N more`.
@@ -32,7 +32,7 @@ const LIST_LINES: usize = 3;
 /// Where the update writes the catalog: the cache, a file (`--output
 /// FILE`), or standard output (`--output -`, the report then on stderr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Written {
+pub(super) enum Written {
     /// The cache Crush reads.
     Cache,
     /// Another file; the cache is not touched.
@@ -44,7 +44,12 @@ pub enum Written {
 /// The report in at most `height` lines of at most `width` columns (a
 /// word longer than the width, a path, stands alone on its line): the
 /// head, the most relevant changes, how many were left out, and the foot.
-pub fn summary(report: &UpdateReport<'_>, to: Written, width: usize, height: usize) -> Vec<String> {
+pub(super) fn summary(
+    report: &UpdateReport<'_>,
+    to: Written,
+    width: usize,
+    height: usize,
+) -> Vec<String> {
     let head = wrap(&headline(report, to), Some(width), 2);
     let foot = foot(report, to, Some(width));
     let Some(changes) = shown_changes(report) else {
@@ -59,7 +64,11 @@ pub fn summary(report: &UpdateReport<'_>, to: Written, width: usize, height: usi
 
 /// The report with every change, one to a line; lines as long as they are
 /// without a width (a pipe), else wrapped to it.
-pub fn every_line(report: &UpdateReport<'_>, to: Written, width: Option<usize>) -> Vec<String> {
+pub(super) fn every_line(
+    report: &UpdateReport<'_>,
+    to: Written,
+    width: Option<usize>,
+) -> Vec<String> {
     let mut lines = wrap(&headline(report, to), width, 2);
     if let Some(changes) = shown_changes(report) {
         let field = |lines: &mut Vec<String>, indent: usize, field: &FieldChange<'_>| {

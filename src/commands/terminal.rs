@@ -5,24 +5,24 @@
 use unicode_width::UnicodeWidthStr;
 
 /// The width of standard output's terminal; `None` when it is not one.
-pub fn stdout_width() -> Option<usize> {
+pub(super) fn stdout_width() -> Option<usize> {
     stdout_size().map(|(width, _)| width)
 }
 
 /// The width of standard error's terminal; `None` when it is not one.
-pub fn stderr_width() -> Option<usize> {
+pub(super) fn stderr_width() -> Option<usize> {
     stderr_size().map(|(width, _)| width)
 }
 
 /// The columns and rows of standard output's terminal; `None` when it is
 /// not one.
-pub fn stdout_size() -> Option<(usize, usize)> {
+pub(super) fn stdout_size() -> Option<(usize, usize)> {
     size_of(terminal_size::terminal_size_of(std::io::stdout()))
 }
 
 /// The columns and rows of standard error's terminal; `None` when it is
 /// not one.
-pub fn stderr_size() -> Option<(usize, usize)> {
+pub(super) fn stderr_size() -> Option<(usize, usize)> {
     size_of(terminal_size::terminal_size_of(std::io::stderr()))
 }
 
@@ -38,7 +38,7 @@ fn size_of(size: Option<(terminal_size::Width, terminal_size::Height)>) -> Optio
 /// by `indent`. Words are kept whole, so that a host, a path or a variable
 /// name is never cut: one longer than the line stands on a line of its own.
 /// Unchanged without a width.
-pub fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
+pub(super) fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
     let Some(width) = width else {
         return text.to_owned();
     };
@@ -52,7 +52,7 @@ pub fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
 /// `text` in pieces of at most `width` columns (at least one character
 /// a piece): an id wider than the line, wrapped where the line ends, never
 /// shortened.
-pub fn pieces(text: &str, width: usize) -> Vec<String> {
+pub(super) fn pieces(text: &str, width: usize) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut piece = String::new();
     for c in text.chars() {
@@ -72,7 +72,7 @@ pub fn pieces(text: &str, width: usize) -> Vec<String> {
 /// field's change, which, too long to share a line, stands on lines of its
 /// own (its name, its old value, `→ ` its new one).
 #[derive(Debug, Clone)]
-pub struct Atom {
+pub(super) struct Atom {
     /// The text, on one line.
     pub text: String,
     /// A change's name, old and new value, for lines of their own.
@@ -85,7 +85,7 @@ pub struct Atom {
 
 impl Atom {
     /// Text, wrapped where the line ends only when wider than a line.
-    pub fn text(text: &str) -> Atom {
+    pub(super) fn text(text: &str) -> Atom {
         Atom {
             text: text.to_owned(),
             change: None,
@@ -94,7 +94,7 @@ impl Atom {
     }
 
     /// Text joined to the atom before it by a space rather than `, `.
-    pub fn joined(text: &str) -> Atom {
+    pub(super) fn joined(text: &str) -> Atom {
         Atom {
             joined: true,
             ..Atom::text(text)
@@ -102,7 +102,7 @@ impl Atom {
     }
 
     /// `name before → after`.
-    pub fn change(name: String, before: String, after: String) -> Atom {
+    pub(super) fn change(name: String, before: String, after: String) -> Atom {
         Atom {
             text: format!("{name} {before} → {after}"),
             change: Some((name, before, after)),
@@ -116,7 +116,12 @@ impl Atom {
 /// An atom is never cut at a space or a comma: one too long for a line of
 /// its own is a change shown on lines of its own, or (an id longer than
 /// the whole line) wrapped where the line ends.
-pub fn flow(head: String, atoms: &[Atom], width: Option<usize>, indent: usize) -> Vec<String> {
+pub(super) fn flow(
+    head: String,
+    atoms: &[Atom],
+    width: Option<usize>,
+    indent: usize,
+) -> Vec<String> {
     let pad = " ".repeat(indent);
     let Some(width) = width else {
         let mut line = head;
@@ -230,7 +235,7 @@ fn pieces_of(text: &str, first: usize, rest: usize) -> impl Iterator<Item = Stri
 }
 
 /// `text`, cut to `width` columns with `…` when longer.
-pub fn shorten(text: &str, width: usize) -> String {
+pub(super) fn shorten(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_owned();
     }

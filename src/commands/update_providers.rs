@@ -26,10 +26,10 @@ use crate::update::{self, Output, UpdateOptions, UpdateReport};
 const STDOUT: &str = "-";
 
 /// The exit code of `--check` when the update would change the cache.
-pub const WOULD_CHANGE: u8 = 3;
+pub(super) const WOULD_CHANGE: u8 = 3;
 
 /// `crush update-providers`.
-pub fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
+pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     let target = match args.provider {
         Provider::Catwalk => Target::Catalog,
         Provider::Hyper => Target::Hyper,

@@ -9,12 +9,14 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use super::{Format, root};
+use super::Format;
+#[cfg(test)]
+use super::root;
 use crate::store::paths::{self, EnvLookup};
 
 /// The names of project files in one folder, lowest priority first (spec
 /// levels 6 to 9).
-pub const PROJECT_NAMES: [(&str, Format); 4] = [
+pub(crate) const PROJECT_NAMES: [(&str, Format); 4] = [
     ("crush.json", Format::Json),
     ("crushrc", Format::Crushrc),
     (".crush.json", Format::Json),
@@ -32,7 +34,7 @@ pub struct SkippedFile {
 
 /// The project files of a working directory.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Project {
+pub(crate) struct Project {
     /// The files, the farthest folder's first, each folder's in
     /// [`PROJECT_NAMES`] order.
     pub files: Vec<(PathBuf, Format)>,
@@ -45,7 +47,7 @@ pub struct Project {
 
 /// Who owns a file or folder, as Crush compares owners: the user id on
 /// Unix; on Windows nobody (Crush skips the check there).
-pub fn owner(path: &Path) -> io::Result<Option<u32>> {
+pub(crate) fn owner(path: &Path) -> io::Result<Option<u32>> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -60,7 +62,7 @@ pub fn owner(path: &Path) -> io::Result<Option<u32>> {
 /// Whether a file of `file_owner` is read in a folder walk started by a
 /// working directory of `walk_owner`: only when they are the same user
 /// (`probeEnt`), so that a shared folder cannot configure you.
-pub fn owned_alike(walk_owner: Option<u32>, file_owner: Option<u32>) -> bool {
+pub(crate) fn owned_alike(walk_owner: Option<u32>, file_owner: Option<u32>) -> bool {
     walk_owner.is_none() || walk_owner == file_owner
 }
 
@@ -70,7 +72,7 @@ pub fn owned_alike(walk_owner: Option<u32>, file_owner: Option<u32>) -> bool {
 /// symbolic links kept, and each is compared with the root once its links
 /// are resolved: from a link into a subfolder of the work tree, the walk
 /// never meets the root and goes up to `/`.
-pub fn walk(cwd: &Path, root: Option<&Path>) -> Vec<PathBuf> {
+pub(crate) fn walk(cwd: &Path, root: Option<&Path>) -> Vec<PathBuf> {
     let Some(root) = root else {
         return vec![cwd.to_owned()];
     };
@@ -88,7 +90,7 @@ pub fn walk(cwd: &Path, root: Option<&Path>) -> Vec<PathBuf> {
 
 /// The project files from `cwd` up to `root`, those of another owner than
 /// `cwd`'s passed over.
-pub fn project(cwd: &Path, root: Option<&Path>) -> Project {
+pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
     let mut project = Project::default();
     let walk_owner = match owner(cwd) {
         Ok(owner) => owner,
@@ -154,7 +156,7 @@ pub struct Workspace {
 }
 
 /// What decides the workspace folder (Crush's `setDefaults`).
-pub struct WorkspaceInputs<'a> {
+pub(crate) struct WorkspaceInputs<'a> {
     /// `-D/--data-dir`.
     pub flag: Option<&'a Path>,
     /// `options.data_directory` from every file but the workspace's.
@@ -171,7 +173,7 @@ pub struct WorkspaceInputs<'a> {
 /// nearest `.crush` up to the project root (not in the home folder, and
 /// only the working directory's owner's), else `./.crush`; a relative
 /// folder is taken from the working directory.
-pub fn workspace(inputs: WorkspaceInputs<'_>) -> Workspace {
+pub(crate) fn workspace(inputs: WorkspaceInputs<'_>) -> Workspace {
     let cwd = inputs.cwd;
     let (dir, from) = if let Some(flag) = inputs.flag.filter(|f| !f.as_os_str().is_empty()) {
         (cwd.join(flag), WorkspaceFrom::Flag)
@@ -208,7 +210,7 @@ fn nearest_dot_crush(cwd: &Path, root: Option<&Path>, home: Option<&Path>) -> Op
 
 /// Go's `filepath.Clean`, lexically: `.` dropped, `..` taking the folder
 /// before it away.
-pub fn clean(path: &Path) -> PathBuf {
+pub(crate) fn clean(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -261,7 +263,8 @@ pub(super) fn ranked_files(env: EnvLookup, project: Vec<(PathBuf, Format)>) -> (
 /// state, the workspace file (in the folder Crush finds without `-D` or
 /// `option data-directory`), the global JSON and crushrc, the project files
 /// Crush reads (another user's left out).
-pub fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
+#[cfg(test)]
+pub(crate) fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
     let root = match root::find(&physical(cwd)) {
         root::Root::WorkTree(dir) => Some(dir),
         root::Root::None(_) => None,

@@ -4,15 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
+#[cfg(test)]
 use super::files::config_files;
 use super::{Format, crushrc, read};
 use crate::store::paths::{self, EnvLookup};
 
 /// The JSON key, under `options`, that names the real Crush.
-pub const REAL_CRUSH_KEY: &str = "provider_real_crush";
+pub(crate) const REAL_CRUSH_KEY: &str = "provider_real_crush";
 
 /// The environment variable Crush takes Hyper's key from first.
-pub const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
+pub(crate) const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
 
 /// The real Crush named by `options.provider_real_crush` in the user's own
 /// global JSON config (`$CRUSH_GLOBAL_CONFIG/crush.json`, else
@@ -22,7 +23,7 @@ pub const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
 /// while it ignores a JSON key it does not know). A file that cannot be
 /// read or parsed names none here; the settings, which read it too, say
 /// what is wrong with it.
-pub fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
+pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
     let file = paths::config_dir(env).ok()?.join("crush.json");
     let bytes = read::read_regular(&file).ok()??;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
@@ -36,13 +37,14 @@ pub fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
 /// crushrc; `crush login hyper` writes the global state's). A command
 /// this reader cannot evaluate that may set one counts as set: the answer
 /// only decides whether Crush keeps fetching for itself, the safe side.
-pub fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
+#[cfg(test)]
+pub(crate) fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
     find_hyper_key(cwd, env).map(|key| key.origin)
 }
 
 /// A Hyper key that is set.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HyperKey {
+pub(crate) struct HyperKey {
     /// `HYPER_API_KEY`, or the file (and crushrc line) that sets it.
     pub origin: String,
     /// The key as Crush sends it (a config's value as written, as Crush's
@@ -53,7 +55,8 @@ pub struct HyperKey {
 
 /// The Hyper key, as [`hyper_key`] finds it, with its value. An empty
 /// `HYPER_API_KEY` is none (Crush: `os.Getenv(...) != ""`).
-pub fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
+#[cfg(test)]
+pub(crate) fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
     key_in(env, || in_crushs_order(config_files(cwd, env), None, env))
 }
 
@@ -61,7 +64,7 @@ pub fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
 /// ([`super::Settings::files`], lowest priority first, the workspace
 /// file `workspace` among them): the walk that found them is not made
 /// again at every start.
-pub fn hyper_key_in(settings: &super::Settings, env: EnvLookup) -> Option<HyperKey> {
+pub(crate) fn hyper_key_in(settings: &super::Settings, env: EnvLookup) -> Option<HyperKey> {
     let workspace = settings.workspace.dir.join("crush.json");
     key_in(env, || {
         let files = settings

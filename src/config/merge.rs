@@ -149,7 +149,7 @@ impl<'de> Deserialize<'de> for Raw {
     }
 }
 
-/// A JSON file's text as a [`Node`]: `Err` with the line when it is not
+/// A JSON file's text as a `Node`: `Err` with the line when it is not
 /// JSON, or when it is not an object (`None` for the line).
 pub fn parse(text: &str, file: usize) -> Result<Node, (Option<usize>, String)> {
     let raw: Raw = serde_json::from_str(text).map_err(|e| (Some(e.line()), not_json(text, &e)))?;
@@ -167,7 +167,7 @@ pub fn parse(text: &str, file: usize) -> Result<Node, (Option<usize>, String)> {
 
 /// What a JSON file that does not parse is told, in plain words; its line
 /// is named apart, once.
-pub fn not_json(text: &str, e: &serde_json::Error) -> String {
+pub(crate) fn not_json(text: &str, e: &serde_json::Error) -> String {
     if text.starts_with('\u{feff}') {
         return format!("not valid JSON: {}", crate::catalog::BYTE_ORDER_MARK);
     }
@@ -180,7 +180,7 @@ pub fn not_json(text: &str, e: &serde_json::Error) -> String {
 
 /// A value of one type replaced by one of another in a later file.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TypeChange {
+pub(crate) struct TypeChange {
     /// The key, e.g. `options.disable_provider_auto_update`.
     pub key: String,
     /// The value before, its kind and where it came from.
@@ -191,7 +191,7 @@ pub struct TypeChange {
 
 /// Merges `source` into `target`, go-jsons' way; each change of type is
 /// recorded in `changes`.
-pub fn merge(target: &mut Node, source: Node, changes: &mut Vec<TypeChange>) {
+pub(crate) fn merge(target: &mut Node, source: Node, changes: &mut Vec<TypeChange>) {
     merge_at(target, source, &mut Vec::new(), changes);
 }
 

@@ -1,16 +1,16 @@
 //! Resolving `provider-auto-update`, `default-providers` and the pinned
 //! keys through Crush's levels of configuration (spec sections 4 to 6),
-//! recording where each value came from: the files ([`files`], their
-//! project root [`root`]), merged then decoded as Crush does ([`merge`]),
-//! crushrc files read without running them ([`crushrc`]), then the
+//! recording where each value came from: the files (`files`, their
+//! project root `root`), merged then decoded as Crush does (`merge`),
+//! crushrc files read without running them (`crushrc`), then the
 //! environment.
 
-pub mod crushrc;
-pub mod files;
-pub mod front;
-pub mod merge;
+pub(crate) mod crushrc;
+pub(crate) mod files;
+pub(crate) mod front;
+pub(crate) mod merge;
 mod read;
-pub mod root;
+pub(crate) mod root;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -79,7 +79,7 @@ impl fmt::Display for Origin {
 
 /// Text from a file or the environment as it may be printed: as is when
 /// plain, quoted with its control characters escaped otherwise.
-pub fn shown(text: &str) -> String {
+pub(crate) fn shown(text: &str) -> String {
     if crate::catalog::has_control(text) {
         crate::catalog::quoted(text)
     } else {
@@ -88,7 +88,7 @@ pub fn shown(text: &str) -> String {
 }
 
 /// A path as it may be printed ([`shown`]).
-pub fn shown_path(path: &Path) -> String {
+pub(crate) fn shown_path(path: &Path) -> String {
     shown(&path.display().to_string())
 }
 
@@ -216,7 +216,8 @@ impl Settings {
 }
 
 /// Resolves the settings for a working directory.
-pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
+#[cfg(test)]
+pub(crate) fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
     resolve_tolerating(cwd, env, |_| false)
 }
 
@@ -224,7 +225,8 @@ pub fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
 /// may be skipped that cannot be used, with a warning naming it, rather
 /// than failing: what a recovery command needs, for which such a file
 /// holds nothing that matters (a crushrc pins no key).
-pub fn resolve_tolerating(
+#[cfg(test)]
+pub(crate) fn resolve_tolerating(
     cwd: &Path,
     env: EnvLookup,
     tolerated: impl Fn(Format) -> bool,
@@ -270,7 +272,7 @@ impl<F: Fn(Format) -> bool> Reader<F> {
 }
 
 /// Resolves the settings from `inputs`, skipping files as
-/// [`resolve_tolerating`] does.
+/// `resolve_tolerating` does.
 pub fn resolve_in(
     inputs: &Inputs<'_>,
     tolerated: impl Fn(Format) -> bool,

@@ -45,7 +45,7 @@ pub enum NoRoot {
 }
 
 /// Finds the project root of `cwd`.
-pub fn find(cwd: &Path) -> Root {
+pub(crate) fn find(cwd: &Path) -> Root {
     let start = device(cwd);
     for dir in cwd.ancestors() {
         if start.is_some() && device(dir) != start {
@@ -96,7 +96,7 @@ fn read_gitfile(path: &Path) -> Option<PathBuf> {
 }
 
 /// git's `is_git_directory`.
-pub fn is_git_directory(dir: &Path) -> bool {
+pub(crate) fn is_git_directory(dir: &Path) -> bool {
     if !valid_head(&dir.join("HEAD")) {
         return false;
     }

@@ -16,7 +16,7 @@
 //! The command line installs the file once ([`install`]); a library host
 //! that installs nothing gets the process's variables alone.
 
-pub mod dotenv;
+pub(crate) mod dotenv;
 
 use std::ffi::OsString;
 use std::fs;
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The name of the file, in the process's working directory.
-pub const FILE_NAME: &str = ".env";
+pub(crate) const FILE_NAME: &str = ".env";
 
 /// Largest `.env` read; godotenv has no limit, but a start must not read
 /// a runaway file whole.
@@ -36,7 +36,7 @@ const READ_BEFORE: [&str; 2] = ["HOME", "USERPROFILE"];
 
 /// What a `.env` file gives the environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DotEnv {
+pub(crate) struct DotEnv {
     /// The file.
     pub path: PathBuf,
     /// The variables it adds: those the process does not already have.
@@ -52,7 +52,7 @@ pub struct DotEnv {
 
 /// Whether a `.env` variable is taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Taken {
+pub(crate) enum Taken {
     /// It joins the environment.
     Yes,
     /// The process already has the variable: its value stands.
@@ -65,7 +65,7 @@ pub enum Taken {
 /// process has it (`in_process`), nor for one Crush reads before the file
 /// is loaded, nor for one of `refused` (the caller's own rule, e.g. that a
 /// project's file cannot pin keys).
-pub fn taken(name: &str, in_process: bool, refused: &[(&str, &'static str)]) -> Taken {
+pub(crate) fn taken(name: &str, in_process: bool, refused: &[(&str, &'static str)]) -> Taken {
     if let Some((_, why)) = refused.iter().find(|(n, _)| *n == name) {
         Taken::Refused(why)
     } else if READ_BEFORE.contains(&name) {
@@ -81,7 +81,7 @@ pub fn taken(name: &str, in_process: bool, refused: &[(&str, &'static str)]) -> 
 /// cannot be read or parsed loads nothing, as in Crush (which says
 /// nothing); here [`DotEnv::error`] says why. Only a regular file is read:
 /// a FIFO there would block a start for good.
-pub fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEnv> {
+pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEnv> {
     let path = dir.join(FILE_NAME);
     let meta = fs::metadata(&path).ok()?;
     let mut loaded = DotEnv {
@@ -121,19 +121,19 @@ static INSTALLED: OnceLock<Option<DotEnv>> = OnceLock::new();
 
 /// Makes `dotenv` part of the environment [`var`] reads, for the rest of
 /// the process; the first call wins.
-pub fn install(dotenv: Option<DotEnv>) {
+pub(crate) fn install(dotenv: Option<DotEnv>) {
     let _ = INSTALLED.set(dotenv);
 }
 
 /// The `.env` file installed, when there is one.
-pub fn installed() -> Option<&'static DotEnv> {
+pub(crate) fn installed() -> Option<&'static DotEnv> {
     INSTALLED.get().and_then(Option::as_ref)
 }
 
 /// A variable as Crush reads it: the process's, else the installed
 /// `.env` file's. An empty value counts as unset, as it does for every
 /// variable this tool reads.
-pub fn var(name: &str) -> Option<OsString> {
+pub(crate) fn var(name: &str) -> Option<OsString> {
     match std::env::var_os(name) {
         Some(value) => Some(value),
         None => dotenv_entry(name).map(|entry| os_string(&entry.value)),
@@ -143,7 +143,7 @@ pub fn var(name: &str) -> Option<OsString> {
 
 /// Where a variable's value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// The process's environment.
     Process,
     /// A `.env` file, at this line.
@@ -151,7 +151,7 @@ pub enum Source {
 }
 
 /// Where [`var`] finds `name`; `None` when it is unset.
-pub fn source(name: &str) -> Option<Source> {
+pub(crate) fn source(name: &str) -> Option<Source> {
     var(name)?;
     match dotenv_entry(name) {
         Some(entry) if std::env::var_os(name).is_none() => Some(Source::DotEnv(
@@ -164,7 +164,7 @@ pub fn source(name: &str) -> Option<Source> {
 
 /// Whether `name` is set, but to the empty string, which [`var`] reads as
 /// unset; where it was set, when it is.
-pub fn set_but_empty(name: &str) -> Option<Source> {
+pub(crate) fn set_but_empty(name: &str) -> Option<Source> {
     match std::env::var_os(name) {
         Some(value) if value.is_empty() => Some(Source::Process),
         Some(_) => None,

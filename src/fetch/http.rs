@@ -19,11 +19,11 @@ use crate::fetch::watch::{Reported, Signal, Watch};
 use crate::store::validators::Validators;
 
 /// Largest body accepted, after decompression.
-pub const MAX_BODY_BYTES: usize = crate::store::file::MAX_FILE_BYTES;
+pub(crate) const MAX_BODY_BYTES: usize = crate::store::file::MAX_FILE_BYTES;
 
 /// How to fetch.
 #[derive(Debug, Clone)]
-pub struct FetchOptions {
+pub(crate) struct FetchOptions {
     /// Bound on the whole exchange, from connecting to the last body byte.
     pub timeout: Duration,
     /// Bound on establishing the connection.
@@ -69,7 +69,7 @@ impl Default for FetchOptions {
 
 /// What the server answered.
 #[derive(Debug)]
-pub enum Fetched {
+pub(crate) enum Fetched {
     /// `304 Not Modified`: what the client has is current.
     NotModified,
     /// A 2xx answer with its body.
@@ -81,7 +81,7 @@ pub enum Fetched {
     },
 }
 
-/// Why a fetch failed, in the project's own words ([`crate::fetch::diagnosis`]).
+/// Why a fetch failed, in the project's own words (`crate::fetch::diagnosis`).
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// The time allowed ran out, in this phase.
@@ -212,7 +212,7 @@ impl FetchError {
 
 /// Parses a positive number of seconds, fractions allowed, as `--timeout`
 /// and `CRUSH_PROVIDER_TIMEOUT` take it.
-pub fn parse_seconds(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<Duration, String> {
     match s.trim().parse::<f64>() {
         Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
             Ok(Duration::from_secs_f64(secs))
@@ -241,7 +241,7 @@ pub(crate) struct Progress {
 /// not behind a new name lookup and TLS handshake. The client is set up on
 /// the first fetch; a session that fetches nothing costs nothing.
 #[derive(Default)]
-pub struct Session {
+pub(crate) struct Session {
     client: std::sync::OnceLock<Client>,
 }
 
@@ -268,7 +268,7 @@ impl Session {
     /// Fetches `url`, blocking the calling thread (the session runs its own
     /// small runtime). The session's first fetch sets its client up with
     /// `options.connect_timeout`.
-    pub fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    pub(crate) fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
         if self.client.get().is_none() {
             let _ = self.client.set(Client::new(options.connect_timeout)?);
         }

@@ -6,10 +6,10 @@
 //! proxy each request goes through ([`proxy`]).
 
 pub(crate) mod classify;
-pub mod diagnosis;
-pub mod http;
-pub mod proxy;
-pub mod redirect;
-pub mod source;
-pub mod tls;
-pub mod watch;
+pub(crate) mod diagnosis;
+pub(crate) mod http;
+pub(crate) mod proxy;
+pub(crate) mod redirect;
+pub(crate) mod source;
+pub(crate) mod tls;
+pub(crate) mod watch;

@@ -40,7 +40,7 @@ pub(crate) fn variable_for(url: &Url) -> &'static str {
 
 /// The proxy variables, as read from the environment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProxyEnv {
+pub(crate) struct ProxyEnv {
     /// The proxy for http requests, and the variable it came from.
     pub http: Option<(String, &'static str)>,
     /// The proxy for https requests, and the variable it came from.
@@ -53,7 +53,7 @@ pub struct ProxyEnv {
 
 impl ProxyEnv {
     /// Reads the variables through `env`.
-    pub fn read(env: impl Fn(&str) -> Option<String>) -> ProxyEnv {
+    pub(crate) fn read(env: impl Fn(&str) -> Option<String>) -> ProxyEnv {
         let any = |names: [&'static str; 2]| {
             names
                 .into_iter()
@@ -68,7 +68,7 @@ impl ProxyEnv {
     }
 
     /// The variables of the environment as Crush sees it.
-    pub fn current() -> ProxyEnv {
+    pub(crate) fn current() -> ProxyEnv {
         ProxyEnv::read(|name| {
             crate::environment::var(name).map(|v| v.to_string_lossy().into_owned())
         })
@@ -77,7 +77,7 @@ impl ProxyEnv {
 
 /// Why a request goes directly.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Direct {
+pub(crate) enum Direct {
     /// No proxy is set for its scheme (or the one set cannot be read).
     NoneSet,
     /// It is for this machine, which never goes through a proxy.
@@ -95,7 +95,7 @@ pub enum Direct {
 
 /// The route of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub(crate) enum Route {
     /// Straight to the server.
     Direct(Direct),
     /// Through this proxy (credentials included), named by this variable.
@@ -105,7 +105,7 @@ pub enum Route {
 }
 
 /// Decides the route of a request for `url`.
-pub fn route(url: &Url, env: &ProxyEnv) -> Route {
+pub(crate) fn route(url: &Url, env: &ProxyEnv) -> Route {
     let set = match url.scheme() {
         "https" => env.https.as_ref(),
         "http" => env.http.as_ref(),
@@ -141,7 +141,7 @@ pub fn route(url: &Url, env: &ProxyEnv) -> Route {
 
 /// Whether `url` is for this machine, which never goes through a proxy:
 /// `localhost`, `127.0.0.0/8`, `::1` (Go's `useProxy`).
-pub fn is_loopback(url: &Url) -> bool {
+pub(crate) fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -319,7 +319,7 @@ fn in_range(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
 /// The variable a proxy for the source `url` (a URL, or a file's name) is
 /// taken from, for a hint: `HTTP_PROXY`
 /// for a plain-http URL, `HTTPS_PROXY` else.
-pub fn variable_for_source(url: &str) -> &'static str {
+pub(crate) fn variable_for_source(url: &str) -> &'static str {
     match url.get(..7) {
         Some(scheme) if scheme.eq_ignore_ascii_case("http://") => "HTTP_PROXY",
         _ => "HTTPS_PROXY",

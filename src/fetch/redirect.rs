@@ -9,12 +9,12 @@ use crate::fetch::classify;
 use crate::fetch::http::{Attempt, FetchError};
 
 /// Most redirects followed for one request.
-pub const MAX_REDIRECTS: usize = 5;
+pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// Whether to follow a redirect to `next` after requesting `previous`
 /// (the original URL first): at most [`MAX_REDIRECTS`], only to http(s),
 /// and never from https to anything else.
-pub fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
+pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
     if previous.len() > MAX_REDIRECTS {
         Err(format!("more than {MAX_REDIRECTS} redirects"))
     } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {

@@ -16,12 +16,12 @@ use crate::store::validators::Validators;
 use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
 
 /// Path of the catalog on a Catwalk server, below its base URL.
-pub const CATALOG_PATH: &str = "v2/providers";
+pub(crate) const CATALOG_PATH: &str = "v2/providers";
 /// Path of Hyper's provider on its server, below its base URL.
-pub const HYPER_PATH: &str = "api/v1/provider";
+pub(crate) const HYPER_PATH: &str = "api/v1/provider";
 
 /// `target`'s public server, when [`url_env`] names none.
-pub fn default_url(target: Target) -> &'static str {
+pub(crate) fn default_url(target: Target) -> &'static str {
     match target {
         Target::Catalog => DEFAULT_CATWALK_URL,
         Target::Hyper => DEFAULT_HYPER_URL,
@@ -64,7 +64,7 @@ impl fmt::Display for Source {
 /// any, replaced by `***`. The text is read as written, not parsed, so a
 /// value that is no valid URL (a proxy without its scheme, one with a
 /// character Go refuses) loses its password too.
-pub fn redacted(text: &str) -> String {
+pub(crate) fn redacted(text: &str) -> String {
     let start = text.find("://").map_or(0, |i| i + 3);
     let rest = &text[start..];
     let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
@@ -83,7 +83,7 @@ pub fn redacted(text: &str) -> String {
 /// backslash in the host part (Go refuses such a host, or reads the
 /// backslash into its port or user name, where this parser starts the
 /// path there).
-pub fn go_accepts(text: &str) -> bool {
+pub(crate) fn go_accepts(text: &str) -> bool {
     if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
         return false;
     }
@@ -95,11 +95,11 @@ pub fn go_accepts(text: &str) -> bool {
 /// A `SOURCE` argument or `CATWALK_URL` that is not usable (a usage error).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
-pub struct SourceError(String);
+pub(crate) struct SourceError(String);
 
 /// Which input named the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Given {
+pub(crate) enum Given {
     /// The `SOURCE` argument.
     Argument,
     /// This variable (`CATWALK_URL`, `HYPER_URL`: [`url_env`]), the
@@ -112,7 +112,7 @@ pub enum Given {
 /// [`given`] for `target`: `env_url` is the value of its [`url_env`]
 /// (Crush's `UpdateHyper`: `cmp.Or(pathOrURL, hyper.BaseURL())`, which is
 /// `HYPER_URL`, else Hyper's server).
-pub fn given_for<'a>(
+pub(crate) fn given_for<'a>(
     target: Target,
     arg: Option<&'a str>,
     env_url: Option<&'a str>,
@@ -138,7 +138,7 @@ pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, S
 /// [`resolve`] for `target`, `env_url` being the value of its
 /// [`url_env`]: a URL names a server's base (or the document itself),
 /// as for the catalog.
-pub fn resolve_for(
+pub(crate) fn resolve_for(
     target: Target,
     arg: Option<&str>,
     env_url: Option<&str>,
@@ -153,13 +153,13 @@ pub fn resolve_for(
 /// Whether `CATWALK_URL` can be the start-up refresh's server: an http(s)
 /// URL, as Crush's requests need (anything else makes its request fail
 /// before it is sent). `Err` holds a value that is not one.
-pub fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
+pub(crate) fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
     startup_url_for(Target::Catalog, catwalk_url)
 }
 
 /// [`startup_url`] for `target`, `env_url` being the value of its
 /// [`url_env`].
-pub fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, String> {
+pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, String> {
     let (text, _) = given_for(target, None, env_url);
     if is_http(text)
         && go_accepts(text)
@@ -208,7 +208,7 @@ fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
 /// or `127.0.0.1:8080` are a host written without its scheme (a missing
 /// file named so is a typo of a URL far more often than of a path).
 /// `None` for what looks like a file's path.
-pub fn meant_url(arg: &str) -> Option<String> {
+pub(crate) fn meant_url(arg: &str) -> Option<String> {
     let (host, rest) = arg.split_once('/').unwrap_or((arg, ""));
     let (name, port) = match host.rsplit_once(':') {
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
@@ -231,7 +231,7 @@ pub fn meant_url(arg: &str) -> Option<String> {
 /// The catalog URL for a URL given by the user: itself when it already names a
 /// catalog (`….json` or `…/v2/providers`), else `<base>/v2/providers` joined
 /// with exactly one slash.
-pub fn catalog_url(given: &str) -> Result<Url, SourceError> {
+pub(crate) fn catalog_url(given: &str) -> Result<Url, SourceError> {
     document_url(Target::Catalog, given)
 }
 
@@ -239,7 +239,7 @@ pub fn catalog_url(given: &str) -> Result<Url, SourceError> {
 /// `…/api/v1/provider`, else `<base>/api/v1/provider` (Crush joins
 /// `HYPER_URL` and the path as text; a trailing slash makes no other
 /// place here).
-pub fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
+pub(crate) fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
     let mut url = Url::parse(given)
         .map_err(|e| SourceError(format!("{:?} is not a valid URL: {e}", redacted(given))))?;
     if url.host_str().is_none_or(str::is_empty) {
@@ -265,7 +265,7 @@ pub fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
 /// Where a URL but for the spaces around it has them (`ends with a
 /// space`), and the URL without them; `None` for anything else. Go's URL
 /// parser, Crush's, refuses them, and a person does not see them.
-pub fn stray_space(text: &str) -> Option<(String, &str)> {
+pub(crate) fn stray_space(text: &str) -> Option<(String, &str)> {
     let url = text.trim();
     if url == text || !is_http(url) {
         return None;
@@ -301,7 +301,7 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 }
 
 /// Whether a URL's host is this machine (traffic to it never leaves it).
-pub fn is_loopback(url: &Url) -> bool {
+pub(crate) fn is_loopback(url: &Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => {
             d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost")
@@ -328,7 +328,7 @@ pub enum ReadError {
 
 /// Bytes read from a source, with the HTTP validators that came with them.
 #[derive(Debug)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// The raw catalog bytes.
     pub bytes: Cow<'static, [u8]>,
     /// Validators the server sent (empty for local sources).
@@ -446,7 +446,7 @@ impl Source {
 
 /// Where the signature of the catalog at `url` is: the same URL with
 /// `.minisig` appended to its path.
-pub fn signature_url(url: &Url) -> Url {
+pub(crate) fn signature_url(url: &Url) -> Url {
     let mut url = url.clone();
     let path = format!("{}{SIGNATURE_SUFFIX}", url.path());
     url.set_path(&path);

@@ -22,7 +22,7 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 
 /// The client configuration: TLS 1.2 and 1.3 with ring, HTTP/1.1 (one
 /// connection kept alive carries a catalog and its signature).
-pub fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::ClientConfig {
+pub(crate) fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Arc::new(LazyVerifier {
         provider: Arc::clone(&provider),

@@ -19,20 +19,20 @@ use crate::config;
 use crate::store::paths::EnvLookup;
 
 /// The environment variable that names the real Crush.
-pub const REAL_CRUSH_ENV: &str = "CRUSH_PROVIDER_REAL_CRUSH";
+pub(crate) const REAL_CRUSH_ENV: &str = "CRUSH_PROVIDER_REAL_CRUSH";
 /// The marker every hand-over sets: the one variable besides
 /// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` that the front adds to Crush's
 /// environment.
-pub const MARKER_ENV: &str = "CRUSH_PROVIDER_FRONT";
+pub(crate) const MARKER_ENV: &str = "CRUSH_PROVIDER_FRONT";
 /// More hand-overs than this nested in one another are a loop: Crush
 /// running a tool that starts Crush again nests a few; a wrapper that
 /// starts this program again, each time in a new process, nests without
 /// end.
-pub const MAX_DEPTH: u32 = 8;
+pub(crate) const MAX_DEPTH: u32 = 8;
 
 /// Where the real Crush was named.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// [`REAL_CRUSH_ENV`].
     Env,
     /// `options.provider_real_crush` in this file.
@@ -58,7 +58,7 @@ impl fmt::Display for Origin {
 
 /// The real Crush.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Crush {
+pub(crate) struct Crush {
     /// The path to start, as found.
     pub path: PathBuf,
     /// Its canonical form: what it is compared by and remembered as.
@@ -69,7 +69,7 @@ pub struct Crush {
 
 /// Why no Crush is found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Missing {
+pub(crate) enum Missing {
     /// None on `PATH` besides this program (and fronts like it).
     NotOnPath,
     /// The one named is not a program that can run (what is wrong).
@@ -96,7 +96,7 @@ impl fmt::Display for Missing {
 
 /// The marker of the hand-over that led to this start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Marker {
+pub(crate) struct Marker {
     /// Hand-overs so far in this chain.
     pub depth: u32,
     /// The process that made the last one (with `exec`, this one).
@@ -113,7 +113,7 @@ impl Marker {
     /// `DEPTH:PID:run|probe:` then the chosen program and the fronts as a
     /// `PATH`-style list (`:` or `;`). Paths that cannot be listed so (one
     /// holding the separator) are left out: the depth still ends a loop.
-    pub fn encode(&self) -> OsString {
+    pub(crate) fn encode(&self) -> OsString {
         let kind = if self.probe { "probe" } else { "run" };
         let mut value = OsString::from(format!("{}:{}:{kind}:", self.depth, self.pid));
         let paths = std::iter::once(&self.chosen).chain(&self.fronts);
@@ -124,7 +124,7 @@ impl Marker {
     }
 
     /// The marker in `value`, when it is one.
-    pub fn parse(value: &OsStr) -> Option<Marker> {
+    pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
         let text = value.to_str()?;
         let mut parts = text.splitn(4, ':');
         let depth = parts.next()?.parse().ok()?;
@@ -149,7 +149,7 @@ impl Marker {
 
 /// What a start that may have been handed over by a front does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Chain {
+pub(crate) enum Chain {
     /// Look for Crush, skipping these (this program and the fronts
     /// before it), at this depth.
     Search {
@@ -170,7 +170,7 @@ pub enum Chain {
 
 /// Whether this start (`me`, canonical; process `pid`) may look for Crush,
 /// given the marker it found.
-pub fn chain(marker: Option<&Marker>, me: &Path, pid: u32) -> Chain {
+pub(crate) fn chain(marker: Option<&Marker>, me: &Path, pid: u32) -> Chain {
     let Some(marker) = marker else {
         return Chain::Search {
             fronts: vec![me.to_path_buf()],
@@ -201,7 +201,7 @@ pub fn chain(marker: Option<&Marker>, me: &Path, pid: u32) -> Chain {
 
 /// Finds the real Crush: named by [`REAL_CRUSH_ENV`], else by the global
 /// JSON config, else on `PATH`; never one of `fronts`.
-pub fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
+pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
     let named = env(REAL_CRUSH_ENV)
         .map(|p| (PathBuf::from(p), Origin::Env))
         .or_else(|| config::front::real_crush(env).map(|(p, file)| (p, Origin::Config(file))));
@@ -261,7 +261,7 @@ fn names(env: EnvLookup) -> Vec<OsString> {
 
 /// The canonical path of `path` when it is a program that can run;
 /// otherwise what is wrong, in words that follow "which".
-pub fn program(path: &Path) -> Result<PathBuf, String> {
+pub(crate) fn program(path: &Path) -> Result<PathBuf, String> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => "does not exist".to_string(),
         _ => format!("cannot be read: {e}"),

@@ -13,8 +13,8 @@
 //! command layer ([`crate::commands`]) carries them out: it prints, it
 //! starts Crush, it exits.
 
-pub mod find;
-pub mod version;
+pub(crate) mod find;
+pub(crate) mod version;
 
 use std::ffi::{OsStr, OsString};
 
@@ -23,7 +23,7 @@ use crate::store::state::{CacheState, RefreshOutcome};
 
 /// Names this program takes: the only commands that never go to Crush
 /// (Crush has none of these names).
-pub const OWN_COMMANDS: [&str; 5] = [
+pub(crate) const OWN_COMMANDS: [&str; 5] = [
     "update-providers",
     "providers",
     "provider-models",
@@ -48,7 +48,7 @@ const LONG_VALUE_FLAGS: [&str; 1] = ["channels"];
 
 /// Whose command a command line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Word {
+pub(crate) enum Word {
     /// Only this program's: answered here, whatever else is installed.
     Own,
     /// Crush's, or this program's when no Crush is found: `models`,
@@ -61,7 +61,7 @@ pub enum Word {
 
 /// A command line, read as Crush's would be for what the front needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// Whose it is.
     pub word: Word,
     /// `-c`/`--cwd`, the folder Crush reads its project settings from.
@@ -73,7 +73,7 @@ pub struct Parsed {
 /// Reads the arguments (without the program's name) as Crush's command
 /// line parser would find its command: the first word that is neither a
 /// flag nor a flag's value, before any `--`.
-pub fn classify(args: &[OsString]) -> Parsed {
+pub(crate) fn classify(args: &[OsString]) -> Parsed {
     let mut cwd = None;
     let mut data_dir = None;
     let mut command: Option<&str> = None;
@@ -200,7 +200,7 @@ fn short_value(shorts: &str) -> (ShortValue<'_>, Option<char>) {
 
 /// How Crush is started.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HandOver {
+pub(crate) enum HandOver {
     /// With `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`: Crush reads the cache
     /// this program keeps, makes no request of its own and never applies
     /// an unreviewed catalog.
@@ -216,14 +216,14 @@ pub enum HandOver {
 
 impl HandOver {
     /// Whether Crush starts with its own updates off.
-    pub fn updates_off(&self) -> bool {
+    pub(crate) fn updates_off(&self) -> bool {
         matches!(self, HandOver::UpdatesOff | HandOver::HeldOff(_))
     }
 }
 
 /// Why Crush is started as it would be without the front.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Why {
+pub(crate) enum Why {
     /// `default-providers` is off: Crush makes no catalog request at all.
     NoDefaultProviders,
     /// Automatic updates are off: Crush reads the cache (a release after
@@ -246,7 +246,7 @@ pub enum Why {
 
 /// What is known of the real Crush's version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Known<'a> {
+pub(crate) enum Known<'a> {
     /// As it printed it (`v0.91.0`).
     Version(&'a str),
     /// Not learnt, and why.
@@ -258,7 +258,7 @@ pub enum Known<'a> {
 /// Whether the settings leave the front anything to do: with
 /// `default-providers` off, or automatic updates off, Crush already makes
 /// no request, and is started as it is.
-pub fn by_settings(auto_update: bool, default_providers: bool) -> Option<Why> {
+pub(crate) fn by_settings(auto_update: bool, default_providers: bool) -> Option<Why> {
     if !default_providers {
         Some(Why::NoDefaultProviders)
     } else if !auto_update {
@@ -273,7 +273,7 @@ pub fn by_settings(auto_update: bool, default_providers: bool) -> Option<Why> {
 /// v0.90) and no Hyper key depends on them, or a refresh of `held`'s
 /// document was held and is not settled (Crush must not fetch that
 /// itself).
-pub fn decide(
+pub(crate) fn decide(
     version: Known<'_>,
     hyper_key: Option<&str>,
     held: Option<crate::catalog::Target>,
@@ -296,7 +296,7 @@ pub fn decide(
 
 impl Why {
     /// Why, in words, for `providers --status`.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         match self {
             Why::NoDefaultProviders => "default-providers is off: Crush asks for no catalog".into(),
             Why::AutoUpdateOff => {
@@ -320,7 +320,7 @@ impl Why {
 
 /// Why a start with a Hyper key turns Crush's updates off all the same,
 /// for `providers --status`.
-pub fn held_off_reason(target: crate::catalog::Target) -> String {
+pub(crate) fn held_off_reason(target: crate::catalog::Target) -> String {
     format!(
         "a refresh of {} is held, which Crush would fetch and apply itself: until it is settled, Crush uses its own embedded Hyper provider",
         target.noun()
@@ -329,7 +329,7 @@ pub fn held_off_reason(target: crate::catalog::Target) -> String {
 
 /// The line a start tells while a refresh of `target`'s document holds
 /// Crush's updates off.
-pub fn held_off_notice(target: crate::catalog::Target, program: &str) -> String {
+pub(crate) fn held_off_notice(target: crate::catalog::Target, program: &str) -> String {
     format!(
         "a refresh of {} was held for review: Crush starts with its own updates off until it is settled, and uses its own embedded Hyper provider (`{program} providers --status`)",
         target.noun()
@@ -339,7 +339,7 @@ pub fn held_off_notice(target: crate::catalog::Target, program: &str) -> String 
 /// What a start says before Crush takes the screen, and the key that tells
 /// one such thing from another, so that each is said once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notice {
+pub(crate) struct Notice {
     /// The same key: already told. A digest of what was found, so that
     /// the memo that keeps it stays small whatever a held refresh found.
     pub key: String,
@@ -349,7 +349,7 @@ pub struct Notice {
 
 /// The one line a start tells of the last automatic refresh, when it was
 /// held or failed; `None` when there is nothing to say.
-pub fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
+pub(crate) fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
     let refresh = state?.refresh.as_ref()?;
     let status = format!("`{program} providers --status`");
     match (&refresh.outcome, &refresh.held) {

@@ -16,14 +16,14 @@ use serde::{Deserialize, Serialize};
 
 /// Bound on `crush --version`: a Go program answers it in milliseconds; a
 /// hung or broken one must not hang the start.
-pub const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// The file, in the data folder, that remembers what the front learnt.
-pub const MEMO_FILE: &str = "providers.front.json";
+pub(crate) const MEMO_FILE: &str = "providers.front.json";
 /// What a front like this one answers a probe with (it is no Crush, and
 /// has no Crush version to give), on a line of its own.
-pub const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
+pub(crate) const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
 /// The problem recorded for a binary that is a front like this one.
-pub const IS_A_FRONT: &str = "it is a front of Crush like this program";
+pub(crate) const IS_A_FRONT: &str = "it is a front of Crush like this program";
 /// The temporary file a memo is written to before it is renamed in place:
 /// not named as the cache's are (`.providers.*.tmp`), which the cache's
 /// writer removes as a killed writer's leftovers while a start may be
@@ -40,7 +40,7 @@ const REMEMBERED: usize = 4;
 /// `v0.91.0`, `0.91.0`, `v0.91.0-rc.1 (abc1234)`) reads the cache while its
 /// updates are off: a release after v0.90.0. A build from a commit (a Go
 /// pseudo-version, `devel`) is not known to.
-pub fn reads_cache(version: &str) -> bool {
+pub(crate) fn reads_cache(version: &str) -> bool {
     parse(version).is_some_and(|v| v > (0, 90, 0))
 }
 
@@ -49,7 +49,7 @@ pub fn reads_cache(version: &str) -> bool {
 /// `v0.90.1-0.20260101120000-0123456789ab`, the build of a commit whose
 /// contents no version tells). A pre-release of a later version counts as
 /// later, as semantic versioning orders it.
-pub fn parse(version: &str) -> Option<(u64, u64, u64)> {
+pub(crate) fn parse(version: &str) -> Option<(u64, u64, u64)> {
     let word = version.split_whitespace().next()?;
     let word = word.strip_prefix('v').unwrap_or(word);
     let word = word.split('+').next()?;
@@ -79,7 +79,7 @@ pub fn parse(version: &str) -> Option<(u64, u64, u64)> {
 /// first, when standard output is a terminal). A version is plain ASCII:
 /// a word holding anything else (an escape sequence) is none, and never
 /// reaches a terminal from the memo.
-pub fn from_output(output: &str) -> Option<String> {
+pub(crate) fn from_output(output: &str) -> Option<String> {
     output.lines().find_map(|line| {
         let (_, rest) = line.split_once("version ")?;
         let word = rest.split_whitespace().next()?;
@@ -92,7 +92,7 @@ pub fn from_output(output: &str) -> Option<String> {
 /// What a binary is, for the memo: where, how large, when last modified.
 /// Replacing or upgrading it changes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Identity {
+pub(crate) struct Identity {
     /// The canonical path.
     pub path: PathBuf,
     /// Its size in bytes.
@@ -103,7 +103,7 @@ pub struct Identity {
 
 impl Identity {
     /// The identity of the binary at `canonical`.
-    pub fn of(canonical: &Path) -> io::Result<Identity> {
+    pub(crate) fn of(canonical: &Path) -> io::Result<Identity> {
         let meta = std::fs::metadata(canonical)?;
         let modified = meta
             .modified()?
@@ -119,7 +119,7 @@ impl Identity {
 
 /// What was learnt of one binary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Learnt {
+pub(crate) struct Learnt {
     /// The binary.
     #[serde(flatten)]
     pub identity: Identity,
@@ -135,7 +135,7 @@ pub struct Learnt {
 /// told (so that each is told once). Nothing in it is needed: a missing or
 /// unreadable one is learnt again.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Memo {
+pub(crate) struct Memo {
     /// The binaries learnt, the latest first.
     #[serde(default)]
     pub crush: Vec<Learnt>,
@@ -149,7 +149,7 @@ impl Memo {
     /// a small plain file is read: a FIFO there would block the start, a
     /// link to a device would never end it, and one larger than any memo
     /// is not one (the next write replaces each).
-    pub fn read(path: &Path) -> Memo {
+    pub(crate) fn read(path: &Path) -> Memo {
         let plain = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MEMO_LIMIT);
         if !plain {
             return Memo::default();
@@ -164,12 +164,12 @@ impl Memo {
     }
 
     /// What was learnt of the binary with this identity.
-    pub fn get(&self, identity: &Identity) -> Option<&Learnt> {
+    pub(crate) fn get(&self, identity: &Identity) -> Option<&Learnt> {
         self.crush.iter().find(|l| l.identity == *identity)
     }
 
     /// Remembers `learnt`, in place of anything learnt at its path.
-    pub fn remember(&mut self, learnt: Learnt) {
+    pub(crate) fn remember(&mut self, learnt: Learnt) {
         self.crush
             .retain(|l| l.identity.path != learnt.identity.path);
         self.crush.insert(0, learnt);
@@ -178,7 +178,7 @@ impl Memo {
 
     /// Writes the memo to `path` whole (a temporary file renamed over it),
     /// creating its folder.
-    pub fn write(&self, path: &Path) -> io::Result<()> {
+    pub(crate) fn write(&self, path: &Path) -> io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
         let mut file = tempfile::Builder::new()
@@ -194,7 +194,7 @@ impl Memo {
 /// reads its version from what it prints within `timeout`; what is wrong
 /// otherwise, in words. Its input and errors go to the null device; a
 /// program still running at the deadline is killed.
-pub fn probe(mut command: Command, timeout: Duration) -> Result<String, String> {
+pub(crate) fn probe(mut command: Command, timeout: Duration) -> Result<String, String> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

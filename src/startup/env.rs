@@ -61,7 +61,7 @@ pub fn options_from_env(
 
 /// A refresh interval: whole or fractional seconds (`300`, `0`), or a
 /// number with a unit (`90s`, `5m`, `1h`, `1h30m`).
-pub fn parse_interval(text: &str) -> Option<Duration> {
+pub(crate) fn parse_interval(text: &str) -> Option<Duration> {
     let text = text.trim();
     if let Ok(seconds) = text.parse::<f64>() {
         return (0.0..1e12)

@@ -39,12 +39,12 @@ pub(super) struct Plan {
 
 impl Plan {
     /// Whether a request is due (waited for or not).
-    pub fn is_due(&self) -> bool {
+    pub(super) fn is_due(&self) -> bool {
         !matches!(self.decision, Decision::Offline | Decision::Cache)
     }
 
     /// Its refresh, as a job of the refresh.
-    pub fn job(&self) -> Job<'_> {
+    pub(super) fn job(&self) -> Job<'_> {
         Job {
             files: &self.files,
             request: &self.request,

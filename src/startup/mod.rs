@@ -3,7 +3,7 @@
 //! catalog at once, the cache or, without a valid one, the embedded
 //! snapshot (the real catalog of a named release), and revalidates it off
 //! the critical path when it was last confirmed longer ago than the
-//! refresh interval ([`refresh`]). Only a caller that asks to wait
+//! refresh interval (`refresh`). Only a caller that asks to wait
 //! ([`StartupOptions::wait`]) waits, bounded. It never fails.
 //!
 //! | situation | the caller gets | network |
@@ -14,14 +14,14 @@
 //! | no valid cache | the embedded snapshot | one request, in the background; the next start has its catalog |
 //! | either of the last two, waiting | what the request brings, else the cache or the embedded snapshot | one request, waited for |
 //!
-//! What to do is decided by [`decide`], a pure function of the settings,
+//! What to do is decided by `decide`, a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
 
 mod env;
-pub mod hyper;
-pub mod network;
-pub mod refresh;
-pub mod settings;
+pub(crate) mod hyper;
+pub(crate) mod network;
+pub(crate) mod refresh;
+pub(crate) mod settings;
 mod tell;
 
 use std::borrow::Cow;
@@ -30,12 +30,13 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-pub use self::env::{EnvOptions, options_from_env, parse_interval};
+pub(crate) use self::env::parse_interval;
+pub use self::env::{EnvOptions, options_from_env};
 pub use self::hyper::HyperOptions;
 pub use self::refresh::{Outcome, Refresh};
 pub use self::settings::{Prepared, pinned_keys};
 use self::tell::{held_flags, held_warning, mark_told, report_refresh};
-pub use self::tell::{held_hint, held_hint_for, not_http_warning, refresh_hint, refresh_hint_for};
+pub(crate) use self::tell::{held_hint_for, not_http_warning, refresh_hint_for};
 use crate::catalog::{Target, embedded};
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
@@ -81,7 +82,7 @@ pub struct StartupOptions {
     /// them, or it is not applied.
     pub keys: Option<TrustedKeys>,
     /// Hyper's provider, kept fresh beside the catalog by the same rules
-    /// ([`hyper`]): when a Hyper key is configured.
+    /// (`hyper`): when a Hyper key is configured.
     pub hyper: Option<HyperOptions>,
 }
 
@@ -105,7 +106,7 @@ pub enum Background {
     /// runs.
     Thread,
     /// In a detached helper process, this program (the path) run with
-    /// [`refresh::HELPER_COMMAND`]: for a short-lived command, which prints
+    /// `refresh::HELPER_COMMAND`: for a short-lived command, which prints
     /// and exits at once; a new catalog shows from the next start on.
     Process(PathBuf),
 }
@@ -158,7 +159,7 @@ pub struct StartupCatalog {
 
 /// What start-up does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// No network: the cache, else the embedded snapshot.
     Offline,
     /// The cache, confirmed recently enough: no network.
@@ -175,7 +176,7 @@ pub enum Decision {
 /// Decides what start-up does, given the settings, the valid cache (if
 /// any), the refresh interval, the time now (seconds since the epoch), and
 /// whether the caller waits for a refresh that is due.
-pub fn decide(
+pub(crate) fn decide(
     auto_update: bool,
     cached: Option<&Cached>,
     interval: Duration,

@@ -14,7 +14,7 @@ use crate::config::{Origin, Settings};
 
 /// Whether a start may refresh the catalog, and from where.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Network {
+pub(crate) enum Network {
     /// It may: from this URL, when a refresh is due.
     Allowed(Url),
     /// It makes no request, for this reason.
@@ -23,7 +23,7 @@ pub enum Network {
 
 /// Why a start makes no request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Offline {
+pub(crate) enum Offline {
     /// `default-providers` is off, set there: no catalog is used at all.
     DefaultProviders(Origin),
     /// `provider-auto-update` is off, set there.
@@ -58,7 +58,11 @@ impl fmt::Display for Offline {
 /// of the environment ([`super::EnvOptions::url`]) and the failure to read
 /// the pinned keys, if any; the first reason to stay off wins, in this
 /// order.
-pub fn decide(settings: &Settings, url: &Result<Url, String>, bad_key: Option<String>) -> Network {
+pub(crate) fn decide(
+    settings: &Settings,
+    url: &Result<Url, String>,
+    bad_key: Option<String>,
+) -> Network {
     if !settings.default_providers.value {
         return Network::Off(Offline::DefaultProviders(
             settings.default_providers.origin.clone(),

@@ -162,7 +162,7 @@ pub(crate) fn at_start_up(
 
 /// Where the environment variable `name` came from, with its value:
 /// `NAME=value`, `NAME=value at /path/.env:3`, or `None` when unset.
-pub fn env_origin(name: &str) -> Option<String> {
+pub(crate) fn env_origin(name: &str) -> Option<String> {
     let value = redacted(&environment::var(name)?.to_string_lossy());
     Some(match environment::source(name) {
         Some(Source::DotEnv(path, line)) => {
@@ -191,7 +191,7 @@ fn hyper_options(
 }
 
 /// The start-up's options from the environment.
-pub fn env_options(warnings: &mut Vec<String>) -> EnvOptions {
+pub(crate) fn env_options(warnings: &mut Vec<String>) -> EnvOptions {
     options_from_env(
         |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
         warnings,

@@ -11,13 +11,8 @@ use crate::fetch::source;
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::state::{self, RefreshOutcome};
 
-/// The hint appended to a warning about a failed refresh.
-pub fn refresh_hint() -> String {
-    refresh_hint_for(Target::Catalog)
-}
-
 /// [`refresh_hint`] for `target`'s document.
-pub fn refresh_hint_for(target: Target) -> String {
+pub(crate) fn refresh_hint_for(target: Target) -> String {
     let me = program();
     let update = update_command(target);
     // The global crushrc, which every project reads.
@@ -37,15 +32,8 @@ fn update_command(target: Target) -> &'static str {
     }
 }
 
-/// What a held refresh's warning ends with: the commands that keep the
-/// catalog in use, review what was held from `url`, or apply it (with
-/// `flags`), each on a line of its own, as it is typed.
-pub fn held_hint(url: &str, flags: &[String]) -> String {
-    held_hint_for(Target::Catalog, url, flags)
-}
-
 /// [`held_hint`] for `target`'s document.
-pub fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
+pub(crate) fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
     let me = program();
     let update = update_command(target);
     let from = format!("{me} {update} {}", shell_word(url));
@@ -202,7 +190,7 @@ pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Opti
 /// What every start says of a `CATWALK_URL` that is not an http(s) URL:
 /// no refresh goes anywhere (Crush's request with it fails before it is
 /// sent; never the public server instead), and what it is good for.
-pub fn not_http_warning(value: &str) -> String {
+pub(crate) fn not_http_warning(value: &str) -> String {
     let me = program();
     if let Some((what, url)) = source::stray_space(value) {
         return format!(

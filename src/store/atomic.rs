@@ -33,14 +33,14 @@ impl WriteError {
 /// renamed over `path`; when `durable`, the file is flushed to disk before
 /// the rename and the folder after it. On any failure `path` is untouched
 /// and the temporary file is removed.
-pub fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), WriteError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), WriteError> {
     stage(path, bytes, durable)?.commit()
 }
 
 /// New contents written beside their target but not yet visible. Dropping
 /// it removes the temporary file.
 #[derive(Debug)]
-pub struct Staged {
+pub(crate) struct Staged {
     temp: tempfile::NamedTempFile,
     target: PathBuf,
     /// Whether the contents must survive a power cut once committed: their
@@ -52,7 +52,7 @@ pub struct Staged {
 
 impl Staged {
     /// Makes the new contents visible: one rename over the target.
-    pub fn commit(self) -> Result<(), WriteError> {
+    pub(crate) fn commit(self) -> Result<(), WriteError> {
         self.commit_file().map(drop)
     }
 
@@ -87,7 +87,7 @@ fn parent(path: &Path) -> &Path {
 /// Writes `bytes` to a temporary file beside `path`; when `durable`,
 /// flushed to disk before this returns, so that it is whole on disk before
 /// any rename can make it visible.
-pub fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
+pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
     let dir = parent(path);
     let name = path
         .file_name()

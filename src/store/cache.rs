@@ -20,16 +20,16 @@ use crate::store::state::{self, CacheState};
 use crate::store::validators::Validators;
 
 /// File name of the cached catalog.
-pub const CATALOG_FILE: &str = "providers.json";
+pub(crate) const CATALOG_FILE: &str = "providers.json";
 /// File name of the state file beside it.
-pub const STATE_FILE: &str = "providers.state.json";
+pub(crate) const STATE_FILE: &str = "providers.state.json";
 /// File name of the memory of where keys went beside it
 /// ([`crate::trust::memory`]).
-pub const MEMORY_FILE: &str = "providers.trust.json";
+pub(crate) const MEMORY_FILE: &str = "providers.trust.json";
 /// File name of Hyper's provider, beside the catalog (Crush's `hyper.json`).
-pub const HYPER_FILE: &str = "hyper.json";
+pub(crate) const HYPER_FILE: &str = "hyper.json";
 /// File name of its state file.
-pub const HYPER_STATE_FILE: &str = "hyper.state.json";
+pub(crate) const HYPER_STATE_FILE: &str = "hyper.state.json";
 /// The cache's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheFiles {
@@ -76,7 +76,7 @@ impl CacheFiles {
 
 /// The cache as found on disk.
 #[derive(Debug)]
-pub struct Cached {
+pub(crate) struct Cached {
     /// The bytes of `providers.json`.
     pub bytes: Vec<u8>,
     /// Their SHA-256.
@@ -110,7 +110,7 @@ impl Cached {
     /// written by a first start whose fetch failed or was held so that its
     /// record has a home, and confirmed by nobody since. A new catalog is
     /// reviewed against it as against no cache: nobody chose it.
-    pub fn is_stand_in(&self) -> bool {
+    pub(crate) fn is_stand_in(&self) -> bool {
         self.state
             .as_ref()
             .is_some_and(|s| s.confirmed_at.is_none())
@@ -118,7 +118,7 @@ impl Cached {
     }
 
     /// Seconds since the Unix epoch when these bytes were written.
-    pub fn written_at(&self) -> Option<u64> {
+    pub(crate) fn written_at(&self) -> Option<u64> {
         self.state.as_ref().map(|s| s.fetched_at).or_else(|| {
             self.modified
                 .and_then(|m| m.duration_since(UNIX_EPOCH).ok())
@@ -129,7 +129,7 @@ impl Cached {
 
 /// Why the cache cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum CacheError {
+pub(crate) enum CacheError {
     /// It cannot be read: something else than a regular file stands there,
     /// it is too large, or the system refused.
     #[error("cannot read the cached catalog {}: {source}", path.display())]
@@ -162,7 +162,7 @@ pub struct UntrustedFolder {
 
 /// Whether the data folder is trusted ([`file::untrusted`]). A missing
 /// folder is: it is made by this user.
-pub fn check_folder(files: &CacheFiles) -> Result<(), UntrustedFolder> {
+pub(crate) fn check_folder(files: &CacheFiles) -> Result<(), UntrustedFolder> {
     let dir = files.dir.display();
     let meta = match fs::metadata(&files.dir) {
         Ok(meta) => meta,
@@ -198,7 +198,7 @@ pub fn check_folder(files: &CacheFiles) -> Result<(), UntrustedFolder> {
 /// hashed, and the state is trusted only if the SHA-256 matches. Hashing is
 /// what start-up would otherwise pay on every run (0.4 ms for the real
 /// 0.7 MB catalog, 30 ms for 50 MB).
-pub fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
+pub(crate) fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
     check_folder(files).map_err(CacheError::Folder)?;
     let failed = |source| CacheError::Read {
         path: files.catalog.clone(),
@@ -247,7 +247,7 @@ pub fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
 /// [`read_valid`] does, to find its state), 5.94 and 2.19 ms (6.87 vs
 /// 0.93, 3.01 vs 0.82 ms; 2.9–3.2 ms of CPU, 6.2 MB): 60 % or more of what
 /// the front adds, and past its 2 ms target.
-pub fn vouched_state(files: &CacheFiles) -> Option<CacheState> {
+pub(crate) fn vouched_state(files: &CacheFiles) -> Option<CacheState> {
     let current = identity(&fs::metadata(&files.catalog).ok()?);
     state::read(&files.state)
         .ok()
@@ -259,7 +259,7 @@ pub fn vouched_state(files: &CacheFiles) -> Option<CacheState> {
 /// cache, and why it cannot be used, in one line naming the file, when it
 /// cannot be read or is not valid. A state file that describes the bytes
 /// proves they were validated when written, which spares parsing them.
-pub fn read_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
+pub(crate) fn read_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
     let path = files.catalog.display();
     let cached = match read(files) {
         Ok(Some(cached)) => cached,
@@ -291,7 +291,7 @@ fn what(files: &CacheFiles) -> &'static str {
 /// in for the document (Hyper's provider; the catalog has the embedded
 /// one), so that the next start tells it. Its `sha256` is empty. `None`
 /// when the document is there, or the state file describes one.
-pub fn absent_state(files: &CacheFiles) -> Option<CacheState> {
+pub(crate) fn absent_state(files: &CacheFiles) -> Option<CacheState> {
     if fs::symlink_metadata(&files.catalog).is_ok() {
         return None;
     }
@@ -304,7 +304,7 @@ pub fn absent_state(files: &CacheFiles) -> Option<CacheState> {
 /// Changes the state of a document that is not in the cache
 /// ([`absent_state`]), under the folder lock; nothing when the document is
 /// there by then (`Ok(false)`).
-pub fn update_absent_state(
+pub(crate) fn update_absent_state(
     files: &CacheFiles,
     wait: Duration,
     change: impl FnOnce(&mut CacheState),
@@ -332,7 +332,7 @@ pub fn update_absent_state(
 /// Linux 6.13 and later (ext4, xfs, btrfs, tmpfs) give such a change a
 /// distinct change time once the old one has been read, which recording it
 /// does.
-pub fn identity(meta: &fs::Metadata) -> Option<String> {
+pub(crate) fn identity(meta: &fs::Metadata) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -381,7 +381,7 @@ pub fn write(
 /// Writes `bytes` as the cache, with `state`, only if there is no cache
 /// file: decided under the folder lock, so that no writer's catalog is
 /// replaced. `Ok(false)` when there was one.
-pub fn install_if_absent(
+pub(crate) fn install_if_absent(
     files: &CacheFiles,
     bytes: &[u8],
     state: &CacheState,
@@ -397,7 +397,7 @@ pub fn install_if_absent(
 /// A new cache staged under the folder lock, which it holds until committed
 /// or dropped.
 #[derive(Debug)]
-pub struct StagedCache {
+pub(crate) struct StagedCache {
     catalog: Staged,
     files: CacheFiles,
     _lock: Lock,
@@ -406,14 +406,17 @@ pub struct StagedCache {
 impl StagedCache {
     /// Renames the new catalog over the cache and records `state`, with the
     /// new file's identity, beside it.
-    pub fn commit(self, state: &CacheState) -> Result<(), WriteError> {
+    pub(crate) fn commit(self, state: &CacheState) -> Result<(), WriteError> {
         self.commit_then_record(|| state.clone())
     }
 
     /// Like [`StagedCache::commit`], with the state made only once the new
     /// catalog is in place: what goes into it (its digest) can be worked
     /// out while the disk is busy.
-    pub fn commit_then_record(self, state: impl FnOnce() -> CacheState) -> Result<(), WriteError> {
+    pub(crate) fn commit_then_record(
+        self,
+        state: impl FnOnce() -> CacheState,
+    ) -> Result<(), WriteError> {
         let file = self.catalog.commit_file()?;
         let state = CacheState {
             file: file.metadata().ok().as_ref().and_then(identity),
@@ -433,7 +436,7 @@ impl StagedCache {
 /// writer's change is lost, when it still describes the cache `cached`
 /// read; or a new state for those bytes when there is none. Nothing is
 /// written when the cache was replaced since (then `Ok(false)`).
-pub fn update_state(
+pub(crate) fn update_state(
     files: &CacheFiles,
     cached: &Cached,
     wait: Duration,
@@ -490,7 +493,7 @@ fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
 /// that they never remove each other's temporary files; leftovers of killed
 /// runs are removed under that lock. A writer waits at most `wait` for the
 /// lock: a stopped process holding it must not hang everyone else.
-pub fn stage_cache(
+pub(crate) fn stage_cache(
     files: &CacheFiles,
     bytes: &[u8],
     wait: Duration,

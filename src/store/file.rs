@@ -15,11 +15,11 @@ use std::io::{self, Read};
 use std::path::Path;
 
 /// The largest file read: as large as a downloaded catalog may be.
-pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum FileError {
+pub(crate) enum FileError {
     /// The system's reason.
     #[error("{}", io_words(.0))]
     Io(#[from] io::Error),
@@ -33,7 +33,7 @@ pub enum FileError {
 
 /// What a file's metadata says it is: `a regular file`, `a folder`,
 /// `a FIFO`, `a device`, `a socket`.
-pub fn kind(meta: &Metadata) -> &'static str {
+pub(crate) fn kind(meta: &Metadata) -> &'static str {
     let file_type = meta.file_type();
     if file_type.is_file() {
         return "a regular file";
@@ -60,7 +60,7 @@ pub fn kind(meta: &Metadata) -> &'static str {
 /// Opens `path` for reading, without blocking, when it is a regular file
 /// (following links, so that a link to a device is refused by what it
 /// leads to); `Ok(None)` when there is nothing there.
-pub fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, FileError> {
+pub(crate) fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, FileError> {
     let mut options = File::options();
     options.read(true);
     #[cfg(unix)]
@@ -84,7 +84,10 @@ pub fn open_regular(path: &Path) -> Result<Option<(File, Metadata)>, FileError> 
 
 /// The bytes of the regular file at `path`, at most `cap` of them, and its
 /// metadata as it was opened; `Ok(None)` when there is nothing there.
-pub fn read_regular(path: &Path, cap: usize) -> Result<Option<(Vec<u8>, Metadata)>, FileError> {
+pub(crate) fn read_regular(
+    path: &Path,
+    cap: usize,
+) -> Result<Option<(Vec<u8>, Metadata)>, FileError> {
     let Some((file, meta)) = open_regular(path)? else {
         return Ok(None);
     };
@@ -94,7 +97,7 @@ pub fn read_regular(path: &Path, cap: usize) -> Result<Option<(Vec<u8>, Metadata
 
 /// The bytes of `file`, opened by [`open_regular`] with `meta`, at most
 /// `cap` of them.
-pub fn read_all(file: File, meta: &Metadata, cap: usize) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_all(file: File, meta: &Metadata, cap: usize) -> Result<Vec<u8>, FileError> {
     if meta.len() > cap as u64 {
         return Err(FileError::TooLarge(cap));
     }
@@ -114,7 +117,7 @@ pub fn read_all(file: File, meta: &Metadata, cap: usize) -> Result<Vec<u8>, File
 /// a `umask 002` system, where each user has a group of their own, keeps
 /// working). `None` when only this user (or root) can have written it.
 /// Windows has no such modes: there it is always `None`.
-pub fn untrusted(meta: &Metadata) -> Option<String> {
+pub(crate) fn untrusted(meta: &Metadata) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -144,7 +147,7 @@ pub fn untrusted(meta: &Metadata) -> Option<String> {
 
 /// What the system said of a file, in plain words, without the `(os
 /// error N)` it appends.
-pub fn io_words(e: &io::Error) -> String {
+pub(crate) fn io_words(e: &io::Error) -> String {
     if let Some(inner) = e.get_ref() {
         return without_os_error(&inner.to_string());
     }
@@ -158,7 +161,7 @@ pub fn io_words(e: &io::Error) -> String {
 }
 
 /// `text` without the ` (os error N)` the system appends to its messages.
-pub fn without_os_error(text: &str) -> String {
+pub(crate) fn without_os_error(text: &str) -> String {
     let mut out = text.to_owned();
     while let Some(at) = out.find(" (os error ") {
         let Some(end) = out[at..].find(')') else {

@@ -14,7 +14,7 @@ const POLL: Duration = Duration::from_millis(10);
 /// Locks `file` exclusively, trying again for at most `wait` while another
 /// holds it; `Ok(false)` when it was still held then. The lock is released
 /// when the file is closed, which the kernel does if the process dies.
-pub fn within(file: &File, wait: Duration) -> io::Result<bool> {
+pub(crate) fn within(file: &File, wait: Duration) -> io::Result<bool> {
     let start = Instant::now();
     loop {
         match file.try_lock() {
@@ -30,19 +30,19 @@ pub fn within(file: &File, wait: Duration) -> io::Result<bool> {
 /// process dies): the folder lock of every writer of the cache
 /// ([`Lock::folder`]), and the lock that keeps refreshes apart.
 #[derive(Debug)]
-pub struct Lock(#[allow(dead_code)] File);
+pub(crate) struct Lock(#[allow(dead_code)] File);
 
 impl Lock {
     /// Locks `file`, waiting at most `wait` ([`within`]); `None` when
     /// another still holds it then.
-    pub fn on(file: File, wait: Duration) -> io::Result<Option<Lock>> {
+    pub(crate) fn on(file: File, wait: Duration) -> io::Result<Option<Lock>> {
         Ok(within(&file, wait)?.then_some(Lock(file)))
     }
 
     /// The lock of one writer of the cache folder `dir`, waiting at most
     /// `wait` for it; whoever holds it may clean up after writers that
     /// were killed: no other writer is between its stage and its rename.
-    pub fn folder(dir: &Path, wait: Duration) -> io::Result<Lock> {
+    pub(crate) fn folder(dir: &Path, wait: Duration) -> io::Result<Lock> {
         let Some(lock) = Self::on(open_folder(dir)?, wait)? else {
             return Err(io::Error::other(format!(
                 "another process has been writing it for over {} s",

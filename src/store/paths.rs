@@ -11,7 +11,7 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<OsString>;
 
 /// [`EnvLookup`] over the environment as Crush sees it: the process's
 /// variables, and those of the `.env` file the command line installed
-/// ([`crate::environment`]).
+/// (`crate::environment`).
 pub fn process_env(name: &str) -> Option<OsString> {
     crate::environment::var(name)
 }
@@ -27,7 +27,7 @@ pub struct NoHome {
 /// The platform whose rules apply: the one this was built for, or, in
 /// tests of the rules, another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Platform {
+pub(crate) enum Platform {
     /// Linux, macOS and the other Unix systems.
     Unix,
     /// Windows.
@@ -36,7 +36,7 @@ pub enum Platform {
 
 impl Platform {
     /// The platform this program runs on.
-    pub fn current() -> Platform {
+    pub(crate) fn current() -> Platform {
         if cfg!(windows) {
             Platform::Windows
         } else {
@@ -58,7 +58,7 @@ fn home(platform: Platform, env: EnvLookup, what: &'static str) -> Result<PathBu
 }
 
 /// The home folder, as Crush's `home.Dir` reads it.
-pub fn home_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+pub(crate) fn home_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     home(Platform::current(), env, "the home folder")
 }
 
@@ -77,14 +77,14 @@ fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome>
 }
 
 /// Crush's data folder, where the cache lives: `$XDG_DATA_HOME/crush`, else
-/// `%LOCALAPPDATA%\crush` on Windows (see [`local_app_data`]), else
+/// `%LOCALAPPDATA%\crush` on Windows (see `local_app_data`), else
 /// `~/.local/share/crush`.
 pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     data_dir_on(Platform::current(), env)
 }
 
 /// [`data_dir`] by the rules of `platform`.
-pub fn data_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
+pub(crate) fn data_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     if let Some(xdg) = env("XDG_DATA_HOME") {
         return Ok(PathBuf::from(xdg).join("crush"));
     }
@@ -100,12 +100,12 @@ pub fn data_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome
 /// Crush's global config folder: `$CRUSH_GLOBAL_CONFIG`, else
 /// `$XDG_CONFIG_HOME/crush`, else `~/.config/crush`, on Windows too
 /// (`%USERPROFILE%\.config\crush`: Crush's `home.Config`).
-pub fn config_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+pub(crate) fn config_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     config_dir_on(Platform::current(), env)
 }
 
 /// [`config_dir`] by the rules of `platform`.
-pub fn config_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
+pub(crate) fn config_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     if let Some(dir) = env("CRUSH_GLOBAL_CONFIG") {
         return Ok(PathBuf::from(dir));
     }
@@ -119,12 +119,12 @@ pub fn config_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHo
 
 /// Folder of the global state file `crush.json`: `$CRUSH_GLOBAL_DATA`, else
 /// the data folder.
-pub fn global_state_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
+pub(crate) fn global_state_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     global_state_dir_on(Platform::current(), env)
 }
 
 /// [`global_state_dir`] by the rules of `platform`.
-pub fn global_state_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
+pub(crate) fn global_state_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     match env("CRUSH_GLOBAL_DATA") {
         Some(dir) => Ok(PathBuf::from(dir)),
         None => data_dir_on(platform, env),
@@ -133,12 +133,12 @@ pub fn global_state_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf
 
 /// Variable that moves the system file, for tests and for systems whose
 /// `/etc` is elsewhere; Crush itself has none.
-pub const SYSTEM_CONFIG_ENV: &str = "CRUSH_PROVIDERS_SYSTEM_CONFIG";
+pub(crate) const SYSTEM_CONFIG_ENV: &str = "CRUSH_PROVIDERS_SYSTEM_CONFIG";
 
 /// The system-wide configuration file Crush reads below every other:
 /// `/etc/crush/crush.json`, and none on Windows (`config_unix.go`,
 /// `config_windows.go`: `systemConfigPath`).
-pub fn system_config_on(platform: Platform, env: EnvLookup) -> Option<PathBuf> {
+pub(crate) fn system_config_on(platform: Platform, env: EnvLookup) -> Option<PathBuf> {
     if let Some(path) = env(SYSTEM_CONFIG_ENV) {
         return Some(PathBuf::from(path));
     }

@@ -35,7 +35,7 @@ use crate::store::validators::Validators;
 pub struct CacheState {
     /// Lowercase hex SHA-256 of the `providers.json` this state describes.
     pub sha256: String,
-    /// The [`crate::store::cache::identity`] of that `providers.json` when it was
+    /// The `crate::store::cache::identity` of that `providers.json` when it was
     /// written: while the file keeps it, its SHA-256 need not be computed
     /// again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,7 +185,7 @@ impl RefreshOutcome {
 /// missing or not a state file: nothing in it is needed, and the next write
 /// replaces it); why, when something else than a regular file stands
 /// there, or it cannot be read.
-pub fn read(path: &Path) -> Result<Option<CacheState>, String> {
+pub(crate) fn read(path: &Path) -> Result<Option<CacheState>, String> {
     match file::read_regular(path, file::MAX_FILE_BYTES) {
         Ok(Some((bytes, _))) => Ok(serde_json::from_slice(&bytes).ok()),
         Ok(None) => Ok(None),
@@ -210,7 +210,7 @@ const LAST_RFC3339: u64 = 253_402_300_799;
 /// any time a signature or a file may hold: one past the year 9999, which
 /// RFC 3339 cannot write (and humantime would panic on), is told in
 /// seconds.
-pub fn rfc3339(at: u64) -> String {
+pub(crate) fn rfc3339(at: u64) -> String {
     if at > LAST_RFC3339 {
         return format!("{at} seconds after 1970 (after the year 9999)");
     }

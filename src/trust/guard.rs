@@ -49,7 +49,7 @@ const CONFIGURED: &str = "providers.";
 
 /// Whether `holder` is what the configuration gives a provider
 /// ([`configured`]), not a variable.
-pub fn is_configured(holder: &str) -> bool {
+pub(crate) fn is_configured(holder: &str) -> bool {
     holder.starts_with(CONFIGURED)
 }
 
@@ -162,7 +162,7 @@ impl fmt::Display for KeyMove {
 
 /// The key moves of `next` against what `known` says each variable may
 /// reach.
-pub fn key_moves(
+pub(crate) fn key_moves(
     known: &BTreeMap<String, BTreeSet<Place>>,
     next: &Catalog<'_>,
 ) -> Result<Vec<KeyMove>, String> {
@@ -282,7 +282,7 @@ fn shrink<'x>(
 
 /// Whether `next` kept fewer than half of the providers or models of
 /// `previous`.
-pub fn shrink_from(previous: &Catalog<'_>, next: &Catalog<'_>) -> Option<Shrink> {
+pub(crate) fn shrink_from(previous: &Catalog<'_>, next: &Catalog<'_>) -> Option<Shrink> {
     shrink(
         previous.providers.iter().map(|p| p.id.as_str()),
         previous
@@ -296,7 +296,7 @@ pub fn shrink_from(previous: &Catalog<'_>, next: &Catalog<'_>) -> Option<Shrink>
 
 /// Whether `next` kept fewer than half of the providers or models of a
 /// floor's `ids`.
-pub fn shrink_from_ids(ids: &Ids, next: &Catalog<'_>, against: Against) -> Option<Shrink> {
+pub(crate) fn shrink_from_ids(ids: &Ids, next: &Catalog<'_>, against: Against) -> Option<Shrink> {
     shrink(
         ids.keys().map(String::as_str),
         ids.iter()
@@ -411,11 +411,11 @@ impl Review {
 }
 
 /// The flag that applies a catalog that shrank.
-pub const ALLOW_SHRINK: &str = "--allow-shrink";
+pub(crate) const ALLOW_SHRINK: &str = "--allow-shrink";
 /// The flag that applies a catalog signed before the newest one seen.
-pub const ALLOW_DOWNGRADE: &str = "--allow-downgrade";
+pub(crate) const ALLOW_DOWNGRADE: &str = "--allow-downgrade";
 /// The flag that applies a catalog that sends a known key somewhere new.
-pub const ALLOW_KEY_MOVE: &str = "--allow-key-move";
+pub(crate) const ALLOW_KEY_MOVE: &str = "--allow-key-move";
 
 /// Reviews `next` (signed at `signed`, when a key is pinned) against
 /// `baseline`: the one policy of both `update-providers` and the refresh.

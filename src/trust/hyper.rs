@@ -22,9 +22,9 @@ use super::memory::Memory;
 use super::place::{self, Place};
 
 /// The id of the provider Crush sends the Hyper key to.
-pub const PROVIDER_ID: &str = "hyper";
+pub(crate) const PROVIDER_ID: &str = "hyper";
 /// The variable that stands for the Hyper key, wherever it comes from.
-pub const KEY_VARIABLE: &str = "HYPER_API_KEY";
+pub(crate) const KEY_VARIABLE: &str = "HYPER_API_KEY";
 /// The `type` of Crush's Hyper provider.
 const KIND: &str = "hyper";
 
@@ -32,7 +32,7 @@ const KIND: &str = "hyper";
 /// `HYPER_URL`: Hyper's server, and where Crush's embedded Hyper provider
 /// sends it (Crush: `HYPER_URL + "/api/v1/fantasy"`, when that makes an
 /// exact place).
-pub fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
+pub(crate) fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
     let place_of = |base: &str| {
         expand::endpoint(&format!("{base}/api/v1/fantasy"))
             .ok()
@@ -52,7 +52,7 @@ pub fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
 /// environment sets it: a project's `.env` file (which Crush reads too)
 /// does not choose where the key may go, as it pins no key, since
 /// `hyper.json` is the user's everywhere, not the project's.
-pub fn crush_places() -> Vec<Place> {
+pub(crate) fn crush_places() -> Vec<Place> {
     let name = url_env(crate::catalog::Target::Hyper);
     let url = match environment::source(name) {
         Some(environment::Source::DotEnv(..)) => None,
@@ -66,7 +66,7 @@ pub fn crush_places() -> Vec<Place> {
 /// counts a `HYPER_URL` of the user's own environment but not a
 /// project's `.env`), or where a document applied beside `files` sent
 /// it. A memory that cannot be read knows of no place: the key stays.
-pub fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
+pub(crate) fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
     let mut url = url.clone();
     let _ = url.set_username("");
     let _ = url.set_password(None);
@@ -93,7 +93,10 @@ pub fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
 /// for the catalog, of `previous`; for Hyper's provider, of the catalog
 /// cached beside it and of `previous` too, since a data folder without a
 /// memory file remembers what both documents send.
-pub fn rebuilt(files: &CacheFiles, previous: Option<&Catalog<'_>>) -> Result<Memory, String> {
+pub(crate) fn rebuilt(
+    files: &CacheFiles,
+    previous: Option<&Catalog<'_>>,
+) -> Result<Memory, String> {
     if files.target == Target::Catalog {
         return Memory::rebuilt(previous);
     }
@@ -113,7 +116,7 @@ pub fn rebuilt(files: &CacheFiles, previous: Option<&Catalog<'_>>) -> Result<Mem
 
 /// [`Memory::effective`] for the document of `files` replacing
 /// `previous`, `file` being the memory file's (`None`: none there).
-pub fn effective(
+pub(crate) fn effective(
     files: &CacheFiles,
     file: Option<Memory>,
     previous: Option<&Catalog<'_>>,

@@ -41,10 +41,10 @@ use super::place::Place;
 const VERSION: u32 = 1;
 
 /// Every variable and the places it may reach.
-pub type Places = BTreeMap<String, BTreeSet<Place>>;
+pub(crate) type Places = BTreeMap<String, BTreeSet<Place>>;
 
 /// The ids of a catalog: each provider id and its model ids.
-pub type Ids = BTreeMap<String, BTreeSet<String>>;
+pub(crate) type Ids = BTreeMap<String, BTreeSet<String>>;
 
 /// The ids of `catalog`.
 pub fn ids(catalog: &Catalog<'_>) -> Ids {
@@ -75,7 +75,7 @@ pub struct Floor {
 /// What the memory file holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memory {
-    /// The format, [`VERSION`].
+    /// The format, `VERSION`.
     pub version: u32,
     /// Every variable and the places it was ever allowed to reach.
     #[serde(default)]
@@ -148,7 +148,7 @@ impl Memory {
 /// The memory file of `files`: `Ok(None)` when there is none; why it
 /// cannot be used, in one line naming it, when it is there but cannot be
 /// read, is not one, or may have been written by another user.
-pub fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
+pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
     let path = files.memory.display();
     let fail = |why: String| {
         format!(
@@ -180,7 +180,7 @@ pub fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
 
 /// What `providers --status` says of the memory of a data folder.
 #[derive(Debug, Clone, Serialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// The file.
     pub path: String,
     /// `recorded`; `missing` (what is known is then the embedded
@@ -202,7 +202,7 @@ pub struct Summary {
 
 /// A floor a person chose.
 #[derive(Debug, Clone, Serialize)]
-pub struct FloorSummary {
+pub(crate) struct FloorSummary {
     /// Where it came from.
     pub source: String,
     /// How many providers and models it has.
@@ -213,7 +213,7 @@ pub struct FloorSummary {
 
 /// The memory of `files` as the guard would use it against `cache` (the
 /// valid cache), summed up.
-pub fn summary(files: &CacheFiles, cache: Option<&Catalog<'_>>) -> Summary {
+pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog<'_>>) -> Summary {
     let mut summary = Summary {
         path: files.memory.display().to_string(),
         state: "missing",
@@ -271,7 +271,7 @@ pub fn record(
 
 /// [`record`], a memory file that cannot be read replaced by `start`: for
 /// `update-providers embedded`, the way back a person takes.
-pub fn rebuild(
+pub(crate) fn rebuild(
     files: &CacheFiles,
     start: impl FnOnce() -> Result<Memory, String>,
     change: impl FnOnce(&mut Memory) -> Result<(), String>,

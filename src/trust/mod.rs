@@ -4,9 +4,9 @@
 //! the one policy that puts them together for an update and a refresh
 //! alike (`policy`).
 
-pub mod guard;
-pub mod hyper;
-pub mod memory;
-pub mod place;
+pub(crate) mod guard;
+pub(crate) mod hyper;
+pub(crate) mod memory;
+pub(crate) mod place;
 pub(crate) mod policy;
-pub mod signature;
+pub(crate) mod signature;

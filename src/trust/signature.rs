@@ -18,9 +18,9 @@ use crate::store::file;
 use crate::store::state::rfc3339;
 
 /// What is appended to a catalog's URL or path to find its signature.
-pub const SIGNATURE_SUFFIX: &str = ".minisig";
+pub(crate) const SIGNATURE_SUFFIX: &str = ".minisig";
 /// Largest signature read: a minisign signature is about 300 bytes.
-pub const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
 
 /// Why no signature could be read where one must be.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,10 +32,10 @@ pub enum NoSignature {
 }
 /// How far after this machine's clock a signing time may be: a day, for
 /// clocks that are off and time zones written wrong.
-pub const MAX_AHEAD: u64 = 24 * 60 * 60;
+pub(crate) const MAX_AHEAD: u64 = 24 * 60 * 60;
 
 /// The environment variable that pins keys, separated by commas.
-pub const KEYS_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
+pub(crate) const KEYS_ENV: &str = "CRUSH_PROVIDER_PUBLIC_KEY";
 
 /// The public keys a client trusts, at least one.
 #[derive(Clone)]
@@ -100,7 +100,7 @@ impl TrustedKeys {
 
     /// Checks that `signature` (the text of a `.minisig` file) is a valid
     /// signature of `bytes` by one of the keys, and returns the signing
-    /// time from its trusted comment; a time more than [`MAX_AHEAD`] after
+    /// time from its trusted comment; a time more than `MAX_AHEAD` after
     /// `now` (this machine's clock, seconds since the Unix epoch) is
     /// refused: recorded, it would make every honest catalog signed later
     /// look like a replay.
@@ -136,7 +136,7 @@ impl TrustedKeys {
 /// The id of the key that made `signature` (the text of a `.minisig`
 /// file), as minisign shows it (`minisign public key 1A2B…`: 16 hex digits
 /// of the little-endian number); `None` when it cannot be read.
-pub fn key_id(signature: &[u8]) -> Option<String> {
+pub(crate) fn key_id(signature: &[u8]) -> Option<String> {
     let line = std::str::from_utf8(signature).ok()?.lines().nth(1)?.trim();
     // The algorithm (2 bytes), then the key id (8): the first 16 base64
     // characters hold 12 bytes.
@@ -229,7 +229,7 @@ pub enum SignatureError {
     /// The trusted comment has no signing time, so a replay cannot be told.
     #[error("the signature's trusted comment has no timestamp")]
     NoTimestamp,
-    /// Signed more than [`MAX_AHEAD`] after this machine's clock.
+    /// Signed more than `MAX_AHEAD` after this machine's clock.
     #[error("it was signed at {signed}, more than a day after this machine's clock ({now})")]
     Future {
         /// When it says it was signed (RFC 3339).

@@ -11,7 +11,8 @@ mod plan;
 mod read;
 
 pub use self::apply::Parsed;
-pub use self::read::{Inputs, plain_http_warning, read};
+pub use self::read::Inputs;
+pub use self::read::read;
 pub use crate::fetch::source::Source;
 
 use std::path::PathBuf;
@@ -175,7 +176,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// of again, nor a refresh that brings it again. Nothing is downloaded,
 /// and the catalog is not rewritten. The URL it was held from, when there
 /// was a held refresh to settle.
-pub fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure> {
+pub(crate) fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure> {
     let fail = |cause: Cause| Failure::new(cache.catalog.display(), cause);
     let mut settled = None;
     let settle = |state: &mut CacheState| settled = state.keep_over_held();
@@ -196,7 +197,7 @@ pub fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::read::plain_http_warning;
     use crate::fetch::source::Source;
 
     #[test]

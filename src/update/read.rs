@@ -87,7 +87,7 @@ impl Inputs {
 
 /// A warning for a catalog fetched over plain http from another machine:
 /// anyone on the path can change it, endpoints included.
-pub fn plain_http_warning(source: &Source) -> Option<String> {
+pub(crate) fn plain_http_warning(source: &Source) -> Option<String> {
     match source {
         Source::Url(url) if url.scheme() == "http" && !source::is_loopback(url) => Some(format!(
             "{url} is plain http: the catalog travels unprotected and anyone on the path can change it; prefer https"

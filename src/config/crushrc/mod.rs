@@ -14,7 +14,7 @@
 //! skipped, with their line. What the commands set is [`options`]' job.
 
 mod lex;
-pub mod options;
+pub(crate) mod options;
 
 use std::fmt;
 
@@ -100,7 +100,7 @@ impl fmt::Display for SyntaxError {
 
 /// Commands that configure Crush: skipping one of them is worth a warning;
 /// skipping `echo` inside an `if` is not (`internal/shellconfig/register.go`).
-pub const CONFIG_COMMANDS: &[&str] = &[
+pub(crate) const CONFIG_COMMANDS: &[&str] = &[
     "option",
     "provider",
     "model",

@@ -59,7 +59,7 @@ const READ_HERE: [&str; 3] = [
 
 /// A value an `option` line sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Value {
+pub(crate) enum Value {
     /// A boolean, as stored (already negated for an inverted key).
     Bool(bool),
     /// A string.
@@ -68,7 +68,7 @@ pub enum Value {
 
 /// What one `option` line does, by Crush's rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// It sets this JSON field of `options`, which this tool reads.
     Sets(&'static str, Value),
     /// A valid option this tool does not read.
@@ -80,7 +80,7 @@ pub enum Verdict {
 }
 
 /// Crush's `parseBool`.
-pub fn parse_bool(s: &str) -> Option<bool> {
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     match s.to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" => Some(true),
         "false" | "0" | "no" => Some(false),
@@ -90,7 +90,7 @@ pub fn parse_bool(s: &str) -> Option<bool> {
 
 /// Decides what `option` with these words (the command's name first)
 /// does.
-pub fn verdict(words: &[&str]) -> Verdict {
+pub(crate) fn verdict(words: &[&str]) -> Verdict {
     let Some(&key) = words.get(1) else {
         return Verdict::Refused("`option` needs a key".into());
     };
@@ -172,7 +172,7 @@ fn ui_verdict(words: &[&str]) -> Verdict {
 
 /// A known key close to an unknown one: `key=value` written as one word,
 /// or `_` for `-`.
-pub fn suggestion(key: &str) -> Option<String> {
+pub(crate) fn suggestion(key: &str) -> Option<String> {
     if let Some((left, right)) = key.split_once('=')
         && spec(left).is_some()
     {
@@ -185,7 +185,7 @@ pub fn suggestion(key: &str) -> Option<String> {
 /// What a crushrc's `option` lines set for this tool, in order, and what
 /// is worth a word.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     /// Each field set, its value and the line.
     pub sets: Vec<(&'static str, Value, usize)>,
     /// Warnings, each `line: text`.
@@ -196,7 +196,7 @@ pub struct Applied {
 }
 
 /// Applies the `option` lines of `script`, by Crush's rules.
-pub fn apply(script: &Script) -> Applied {
+pub(crate) fn apply(script: &Script) -> Applied {
     let mut applied = Applied::default();
     for command in &script.commands {
         let words = command.texts();

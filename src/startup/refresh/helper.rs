@@ -17,7 +17,7 @@ use crate::store::cache::CacheFiles;
 use crate::trust::signature::TrustedKeys;
 
 /// The hidden subcommand that runs a refresh in a helper process.
-pub const HELPER_COMMAND: &str = "refresh-in-background";
+pub(crate) const HELPER_COMMAND: &str = "refresh-in-background";
 /// The variable the helper takes the Hyper key from: the one Crush reads,
 /// set in the helper's environment (never on its command line, which
 /// every user of the machine can read).
@@ -29,7 +29,7 @@ const URL_ENV: &str = "CRUSH_PROVIDER_HELPER_URL";
 const HYPER_URL_ENV: &str = "CRUSH_PROVIDER_HELPER_HYPER_URL";
 
 /// The Hyper key the helper process was given ([`spawn_helper`]).
-pub fn helper_hyper_key() -> Option<Bearer> {
+pub(crate) fn helper_hyper_key() -> Option<Bearer> {
     std::env::var(HYPER_KEY_ENV)
         .ok()
         .filter(|k| !k.is_empty())
@@ -39,7 +39,7 @@ pub fn helper_hyper_key() -> Option<Bearer> {
 /// Arguments of the background refresh helper, as the start-up passes
 /// them: [`HelperArgs::command`] writes them, clap reads them back.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
-pub struct HelperArgs {
+pub(crate) struct HelperArgs {
     /// The data folder holding the cache
     #[arg(long)]
     pub cache_dir: PathBuf,
@@ -69,7 +69,7 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 impl HelperArgs {
     /// The arguments that run `jobs` (documents of one folder, with the
     /// same bounds and keys: one start's); `None` for no job.
-    pub fn of(jobs: &[Job<'_>]) -> Option<HelperArgs> {
+    pub(crate) fn of(jobs: &[Job<'_>]) -> Option<HelperArgs> {
         let first = jobs.first()?;
         let url = |target| {
             jobs.iter()
@@ -125,7 +125,7 @@ impl HelperArgs {
     /// Runs the refreshes these arguments name, one after the other under
     /// one lock; nobody waits for the outcomes: they are in the state
     /// files.
-    pub fn run(self) {
+    pub(crate) fn run(self) {
         // The start-up checked these keys before passing them on.
         let Ok(keys) = TrustedKeys::parse(&self.public_keys) else {
             return;
@@ -172,7 +172,7 @@ impl HelperArgs {
 /// exits by itself within the requests' bounds. The URLs and Hyper's key
 /// go in its environment, never on its command line, which every user of
 /// the machine can read.
-pub fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
+pub(crate) fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
     let Some(args) = HelperArgs::of(jobs) else {
         return Ok(());
     };

@@ -37,10 +37,10 @@ use reqwest::Url;
 
 use self::decide::{OnHold, Step};
 pub use self::handle::Refresh;
-pub use self::helper::{HELPER_COMMAND, HelperArgs, helper_hyper_key, spawn_helper};
+pub(crate) use self::helper::{HELPER_COMMAND, HelperArgs, spawn_helper};
 use self::lock::{LockError, lock_refreshes};
-pub use self::request::{Answer, CONNECT_TIMEOUT, explain, request};
-pub use self::save::{NewCatalog, NotSaved, Seen, save};
+pub(crate) use self::request::request;
+pub(crate) use self::save::{NewCatalog, Seen};
 use self::save::{Taken, keep};
 use crate::fetch::http::Bearer;
 use crate::fetch::source::redacted;
@@ -52,7 +52,7 @@ use crate::trust::signature::TrustedKeys;
 
 /// The flag that gives `update-providers` a signature: recorded as the
 /// one a refresh held for its signature needs.
-pub const SIGNATURE_FLAG: &str = "--signature";
+pub(crate) const SIGNATURE_FLAG: &str = "--signature";
 
 /// How long a refresh, or the first fetch, waits for another writer of the
 /// cache; past it the new catalog is used without being saved.
@@ -60,7 +60,7 @@ const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// What to refresh from, and how often.
 #[derive(Debug, Clone)]
-pub struct Request {
+pub(crate) struct Request {
     /// The catalog URL.
     pub url: Url,
     /// Bound on the whole exchange.
@@ -81,7 +81,7 @@ pub struct Request {
 /// One document to refresh: its cache (whose target says which
 /// document), where from, and the SHA-256 of the one the caller holds.
 #[derive(Debug, Clone, Copy)]
-pub struct Job<'a> {
+pub(crate) struct Job<'a> {
     /// The cache.
     pub files: &'a CacheFiles,
     /// Where from, and how.
@@ -114,7 +114,7 @@ pub enum Outcome {
 
 /// Whether a refresh that finds another one running waits for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfBusy {
+pub(crate) enum IfBusy {
     /// Leave it to the other one (a helper process: nobody waits for it).
     Skip,
     /// Wait for it, then report what the cache holds (a host's thread).
@@ -124,7 +124,7 @@ pub enum IfBusy {
 /// Runs one refresh of the cache in `files` in this thread. `known` is the
 /// SHA-256 of the catalog the caller holds: the outcome is `Updated` when
 /// the cache ends up holding another one, whoever put it there.
-pub fn run(
+pub(crate) fn run(
     files: &CacheFiles,
     request: &Request,
     known: Option<[u8; 32]>,
@@ -141,7 +141,7 @@ pub fn run(
 /// Runs the refreshes of `jobs` (documents of one data folder: the
 /// catalog, then Hyper's provider) one after the other in this thread,
 /// under one refresh lock: an outcome for each, in their order.
-pub fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
+pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     let Some(first) = jobs.first() else {
         return Vec::new();
     };
@@ -344,7 +344,7 @@ fn settled(cached: &Cached, known: Option<[u8; 32]>) -> Outcome {
 
 /// Whether `state` says the cache was confirmed less than `interval` ago
 /// (`now` and the record in seconds since the Unix epoch).
-pub fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: u64) -> bool {
+pub(crate) fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: u64) -> bool {
     let Some(at) = state.and_then(|s| s.confirmed_at) else {
         return false;
     };

@@ -14,11 +14,11 @@ use crate::store::validators::Validators;
 use crate::trust::signature::{SignatureError, TrustedKeys};
 
 /// Bound on establishing the connection.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// What one request brought, checked.
 #[derive(Debug)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// `304 Not Modified`.
     NotModified,
     /// A valid catalog and the validators sent with it.
@@ -36,7 +36,7 @@ pub enum Answer {
 /// where there is one: what start-up warnings and the state file's failure
 /// record say. A request fails with the same [`Cause`] as an update of the
 /// same source. `url` is the one asked.
-pub fn explain(cause: &Cause, url: &str) -> String {
+pub(crate) fn explain(cause: &Cause, url: &str) -> String {
     match cause {
         Cause::Read(ReadError::Fetch(fetch)) if !matches!(fetch, FetchError::Interrupted(_)) => {
             format!("{fetch}; {}", fetch.refresh_hint(url))
@@ -51,7 +51,7 @@ pub fn explain(cause: &Cause, url: &str) -> String {
 /// document and, with `keys` pinned, come with a valid signature
 /// (`URL.minisig`, fetched with the same bounds). `watch` is told of the
 /// catalog's body and may end either ([`FetchError::Interrupted`]).
-pub fn request(
+pub(crate) fn request(
     target: Target,
     url: &Url,
     timeout: Duration,

@@ -21,13 +21,13 @@ use crate::trust::policy::{self, Applied, Destination, Replacing};
 /// so that a person's update made meanwhile is never overwritten by an
 /// older answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seen(Option<String>);
+pub(crate) struct Seen(Option<String>);
 
 impl Seen {
     /// What stands at the cache's path of `files` now: its identity
     /// ([`cache::identity`]), or, where files have none, the SHA-256 of
     /// its bytes; nothing when there is no file.
-    pub fn now(files: &CacheFiles) -> Seen {
+    pub(crate) fn now(files: &CacheFiles) -> Seen {
         let Ok(meta) = std::fs::metadata(&files.catalog) else {
             return Seen(None);
         };
@@ -101,7 +101,7 @@ pub(super) fn take(
 
 /// Why [`save`] wrote nothing.
 #[derive(Debug)]
-pub enum NotSaved {
+pub(crate) enum NotSaved {
     /// Reviewed again under the folder lock, against what is remembered
     /// now (another writer may have taught it since), it needs a person.
     Held(Held),
@@ -176,7 +176,7 @@ pub(super) fn keep(
 }
 
 /// A new, valid catalog as fetched.
-pub struct NewCatalog<'a> {
+pub(crate) struct NewCatalog<'a> {
     /// Its bytes.
     pub bytes: &'a [u8],
     /// Their SHA-256.
@@ -195,7 +195,7 @@ pub struct NewCatalog<'a> {
 /// locked, the cache is another file than `seen` (the answer is dropped),
 /// or, reviewed again, it needs a person.
 #[allow(clippy::too_many_arguments)]
-pub fn save(
+pub(crate) fn save(
     files: &CacheFiles,
     url: &Url,
     cached: Option<&Cached>,
