@@ -154,20 +154,24 @@
 //!   catalogs, and the one policy that puts them together for an update
 //!   and a refresh alike.
 //! - `fetch/`: reading a SOURCE: what it means, bounded downloads over TLS
-//!   in one session, the proxy each request takes, plain-word diagnoses.
+//!   in one session, redirects followed by hand, the proxy each request
+//!   takes, plain-word diagnoses, and what a caller gives a download (a
+//!   progress [`Reporter`], a [`Cancel`]lation).
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them.
 //! - [`error`]: the one-line failure every command reports, and the name
 //!   its hints give the program.
 //! - [`update`]: `update-providers`, the path from a source to the cache:
 //!   read, parse, a pure plan, and its application.
-//! - [`startup`]: what Crush calls when it starts, whether it may go out,
-//!   and the background refresh (of Hyper's provider too): a pure decision
-//!   of what to do with each answer, and its I/O.
+//! - [`startup`]: what Crush calls when it starts, its options built from
+//!   the settings, whether it may go out, and the background refresh (of
+//!   Hyper's provider too): a pure decision of what to do with each
+//!   answer, and its I/O.
 //! - `front/`: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
-//! - `commands/`: the command line, one file per command, and the front
-//!   carried out before it is parsed.
+//! - `commands/`: the command line, one file per command, the exit code,
+//!   the progress bar and Ctrl-C, and the front carried out before it is
+//!   parsed.
 //!
 //! Only the folders linked above are public; [`internals`] (hidden from
 //! these docs) is what the tests, benchmarks, examples and fuzz targets
