@@ -15,6 +15,7 @@ use rustls::CertificateError;
 use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Timeout};
 use crate::fetch::http::{Attempt, FetchError};
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
+use crate::fetch::source::redacted;
 
 /// A 407 to a plain-http request of `on` is the proxy's own answer (an
 /// https request's would have refused the tunnel): it wants credentials.
@@ -56,7 +57,7 @@ pub(crate) fn refused(
         status,
         body_line,
         hyper_key_sent: (on.options.document == crate::catalog::Target::Hyper).then_some(sent),
-        redirected: hops.last().map(Url::to_string),
+        redirected: hops.last().map(shown),
     }
 }
 
@@ -94,8 +95,16 @@ pub(crate) fn failure(on: &Attempt<'_>, e: reqwest::Error) -> FetchError {
     FetchError::Network {
         cause: Box::new(cause),
         chain,
-        redirected: redirected.map(|u| u.to_string()),
+        redirected: redirected.as_ref().map(shown),
     }
+}
+
+/// A redirect's target as an error carries it, shown and saved: a
+/// same-origin hop keeps the first URL's user and password
+/// ([`redirect::follow`](crate::fetch::redirect::follow) strips them only
+/// once the chain left that origin), so its password is replaced.
+fn shown(url: &Url) -> String {
+    redacted(url.as_str())
 }
 
 /// Where the last redirect of `on` led, if it was redirected.

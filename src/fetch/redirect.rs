@@ -7,6 +7,7 @@ use reqwest::header::{self, HeaderMap};
 
 use crate::fetch::classify;
 use crate::fetch::http::{Attempt, FetchError};
+use crate::fetch::source::redacted;
 
 /// Most redirects followed for one request.
 pub(crate) const MAX_REDIRECTS: usize = 5;
@@ -18,9 +19,15 @@ pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), Strin
     if previous.len() > MAX_REDIRECTS {
         Err(format!("more than {MAX_REDIRECTS} redirects"))
     } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
-        Err(format!("from https to {next}, which would drop encryption"))
+        Err(format!(
+            "from https to {}, which would drop encryption",
+            redacted(next.as_str())
+        ))
     } else if !matches!(next.scheme(), "http" | "https") {
-        Err(format!("to {next}, which is not an http(s) URL"))
+        Err(format!(
+            "to {}, which is not an http(s) URL",
+            redacted(next.as_str())
+        ))
     } else {
         Ok(())
     }
@@ -62,7 +69,8 @@ pub(crate) async fn follow(
             .and_then(|l| current.join(l).ok())
             .ok_or_else(|| {
                 FetchError::Redirect(format!(
-                    "{current} answered {status} with a Location that is not a URL"
+                    "{} answered {status} with a Location that is not a URL",
+                    redacted(current.as_str())
                 ))
             })?;
         redirect_verdict(&chain, &next).map_err(FetchError::Redirect)?;

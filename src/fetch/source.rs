@@ -426,6 +426,7 @@ impl Source {
             }
             (Source::Url(url), None) => {
                 let url = signature_url(url);
+                let shown = redacted(url.as_str());
                 let options = FetchOptions {
                     max_body: MAX_SIGNATURE_BYTES,
                     watch: options.watch.unreported(),
@@ -434,10 +435,10 @@ impl Source {
                 match session.fetch(&url, &options) {
                     Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
                     Ok(Fetched::NotModified) => {
-                        Err(NoSignature::Missing(format!("{url}: answered 304")))
+                        Err(NoSignature::Missing(format!("{shown}: answered 304")))
                     }
                     Err(FetchError::TooLarge(_)) => Err(NoSignature::TooLarge),
-                    Err(e) => Err(NoSignature::Missing(format!("{url}: {e}"))),
+                    Err(e) => Err(NoSignature::Missing(format!("{shown}: {e}"))),
                 }
             }
         }

@@ -90,7 +90,8 @@ impl Inputs {
 pub(crate) fn plain_http_warning(source: &Source) -> Option<String> {
     match source {
         Source::Url(url) if url.scheme() == "http" && !source::is_loopback(url) => Some(format!(
-            "{url} is plain http: the catalog travels unprotected and anyone on the path can change it; prefer https"
+            "{} is plain http: the catalog travels unprotected and anyone on the path can change it; prefer https",
+            source::redacted(url.as_str())
         )),
         _ => None,
     }

@@ -684,3 +684,73 @@ fn a_missing_file_or_a_folder_gets_its_own_hint() {
     run.fails_with(&["it is a folder, not a file; give the path of the catalog file inside it"]);
     assert!(!run.stderr.contains("permissions"), "{run:?}");
 }
+
+/// Runs the binary with `url`, a URL with a password, as
+/// `update-providers`' SOURCE (it fails) and as the start-up refresh of
+/// `crush providers --wait` (it warns), then starts again without
+/// waiting (its helper refreshes in the background); asserts that the
+/// password is in none of their outputs nor in the state file, and that
+/// `shown`, the URL as it may be shown (`u:***`), is in the error, the
+/// warning and the state file.
+#[track_caller]
+fn no_password_anywhere(url: &str, env: &[(&str, &str)], shown: &str) {
+    let home = Home::new();
+    let run = home.run_env(&["update-providers", url], env);
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(!run.stderr.contains("SECRET"), "{run:?}");
+    assert!(run.stderr.contains(shown), "{run:?}");
+    let state = fs::read_to_string(home.state_file()).unwrap_or_default();
+    assert!(!state.contains("SECRET"), "{state}");
+
+    let home = Home::new();
+    let mut startup = vec![
+        ("CATWALK_URL", url),
+        ("CRUSH_PROVIDER_REFRESH_INTERVAL", "0"),
+    ];
+    startup.extend_from_slice(env);
+    let run = home.run_env(&["providers", "--wait"], &startup);
+    assert!(!run.stderr.contains("SECRET"), "{run:?}");
+    assert!(run.stderr.contains(shown), "{run:?}");
+    let state = fs::read_to_string(home.state_file()).unwrap();
+    assert!(!state.contains("SECRET"), "{state}");
+    assert!(state.contains(shown), "{state}");
+    let run = home.run_env(&["providers"], &startup);
+    home.wait_for_the_helper();
+    assert!(!run.stderr.contains("SECRET"), "{run:?}");
+    let state = fs::read_to_string(home.state_file()).unwrap();
+    assert!(!state.contains("SECRET"), "{state}");
+    assert!(state.contains(shown), "{state}");
+}
+
+/// A same-origin redirect with a relative Location keeps the first URL's
+/// user and password in the URL it leads to: where it led is shown and
+/// recorded with its password replaced by `***`, in the error, in the
+/// start-up warning and in the state file's cause.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_redirect_never_shows_the_urls_password() {
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(302).insert_header("location", "/moved/v2/providers"),
+    )
+    .await;
+    let port = server.address().port();
+    let url = format!("http://u:SECRET@127.0.0.1:{port}");
+    let shown = format!("redirected to http://u:***@127.0.0.1:{port}/moved/v2/providers");
+    no_password_anywhere(&url, &[], &shown);
+}
+
+/// With a pinned key, a mirror behind a password whose `.minisig` is
+/// missing: the signature's URL is shown with its password replaced.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_signature_never_shows_the_urls_password() {
+    let server = serve_at(
+        "/cat/v2/providers",
+        ResponseTemplate::new(200).set_body_string(embedded_and_gamma()),
+    )
+    .await;
+    let port = server.address().port();
+    let key = Signer::new().public_key();
+    let url = format!("http://u:SECRET@127.0.0.1:{port}/cat");
+    let shown = format!("http://u:***@127.0.0.1:{port}/cat/v2/providers.minisig");
+    no_password_anywhere(&url, &[("CRUSH_PROVIDER_PUBLIC_KEY", &key)], &shown);
+}

@@ -93,7 +93,10 @@ pub(crate) fn request(
                         .load_signature(None, &options, &session)
                         .map_err(SignatureError::from)?
                         .ok_or_else(|| {
-                            SignatureError::Missing(format!("no signature for {url}"))
+                            SignatureError::Missing(format!(
+                                "no signature for {}",
+                                crate::fetch::source::redacted(url.as_str())
+                            ))
                         })?;
                     Some(keys.verify(&bytes, &signature, crate::store::state::now())?)
                 }
