@@ -44,7 +44,7 @@ fn a_prefix_before_option_is_told_not_dropped() {
         warnings(&run),
         [
             format!(
-                "{rc}:1: `VAR=x option provider-auto-update false` skipped: a variable assignment before it is applied only by a shell; this reader does not run the shell"
+                "{rc}:1: `VAR=*** option provider-auto-update false` skipped: a variable assignment before it is applied only by a shell; this reader does not run the shell"
             ),
             format!(
                 "{rc}:2: `command option provider-auto-update false` skipped: `command` runs it, which only a shell does; this reader does not run the shell"

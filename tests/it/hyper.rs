@@ -898,12 +898,72 @@ mcp add m --header Authorization "Bearer REALKEY8$X" --oauth-client-secret REALK
         assert_eq!(warnings.len(), 6, "{run:?}");
         assert!(!run.stderr.contains("REALKEY"), "{run:?}");
         for shown in [
-            "`K=1 provider add hyper --api-key ***` skipped",
+            "`K=*** provider add hyper --api-key ***` skipped",
             "`provider add openai --api-key *** --extra-header X-Token ***` skipped",
-            "`provider add hyper --api-key *** --base-url http://u:***@h/` skipped",
+            "`provider add hyper --api-key *** --base-url http://***@h/` skipped",
             "`mcp add m --header Authorization *** --oauth-client-secret ***` skipped",
         ] {
             assert!(run.stderr.contains(shown), "{shown}: {run:?}");
+        }
+    }
+}
+
+/// The same at a start and in `--status` for the forms a secret takes
+/// beyond those flags (F3): a prefix assignment's value, a URL's query,
+/// the free-form JSON of `--extra-body` and `--provider-options`, what
+/// follows `--args`. Each warning still names the file, the line, the
+/// command and why it was skipped.
+#[test]
+fn a_skipped_crushrc_lines_assignments_queries_and_free_form_values_are_hidden() {
+    let home = Home::new();
+    let rc = home.path().join(".crushrc");
+    fs::write(
+        &rc,
+        r#"OPENAI_API_KEY=sk-RK1 provider add openai
+if true; then provider add x --base-url "https://h/v1?key=RK3"; fi
+K=1 mcp add m --url "https://h/sse?token=RK9"
+K=1 provider add x --extra-body '{"token":"RK4"}' --provider-options '{"api_key":"RK5"}'
+K=1 mcp add m --type stdio --command tool --args --token RK6
+"#,
+    )
+    .unwrap();
+    let rc = rc.canonicalize().unwrap();
+    let closed = closed_port_url();
+    for args in [&["providers"][..], &["providers", "--status"]] {
+        let run = home.run_env(args, &[("CATWALK_URL", &closed)]);
+        run.ok();
+        home.wait_for_the_helper();
+        let warnings: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: "))
+            .collect();
+        assert_eq!(warnings.len(), 5, "{run:?}");
+        for secret in ["RK1", "RK3", "RK4", "RK5", "RK6", "RK9"] {
+            assert!(!run.stderr.contains(secret), "{secret}: {run:?}");
+        }
+        let assignment = "skipped: a variable assignment before it is applied only by a shell";
+        for (line, shown, why) in [
+            (1, "OPENAI_API_KEY=*** provider add openai", assignment),
+            (
+                2,
+                "provider add x --base-url https://h/v1?***",
+                "skipped: inside an if block opened at line 2",
+            ),
+            (3, "K=*** mcp add m --url https://h/sse?***", assignment),
+            (
+                4,
+                "K=*** provider add x --extra-body *** --provider-options ***",
+                assignment,
+            ),
+            (
+                5,
+                "K=*** mcp add m --type stdio --command *** --args *** ***",
+                assignment,
+            ),
+        ] {
+            let told = format!("{}:{line}: `{shown}` {why}", rc.display());
+            assert!(run.stderr.contains(&told), "{told}: {run:?}");
         }
     }
 }

@@ -15,10 +15,12 @@
 
 mod lex;
 pub(crate) mod options;
+mod redact;
 
 use std::fmt;
 
 use lex::Token;
+use redact::shown_without_secrets;
 
 /// A word of a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +59,7 @@ pub struct Skipped {
     /// Line of its first word.
     pub line: usize,
     /// The command as written (words joined by spaces), its secrets
-    /// shown as `***` ([`shown_without_secrets`]).
+    /// shown as `***` (`redact`).
     pub command: String,
     /// Why it was skipped.
     pub reason: String,
@@ -338,44 +340,6 @@ impl Parser {
     }
 }
 
-/// Flags of Crush's config commands whose value is a secret, and those
-/// whose second value is (`--env NAME VALUE`, `--extra-header NAME
-/// VALUE`, `--header NAME VALUE`).
-const SECRET_FLAGS: &[&str] = &["--api-key", "--oauth-client-secret"];
-const SECRET_ENTRY_FLAGS: &[&str] = &["--env", "--extra-header", "--header"];
-
-/// The words of a command joined by spaces as a warning may show them:
-/// the value of each of [`SECRET_FLAGS`] (also written `--flag=VALUE`)
-/// and of [`SECRET_ENTRY_FLAGS`] replaced by `***`, wherever the flag
-/// stands and whatever runs it, and the password of any URL.
-fn shown_without_secrets(texts: &[&str]) -> String {
-    /// What the next word is.
-    enum Next {
-        Plain,
-        Secret,
-        EntryName,
-    }
-    let mut next = Next::Plain;
-    let mut shown = Vec::with_capacity(texts.len());
-    for &text in texts {
-        let (word, after) = match next {
-            Next::Secret => ("***".to_string(), Next::Plain),
-            Next::EntryName => (text.to_string(), Next::Secret),
-            Next::Plain => match text.split_once('=') {
-                Some((flag, _)) if SECRET_FLAGS.contains(&flag) => {
-                    (format!("{flag}=***"), Next::Plain)
-                }
-                _ if SECRET_FLAGS.contains(&text) => (text.to_string(), Next::Secret),
-                _ if SECRET_ENTRY_FLAGS.contains(&text) => (text.to_string(), Next::EntryName),
-                _ => (crate::fetch::source::redacted(text), Next::Plain),
-            },
-        };
-        shown.push(word);
-        next = after;
-    }
-    shown.join(" ")
-}
-
 /// The command of Crush's crushrc that `name`, none of them, is a typo of:
 /// two letters swapped, or, for a name of six letters or more, one or two
 /// letters wrong, left out or added (one for five). A program a script
@@ -471,21 +435,71 @@ mod tests {
         (line, words.iter().map(|s| s.to_string()).collect())
     }
 
+    /// F3: every form a secret takes on a skipped line is hidden, and the
+    /// line still shows its command word.
     #[test]
-    fn a_skipped_commands_secrets_are_not_shown() {
-        let shown = |text: &str| shown_without_secrets(&text.split(' ').collect::<Vec<_>>());
-        assert_eq!(
-            shown("env provider add x --api-key=K --env N V --api-key"),
-            "env provider add x --api-key=*** --env N *** --api-key"
-        );
-        assert_eq!(
-            shown("provider add x --name --api-key --url http://a:P@h"),
-            "provider add x --name --api-key *** http://a:***@h"
-        );
-        assert_eq!(
-            shown("mcp add --url https://u:P@h/"),
-            "mcp add --url https://u:***@h/"
-        );
+    fn a_skipped_lines_secrets_are_hidden_in_every_form() {
+        let shown = |line: &str| {
+            let script = parse(line).unwrap();
+            assert_eq!(script.skipped.len(), 1, "{line}");
+            script.skipped[0].command.clone()
+        };
+        for (line, expected) in [
+            (
+                "OPENAI_API_KEY=sk-RK1 provider add openai",
+                "OPENAI_API_KEY=*** provider add openai",
+            ),
+            (
+                r#"if true; then provider add x --base-url "https://h/v1?key=RK3"; fi"#,
+                "provider add x --base-url https://h/v1?***",
+            ),
+            (
+                r#"K=1 mcp add m --url "https://h/sse?token=RK9""#,
+                "K=*** mcp add m --url https://h/sse?***",
+            ),
+            (
+                r#"K=1 provider add x --extra-body '{"token":"RK4"}' --provider-options '{"api_key":"RK5"}'"#,
+                "K=*** provider add x --extra-body *** --provider-options ***",
+            ),
+            (
+                "K=1 mcp add m --type stdio --command tool --args --token RK6",
+                "K=*** mcp add m --type stdio --command *** --args *** ***",
+            ),
+            (
+                "K=1 provider add x --api-key RK7 --name Mine --disable true --api-key=RK8",
+                "K=*** provider add x --api-key *** --name Mine --disable true --api-key=***",
+            ),
+            (
+                "K=1 provider add x --extra-header X-Token RK10 --extra-header 'Authorization: Bearer RK11' v",
+                "K=*** provider add x --extra-header X-Token *** --extra-header *** ***",
+            ),
+            (
+                "K=1 mcp add m --env TOKEN RK12 --header Authorization RK13 --oauth-client-secret RK14",
+                "K=*** mcp add m --env TOKEN *** --header Authorization *** --oauth-client-secret ***",
+            ),
+            (
+                "K=1 provider add x --base-url http://u:RK15@h/ --base-url https://RK16@h/#RK17",
+                "K=*** provider add x --base-url http://***@h/ --base-url https://***@h/#***",
+            ),
+            // Crush stops at a flag it does not know: nothing after one is
+            // read, so nothing after one is shown.
+            (
+                "K=1 provider add x --name --api-key RK18 --token RK19",
+                "K=*** provider add x --name --api-key *** *** ***",
+            ),
+            (
+                "K=1 provider add x -pRK20 RK21",
+                "K=*** provider add x *** ***",
+            ),
+            (
+                "env TOKEN=RK22 provider add x --base-url h/v1?key=RK23",
+                "env TOKEN=*** provider add x --base-url ***",
+            ),
+        ] {
+            let shown = shown(line);
+            assert_eq!(shown, expected, "{line}");
+            assert!(!shown.contains("RK"), "{line}: {shown}");
+        }
     }
 
     #[test]
