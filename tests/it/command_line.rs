@@ -6,18 +6,15 @@
 use std::fs;
 
 use crate::common::*;
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{MockServer, ResponseTemplate};
 
 async fn catalog_server() -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/v2/providers"))
-        // A first fetch must keep half of the embedded snapshot (issue 25).
-        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
-        .mount(&server)
-        .await;
-    server
+    // A first fetch must keep half of the embedded snapshot (issue 25).
+    serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(embedded_and_gamma()),
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]

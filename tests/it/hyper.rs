@@ -93,12 +93,11 @@ async fn server(hyper: &str) -> MockServer {
 
 /// A server answering the catalog, and `hyper` for Hyper's provider.
 async fn serving(hyper: ResponseTemplate) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/v2/providers"))
-        .respond_with(ResponseTemplate::new(200).set_body_string(embedded_and_gamma()))
-        .mount(&server)
-        .await;
+    let server = serve_at(
+        "/v2/providers",
+        ResponseTemplate::new(200).set_body_string(embedded_and_gamma()),
+    )
+    .await;
     Mock::given(method("GET"))
         .and(path("/api/v1/provider"))
         .respond_with(hyper)
