@@ -883,17 +883,7 @@ mcp add m --header Authorization "Bearer REALKEY8$X" --oauth-client-secret REALK
 "#,
     )
     .unwrap();
-    // A refresh, should one start, reaches nothing.
-    let closed = closed_port_url();
-    for args in [&["providers"][..], &["providers", "--status"]] {
-        let run = home.run_env(args, &[("CATWALK_URL", &closed)]);
-        run.ok();
-        home.wait_for_the_helper();
-        let warnings: Vec<&str> = run
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("warning: "))
-            .collect();
+    for (run, warnings) in told_at_a_start_and_in_status(&home) {
         assert_eq!(warnings.len(), 6, "{run:?}");
         assert!(!run.stderr.contains("REALKEY"), "{run:?}");
         for shown in [
@@ -905,6 +895,27 @@ mcp add m --header Authorization "Bearer REALKEY8$X" --oauth-client-secret REALK
             assert!(run.stderr.contains(shown), "{shown}: {run:?}");
         }
     }
+}
+
+/// A start and `providers --status` in `home` (a refresh, should one
+/// start, reaches nothing), each with the warnings it printed.
+fn told_at_a_start_and_in_status(home: &Home) -> Vec<(Run, Vec<String>)> {
+    let closed = closed_port_url();
+    [&["providers"][..], &["providers", "--status"]]
+        .into_iter()
+        .map(|args| {
+            let run = home.run_env(args, &[("CATWALK_URL", &closed)]);
+            run.ok();
+            home.wait_for_the_helper();
+            let warnings = run
+                .stderr
+                .lines()
+                .filter(|l| l.starts_with("warning: "))
+                .map(str::to_owned)
+                .collect();
+            (run, warnings)
+        })
+        .collect()
 }
 
 /// The same at a start and in `--status` for the forms a secret takes
@@ -927,16 +938,7 @@ K=1 mcp add m --type stdio --command tool --args --token RK6
     )
     .unwrap();
     let rc = rc.canonicalize().unwrap();
-    let closed = closed_port_url();
-    for args in [&["providers"][..], &["providers", "--status"]] {
-        let run = home.run_env(args, &[("CATWALK_URL", &closed)]);
-        run.ok();
-        home.wait_for_the_helper();
-        let warnings: Vec<&str> = run
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("warning: "))
-            .collect();
+    for (run, warnings) in told_at_a_start_and_in_status(&home) {
         assert_eq!(warnings.len(), 5, "{run:?}");
         for secret in ["RK1", "RK3", "RK4", "RK5", "RK6", "RK9"] {
             assert!(!run.stderr.contains(secret), "{secret}: {run:?}");
