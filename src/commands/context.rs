@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Exit, inputs, print, say};
+use super::{Exit, Said, inputs, print, say};
 use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
@@ -67,7 +67,7 @@ impl Context {
     /// A line on stderr under `--debug`.
     pub(super) fn say_debug(&self, line: impl Display) {
         if self.debug {
-            say(format_args!("debug: {line}"));
+            say(Said::Plain, format_args!("debug: {line}"));
         }
     }
 
@@ -117,7 +117,7 @@ impl Context {
             .chain(&settings.warnings)
             .chain(&empty)
         {
-            say(format_args!("warning: {warning}"));
+            say(Said::Warning, format_args!("{warning}"));
         }
         self.say_debug(format_args!(
             "provider-auto-update: {}",
@@ -160,7 +160,7 @@ impl Context {
             return Err(Exit::Interrupted(code));
         }
         for warning in warnings.iter().chain(&loaded.warnings) {
-            say(format_args!("warning: {warning}"));
+            say(Said::Warning, format_args!("{warning}"));
         }
         self.debug_outcome(&network, &loaded, wait);
         Ok(loaded)

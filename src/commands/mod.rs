@@ -26,7 +26,7 @@ use crate::commands::cli::{Cli, Command};
 use crate::error::Failure;
 use crate::fetch::watch::Signal;
 use context::{Context, listed};
-pub(crate) use output::say;
+pub(crate) use output::{Said, say};
 use output::{ago, count, output_result, print, write_catalog, write_json};
 use table::Table;
 
@@ -73,9 +73,12 @@ pub fn main() -> u8 {
         if json {
             let _ = print(|out| write_json(out, &failure_json(failure)));
         }
-        say(format_args!("error: {failure}"));
+        say(Said::Error, format_args!("{failure}"));
         if verbose && let Some(detail) = failure.detail() {
-            say(format_args!("  detail (for a bug report): {detail}"));
+            say(
+                Said::Plain,
+                format_args!("  detail (for a bug report): {detail}"),
+            );
         }
         1
     };
@@ -85,9 +88,10 @@ pub fn main() -> u8 {
             if json {
                 let _ = print(|out| write_json(out, &usage_json(&message, &name)));
             }
-            say(format_args!(
-                "error: {message}\nRun `{name} --help` for usage."
-            ));
+            say(
+                Said::Error,
+                format_args!("{message}\nRun `{name} --help` for usage."),
+            );
             2
         }
         Err(Exit::Failed(f)) => failure(&f, false),
@@ -98,7 +102,7 @@ pub fn main() -> u8 {
                 Signal::Interrupt => ("interrupted", 130),
                 Signal::Terminate => ("terminated", 143),
             };
-            say(format_args!("{what}; nothing was written"));
+            say(Said::Plain, format_args!("{what}; nothing was written"));
             code
         }
         Err(Exit::Code(code)) => code,

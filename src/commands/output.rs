@@ -8,23 +8,53 @@ use super::{Exit, terminal};
 use crate::catalog;
 use crate::error::{Cause, Failure};
 
-/// Writes a message to standard error: one line when it goes to a pipe or
-/// a file, wrapped to a terminal's width with the text after `error: ` or
-/// `warning: ` kept in its column; the number of lines it took. Unlike
-/// `eprintln!`, which panics, a failure there is ignored: there is nowhere
-/// left to report it.
-pub(crate) fn say(message: std::fmt::Arguments<'_>) -> usize {
+/// What a message on standard error is, which says the word it starts
+/// with and the column its wrapped lines keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Said {
+    /// `error: ` and the failure.
+    Error,
+    /// `warning: ` and what went wrong without failing.
+    Warning,
+    /// The message as it is (a report's line, a debug line), wrapped
+    /// two columns in.
+    Plain,
+}
+
+impl Said {
+    /// The word the message starts with.
+    fn prefix(self) -> &'static str {
+        match self {
+            Said::Error => "error: ",
+            Said::Warning => "warning: ",
+            Said::Plain => "",
+        }
+    }
+
+    /// The column its wrapped lines keep: the text's, after its word.
+    fn indent(self) -> usize {
+        match self {
+            Said::Plain => 2,
+            kind => kind.prefix().len(),
+        }
+    }
+}
+
+/// Writes a message of kind `kind` to standard error: one line when it
+/// goes to a pipe or a file, wrapped to a terminal's width with the text
+/// after `error: ` or `warning: ` kept in its column; the number of lines
+/// it took. Unlike `eprintln!`, which panics, a failure there is ignored:
+/// there is nowhere left to report it.
+pub(crate) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
+    let text = format!("{}{message}", kind.prefix());
     // The system's own numbers say nothing to a person.
-    let text = crate::store::file::without_os_error(&message.to_string());
+    let text = crate::store::file::without_os_error(&text);
     // Whatever a catalog, a server or a file put into the message.
     let text = catalog::escape::safe_lines(&text);
-    let indent = ["error: ", "warning: "]
-        .iter()
-        .find(|prefix| text.starts_with(*prefix))
-        .map_or(2, |prefix| prefix.len());
     // Its first line wrapped; the lines after it, commands to type, whole.
     let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
-    let mut text = terminal::wrap(first, terminal::stderr_width(), &" ".repeat(indent));
+    let indent = " ".repeat(kind.indent());
+    let mut text = terminal::wrap(first, terminal::stderr_width(), &indent);
     if !rest.is_empty() {
         text.push('\n');
         text.push_str(rest);

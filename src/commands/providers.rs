@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::context::{self, Context, cache_files};
 use super::terminal;
-use super::{Exit, Table, ago, count, inputs, listed, print, say, write_catalog, write_json};
+use super::{Exit, Said, Table, ago, count, inputs, listed, print, say, write_catalog, write_json};
 use crate::catalog::embedded;
 use crate::catalog::escape::safe;
 use crate::catalog::{self, Catalog, Target};
@@ -277,7 +277,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
     for warning in warnings {
-        say(format_args!("warning: {warning}"));
+        say(Said::Warning, format_args!("{warning}"));
     }
     let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
     let network = network::decide(settings, &env.url, bad_key);

@@ -10,7 +10,7 @@ use std::path::Path;
 use super::context::{Context, cache_files, pinned_keys};
 use super::report::{self, Written};
 use super::terminal;
-use super::{Exit, print, say, write_catalog, write_json};
+use super::{Exit, Said, print, say, write_catalog, write_json};
 use crate::catalog::Target;
 use crate::catalog::escape::safe;
 use crate::commands::cli::{Provider, UpdateArgs};
@@ -226,7 +226,7 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
     };
     let mut said = 0;
     for warning in warnings {
-        said += say(format_args!("warning: {warning}"));
+        said += say(Said::Warning, format_args!("{warning}"));
     }
     if !args.quiet {
         // With the catalog on standard output, the report goes beside it.
@@ -249,7 +249,7 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
         };
         if on_stderr {
             lines.iter().for_each(|line| {
-                say(format_args!("{line}"));
+                say(Said::Plain, format_args!("{line}"));
             });
         } else {
             // Ids, names and values come from the catalogs.
