@@ -207,7 +207,7 @@ impl LastRefresh {
                 .held
                 .as_ref()
                 .filter(|h| !h.kept)
-                .map(|h| startup::held_hint_for(target, &r.url, &h.flags)),
+                .map(|h| startup::held_hint_for(target, &r.url, &h.needs)),
             kept: r.held.as_ref().is_some_and(|h| h.kept),
         }
     }

@@ -119,8 +119,8 @@ fn told(plan: &Plan, outcome: Outcome) -> Result<Option<String>, Signal> {
             ))
         }
         Outcome::Held(findings) => {
-            let flags = super::held_flags(&plan.files);
-            Some(held_warning(Target::Hyper, &url, None, &findings, &flags))
+            let needs = super::held_needs(&plan.files);
+            Some(held_warning(Target::Hyper, &url, None, &findings, &needs))
         }
     })
 }

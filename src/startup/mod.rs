@@ -35,8 +35,8 @@ pub use self::env::{EnvOptions, options_from_env};
 pub use self::hyper::HyperOptions;
 pub use self::refresh::{Outcome, Refresh};
 pub use self::settings::{Prepared, pinned_keys};
-use self::tell::{held_flags, held_warning, mark_told, report_refresh};
 pub(crate) use self::tell::{held_hint_for, not_http_warning, refresh_hint_for};
+use self::tell::{held_needs, held_warning, mark_told, report_refresh};
 use crate::catalog::{Target, embedded};
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
@@ -321,9 +321,9 @@ fn waited(
         // The findings are in the state, told by the next start as by
         // every start while it is held; told now too.
         Outcome::Held(findings) => {
-            let flags = held_flags(files);
+            let needs = held_needs(files);
             let url = source::redacted(options.url.as_str());
-            warnings.push(held_warning(Target::Catalog, &url, None, &findings, &flags));
+            warnings.push(held_warning(Target::Catalog, &url, None, &findings, &needs));
             at_hand(cached, warnings)
         }
     }

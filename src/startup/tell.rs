@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use super::refresh::SIGNATURE_FLAG;
 use crate::catalog::{Target, embedded};
 use crate::error::program;
 use crate::fetch::source;
 use crate::store::cache::{self, CacheFiles, Cached};
-use crate::store::state::{self, RefreshOutcome};
+use crate::store::state::{self, Need, RefreshOutcome};
+use crate::trust::policy::flag;
 
 /// [`refresh_hint`] for `target`'s document.
 pub(crate) fn refresh_hint_for(target: Target) -> String {
@@ -33,7 +33,7 @@ fn update_command(target: Target) -> &'static str {
 }
 
 /// [`held_hint`] for `target`'s document.
-pub(crate) fn held_hint_for(target: Target, url: &str, flags: &[String]) -> String {
+pub(crate) fn held_hint_for(target: Target, url: &str, needs: &[Need]) -> String {
     let me = program();
     let update = update_command(target);
     let from = format!("{me} {update} {}", shell_word(url));
@@ -44,13 +44,13 @@ pub(crate) fn held_hint_for(target: Target, url: &str, flags: &[String]) -> Stri
     let keep = (kept, format!("{me} {update} --keep-current"));
     // Held for its signature: neither a review nor an apply without one
     // gets past the pinned key.
-    let (commands, after) = if flags.iter().any(|f| f == SIGNATURE_FLAG) {
-        let apply = format!("{from} {SIGNATURE_FLAG} FILE");
+    let (commands, after) = if needs.contains(&Need::Signature) {
+        let apply = format!("{from} {} FILE", flag(Need::Signature));
         let after = format!("\n  (FILE its signature; or the mirror must serve {url}.minisig)");
         (vec![keep, ("apply it signed:", apply)], after)
     } else {
         let apply = std::iter::once(from.clone())
-            .chain(flags.iter().cloned())
+            .chain(needs.iter().map(|need| flag(*need).to_owned()))
             .collect::<Vec<_>>()
             .join(" ");
         let commands = vec![
@@ -91,7 +91,7 @@ pub(super) fn held_warning(
     url: &impl std::fmt::Display,
     at: Option<u64>,
     findings: &[String],
-    flags: &[String],
+    needs: &[Need],
 ) -> String {
     let more = match findings.len() {
         0 | 1 => String::new(),
@@ -114,7 +114,7 @@ pub(super) fn held_warning(
         "a refresh of {} from {url} was held{when}, and {kept}: {}{more}\n{}",
         target.noun(),
         findings.first().map_or("", String::as_str),
-        held_hint_for(target, &url.to_string(), flags)
+        held_hint_for(target, &url.to_string(), needs)
     )
 }
 
@@ -142,7 +142,7 @@ pub(super) fn report_refresh(
             &refresh.url,
             Some(refresh.at),
             &held.changes,
-            &held.flags,
+            &held.needs,
         ));
     }
     let Some(failure) = state.untold_failure() else {
@@ -210,15 +210,16 @@ pub(crate) fn not_http_warning(value: &str) -> String {
     )
 }
 
-/// The flags that apply what the last refresh of `files`' document held
-/// back, as its state records them (none when it records no hold).
-pub(super) fn held_flags(files: &CacheFiles) -> Vec<String> {
+/// What a person must allow to apply what the last refresh of `files`'
+/// document held back, as its state records it (nothing when it records
+/// no hold).
+pub(super) fn held_needs(files: &CacheFiles) -> Vec<Need> {
     let state = match cache::read_valid(files) {
         Ok(Some(cached)) => cached.state,
         _ => cache::absent_state(files),
     };
     match state.and_then(|s| s.refresh).and_then(|r| r.held) {
-        Some(held) => held.flags,
+        Some(held) => held.needs,
         None => Vec::new(),
     }
 }

@@ -16,7 +16,7 @@
 //! | `source` | where the bytes came from (a URL, a path, `embedded snapshot`) |
 //! | `fetched_at` | when they were written, in seconds since the Unix epoch |
 //! | `confirmed_at` | when they were last confirmed current: written by `update-providers`, or answered 200 (valid) or 304 by a refresh |
-//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the findings it held back, one line each; `flags`, what `update-providers` needs to apply it; `sha256`, the held catalog's; `kept`, whether a person kept the cache over it), and `told`, whether a start-up has reported that failure |
+//! | `refresh` | the last automatic refresh: `at`, `url`, `outcome` (`unchanged`, `updated`, `failed`, `held`), `cause` when it failed, `held` (the findings it held back, one line each; `needs`, what a person must allow to apply it: `shrink`, `downgrade`, `key_move`, `signature`, none for a change that could not be reviewed (files written before it have `flags` instead, the flags that allowed it, read as the same); `sha256`, the held catalog's; `kept`, whether a person kept the cache over it), and `told`, whether a start-up has reported that failure |
 //! | `signed_at` | when the cached catalog was signed, when a pinned key verified it |
 //!
 //! Keys it does not know are ignored, and every key but `sha256` may be
@@ -137,13 +137,14 @@ pub struct RefreshRecord {
 
 /// The changes a refresh held back for a person to review.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "StoredHeld")]
 pub struct Held {
     /// Each finding, one line.
     pub changes: Vec<String>,
-    /// The flags `update-providers` needs to apply it (`--allow-shrink`,
-    /// `--allow-downgrade`), none for a key move.
+    /// What a person must allow to apply it; none for a change that could
+    /// not be reviewed (nothing allows it: the reason must go).
     #[serde(default)]
-    pub flags: Vec<String>,
+    pub needs: Vec<Need>,
     /// The held catalog's SHA-256 (lowercase hex), when it was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
@@ -152,6 +153,84 @@ pub struct Held {
     /// and a refresh that brings the same catalog leaves it held, quietly.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kept: bool,
+}
+
+/// What a held change needs a person to allow before it is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// It keeps fewer than half of the providers or models it is compared
+    /// with.
+    Shrink,
+    /// It was signed before the newest signed catalog seen.
+    Downgrade,
+    /// It sends a known key to a place it never reached.
+    KeyMove,
+    /// It is not signed as a pinned key requires: a signature given by
+    /// hand.
+    Signature,
+}
+
+/// [`Held`] as the state file has it: with `needs`, or, written by a build
+/// before them, `flags`, the flags of `update-providers` that allowed the
+/// same.
+#[derive(Deserialize)]
+struct StoredHeld {
+    changes: Vec<String>,
+    #[serde(default)]
+    needs: Option<Vec<StoredNeed>>,
+    #[serde(default)]
+    flags: Vec<String>,
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(default)]
+    kept: bool,
+}
+
+/// A need as written: one this build knows, or one a later build added,
+/// which it cannot tell (and the held record is not lost over it).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredNeed {
+    Known(Need),
+    Other(serde::de::IgnoredAny),
+}
+
+impl From<StoredHeld> for Held {
+    fn from(stored: StoredHeld) -> Held {
+        let needs = match stored.needs {
+            Some(needs) => needs
+                .into_iter()
+                .filter_map(|need| match need {
+                    StoredNeed::Known(need) => Some(need),
+                    StoredNeed::Other(_) => None,
+                })
+                .collect(),
+            None => stored
+                .flags
+                .iter()
+                .filter_map(|f| need_of_flag(f))
+                .collect(),
+        };
+        Held {
+            changes: stored.changes,
+            needs,
+            sha256: stored.sha256,
+            kept: stored.kept,
+        }
+    }
+}
+
+/// What a flag recorded by a build before `needs` allowed: the flags it
+/// wrote, by their words then.
+fn need_of_flag(flag: &str) -> Option<Need> {
+    Some(match flag {
+        "--allow-shrink" => Need::Shrink,
+        "--allow-downgrade" => Need::Downgrade,
+        "--allow-key-move" => Need::KeyMove,
+        "--signature" => Need::Signature,
+        _ => return None,
+    })
 }
 
 /// What came of an automatic refresh.
@@ -291,5 +370,40 @@ mod tests {
         .unwrap();
         assert!(text.contains(r#""outcome":"failed""#), "{text}");
         assert!(!text.contains("told"), "false is not written: {text}");
+    }
+
+    /// What was held is read with its needs; one written by the build
+    /// before them, with the flags that allowed it, is read as the same
+    /// needs; a need of a later build is passed over, the rest kept.
+    #[test]
+    fn what_was_held_is_read_as_written_then_and_now() {
+        let held = |json: &str| serde_json::from_str::<Held>(json).unwrap();
+        let now = held(r#"{"changes":["x"],"needs":["shrink","key_move"],"sha256":"ab"}"#);
+        assert_eq!(now.needs, [Need::Shrink, Need::KeyMove]);
+        assert_eq!(now.sha256.as_deref(), Some("ab"));
+        let before = held(
+            r#"{"changes":["x"],"flags":["--allow-shrink","--allow-downgrade","--allow-key-move"],"kept":true}"#,
+        );
+        assert_eq!(before.needs, [Need::Shrink, Need::Downgrade, Need::KeyMove]);
+        assert!(before.kept);
+        assert_eq!(
+            held(r#"{"changes":["x"],"flags":["--signature"]}"#).needs,
+            [Need::Signature]
+        );
+        assert_eq!(held(r#"{"changes":["x"],"flags":[]}"#).needs, []);
+        assert_eq!(
+            held(r#"{"changes":["x"],"needs":["later",{"a":1},"downgrade"]}"#).needs,
+            [Need::Downgrade]
+        );
+        let written = serde_json::to_value(&now).unwrap();
+        assert_eq!(written["needs"], serde_json::json!(["shrink", "key_move"]));
+        assert!(written.get("flags").is_none(), "{written}");
+        assert_eq!(held(&written.to_string()), now);
+        // A whole state file of the build before, its hold read.
+        let state: CacheState = serde_json::from_str(
+            r#"{"sha256":"ab","refresh":{"at":1,"url":"u","outcome":"held","held":{"changes":["y"],"flags":["--allow-key-move"],"sha256":"cd"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(state.held().unwrap().1.needs, [Need::KeyMove]);
     }
 }

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 
 use crate::catalog::{Catalog, Provider, expand, quoted};
-use crate::store::state::rfc3339;
+use crate::store::state::{Need, rfc3339};
 
 use super::memory::Ids;
 use super::place::{self, Place};
@@ -377,19 +377,28 @@ impl Review {
         lines
     }
 
-    /// The flags `update-providers` needs to apply it.
-    pub fn flags(&self) -> Vec<String> {
-        let mut flags = Vec::new();
+    /// What a person must allow to apply it.
+    pub fn needs(&self) -> Vec<Need> {
+        let mut needs = Vec::new();
         if !self.shrinks.is_empty() {
-            flags.push(ALLOW_SHRINK.to_owned());
+            needs.push(Need::Shrink);
         }
         if self.downgrade.is_some() {
-            flags.push(ALLOW_DOWNGRADE.to_owned());
+            needs.push(Need::Downgrade);
         }
         if !self.moves.is_empty() {
-            flags.push(ALLOW_KEY_MOVE.to_owned());
+            needs.push(Need::KeyMove);
         }
-        flags
+        needs
+    }
+
+    /// The flags `update-providers` needs to apply it: its
+    /// [`needs`](Review::needs) as they are typed.
+    pub fn flags(&self) -> Vec<String> {
+        self.needs()
+            .into_iter()
+            .map(|need| super::policy::flag(need).to_owned())
+            .collect()
     }
 
     /// What remains once a person allowed shrinks, downgrades or key moves.

@@ -8,7 +8,7 @@
 
 use crate::catalog::{Catalog, Target};
 use crate::store::cache::CacheFiles;
-use crate::store::state::Held;
+use crate::store::state::{Held, Need};
 
 use super::guard::{self, Baseline, Review};
 use super::hyper;
@@ -101,7 +101,7 @@ pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Revie
         Ok(review) if review.is_clear() => Ok(review),
         Ok(review) => Err(Held {
             changes: review.findings(),
-            flags: review.flags(),
+            needs: review.needs(),
             sha256: Some(sha256.to_owned()),
             kept: false,
         }),
@@ -114,11 +114,25 @@ pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Revie
 pub(crate) fn held_for(why: String, sha256: Option<&str>) -> Held {
     Held {
         changes: vec![why],
-        flags: Vec::new(),
+        needs: Vec::new(),
         sha256: sha256.map(str::to_owned),
         kept: false,
     }
 }
+
+/// The flag of `update-providers` that allows what a held change `need`s:
+/// where the commands a person is told to type get it.
+pub(crate) fn flag(need: Need) -> &'static str {
+    match need {
+        Need::Shrink => guard::ALLOW_SHRINK,
+        Need::Downgrade => guard::ALLOW_DOWNGRADE,
+        Need::KeyMove => guard::ALLOW_KEY_MOVE,
+        Need::Signature => SIGNATURE_FLAG,
+    }
+}
+
+/// The flag that gives `update-providers` a signature by hand.
+const SIGNATURE_FLAG: &str = "--signature";
 
 /// What an applied document teaches.
 #[derive(Debug, Clone, Copy)]
@@ -205,8 +219,8 @@ mod tests {
     }
 
     /// A review that could not be made is held, with its reason, never
-    /// applied; a clear one is applied; findings are held with the flags
-    /// that apply them.
+    /// applied; a clear one is applied; findings are held with what a
+    /// person must allow.
     #[test]
     fn what_is_held_fails_closed() {
         let held = hold(Err("cannot read the memory".into()), "ab").unwrap_err();
@@ -226,7 +240,7 @@ mod tests {
             state_signed: None,
         };
         let held = hold(review(&replacing, &next, None), "cd").unwrap_err();
-        assert_eq!(held.flags, ["--allow-key-move"]);
+        assert_eq!(held.needs, [Need::KeyMove]);
         assert!(held.changes[0].contains("$OPENAI_API_KEY"), "{held:?}");
     }
 

@@ -322,10 +322,7 @@ async fn case_8_a_slow_drip_is_held() {
                 )),
                 "{finding}"
             );
-            assert_eq!(
-                record["held"]["flags"],
-                serde_json::json!(["--allow-shrink"])
-            );
+            assert_eq!(record["held"]["needs"], serde_json::json!(["shrink"]));
             break;
         }
     }

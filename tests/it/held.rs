@@ -323,8 +323,8 @@ async fn a_known_key_sent_to_a_new_place_is_held_however_it_is_spelled() {
         let held = record["held"]["changes"][0].as_str().unwrap();
         assert!(held.contains(finding), "{what}: {held}");
         assert_eq!(
-            record["held"]["flags"],
-            serde_json::json!(["--allow-key-move"]),
+            record["held"]["needs"],
+            serde_json::json!(["key_move"]),
             "{what}"
         );
         assert_eq!(
@@ -496,10 +496,7 @@ async fn a_catalog_that_keeps_too_little_of_the_cache_is_held_and_needs_allow_sh
         assert_eq!(record["outcome"], "held", "{what}: {record}");
         let change = record["held"]["changes"][0].as_str().unwrap();
         assert!(change.starts_with(finding), "{what}: {change}");
-        assert_eq!(
-            record["held"]["flags"],
-            serde_json::json!(["--allow-shrink"])
-        );
+        assert_eq!(record["held"]["needs"], serde_json::json!(["shrink"]));
         assert_eq!(home.cache().unwrap(), real);
         let run = home.run_env(&["providers"], &[("CATWALK_URL", &url)]);
         assert!(

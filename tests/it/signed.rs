@@ -318,10 +318,7 @@ async fn an_older_signed_catalog_is_refused_unless_allowed() {
         held_change(&record).contains("before the newest catalog applied here"),
         "{record}"
     );
-    assert_eq!(
-        record["held"]["flags"],
-        serde_json::json!(["--allow-downgrade"])
-    );
+    assert_eq!(record["held"]["needs"], serde_json::json!(["downgrade"]));
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
 
     home.run_env(

@@ -2,14 +2,13 @@
 //! the answer and the cache it holds, as [`crate::startup::decide`]
 //! decides whether to ask at all.
 
-use super::SIGNATURE_FLAG;
 use super::request::{Answer, explain};
 use crate::error::Cause;
 use crate::fetch::http::FetchError;
 use crate::fetch::source::ReadError;
 use crate::fetch::watch::Signal;
 use crate::store::digest;
-use crate::store::state::{CacheState, Held};
+use crate::store::state::{CacheState, Held, Need};
 use crate::store::validators::Validators;
 use crate::trust::policy;
 
@@ -69,9 +68,9 @@ pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>, u
         Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(code)))) => {
             Step::Interrupted(code)
         }
-        // Held with the flag that applies it with a signature given by hand.
+        // Held until a person gives a signature by hand.
         Err(Cause::Signature(e)) => Step::Hold(Held {
-            flags: vec![SIGNATURE_FLAG.to_owned()],
+            needs: vec![Need::Signature],
             ..policy::held_for(format!("the new catalog was refused: {e}"), None)
         }),
         Err(e) => Step::Fail(explain(&e, url)),

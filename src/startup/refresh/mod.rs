@@ -50,10 +50,6 @@ use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord}
 use crate::store::validators::Validators;
 use crate::trust::signature::TrustedKeys;
 
-/// The flag that gives `update-providers` a signature: recorded as the
-/// one a refresh held for its signature needs.
-pub(crate) const SIGNATURE_FLAG: &str = "--signature";
-
 /// How long a refresh, or the first fetch, waits for another writer of the
 /// cache; past it the new catalog is used without being saved.
 const LOCK_WAIT: Duration = Duration::from_secs(2);

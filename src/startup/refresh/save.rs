@@ -256,6 +256,7 @@ pub(crate) fn save(
 mod tests {
     use super::*;
     use crate::catalog;
+    use crate::store::state::Need;
     use crate::trust::memory::Memory;
 
     /// The review is made again once the folder is locked for the write:
@@ -301,7 +302,7 @@ mod tests {
                 "provider \"fresh\" would send $FRESH_API_KEY to https://collector.evil.example:443, where it was never sent before (only to https://fresh.example:443)"
             ]
         );
-        assert_eq!(held.flags, ["--allow-key-move"]);
+        assert_eq!(held.needs, [Need::KeyMove]);
         assert!(!files.catalog.exists());
     }
 
