@@ -12,16 +12,17 @@
 //!   where, built from the settings in one call by
 //!   [`startup::StartupOptions::from_settings`]; a refresh it starts on a
 //!   thread comes back as a [`startup::Refresh`] handle to poll or wait
-//!   on, ending in a [`startup::Outcome`].
+//!   on, ending in a [`startup::Outcome`]; what went wrong on the way is
+//!   a typed [`startup::Warning`], whose `Display` is the line to show.
 //! - **An update** ([`update`]): [`update::read`] a [`update::Source`],
 //!   [`update::Inputs::parse`] it, [`update::Parsed::apply`] it with
 //!   [`update::UpdateOptions`], and get an [`update::UpdateReport`];
 //!   failures are an [`error::Failure`] with a typed [`error::Cause`].
 //! - **The catalog** ([`catalog`]): [`catalog::validate`] reads bytes as
 //!   Crush reads them into a [`catalog::Catalog`] of
-//!   [`catalog::Provider`]s and [`catalog::Model`]s, or a
-//!   [`catalog::ValidationError`]; [`catalog::embedded`] is the snapshot
-//!   compiled in.
+//!   [`catalog::Provider`]s and [`catalog::Model`]s (with its
+//!   [`catalog::Warning`]s), or a [`catalog::ValidationError`];
+//!   [`catalog::embedded`] is the snapshot compiled in.
 //! - **The cache's location** ([`store`]): [`store::CacheFiles`] names
 //!   the files in Crush's data folder, [`store::data_dir`].
 //! - **The settings** ([`config`]): [`config::Settings`] as Crush's

@@ -39,6 +39,7 @@ mod parse_error;
 pub(crate) mod synthetic;
 pub(crate) mod target;
 mod validate;
+mod warning;
 
 pub use changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 pub(crate) use escape::{printable, quoted};
@@ -51,3 +52,4 @@ pub use target::{Target, validate_provider};
 pub(crate) use validate::has_control;
 pub use validate::validate;
 pub use validate::{MAX_ID_BYTES, ValidationError};
+pub use warning::{DefaultModel, Warning};

@@ -304,7 +304,7 @@ pub struct Catalog<'a> {
     /// The providers, in the order of the source.
     pub providers: Vec<Provider<'a>>,
     /// Problems that do not make the catalog unusable.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<super::Warning>,
 }
 
 impl Catalog<'_> {

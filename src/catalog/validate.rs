@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use super::parse_error::describe_parse_error;
-use super::{Catalog, Provider, Target, Text, expand, printable};
+use super::{Catalog, DefaultModel, Provider, Target, Text, Warning, expand, printable};
 
 /// Longest id accepted for a provider or a model, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -82,19 +82,19 @@ pub(super) fn checked<'a>(
                 )));
             }
         }
-        for (field, value) in [
-            ("default_large_model_id", &provider.default_large_model_id),
-            ("default_small_model_id", &provider.default_small_model_id),
+        for (default, value) in [
+            (DefaultModel::Large, &provider.default_large_model_id),
+            (DefaultModel::Small, &provider.default_small_model_id),
         ] {
             if let Some(id) = value.as_ref().map(Text::as_str)
                 && !id.is_empty()
                 && !model_ids.contains(id)
             {
-                warnings.push(format!(
-                    "{}: {field} {} names no model of this provider",
-                    at(),
-                    printable(id)
-                ));
+                warnings.push(Warning::UnknownDefaultModel {
+                    provider: at(),
+                    default,
+                    id: id.to_owned(),
+                });
             }
         }
     }
@@ -521,8 +521,9 @@ mod tests {
     fn unknown_default_model_is_a_warning() {
         let json = r#"[{"id":"a","name":"A","default_large_model_id":"nope","default_small_model_id":"","models":[{"id":"m"}]}]"#;
         let catalog = validate(json.as_bytes()).unwrap();
+        let told: Vec<String> = catalog.warnings.iter().map(ToString::to_string).collect();
         assert_eq!(
-            catalog.warnings,
+            told,
             vec![
                 "provider 0 (\"a\"): default_large_model_id \"nope\" names no model of this provider"
             ]

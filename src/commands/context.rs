@@ -5,7 +5,7 @@ use std::fmt::Display;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Exit, Said, inputs, print, say};
+use super::{Exit, Said, inputs, print, say, warn};
 use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
@@ -160,7 +160,7 @@ impl Context {
             return Err(Exit::Interrupted(code));
         }
         for warning in warnings.iter().chain(&loaded.warnings) {
-            say(Said::Warning, format_args!("{warning}"));
+            warn(warning);
         }
         self.debug_outcome(&network, &loaded, wait);
         Ok(loaded)

@@ -23,7 +23,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::context::{canonical_folder, pinned_keys};
-use super::terminal;
+use super::{terminal, told};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::error::program;
@@ -323,7 +323,7 @@ fn refresh_if_due(
     let url = match env.url {
         Ok(url) => url,
         Err(value) => {
-            notices.push(startup::not_http_warning(&value));
+            notices.push(told(&startup::Warning::NotHttp { value }));
             return Ok(state);
         }
     };

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use super::{Exit, terminal};
 use crate::catalog;
 use crate::error::{Cause, Failure};
+use crate::startup;
 
 /// What a message on standard error is, which says the word it starts
 /// with and the column its wrapped lines keep.
@@ -61,6 +62,18 @@ pub(crate) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
     }
     let _ = writeln!(io::stderr().lock(), "{text}");
     text.lines().count()
+}
+
+/// A start's warning in the words this program tells it in: the commands
+/// its hints name are run by the name it was invoked by.
+pub(crate) fn told(warning: &startup::Warning) -> String {
+    warning.told_by(crate::error::program()).to_string()
+}
+
+/// Tells a start's warning on standard error ([`told`]); the number of
+/// lines it took.
+pub(crate) fn warn(warning: &startup::Warning) -> usize {
+    say(Said::Warning, format_args!("{}", told(warning)))
 }
 
 /// Runs `write` on standard output, buffered (a table or a JSON document

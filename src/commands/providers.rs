@@ -7,12 +7,13 @@ use serde::Serialize;
 
 use super::context::{self, Context, cache_files};
 use super::terminal;
-use super::{Exit, Said, Table, ago, count, inputs, listed, print, say, write_catalog, write_json};
+use super::{Exit, Table, ago, count, inputs, listed, print, warn, write_catalog, write_json};
 use crate::catalog::embedded;
 use crate::catalog::escape::safe;
 use crate::catalog::{self, Catalog, Target};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::{Setting, Settings};
+use crate::error::program;
 use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
@@ -207,7 +208,7 @@ impl LastRefresh {
                 .held
                 .as_ref()
                 .filter(|h| !h.kept)
-                .map(|h| startup::held_hint_for(target, &r.url, &h.needs)),
+                .map(|h| startup::held_hint_for(program(), target, &r.url, &h.needs)),
             kept: r.held.as_ref().is_some_and(|h| h.kept),
         }
     }
@@ -276,8 +277,8 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let cached = cache::read(files);
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
-    for warning in warnings {
-        say(Said::Warning, format_args!("{warning}"));
+    for warning in &warnings {
+        warn(warning);
     }
     let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
     let network = network::decide(settings, &env.url, bad_key);

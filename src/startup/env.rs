@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use super::{DEFAULT_INTERVAL, DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV, not_http_warning};
+use super::{DEFAULT_INTERVAL, DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV, Warning};
 use crate::fetch::{http, source};
 
 /// The start-up settings that come from the environment, parsed.
@@ -27,29 +27,32 @@ pub struct EnvOptions {
 /// fail on them.
 pub fn options_from_env(
     env: impl Fn(&str) -> Option<String>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> EnvOptions {
     let url = source::startup_url(env("CATWALK_URL").as_deref());
     if let Err(value) = &url {
-        warnings.push(not_http_warning(value));
+        warnings.push(Warning::NotHttp {
+            value: value.clone(),
+        });
     }
     let timeout = env(TIMEOUT_ENV).map_or(DEFAULT_TIMEOUT, |text| {
         http::parse_seconds(&text).unwrap_or_else(|_| {
-            warnings.push(format!(
-                "{TIMEOUT_ENV}={text:?} is not a positive number of seconds; using {}",
-                DEFAULT_TIMEOUT.as_secs()
-            ));
+            warnings.push(Warning::BadTimeout {
+                value: text.clone(),
+            });
             DEFAULT_TIMEOUT
         })
     });
     let mut interval_origin = "default".to_string();
     let interval = env(INTERVAL_ENV).map_or(DEFAULT_INTERVAL, |text| {
-        parse_interval(&text).inspect(|_| interval_origin = format!("{INTERVAL_ENV}={text}")).unwrap_or_else(|| {
-            warnings.push(format!(
-                "{INTERVAL_ENV}={text:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
-            ));
-            DEFAULT_INTERVAL
-        })
+        parse_interval(&text)
+            .inspect(|_| interval_origin = format!("{INTERVAL_ENV}={text}"))
+            .unwrap_or_else(|| {
+                warnings.push(Warning::BadInterval {
+                    value: text.clone(),
+                });
+                DEFAULT_INTERVAL
+            })
     });
     EnvOptions {
         url,

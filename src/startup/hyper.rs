@@ -9,11 +9,11 @@
 use reqwest::Url;
 
 use super::refresh::{self, IfBusy, Job, Outcome};
-use super::{Decision, StartupCatalog, StartupOptions, decide, held_warning, refresh_hint_for};
+use super::{Decision, InUse, StartupCatalog, StartupOptions, Warning, crushrc, decide};
 use crate::catalog::Target;
 use crate::fetch::http::Bearer;
 use crate::fetch::watch::Signal;
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, CacheFiles};
 use crate::store::state;
 
 /// Hyper's provider to keep fresh: where from, and the key its requests
@@ -59,12 +59,12 @@ impl Plan {
 pub(super) fn plan(
     files: &CacheFiles,
     options: &StartupOptions,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Option<Plan> {
     let hyper = options.hyper.as_ref()?;
     let files = files.with_target(Target::Hyper);
     let cached = cache::read_valid(&files).unwrap_or_else(|problem| {
-        warnings.push(format!("{problem}; it is replaced by the next refresh"));
+        warnings.push(Warning::InvalidHyperCache { problem });
         None
     });
     let decision = decide(
@@ -92,36 +92,30 @@ pub(super) fn plan(
     })
 }
 
-/// What Crush uses while Hyper's provider is not refreshed.
-pub(super) fn in_use(cached: Option<&Cached>) -> &'static str {
-    match cached {
-        Some(_) => "Crush keeps the cached one (hyper.json)",
-        None => "Crush keeps its own embedded one",
-    }
-}
-
 /// What a refresh of Hyper's provider that a person waited for came to,
 /// for them to read now; `Err` with the signal of an interrupted one.
-fn told(plan: &Plan, outcome: Outcome) -> Result<Option<String>, Signal> {
+fn told(plan: &Plan, outcome: Outcome) -> Result<Option<Warning>, Signal> {
     let url = crate::fetch::source::redacted(plan.request.url.as_str());
     Ok(match outcome {
         Outcome::Unchanged | Outcome::Updated(_) => None,
         Outcome::Interrupted(code) => return Err(code),
-        Outcome::Unsaved(_, why) => Some(format!(
-            "could not save the refreshed Hyper provider from {url}: {why}; Crush reads it only from hyper.json"
-        )),
+        Outcome::Unsaved(_, why) => Some(Warning::HyperUnsaved { url, cause: why }),
         Outcome::Failed(why) => {
             let cached = cache::read_valid(&plan.files).ok().flatten();
-            Some(format!(
-                "could not refresh Hyper's provider from {url}: {why}; {}; {}",
-                in_use(cached.as_ref()),
-                refresh_hint_for(Target::Hyper)
-            ))
+            Some(Warning::HyperRefreshFailed {
+                url,
+                cause: why,
+                using: InUse::hyper(cached.as_ref()),
+                crushrc: crushrc(),
+            })
         }
-        Outcome::Held(findings) => {
-            let needs = super::held_needs(&plan.files);
-            Some(held_warning(Target::Hyper, &url, None, &findings, &needs))
-        }
+        Outcome::Held(findings) => Some(Warning::Held {
+            target: Target::Hyper,
+            url,
+            at: None,
+            findings,
+            needs: super::held_needs(&plan.files),
+        }),
     })
 }
 
@@ -136,7 +130,11 @@ pub(super) fn with<'a>(catalog: Job<'a>, plan: Option<&'a Plan>) -> Vec<Job<'a>>
 /// Runs the catalog's refresh a person waits for, and Hyper's after it
 /// when due, under one lock: the catalog's outcome, Hyper's told in
 /// `warnings` (an interrupted one ends the start as the catalog's would).
-pub(super) fn waited(catalog: Job<'_>, plan: Option<&Plan>, warnings: &mut Vec<String>) -> Outcome {
+pub(super) fn waited(
+    catalog: Job<'_>,
+    plan: Option<&Plan>,
+    warnings: &mut Vec<Warning>,
+) -> Outcome {
     let mut outcomes = refresh::run_all(&with(catalog, plan), IfBusy::Wait).into_iter();
     let outcome = outcomes.next().unwrap_or(Outcome::Unchanged);
     match (plan, outcomes.next()) {
@@ -180,7 +178,7 @@ pub(super) fn alone(
 pub(super) fn start(
     plan: &Plan,
     background: &super::Background,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> bool {
     let started = match background {
         super::Background::Thread => {
@@ -195,9 +193,9 @@ pub(super) fn start(
     match started {
         Ok(()) => true,
         Err(e) => {
-            warnings.push(format!(
-                "cannot start the background refresh of Hyper's provider: {e}"
-            ));
+            warnings.push(Warning::NoHyperBackground {
+                cause: e.to_string(),
+            });
             false
         }
     }

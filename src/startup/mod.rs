@@ -35,14 +35,16 @@ pub use self::env::{EnvOptions, options_from_env};
 pub use self::hyper::HyperOptions;
 pub use self::refresh::{Outcome, Refresh};
 pub use self::settings::{Prepared, pinned_keys};
-pub(crate) use self::tell::{held_hint_for, not_http_warning, refresh_hint_for};
-use self::tell::{held_needs, held_warning, mark_told, report_refresh};
+pub(crate) use self::tell::held_hint_for;
+pub use self::tell::{InUse, ToldBy, Warning};
+use self::tell::{crushrc, held_needs, mark_told, report_refresh};
 use crate::catalog::{Target, embedded};
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest;
 use crate::store::state;
+pub use crate::store::state::Need;
 use crate::trust::signature::TrustedKeys;
 
 /// Default bound on a refresh.
@@ -141,8 +143,8 @@ pub struct StartupCatalog {
     pub confirmed_at: Option<u64>,
     /// Where the cached bytes were originally fetched from, when known.
     pub source: Option<String>,
-    /// What went wrong on the way, one line each; never fatal.
-    pub warnings: Vec<String>,
+    /// What went wrong on the way; never fatal.
+    pub warnings: Vec<Warning>,
     /// The refresh started on a thread ([`Background::Thread`]), when one
     /// was.
     pub refresh: Option<Refresh>,
@@ -208,24 +210,25 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     // A data folder another user may write into is neither read nor
     // refreshed: what is in it could send a key anywhere.
     if let Err(e) = cache::check_folder(files) {
-        warnings.push(format!(
-            "the data folder {e}; {}; using the embedded catalog ({})",
-            e.fix,
-            embedded::origin()
-        ));
+        warnings.push(Warning::UntrustedFolder {
+            problem: e.to_string(),
+            fix: e.fix,
+        });
         return snapshot(warnings);
     }
     let cached = match cache::read_valid(files) {
         Ok(cached) => cached,
         Err(problem) => {
-            let me = crate::error::program();
-            warnings.push(format!(
-                "{problem}; ignoring it; `{me} update-providers` replaces it (`{me} update-providers embedded` without a network)"
-            ));
+            warnings.push(Warning::InvalidCache { problem });
             None
         }
     };
-    warnings.extend(cached.as_ref().and_then(|c| c.state_problem.clone()));
+    warnings.extend(
+        cached
+            .as_ref()
+            .and_then(|c| c.state_problem.clone())
+            .map(|problem| Warning::UnreadableState { problem }),
+    );
     let decision = decide(
         options.auto_update,
         cached.as_ref(),
@@ -265,7 +268,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
 
 /// The catalog at hand without a refresh: the cache, else the embedded
 /// snapshot.
-fn at_hand(cached: Option<Cached>, warnings: Vec<String>) -> StartupCatalog {
+fn at_hand(cached: Option<Cached>, warnings: Vec<Warning>) -> StartupCatalog {
     match cached {
         Some(cached) => from_cache(cached, warnings),
         None => snapshot(warnings),
@@ -281,20 +284,17 @@ fn waited(
     request: &refresh::Request,
     hyper: Option<&hyper::Plan>,
     cached: Option<Cached>,
-    mut warnings: Vec<String>,
+    mut warnings: Vec<Warning>,
 ) -> StartupCatalog {
     let catalog = refresh::Job {
         files,
         request,
         known: cached.as_ref().map(|c| c.sha256),
     };
-    let in_use = using(cached.as_ref());
     match hyper::waited(catalog, hyper, &mut warnings) {
         Outcome::Updated(bytes) => fresh(bytes, &options.url, warnings),
         Outcome::Unsaved(bytes, why) => {
-            warnings.push(format!(
-                "could not save the refreshed catalog: {why}; it is used for this run only"
-            ));
+            warnings.push(Warning::Unsaved { cause: why });
             fresh(bytes, &options.url, warnings)
         }
         Outcome::Interrupted(code) => StartupCatalog {
@@ -308,32 +308,29 @@ fn waited(
         // The cause carries its fix; a person who waits for the network
         // is online.
         Outcome::Failed(why) => {
-            warnings.push(format!(
-                "could not refresh the provider catalog from {}: {why}; using {in_use}",
-                source::redacted(options.url.as_str()),
-            ));
             // Told now: the next start does not tell it again.
             if let Ok(Some(now)) = cache::read_valid(files) {
-                mark_told(files, Some(&now), Some(why));
+                mark_told(files, Some(&now), Some(why.clone()));
             }
+            warnings.push(Warning::RefreshFailed {
+                url: source::redacted(options.url.as_str()),
+                cause: why,
+                using: InUse::catalog(cached.as_ref()),
+            });
             at_hand(cached, warnings)
         }
         // The findings are in the state, told by the next start as by
         // every start while it is held; told now too.
         Outcome::Held(findings) => {
-            let needs = held_needs(files);
-            let url = source::redacted(options.url.as_str());
-            warnings.push(held_warning(Target::Catalog, &url, None, &findings, &needs));
+            warnings.push(Warning::Held {
+                target: Target::Catalog,
+                url: source::redacted(options.url.as_str()),
+                at: None,
+                findings,
+                needs: held_needs(files),
+            });
             at_hand(cached, warnings)
         }
-    }
-}
-
-/// What a start uses while it has no fresh catalog.
-fn using(cached: Option<&Cached>) -> String {
-    match cached {
-        Some(_) => "the cached catalog".into(),
-        None => format!("the embedded catalog ({})", embedded::origin()),
     }
 }
 
@@ -370,22 +367,21 @@ fn start_refresh(
                     loaded.refreshing = true;
                     loaded.hyper_refreshing = hyper.is_some();
                 }
-                Err(e) => loaded.warnings.push(format!(
-                    "cannot start the background refresh ({}): {e}; using {} meanwhile",
-                    exe.display(),
-                    if loaded.provenance == Provenance::Cached {
-                        "the cached catalog".to_string()
-                    } else {
-                        format!("the embedded catalog ({})", embedded::origin())
-                    }
-                )),
+                Err(e) => loaded.warnings.push(Warning::NoBackground {
+                    helper: exe.clone(),
+                    cause: e.to_string(),
+                    using: match loaded.provenance {
+                        Provenance::Cached => InUse::Cached,
+                        _ => InUse::Embedded,
+                    },
+                }),
             }
         }
     }
 }
 
 /// A catalog just fetched from `url`.
-fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<String>) -> StartupCatalog {
+fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
         sha256: Some(digest::sha256(&bytes)),
         bytes: Cow::Owned(bytes),
@@ -397,7 +393,7 @@ fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<String>) -> StartupCatalog {
     }
 }
 
-fn from_cache(cached: Cached, warnings: Vec<String>) -> StartupCatalog {
+fn from_cache(cached: Cached, warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
         fetched_at: cached.written_at(),
         confirmed_at: cached.state.as_ref().and_then(|s| s.confirmed_at),
@@ -409,7 +405,7 @@ fn from_cache(cached: Cached, warnings: Vec<String>) -> StartupCatalog {
     }
 }
 
-fn snapshot(warnings: Vec<String>) -> StartupCatalog {
+fn snapshot(warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
         bytes: Cow::Borrowed(embedded::catalog_bytes()),
         sha256: None,
@@ -485,6 +481,7 @@ mod tests {
         assert_eq!(options.timeout, DEFAULT_TIMEOUT);
         assert_eq!(options.interval, DEFAULT_INTERVAL);
         assert_eq!(warnings.len(), 3, "{warnings:?}");
+        let warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
         assert!(
             warnings[0].starts_with(
                 "CATWALK_URL=\"ftp://x\" is not an http:// or https:// URL: no refresh"

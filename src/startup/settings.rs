@@ -5,7 +5,7 @@
 //! Hyper's provider beside the catalog, with what it tells.
 
 use super::network::{self, Network};
-use super::{Background, EnvOptions, HyperOptions, StartupOptions, options_from_env};
+use super::{Background, EnvOptions, HyperOptions, StartupOptions, Warning, options_from_env};
 use crate::catalog::Target;
 use crate::config::front::HyperKey;
 use crate::config::{self, Settings, shown, shown_path};
@@ -27,10 +27,10 @@ pub struct Prepared {
     /// progress: a caller that wants otherwise changes `background`,
     /// `wait` and `watch`.
     pub options: StartupOptions,
-    /// What building them found worth telling, one line each: a variable
-    /// that cannot be used, a pinned key that cannot be read (then no
-    /// refresh), a Hyper URL the start does not send the key to.
-    pub warnings: Vec<String>,
+    /// What building them found worth telling: a variable that cannot be
+    /// used, a pinned key that cannot be read (then no refresh), a Hyper
+    /// URL the start does not send the key to.
+    pub warnings: Vec<Warning>,
     /// The start-up settings of the environment, as read.
     pub env: EnvOptions,
     /// Whether the start may go out, and why not.
@@ -53,8 +53,9 @@ impl StartupOptions {
         let (keys, bad_key) = match pinned_keys(settings) {
             Ok(keys) => (keys, None),
             Err(failure) => {
-                warnings.push(format!("{failure}; no refresh until it is fixed"));
-                (None, Some(failure.to_string()))
+                let bad = failure.to_string();
+                warnings.push(Warning::BadKey { failure });
+                (None, Some(bad))
             }
         };
         let network = network::decide(settings, &env.url, bad_key);
@@ -177,13 +178,13 @@ pub(crate) fn env_origin(name: &str) -> Option<String> {
 fn hyper_options(
     settings: &Settings,
     files: &CacheFiles,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Option<HyperOptions> {
     let key = config::front::hyper_key_in(settings, &process_env);
     match at_start_up(files, key.as_ref()) {
         Ok(options) => Some(options),
         Err(NotAtStartUp::Told(why)) => {
-            warnings.push(why);
+            warnings.push(Warning::HyperNotRefreshed { why });
             None
         }
         Err(NotAtStartUp::Quiet(_)) => None,
@@ -191,7 +192,7 @@ fn hyper_options(
 }
 
 /// The start-up's options from the environment.
-pub(crate) fn env_options(warnings: &mut Vec<String>) -> EnvOptions {
+pub(crate) fn env_options(warnings: &mut Vec<Warning>) -> EnvOptions {
     options_from_env(
         |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
         warnings,

@@ -32,7 +32,7 @@ pub struct Parsed<'i> {
     /// same bytes: then `next` stands for it).
     previous: Option<Catalog<'i>>,
     /// The new document's warnings.
-    warnings: Vec<String>,
+    warnings: Vec<crate::catalog::Warning>,
 }
 
 impl Inputs {
@@ -311,7 +311,7 @@ impl<'i> Parsed<'i> {
                 .iter()
                 .cloned()
                 .chain(inputs.warnings.iter().cloned())
-                .chain(self.warnings.iter().cloned())
+                .chain(self.warnings.iter().map(ToString::to_string))
                 .collect(),
             notices,
             catalog: (options.output == Output::Stdout).then_some(inputs.bytes()),

@@ -157,7 +157,20 @@ async fn unchanged_and_failed_refreshes_are_reported_as_such() {
     // The next start tells it, once.
     let loaded = startup::load(&files, &options(&failing, startup::DEFAULT_INTERVAL));
     assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
-    assert!(loaded.warnings[0].contains("503"), "{:?}", loaded.warnings);
+    let told = loaded.warnings[0].to_string();
+    assert!(told.contains("503"), "{told}");
+    // A host's warning names Crush's command, whatever this test binary
+    // is called; the command line names itself.
+    assert!(
+        told.contains("`crush update-providers` fetches it by hand"),
+        "{told}"
+    );
+    assert!(
+        loaded.warnings[0]
+            .told_by("crush-providers")
+            .to_string()
+            .contains("`crush-providers update-providers` fetches it by hand")
+    );
 }
 
 /// Two hosts starting together make one request; the one that waited for
