@@ -870,3 +870,24 @@ fn a_dry_run_of_a_refused_catalog_shows_what_it_changes() {
     );
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
+
+/// A hold the build before recorded with the flags that applied it
+/// (`held.flags`), rather than what it needs (`held.needs`), is read the
+/// same: every start and `--status` tell the same commands.
+#[test]
+fn a_hold_recorded_by_the_build_before_is_told_the_same() {
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let mut state = home.state().unwrap();
+    state["refresh"] = serde_json::json!({
+        "at": 1, "url": "http://127.0.0.1:1/v2/providers", "outcome": "held",
+        "held": {"changes": ["a finding"], "flags": ["--allow-shrink", "--allow-key-move"]}
+    });
+    std::fs::write(home.state_file(), serde_json::to_vec(&state).unwrap()).unwrap();
+    let apply = "update-providers http://127.0.0.1:1/v2/providers --allow-shrink --allow-key-move";
+    let status = home.run(&["providers", "--status"]);
+    assert!(status.ok().stdout.contains(apply), "{status:?}");
+    // Confirmed just now: the start tells it, and asks nothing.
+    let start = home.run(&["providers"]);
+    assert!(start.ok().stderr.contains(apply), "{start:?}");
+}
