@@ -13,7 +13,9 @@
 //!   [`startup::StartupOptions::from_settings`]; a refresh it starts on a
 //!   thread comes back as a [`startup::Refresh`] handle to poll or wait
 //!   on, ending in a [`startup::Outcome`]; what went wrong on the way is
-//!   a typed [`startup::Warning`], whose `Display` is the line to show.
+//!   a typed [`startup::Warning`], whose `Display` is the line to show
+//!   (with what a server or a file put into it: a host escapes control
+//!   characters before a terminal shows it, as the command line does).
 //! - **An update** ([`update`]): [`update::read`] a [`update::Source`],
 //!   [`update::Inputs::parse`] it, [`update::Parsed::apply`] it with
 //!   [`update::UpdateOptions`], and get an [`update::UpdateReport`];
@@ -26,7 +28,8 @@
 //! - **The cache's location** ([`store`]): [`store::CacheFiles`] names
 //!   the files in Crush's data folder, [`store::data_dir`].
 //! - **The settings** ([`config`]): [`config::Settings`] as Crush's
-//!   configuration files give them.
+//!   configuration files give them, and what is worth telling of them
+//!   (typed [`config::Warning`]s).
 //!
 //! # Examples
 //!
@@ -159,7 +162,8 @@
 //!   takes, plain-word diagnoses, and what a caller gives a download (a
 //!   progress [`Reporter`], a [`Cancel`]lation).
 //! - [`config`]: the settings, through Crush's levels of files, merged
-//!   and decoded as Crush does, crushrc files read without running them.
+//!   and decoded as Crush does, crushrc files read without running them,
+//!   and their typed warnings.
 //! - [`error`]: the one-line failure every command reports, and the name
 //!   its hints give the program.
 //! - [`update`]: `update-providers`, the path from a source to the cache:

@@ -112,10 +112,11 @@ impl Context {
                 ))
             });
         let empty: Vec<String> = empty.collect();
+        let settings_warnings = settings.warnings.iter().map(ToString::to_string);
         for warning in inputs::dotenv_warnings()
-            .iter()
-            .chain(&settings.warnings)
-            .chain(&empty)
+            .into_iter()
+            .chain(settings_warnings)
+            .chain(empty)
         {
             say(Said::Warning, format_args!("{warning}"));
         }

@@ -41,8 +41,9 @@ pub(crate) struct Project {
     /// Files found but passed over: another user's.
     pub skipped: Vec<SkippedFile>,
     /// When a file could not be looked at (not missing, not forbidden),
-    /// Crush reads no project file at all: why.
-    pub dropped: Option<String>,
+    /// Crush reads no project file at all: the path, and why in the
+    /// system's words.
+    pub dropped: Option<(PathBuf, String)>,
 }
 
 /// Who owns a file or folder, as Crush compares owners: the user id on
@@ -95,7 +96,7 @@ pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
     let walk_owner = match owner(cwd) {
         Ok(owner) => owner,
         Err(e) => {
-            project.dropped = Some(format!("cannot look at {}: {e}", cwd.display()));
+            project.dropped = Some((cwd.to_owned(), e.to_string()));
             return project;
         }
     };
@@ -120,7 +121,7 @@ pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
                         io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
                     ) => {}
                 Err(e) => {
-                    project.dropped = Some(format!("cannot look at {}: {e}", path.display()));
+                    project.dropped = Some((path.to_owned(), e.to_string()));
                     project.files.clear();
                     return project;
                 }

@@ -11,6 +11,7 @@ pub(crate) mod front;
 pub(crate) mod merge;
 mod read;
 pub(crate) mod root;
+mod warning;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,7 @@ pub use files::{SkippedFile, Workspace, WorkspaceFrom};
 use merge::{Node, Src};
 use read::{Loaded, load_crushrc, read_file};
 pub use root::{NoRoot, Root};
+pub use warning::{OptionLine, Warning};
 
 /// The environment variable that turns automatic updates off (or back on).
 pub const DISABLE_AUTO_UPDATE_ENV: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
@@ -141,7 +143,7 @@ pub struct Settings {
     /// keys a signed catalog must be signed by; `None` when none is pinned.
     pub public_keys: Option<PinnedKeys>,
     /// Things worth telling: skipped crushrc commands, a bad environment value.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Every file that was read, lowest priority first.
     pub files: Vec<PathBuf>,
     /// The project root the walk for project files stopped at.
@@ -246,7 +248,7 @@ struct Reader<F: Fn(Format) -> bool> {
     tolerated: F,
     /// Every file that holds something, by [`Src::file`].
     paths: Vec<(PathBuf, Format)>,
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
 }
 
 impl<F: Fn(Format) -> bool> Reader<F> {
@@ -262,7 +264,7 @@ impl<F: Fn(Format) -> bool> Reader<F> {
                     parts.push(loaded);
                 }
                 Err(e) if (self.tolerated)(*format) => {
-                    self.warnings.push(format!("{e}; this file is not read"));
+                    self.warnings.push(Warning::FileNotRead(e));
                 }
                 Err(e) => return Err(e),
             }
@@ -286,10 +288,10 @@ pub fn resolve_in(
     };
     let project = files::project(cwd, root_dir.as_deref());
     settings.skipped = project.skipped;
-    if let Some(why) = project.dropped {
-        settings.warnings.push(format!(
-            "{why}: Crush then reads no project file, and neither does this"
-        ));
+    if let Some((folder, cause)) = project.dropped {
+        settings
+            .warnings
+            .push(Warning::NoProjectFiles { folder, cause });
     }
     // A project's files, which may not pin keys: the walk's, and the
     // workspace's below.
@@ -323,7 +325,7 @@ pub fn resolve_in(
         }
         Ok(None) | Err(ConfigError { line: None, .. }) => None,
         Err(e) if (reader.tolerated)(Format::Json) => {
-            reader.warnings.push(format!("{e}; this file is not read"));
+            reader.warnings.push(Warning::FileNotRead(e));
             None
         }
         Err(e) => return Err(e),
@@ -344,9 +346,7 @@ pub fn resolve_in(
         if !(reader.tolerated)(format) {
             return Err(e);
         }
-        settings
-            .warnings
-            .push(format!("{e}; its options are not read"));
+        settings.warnings.push(Warning::OptionsNotRead(e));
     }
     apply_env(&mut settings, env, inputs.env_source);
     Ok(settings)
@@ -367,11 +367,9 @@ fn unpin_projects(
         let path = &paths[part.file].0;
         if part.keys.is_some() && project.contains(path) {
             part.keys = None;
-            settings.warnings.push(format!(
-                "{}: options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by {}, never by a project's files",
-                shown_path(path),
-                crate::trust::signature::KEYS_ENV
-            ));
+            settings
+                .warnings
+                .push(Warning::ProjectKeys { path: path.clone() });
         }
     }
 }
@@ -424,20 +422,12 @@ fn combine(
         }
     }
     for change in changes {
-        let file = |src: Option<Src>| {
-            src.map_or_else(
-                || "an earlier file".into(),
-                |s| shown_path(&paths[s.file].0),
-            )
-        };
-        settings.warnings.push(format!(
-            "{}: {} ({}) replaces {} from {}; Crush merges its files before it reads them, and one whose merge refuses a change of type (go-jsons v1.0.0-alpha.5) would not start: make them agree",
-            file(change.after.1),
-            shown(&change.key),
-            change.after.0,
-            change.before.0,
-            file(change.before.1),
-        ));
+        let file = |src: Option<Src>| src.map(|s| paths[s.file].0.clone());
+        settings.warnings.push(Warning::TypeChange {
+            key: change.key,
+            after: (change.after.0, file(change.after.1)),
+            before: (change.before.0, file(change.before.1)),
+        });
     }
     apply_options(settings, &root, paths)
 }
@@ -519,10 +509,7 @@ fn apply_env(
                     origin: origin(name, &value),
                 }
             }
-            None => settings.warnings.push(format!(
-                "{name}={} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)",
-                crate::catalog::quoted(&value)
-            )),
+            None => settings.warnings.push(Warning::NotBoolean { name, value }),
         }
     }
 }
@@ -539,6 +526,11 @@ fn parse_go_bool(s: &str) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The warnings' words, as a person reads them.
+    fn words(settings: &Settings) -> Vec<String> {
+        settings.warnings.iter().map(ToString::to_string).collect()
+    }
     use std::collections::HashMap;
     use std::ffi::OsString;
     use std::fs;
@@ -811,12 +803,8 @@ mod tests {
                 s.auto_update.value,
                 "{value:?} is ignored, the crushrc says on"
             );
-            assert_eq!(s.warnings.len(), 1, "{value:?}");
-            assert!(
-                s.warnings[0].contains("is not a boolean"),
-                "{:?}",
-                s.warnings
-            );
+            assert_eq!(words(&s).len(), 1, "{value:?}");
+            assert!(words(&s)[0].contains("is not a boolean"), "{:?}", words(&s));
         }
     }
 
@@ -838,7 +826,7 @@ mod tests {
         let s = f.resolve().unwrap();
         assert!(!s.default_providers.value);
         assert!(s.auto_update.value);
-        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert!(words(&s).is_empty(), "{:?}", words(&s));
     }
 
     #[test]
@@ -851,7 +839,7 @@ mod tests {
         let s = f.resolve().unwrap();
         assert!(s.auto_update.value, "never guessed");
         assert_eq!(
-            s.warnings,
+            words(&s),
             [format!(
                 "{}:2: `option provider-auto-update false` skipped: inside an if block opened at line 1; this reader does not run the shell",
                 path.display()
@@ -882,9 +870,9 @@ mod tests {
         let s = f.resolve().unwrap();
         assert!(!s.auto_update.value, "words after the value are ignored");
         assert!(
-            s.warnings[0].ends_with(":1: `option provider-auto-update false true`: the words after `false` are ignored, as Crush ignores them"),
+            words(&s)[0].ends_with(":1: `option provider-auto-update false true`: the words after `false` are ignored, as Crush ignores them"),
             "{:?}",
-            s.warnings
+            words(&s)
         );
         f.write("repo/sub/proj/crushrc", "option 'a\n");
         assert!(
@@ -991,10 +979,10 @@ mod tests {
                 );
                 let warned = "options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by CRUSH_PROVIDER_PUBLIC_KEY, never by a project's files";
                 assert!(
-                    settings.warnings.iter().any(|w| w.ends_with(warned)
+                    words(&settings).iter().any(|w| w.ends_with(warned)
                         && w.contains(path.file_name().unwrap().to_str().unwrap())),
                     "{rel} {keys}: {:?}",
-                    settings.warnings
+                    words(&settings)
                 );
                 fs::remove_file(&path).unwrap();
             }
@@ -1033,9 +1021,9 @@ mod tests {
         let s = f.resolve().unwrap();
         assert!(!s.auto_update.value, "the higher file's value");
         assert!(
-            s.warnings[0].contains("(a boolean) replaces a string from"),
+            words(&s)[0].contains("(a boolean) replaces a string from"),
             "{:?}",
-            s.warnings
+            words(&s)
         );
         // An object replacing a value: the warning names its file too.
         let global = f.write(
@@ -1050,13 +1038,13 @@ mod tests {
             .join("repo/sub/proj/crush.json");
         let s = f.resolve().unwrap();
         assert!(
-            s.warnings[0].starts_with(&format!(
+            words(&s)[0].starts_with(&format!(
                 "{}: options (an object) replaces a string from {}",
                 project.display(),
                 global.display()
             )),
             "{:?}",
-            s.warnings
+            words(&s)
         );
     }
 
@@ -1195,9 +1183,9 @@ mod tests {
         );
         let s = f.resolve().unwrap();
         assert!(s.auto_update.value);
-        assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
-        assert!(s.warnings[0].ends_with(":1: `option provider-auto-update=false`: there is no option \"provider-auto-update=false\", so it changes nothing, and Crush refuses to start on it; did you mean `option provider-auto-update false`?"), "{}", s.warnings[0]);
-        assert!(s.warnings[2].contains("Crush refuses to start on this line"));
+        assert_eq!(words(&s).len(), 3, "{:?}", words(&s));
+        assert!(words(&s)[0].ends_with(":1: `option provider-auto-update=false`: there is no option \"provider-auto-update=false\", so it changes nothing, and Crush refuses to start on it; did you mean `option provider-auto-update false`?"), "{}", words(&s)[0]);
+        assert!(words(&s)[2].contains("Crush refuses to start on this line"));
         f.write(
             "repo/sub/proj/crushrc",
             "option provider-auto-update \"\"\n",

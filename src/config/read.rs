@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::store::file;
 
 use super::merge::{self, Node, Src};
-use super::{ConfigError, Format, Origin, PinnedKeys, crushrc, shown, shown_path};
+use super::{ConfigError, Format, Origin, PinnedKeys, Warning, crushrc, shown};
 
 /// One file's part, once read.
 pub(super) struct Loaded {
@@ -35,7 +35,7 @@ pub(super) fn read_file(
     path: &Path,
     format: Format,
     index: usize,
-) -> Result<Option<(Loaded, Vec<String>)>, ConfigError> {
+) -> Result<Option<(Loaded, Vec<Warning>)>, ConfigError> {
     let error = |message: String| ConfigError {
         path: path.to_owned(),
         line: None,
@@ -125,7 +125,7 @@ fn pinned_keys_in(
 /// A crushrc's part and its warnings.
 pub(super) struct RcLoaded {
     pub(super) loaded: Loaded,
-    pub(super) warnings: Vec<String>,
+    pub(super) warnings: Vec<Warning>,
 }
 
 pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLoaded, ConfigError> {
@@ -134,17 +134,14 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
         line: Some(e.line),
         message: e.message,
     })?;
-    let shown_path = shown_path(path);
-    let mut warnings: Vec<String> = script
+    let mut warnings: Vec<Warning> = script
         .skipped
         .iter()
-        .map(|skipped| {
-            format!(
-                "{shown_path}:{}: `{}` skipped: {}; this reader does not run the shell",
-                skipped.line,
-                shown(&skipped.command),
-                skipped.reason
-            )
+        .map(|skipped| Warning::SkippedLine {
+            path: path.to_owned(),
+            line: skipped.line,
+            command: skipped.command.clone(),
+            reason: skipped.reason.clone(),
         })
         .collect();
     let applied = crushrc::options::apply(&script);
@@ -158,8 +155,12 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
     warnings.extend(
         applied
             .warnings
-            .iter()
-            .map(|(line, text)| format!("{shown_path}:{line}: {}", shown(text))),
+            .into_iter()
+            .map(|(line, what)| Warning::OptionLine {
+                path: path.to_owned(),
+                line,
+                what,
+            }),
     );
     // The object Crush's builder makes of the lines: the last setting of a
     // field wins.

@@ -9,6 +9,7 @@
 //! an exit status), so Crush refuses to start.
 
 use super::{Command, Script};
+use crate::config::warning::OptionLine;
 
 /// The kind of an option's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,8 +189,8 @@ pub(crate) fn suggestion(key: &str) -> Option<String> {
 pub(crate) struct Applied {
     /// Each field set, its value and the line.
     pub sets: Vec<(&'static str, Value, usize)>,
-    /// Warnings, each `line: text`.
-    pub warnings: Vec<(usize, String)>,
+    /// Warnings, each with its line.
+    pub warnings: Vec<(usize, OptionLine)>,
     /// A line setting a key this tool reads to a value Crush refuses: the
     /// first one.
     pub error: Option<(usize, String)>,
@@ -210,7 +211,9 @@ pub(crate) fn apply(script: &Script) -> Applied {
     {
         applied.warnings.push((
             exit.line,
-            format!("`exit {status}`: Crush refuses to start when its crushrc ends with a failure"),
+            OptionLine::FailingExit {
+                status: status.to_owned(),
+            },
         ));
     }
     applied
@@ -224,10 +227,10 @@ fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
             if words.len() > 3 {
                 applied.warnings.push((
                     line,
-                    format!(
-                        "`{written}`: the words after `{}` are ignored, as Crush ignores them",
-                        words[2]
-                    ),
+                    OptionLine::ExtraWords {
+                        written,
+                        value: words[2].to_owned(),
+                    },
                 ));
             }
             applied.sets.push((field, value, line));
@@ -238,22 +241,17 @@ fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
                 .error
                 .get_or_insert((line, format!("option {}: {why}", words[1])));
         }
-        Verdict::Refused(why) => applied.warnings.push((
+        Verdict::Refused(why) => applied
+            .warnings
+            .push((line, OptionLine::Refused { written, why })),
+        Verdict::Unknown => applied.warnings.push((
             line,
-            format!("`{written}`: {why}; Crush refuses to start on this line"),
+            OptionLine::Unknown {
+                written,
+                key: words[1].to_owned(),
+                suggestion: suggestion(words[1]),
+            },
         )),
-        Verdict::Unknown => {
-            let key = words[1];
-            let mean = suggestion(key)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            applied.warnings.push((
-                line,
-                format!(
-                    "`{written}`: there is no option {key:?}, so it changes nothing, and Crush refuses to start on it{mean}"
-                ),
-            ));
-        }
     }
 }
 
