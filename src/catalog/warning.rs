@@ -7,6 +7,7 @@ use super::printable;
 
 /// A problem that does not make a catalog unusable.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Warning {
     /// A provider's default model names none of its models: Crush falls
     /// back to another.

@@ -20,6 +20,7 @@ use crate::trust::policy::flag;
 /// reads (a held refresh's commands on lines of their own after it),
 /// naming the program `crush`; [`Warning::told_by`] names another.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Warning {
     /// The data folder is one another user may write into: neither read
     /// nor refreshed (what is in it could send a key anywhere).

@@ -158,6 +158,7 @@ pub struct Held {
 /// What a held change needs a person to allow before it is applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Need {
     /// It keeps fewer than half of the providers or models it is compared
     /// with.
@@ -178,13 +179,23 @@ pub enum Need {
 struct StoredHeld {
     changes: Vec<String>,
     #[serde(default)]
-    needs: Option<Vec<StoredNeed>>,
+    needs: Option<StoredNeeds>,
     #[serde(default)]
     flags: Vec<String>,
     #[serde(default)]
     sha256: Option<String>,
     #[serde(default)]
     kept: bool,
+}
+
+/// `needs` as written: a list, or, from a hand or a later build, anything
+/// else, which is passed over as the build before passed over the key it
+/// did not know (the rest of the state is not lost over it).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredNeeds {
+    List(Vec<StoredNeed>),
+    Other(serde::de::IgnoredAny),
 }
 
 /// A need as written: one this build knows, or one a later build added,
@@ -199,14 +210,14 @@ enum StoredNeed {
 impl From<StoredHeld> for Held {
     fn from(stored: StoredHeld) -> Held {
         let needs = match stored.needs {
-            Some(needs) => needs
+            Some(StoredNeeds::List(needs)) => needs
                 .into_iter()
                 .filter_map(|need| match need {
                     StoredNeed::Known(need) => Some(need),
                     StoredNeed::Other(_) => None,
                 })
                 .collect(),
-            None => stored
+            Some(StoredNeeds::Other(_)) | None => stored
                 .flags
                 .iter()
                 .filter_map(|f| need_of_flag(f))
@@ -405,5 +416,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(state.held().unwrap().1.needs, [Need::KeyMove]);
+    }
+
+    /// A `needs` that is not a list (written by hand, or by a later build)
+    /// costs neither the state nor the hold: it is passed over, as the
+    /// build before passed over a key it did not know, and the flags
+    /// beside it still tell what the hold needs.
+    #[test]
+    fn needs_that_are_not_a_list_lose_nothing_else() {
+        for needs in ["5", r#""shrink""#, "null", r#"{"a":1}"#, "true"] {
+            let text = format!(
+                r#"{{"sha256":"ab","signed_at":7,"refresh":{{"at":1,"url":"u","outcome":"held","held":{{"changes":["y"],"needs":{needs},"flags":["--allow-shrink"],"sha256":"cd"}}}}}}"#
+            );
+            let state: CacheState = serde_json::from_str(&text).expect(&text);
+            assert_eq!(state.signed_at, Some(7), "{text}");
+            let (_, held) = state.held().expect(&text);
+            assert_eq!(held.needs, [Need::Shrink], "{text}");
+            assert_eq!(held.sha256.as_deref(), Some("cd"), "{text}");
+        }
     }
 }
