@@ -326,7 +326,7 @@ fn tls_problem(error: &rustls::Error, host: &str, target: &str) -> Network {
                 valid_for: presented.iter().map(|name| unwrap_name(name)).collect(),
             },
             CertificateError::Revoked => Certificate::Revoked,
-            other => Certificate::Other(format!("{other:?}")),
+            other => Certificate::Other(refusal(other).into()),
         },
         other => {
             return Network::Tls {
@@ -336,6 +336,59 @@ fn tls_problem(error: &rustls::Error, host: &str, target: &str) -> Network {
         }
     };
     Network::Certificate { host, problem }
+}
+
+/// Why the TLS library refused a certificate, in words, for the refusals
+/// that have no cause of their own ([`Certificate`]): the rest of rustls's,
+/// and webpki's that rustls passes on as they are. What neither names is
+/// told plainly, never in a library's debugging form.
+fn refusal(error: &CertificateError) -> &'static str {
+    use webpki::Error as Pki;
+    match error {
+        CertificateError::BadEncoding => "it is not correctly encoded",
+        CertificateError::UnhandledCriticalExtension => {
+            "it has a critical extension this client does not know"
+        }
+        CertificateError::BadSignature => "it is not correctly signed by its issuer's key",
+        CertificateError::UnsupportedSignatureAlgorithmContext { .. }
+        | CertificateError::UnsupportedSignatureAlgorithmForPublicKeyContext { .. } => {
+            "it is signed with an algorithm this client does not accept"
+        }
+        CertificateError::InvalidPurpose | CertificateError::InvalidPurposeContext { .. } => {
+            "it is not made out for a server (its extended key usage)"
+        }
+        CertificateError::UnknownRevocationStatus => "whether it was revoked cannot be told",
+        CertificateError::ExpiredRevocationList
+        | CertificateError::ExpiredRevocationListContext { .. } => {
+            "its authority's list of revoked certificates has expired"
+        }
+        CertificateError::InvalidOcspResponse => {
+            "the server's word on its revocation (OCSP) is invalid"
+        }
+        CertificateError::Other(other) => match other.0.downcast_ref::<Pki>() {
+            Some(Pki::CaUsedAsEndEntity) => {
+                "it is an authority's (a CA's) certificate, served as the server's own"
+            }
+            Some(Pki::EndEntityUsedAsCa) => {
+                "a server's certificate stands as an authority in its chain"
+            }
+            Some(Pki::PathLenConstraintViolated | Pki::MaximumPathDepthExceeded) => {
+                "its chain of authorities is longer than they allow"
+            }
+            Some(Pki::NameConstraintViolation) => {
+                "it names hosts its authority may not certify (name constraints)"
+            }
+            Some(Pki::UnsupportedCertVersion) => "it is not an X.509 version 3 certificate",
+            Some(Pki::UnsupportedCriticalExtension) => {
+                "it has a critical extension this client does not know"
+            }
+            Some(Pki::SignatureAlgorithmMismatch) => {
+                "it is signed with an algorithm other than the one it names"
+            }
+            _ => "it did not pass verification",
+        },
+        _ => "it did not pass verification",
+    }
 }
 
 /// `DnsName("catalog.corp")` as `catalog.corp`: the TLS library shows the
@@ -514,6 +567,60 @@ mod tests {
             "the raw chain is kept: {}",
             d.chain
         );
+    }
+
+    /// A refusal with no cause of its own is said in words, webpki's
+    /// passed on by rustls included, and what neither names plainly.
+    #[test]
+    fn other_certificate_refusals_are_told_in_words() {
+        let webpki =
+            |e: webpki::Error| CertificateError::Other(rustls::OtherError(std::sync::Arc::new(e)));
+        for (refusal, words) in [
+            (
+                webpki(webpki::Error::CaUsedAsEndEntity),
+                "it is an authority's (a CA's) certificate, served as the server's own",
+            ),
+            (
+                webpki(webpki::Error::EndEntityUsedAsCa),
+                "a server's certificate stands as an authority in its chain",
+            ),
+            (
+                webpki(webpki::Error::NameConstraintViolation),
+                "it names hosts its authority may not certify (name constraints)",
+            ),
+            (
+                CertificateError::BadSignature,
+                "it is not correctly signed by its issuer's key",
+            ),
+            (CertificateError::BadEncoding, "it is not correctly encoded"),
+            (
+                CertificateError::InvalidPurpose,
+                "it is not made out for a server (its extended key usage)",
+            ),
+            (
+                webpki(webpki::Error::MalformedExtensions),
+                "it did not pass verification",
+            ),
+            (
+                CertificateError::ApplicationVerificationFailure,
+                "it did not pass verification",
+            ),
+        ] {
+            let tls = rustls::Error::InvalidCertificate(refusal);
+            let error = link(
+                "client error (Connect)",
+                link("invalid peer certificate", tls),
+            );
+            let url = url();
+            let text = said(&diagnose(&error, context(&url, None)));
+            assert_eq!(
+                text,
+                format!(
+                    "the certificate of catalog.mirror.corp.test was refused: {words}; have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem"
+                )
+            );
+            assert_plain(&text);
+        }
     }
 
     #[test]
