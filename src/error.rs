@@ -3,18 +3,22 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
+use crate::config::ConfigError;
 pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Timeout};
 pub use crate::fetch::http::FetchError;
 pub use crate::fetch::source::ReadError;
+use crate::fetch::source::Source;
 pub use crate::store::atomic::WriteError;
+use crate::store::cache::CacheError;
 pub use crate::store::cache::UntrustedFolder;
 use crate::store::paths::NoHome;
 pub use crate::trust::guard::{Against, Downgrade, KeyMove, Review, Shrink};
 pub use crate::trust::place::Place;
-pub use crate::trust::signature::SignatureError;
+pub use crate::trust::signature::{KeyError, SignatureError};
 
 static PROGRAM: OnceLock<String> = OnceLock::new();
 
@@ -30,13 +34,54 @@ pub(crate) fn set_program(name: &str) {
     let _ = PROGRAM.set(name.to_owned());
 }
 
-/// A failed command. Its `Display` is the one line shown to the user.
+/// A failed command. Its `Display` is the one line shown to the user, its
+/// hint naming commands as Crush's (`crush update-providers`); a command
+/// line invoked by another name tells it with [`Failure::line_as`].
 #[derive(Debug)]
 pub struct Failure {
-    /// What was being read or written (a URL, a path, `embedded snapshot`).
-    pub source: String,
+    /// What was being read or written.
+    pub source: Subject,
     /// Why it failed.
     pub cause: Cause,
+}
+
+/// What a failure names: a catalog's source, or another thing in words.
+/// Its `Display` is the words shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// A catalog's URL, as shown (a password replaced by `***`).
+    Url(String),
+    /// A catalog's file.
+    File(PathBuf),
+    /// A catalog read from standard input.
+    Stdin,
+    /// The snapshot compiled in.
+    Embedded,
+    /// Anything else, in words: `data folder`, a path, where a key is set.
+    Named(String),
+}
+
+impl From<&Source> for Subject {
+    fn from(source: &Source) -> Self {
+        match source {
+            Source::Url(_) => Subject::Url(source.to_string()),
+            Source::File(path) => Subject::File(path.clone()),
+            Source::Stdin => Subject::Stdin,
+            Source::Embedded => Subject::Embedded,
+        }
+    }
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Subject::Url(url) => f.write_str(url),
+            Subject::File(path) => path.display().fmt(f),
+            Subject::Stdin => Source::Stdin.fmt(f),
+            Subject::Embedded => Source::Embedded.fmt(f),
+            Subject::Named(name) => f.write_str(name),
+        }
+    }
 }
 
 /// Why a command failed.
@@ -84,25 +129,48 @@ pub enum Cause {
     /// The data folder may be written by another user.
     #[error(transparent)]
     Folder(#[from] UntrustedFolder),
-    /// A configuration file could not be read.
+    /// A configuration file cannot be read.
+    #[error("{}{}", .0.line.map(|l| format!("line {l}: ")).unwrap_or_default(), .0.message)]
+    Config(ConfigError),
+    /// The working folder cannot be told.
     #[error("{0}")]
-    Config(String),
+    WorkingDir(std::io::Error),
     /// A pinned public key cannot be used.
-    #[error("{0}")]
-    Key(String),
+    #[error(transparent)]
+    Key(#[from] KeyError),
     /// `--output` cannot take the catalog.
     #[error("cannot write the catalog there: {0}")]
-    Output(String),
+    Output(#[from] OutputError),
     /// The command's output could not be written.
     #[error("cannot write: {0}")]
     Stdout(std::io::Error),
     /// The cache cannot be read (`--keep-current`, which keeps it).
-    #[error("{0}")]
-    Cache(String),
-    /// No model matches the terms given.
-    #[error("no model matches {0}")]
-    NoMatch(String),
+    #[error(transparent)]
+    Cache(#[from] CacheUnreadable),
+    /// No model matches the terms given (each as printable text).
+    #[error("no model matches {}", .0.join(" "))]
+    NoMatch(Vec<String>),
 }
+
+/// Why `--output` cannot take the catalog, told before anything is
+/// downloaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    /// It is a folder; `example` is a file's path in it.
+    #[error("it is a folder, not a file's path (such as {})", .example.display())]
+    Folder {
+        /// `FOLDER/providers.json`.
+        example: PathBuf,
+    },
+    /// The folder it would be in does not exist (and is not made).
+    #[error("the folder {} does not exist, and is not made", .0.display())]
+    NoFolder(PathBuf),
+}
+
+/// The cache cannot be read: which file, and why.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct CacheUnreadable(#[from] CacheError);
 
 impl Cause {
     /// Why a document of `target` is not valid.
@@ -115,33 +183,52 @@ impl Cause {
 }
 
 impl Failure {
-    /// A failure of `source`.
+    /// A failure of `source`, a thing named in words (a path, `data
+    /// folder`, where a key is set).
     pub fn new(source: impl fmt::Display, cause: impl Into<Cause>) -> Failure {
         Failure {
-            source: source.to_string(),
+            source: Subject::Named(source.to_string()),
             cause: cause.into(),
         }
     }
 
-    /// What the user can do about it.
+    /// A failure of a catalog's `source`.
+    pub fn of(source: &Source, cause: impl Into<Cause>) -> Failure {
+        Failure {
+            source: source.into(),
+            cause: cause.into(),
+        }
+    }
+
+    /// What the user can do about it, commands named as Crush's (`crush
+    /// update-providers`).
     pub fn hint(&self) -> Cow<'static, str> {
+        self.hint_as(CRUSH)
+    }
+
+    /// What the user can do about it, commands named as `program` (the
+    /// name the command line was invoked by).
+    pub fn hint_as(&self, program: &str) -> Cow<'static, str> {
+        // A page where a catalog was expected: a login page or a proxy's,
+        // unless it is a file the user gave.
+        if let (
+            Cause::Invalid(ValidationError::HtmlPage)
+            | Cause::InvalidHyper(ValidationError::HtmlPage),
+            Subject::Url(url),
+        ) = (&self.cause, &self.source)
+        {
+            return format!(
+                "a login page or a proxy's page may have answered instead: check the URL, and {} if a proxy is in the way",
+                crate::fetch::proxy::variable_for_source(url)
+            )
+            .into();
+        }
         let hint = match &self.cause {
-            Cause::Read(ReadError::Fetch(fetch)) => return fetch.hint(&self.source).into(),
+            Cause::Read(ReadError::Fetch(fetch)) => {
+                return fetch.hint(&self.source.to_string()).into();
+            }
             Cause::Read(ReadError::Io(e)) => io_hint(e),
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
-            // A page where a catalog was expected: a login page or a
-            // proxy's, unless it is a file the user gave.
-            Cause::Invalid(e) | Cause::InvalidHyper(e)
-                if e.0 == crate::catalog::HTML_PAGE
-                    && (self.source.starts_with("http://")
-                        || self.source.starts_with("https://")) =>
-            {
-                return format!(
-                    "a login page or a proxy's page may have answered instead: check the URL, and {} if a proxy is in the way",
-                    crate::fetch::proxy::variable_for_source(&self.source)
-                )
-                .into();
-            }
             Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
             Cause::InvalidHyper(_) => {
                 "check that the source is Hyper's provider: one provider object, as Hyper's /api/v1/provider answers"
@@ -152,26 +239,7 @@ impl Failure {
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }
-            Cause::Signature(SignatureError::Future { .. }) => {
-                "check this machine's clock, and have the mirror sign the catalog again with the right time"
-            }
-            Cause::Signature(SignatureError::Legacy) => {
-                "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
-            }
-            Cause::Signature(SignatureError::Missing(_)) if self.source == "standard input" => {
-                "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
-            }
-            Cause::Signature(SignatureError::Missing(_))
-                if self.source.starts_with("http://") || self.source.starts_with("https://") =>
-            {
-                "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
-            }
-            Cause::Signature(SignatureError::Missing(_)) => {
-                "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
-            }
-            Cause::Signature(_) => {
-                "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
-            }
+            Cause::Signature(e) => signature_hint(e, &self.source),
             Cause::Refused(review) => {
                 return format!(
                     "check the source; to apply it all the same, run again with {}",
@@ -185,6 +253,9 @@ impl Failure {
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
             Cause::Folder(e) => return e.fix.clone().into(),
             Cause::Config(_) => "fix or remove that file",
+            Cause::WorkingDir(_) => {
+                "check that the current folder still exists and can be read, or give --cwd"
+            }
             Cause::Key(_) => {
                 "give a minisign public key (the second line of its .pub file, which starts with RW) or the path of the .pub file"
             }
@@ -192,16 +263,36 @@ impl Failure {
             Cause::Stdout(_) => "free space where the output goes, or send it elsewhere",
             Cause::Cache(_) => {
                 return format!(
-                    "there is no catalog to keep; `{} update-providers` replaces it",
-                    program()
+                    "there is no catalog to keep; `{program} update-providers` replaces it"
                 )
                 .into();
             }
             Cause::NoMatch(_) => {
-                return format!("`{} provider-models` lists them all", program()).into();
+                return format!("`{program} provider-models` lists them all").into();
             }
         };
         hint.into()
+    }
+
+    /// The one line shown to the user, its hint naming commands as
+    /// `program` (`Display` names them as Crush's).
+    pub fn line_as(&self, program: &str) -> String {
+        format!(
+            "{}: {}; {}",
+            self.source,
+            self.cause_words(),
+            self.hint_as(program)
+        )
+    }
+
+    /// The cause in words, on one line: without the system's error
+    /// numbers, and with no control character whatever a server or a file
+    /// said.
+    fn cause_words(&self) -> String {
+        crate::store::file::without_os_error(&self.cause.to_string())
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
     }
 
     /// The libraries' own account of the failure, for `--verbose`.
@@ -209,6 +300,34 @@ impl Failure {
         match &self.cause {
             Cause::Read(ReadError::Fetch(fetch)) => fetch.detail(),
             _ => None,
+        }
+    }
+}
+
+/// The name hints give Crush's commands when no other is given.
+const CRUSH: &str = "crush";
+
+/// What brings a signature that is missing or refused, for where the
+/// catalog came from.
+fn signature_hint(e: &SignatureError, source: &Subject) -> &'static str {
+    match (e, source) {
+        (SignatureError::Future { .. }, _) => {
+            "check this machine's clock, and have the mirror sign the catalog again with the right time"
+        }
+        (SignatureError::Legacy, _) => {
+            "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
+        }
+        (SignatureError::Missing(_), Subject::Stdin) => {
+            "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
+        }
+        (SignatureError::Missing(_), Subject::Url(_)) => {
+            "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
+        }
+        (SignatureError::Missing(_), _) => {
+            "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
+        }
+        _ => {
+            "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
         }
     }
 }
@@ -225,15 +344,112 @@ fn io_hint(e: &std::io::Error) -> &'static str {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The system's own numbers say nothing to a person.
-        let cause = crate::store::file::without_os_error(&self.cause.to_string());
-        // The message must stay on one line whatever a server or file said.
-        let cause: String = cause
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        write!(f, "{}: {}; {}", self.source, cause, self.hint())
+        f.write_str(&self.line_as(CRUSH))
     }
 }
 
 impl std::error::Error for Failure {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> Source {
+        Source::Url(text.parse().unwrap())
+    }
+
+    /// A page where a catalog was expected is a login or a proxy's page
+    /// when it came from a URL, not when it came from a file; the source
+    /// is told in the same words either way.
+    #[test]
+    fn an_html_page_from_a_url_points_at_the_proxy() {
+        let from_url = Failure::of(
+            &url("http://u:pw@mirror.corp/v2/providers"),
+            ValidationError::HtmlPage,
+        );
+        assert_eq!(
+            from_url.to_string(),
+            "http://u:***@mirror.corp/v2/providers: not a valid catalog: an HTML page, not a JSON catalog; a login page or a proxy's page may have answered instead: check the URL, and HTTP_PROXY if a proxy is in the way"
+        );
+        let from_https = Failure::of(&url("https://mirror.corp/"), ValidationError::HtmlPage);
+        assert!(
+            from_https
+                .hint()
+                .ends_with("and HTTPS_PROXY if a proxy is in the way")
+        );
+        let from_file = Failure::of(
+            &Source::File("page.html".into()),
+            Cause::invalid(crate::catalog::Target::Hyper, ValidationError::HtmlPage),
+        );
+        assert_eq!(
+            from_file.to_string(),
+            "page.html: not a valid Hyper provider: an HTML page, not a JSON catalog; check that the source is Hyper's provider: one provider object, as Hyper's /api/v1/provider answers"
+        );
+        // Named in words, a URL is no source: its hint is a file's.
+        let named = Failure::new("https://mirror.corp/", ValidationError::HtmlPage);
+        assert_eq!(
+            named.hint(),
+            "check that the source is a Catwalk v2 provider catalog"
+        );
+    }
+
+    /// Where a missing signature is to come from depends on the source.
+    #[test]
+    fn a_missing_signature_is_asked_for_where_the_source_is() {
+        let missing = || SignatureError::Missing("none".into());
+        for (source, shown, hint) in [
+            (
+                Source::Stdin,
+                "standard input",
+                "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied",
+            ),
+            (
+                url("https://mirror.corp/v2/providers"),
+                "https://mirror.corp/v2/providers",
+                "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)",
+            ),
+            (
+                Source::File("c.json".into()),
+                "c.json",
+                "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE",
+            ),
+        ] {
+            let failure = Failure::of(&source, missing());
+            assert_eq!(failure.source.to_string(), shown);
+            assert_eq!(failure.hint(), hint);
+        }
+    }
+
+    /// The command layer names the program; `Display`, for a library host,
+    /// names Crush's.
+    #[test]
+    fn hints_name_the_program_they_are_given() {
+        let failure = Failure::new(
+            "crush-providers provider-models",
+            Cause::NoMatch(vec!["gpt".into(), "mini".into()]),
+        );
+        assert_eq!(
+            failure.line_as("crush-providers"),
+            "crush-providers provider-models: no model matches gpt mini; `crush-providers provider-models` lists them all"
+        );
+        assert_eq!(failure.hint(), "`crush provider-models` lists them all");
+        assert!(
+            failure
+                .to_string()
+                .ends_with("; `crush provider-models` lists them all")
+        );
+    }
+
+    /// `--output` that cannot take the catalog says why, with the data.
+    #[test]
+    fn an_output_that_cannot_take_the_catalog_says_why() {
+        let failure = Failure::new(
+            "out",
+            OutputError::NoFolder(std::path::Path::new("missing").into()),
+        );
+        assert_eq!(
+            failure.to_string(),
+            "out: cannot write the catalog there: the folder missing does not exist, and is not made; give --output the path of a file in a folder that exists"
+        );
+    }
+}

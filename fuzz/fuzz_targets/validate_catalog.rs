@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             // Errors are shown on one line of a terminal.
             assert!(!e.0.is_empty());
-            assert!(!e.0.contains('\n'), "multi-line error: {e}");
+            assert!(!e.to_string().contains('\n'), "multi-line error: {e}");
         }
     }
 });

@@ -8,13 +8,13 @@ use super::{Provider, Target, ValidationError, escape, printable};
 /// slow path, run only on failure: it parses again, tracking the path.
 pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationError {
     if let Err(e) = std::str::from_utf8(bytes) {
-        return ValidationError(format!(
+        return ValidationError::Invalid(format!(
             "not UTF-8 text (invalid byte at offset {})",
             e.valid_up_to()
         ));
     }
     if bytes.trim_ascii().is_empty() {
-        return ValidationError("it is empty".into());
+        return ValidationError::Invalid("it is empty".into());
     }
     // A generic reading, for the ids the message names; none for a
     // document nested deeper than serde_json's limit for it (128), whose
@@ -22,15 +22,18 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
     let generic: Option<serde_json::Value> = match serde_json::from_slice(bytes) {
         Ok(value) => Some(value),
         Err(_) if looks_like_html(bytes) => {
-            return ValidationError(HTML_PAGE.into());
+            return ValidationError::HtmlPage;
         }
         Err(e) if e.to_string().starts_with("recursion limit exceeded") => None,
-        Err(e) => return ValidationError(json_syntax(bytes, &e)),
+        Err(e) => return ValidationError::Invalid(json_syntax(bytes, &e)),
     };
     if let Some(generic) = &generic
         && let Some(expected) = target.expected(generic)
     {
-        return ValidationError(format!("expected {expected}, found {}", json_kind(generic)));
+        return ValidationError::Invalid(format!(
+            "expected {expected}, found {}",
+            json_kind(generic)
+        ));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let err = match target {
@@ -38,7 +41,7 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         Target::Hyper => serde_path_to_error::deserialize::<_, Provider<'_>>(&mut de).err(),
     };
     let Some(err) = err else {
-        return ValidationError("the catalog could not be read".into());
+        return ValidationError::Invalid("the catalog could not be read".into());
     };
     let segments: Vec<_> = err.path().iter().collect();
     let inner = plain_serde_message(err.inner());
@@ -57,7 +60,7 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
             if let Some(provider) = provider
                 && !provider.is_object()
             {
-                return ValidationError(format!(
+                return ValidationError::Invalid(format!(
                     "provider {index}: expected an object, found {}",
                     json_kind(provider)
                 ));
@@ -65,9 +68,9 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
             let place = format!("provider {index}{}", value_id(provider));
             (provider, &segments[1..], place)
         }
-        (Target::Catalog, _) => return ValidationError(inner),
+        (Target::Catalog, _) => return ValidationError::Invalid(inner),
     };
-    ValidationError(at_path(provider, path, place, &inner))
+    ValidationError::Invalid(at_path(provider, path, place, &inner))
 }
 
 /// `inner`, the message of an error at `path` inside `provider` (read
@@ -108,10 +111,6 @@ fn at_path(
         format!("{place}: field {field}: {inner}")
     }
 }
-
-/// What validation says of an HTML page: a login page or a proxy's, when
-/// it came from a URL ([`crate::error`] gives that hint).
-pub(crate) const HTML_PAGE: &str = "an HTML page, not a JSON catalog";
 
 /// What a file that starts with a byte-order mark is told: the mark is
 /// invisible, so it is named (Go's decoder refuses it too).

@@ -89,13 +89,13 @@ pub fn validate_provider(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
     // gives the Hyper key and Hyper's place to the id `hyper` alone: one
     // named otherwise would be another provider, and Hyper lost.
     if provider.id.as_str() != "hyper" {
-        return Err(ValidationError(format!(
+        return Err(ValidationError::Invalid(format!(
             "the provider ({}) is not Hyper's: its id must be \"hyper\", or Crush lists it as another provider and loses Hyper",
             printable(provider.id.as_str())
         )));
     }
     if provider.models().is_empty() {
-        return Err(ValidationError(format!(
+        return Err(ValidationError::Invalid(format!(
             "the provider ({}) names no model: Crush keeps the Hyper provider it has over one without models",
             printable(provider.id.as_str())
         )));
@@ -108,7 +108,7 @@ mod tests {
     use super::*;
 
     fn err(json: &str) -> String {
-        validate_provider(json.as_bytes()).unwrap_err().0
+        validate_provider(json.as_bytes()).unwrap_err().to_string()
     }
 
     const HYPER: &str = r#"{"name":"Charm Hyper","id":"hyper","api_endpoint":"https://hyper.charm.land/api/v1/fantasy","type":"hyper","future":{"x":[1]},"models":[{"id":"m","name":"M"}]}"#;
@@ -128,7 +128,10 @@ mod tests {
         );
         // Each document is refused as the other.
         assert_eq!(
-            Target::Catalog.validate(HYPER.as_bytes()).unwrap_err().0,
+            Target::Catalog
+                .validate(HYPER.as_bytes())
+                .unwrap_err()
+                .to_string(),
             "expected a JSON array of providers, found an object"
         );
         assert_eq!(
@@ -142,7 +145,7 @@ mod tests {
     fn it_is_read_by_the_rules_of_a_catalogs_provider() {
         for (json, expected) in [
             ("", "it is empty"),
-            ("<html>login</html>", crate::catalog::HTML_PAGE),
+            ("<html>login</html>", "an HTML page, not a JSON catalog"),
             (
                 r#"{"id":"hyper"}"#,
                 "the provider (\"hyper\"): missing field `name`",

@@ -11,11 +11,18 @@ use super::{Catalog, DefaultModel, Provider, Target, Text, Warning, expand, prin
 /// Longest id accepted for a provider or a model, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
 
-/// Why a catalog was refused. The message names the provider (index and id)
-/// and the field where that is known.
+/// Why a catalog was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ValidationError(pub String);
+pub enum ValidationError {
+    /// An HTML page where a JSON document was expected: from a URL, a
+    /// login page's or a proxy's.
+    #[error("an HTML page, not a JSON catalog")]
+    HtmlPage,
+    /// Anything else: the message names the provider (index and id) and
+    /// the field where that is known.
+    #[error("{0}")]
+    Invalid(String),
+}
 
 /// Parses and validates a catalog.
 pub fn validate(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
@@ -30,7 +37,7 @@ pub fn validate(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
         Err(_) => return Err(describe_parse_error(bytes, Target::Catalog)),
     };
     if providers.is_empty() {
-        return Err(ValidationError(
+        return Err(ValidationError::Invalid(
             "the catalog is an empty list: it names no provider".into(),
         ));
     }
@@ -51,12 +58,12 @@ pub(super) fn checked<'a>(
     for (index, provider) in providers.iter().enumerate() {
         let at = || name(index, provider.id.as_str());
         check_id(provider.id.as_str())
-            .map_err(|why| ValidationError(format!("{}: id {why}", at())))?;
+            .map_err(|why| ValidationError::Invalid(format!("{}: id {why}", at())))?;
         if provider.name.as_str().trim().is_empty() {
-            return Err(ValidationError(format!("{}: name is empty", at())));
+            return Err(ValidationError::Invalid(format!("{}: name is empty", at())));
         }
         if !provider_ids.insert(provider.id.as_str()) {
-            return Err(ValidationError(format!(
+            return Err(ValidationError::Invalid(format!(
                 "{}: id is not unique: an earlier provider has the same id",
                 at()
             )));
@@ -67,15 +74,17 @@ pub(super) fn checked<'a>(
             } else {
                 expand::parse(value).map(drop)
             };
-            read.map_err(|why| ValidationError(format!("{}: field {field}: {why}", at())))?;
+            read.map_err(|why| {
+                ValidationError::Invalid(format!("{}: field {field}: {why}", at()))
+            })?;
         }
         let mut model_ids = HashSet::with_capacity(provider.models().len());
         for (model_index, model) in provider.models().iter().enumerate() {
             let model_at = || format!("{}: models[{model_index}]", at());
             check_id(model.id.as_str())
-                .map_err(|why| ValidationError(format!("{}: id {why}", model_at())))?;
+                .map_err(|why| ValidationError::Invalid(format!("{}: id {why}", model_at())))?;
             if !model_ids.insert(model.id.as_str()) {
-                return Err(ValidationError(format!(
+                return Err(ValidationError::Invalid(format!(
                     "{} ({}): id is not unique within the provider",
                     model_at(),
                     printable(model.id.as_str())
@@ -129,12 +138,12 @@ pub(crate) fn has_control(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::GO_MAX_DEPTH;
     use crate::catalog::go_json::TOO_DEEP;
-    use crate::catalog::{GO_MAX_DEPTH, HTML_PAGE};
     use std::borrow::Cow;
 
     fn err(json: &str) -> String {
-        validate(json.as_bytes()).unwrap_err().0
+        validate(json.as_bytes()).unwrap_err().to_string()
     }
 
     #[test]
@@ -165,7 +174,14 @@ mod tests {
     fn refuses_non_json_and_wrong_shapes() {
         assert_eq!(err(""), "it is empty");
         assert_eq!(err(" \n\t"), "it is empty");
-        assert_eq!(err("<html><body>login</body></html>"), HTML_PAGE);
+        assert_eq!(
+            validate(b"<html><body>login</body></html>").unwrap_err(),
+            ValidationError::HtmlPage
+        );
+        assert_eq!(
+            err("<html><body>login</body></html>"),
+            "an HTML page, not a JSON catalog"
+        );
         assert_eq!(
             err("hello"),
             "not JSON: a JSON value was expected, found `h` (line 1, column 1)"
@@ -191,7 +207,7 @@ mod tests {
         assert!(
             validate(b"[{\"id\":\"a\",\"name\":\"\xff\"}]")
                 .unwrap_err()
-                .0
+                .to_string()
                 .starts_with("not UTF-8")
         );
     }
@@ -201,7 +217,12 @@ mod tests {
     #[test]
     fn refuses_invalid_utf8_in_unknown_fields() {
         let json = b"[{\"id\":\"a\",\"name\":\"A\",\"future\":\"\xd2x\"}]";
-        assert!(validate(json).unwrap_err().0.starts_with("not UTF-8"));
+        assert!(
+            validate(json)
+                .unwrap_err()
+                .to_string()
+                .starts_with("not UTF-8")
+        );
     }
 
     /// Found by fuzzing: a lone surrogate escape is accepted where this
@@ -222,7 +243,7 @@ mod tests {
         let err =
             validate(br#"[{"id":"a","name":"A","models":[{"id":"m","cost_per_1m_in":1e400}]}]"#)
                 .unwrap_err();
-        assert!(err.0.contains("number out of range"), "{err}");
+        assert!(err.to_string().contains("number out of range"), "{err}");
     }
 
     /// serde would take an array of a provider's fields in order; Go's

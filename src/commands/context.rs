@@ -92,14 +92,8 @@ impl Context {
             env_source: &source,
             data_dir: self.data_dir.as_deref(),
         };
-        let settings = config::resolve_in(&inputs, tolerated).map_err(|e| {
-            let source = config::shown_path(&e.path);
-            let place = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
-            Exit::from(Failure::new(
-                source,
-                Cause::Config(format!("{place}{}", e.message)),
-            ))
-        })?;
+        let settings = config::resolve_in(&inputs, tolerated)
+            .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))?;
         let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
             .into_iter()
             .filter_map(|name| {
@@ -220,12 +214,7 @@ pub(super) fn cache_files() -> Result<CacheFiles, Failure> {
 /// ones.
 fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
     let here = || {
-        go_getwd().map_err(|e| {
-            Exit::from(Failure::new(
-                "working directory",
-                Cause::Config(e.to_string()),
-            ))
-        })
+        go_getwd().map_err(|e| Exit::from(Failure::new("working directory", Cause::WorkingDir(e))))
     };
     let dir = match cwd {
         Some(dir) if dir.is_absolute() => dir,

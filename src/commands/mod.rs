@@ -71,9 +71,9 @@ pub fn main() -> u8 {
     let failure = |failure: &Failure, verbose: bool| {
         // A script reading JSON gets the failure as JSON too.
         if json {
-            let _ = print(|out| write_json(out, &failure_json(failure)));
+            let _ = print(|out| write_json(out, &failure_json(failure, &name)));
         }
-        say(Said::Error, format_args!("{failure}"));
+        say(Said::Error, format_args!("{}", failure.line_as(&name)));
         if verbose && let Some(detail) = failure.detail() {
             say(
                 Said::Plain,
@@ -123,14 +123,15 @@ fn usage_json(message: &str, name: &str) -> serde_json::Value {
     })
 }
 
-/// A failure as `--json` prints it on standard output.
-fn failure_json(failure: &Failure) -> serde_json::Value {
+/// A failure as `--json` prints it on standard output, its hint naming
+/// commands as `name`.
+fn failure_json(failure: &Failure, name: &str) -> serde_json::Value {
     serde_json::json!({
         "error": {
-            "source": failure.source,
+            "source": failure.source.to_string(),
             "cause": crate::store::file::without_os_error(&failure.cause.to_string()),
-            "hint": failure.hint(),
-            "message": failure.to_string(),
+            "hint": failure.hint_as(name),
+            "message": failure.line_as(name),
         }
     })
 }

@@ -41,7 +41,7 @@ pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
         let terms: Vec<String> = args.terms.iter().map(|t| printable(t)).collect();
         return Err(Exit::from(Failure::new(
             format!("{} provider-models", program()),
-            Cause::NoMatch(terms.join(" ")),
+            Cause::NoMatch(terms),
         )));
     }
     print(|out| write_models(out, args, &rows))

@@ -55,7 +55,7 @@ impl TrustedKeys {
     /// base64 line (`RW…`) or as the path of a `.pub` file; `None` when
     /// there are none. A bad entry is an error naming it: a pinned key
     /// must never be ignored.
-    pub fn parse(entries: &[String]) -> Result<Option<TrustedKeys>, String> {
+    pub fn parse(entries: &[String]) -> Result<Option<TrustedKeys>, KeyError> {
         let entries: Vec<String> = entries
             .iter()
             .map(|e| e.trim().to_owned())
@@ -72,20 +72,20 @@ impl TrustedKeys {
                             let (bytes, _) = read.ok_or("it does not exist")?;
                             String::from_utf8(bytes).map_err(|_| "it is not text".to_string())
                         })
-                        .map_err(|e| format!("cannot read the public key file {entry}: {e}"))?;
-                    PublicKey::decode(&text).map_err(|e| {
-                        format!(
-                            "{entry} is not a minisign public key file: {}",
-                            describe(&e)
-                        )
+                        .map_err(|why| KeyError::Unreadable {
+                            entry: entry.clone(),
+                            why,
+                        })?;
+                    PublicKey::decode(&text).map_err(|e| KeyError::NotAKeyFile {
+                        entry: entry.clone(),
+                        why: describe(&e),
                     })?
                 }
                 Err(e) => {
-                    return Err(format!(
-                        "{:?} is neither a minisign public key nor a readable .pub file: {}",
-                        entry,
-                        describe(&e)
-                    ));
+                    return Err(KeyError::Neither {
+                        entry: entry.clone(),
+                        why: describe(&e),
+                    });
                 }
             };
             keys.push(key);
@@ -207,6 +207,35 @@ fn describe(e: &minisign_verify::Error) -> String {
     }
 }
 
+/// Why a pinned public key cannot be used: the entry as given, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// A `.pub` file that cannot be read.
+    #[error("cannot read the public key file {entry}: {why}")]
+    Unreadable {
+        /// The path given.
+        entry: String,
+        /// Why, in words.
+        why: String,
+    },
+    /// A file that is not a minisign public key file.
+    #[error("{entry} is not a minisign public key file: {why}")]
+    NotAKeyFile {
+        /// The path given.
+        entry: String,
+        /// What is wrong with it, in words.
+        why: String,
+    },
+    /// Neither a key nor a file there.
+    #[error("{entry:?} is neither a minisign public key nor a readable .pub file: {why}")]
+    Neither {
+        /// The entry as given.
+        entry: String,
+        /// What is wrong with it as a key, in words.
+        why: String,
+    },
+}
+
 /// Why a signed source was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SignatureError {
@@ -308,7 +337,8 @@ mod tests {
         assert!(TrustedKeys::parse(&[" ".into()]).unwrap().is_none());
         let err = TrustedKeys::parse(&["not-a-key".into()]).unwrap_err();
         assert!(
-            err.starts_with("\"not-a-key\" is neither a minisign public key"),
+            err.to_string()
+                .starts_with("\"not-a-key\" is neither a minisign public key"),
             "{err}"
         );
     }

@@ -180,7 +180,7 @@ pub(crate) fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure
     let fail = |cause: Cause| Failure::new(cache.catalog.display(), cause);
     let mut settled = None;
     let settle = |state: &mut CacheState| settled = state.keep_over_held();
-    match cache::read(cache).map_err(|e| fail(Cause::Cache(e.to_string())))? {
+    match cache::read(cache).map_err(|e| fail(Cause::Cache(e.into())))? {
         Some(cached) if cached.state.as_ref().is_some_and(|s| s.held().is_some()) => {
             cache::update_state(cache, &cached, LOCK_WAIT, settle)
         }

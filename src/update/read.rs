@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::{Output, UpdateOptions};
 use crate::catalog::Target;
-use crate::error::{Cause, Failure};
+use crate::error::{Cause, Failure, OutputError};
 use crate::fetch::http::{FetchOptions, Session};
 use crate::fetch::source::{self, Loaded, Source};
 use crate::store::cache::{self, CacheFiles, Cached};
@@ -23,6 +23,8 @@ use crate::trust::signature::SignatureError;
 pub struct Inputs {
     /// The source, as shown to the user.
     pub(super) label: String,
+    /// The source, which a failure names.
+    pub(super) source: Source,
     /// Whether the source is the embedded snapshot.
     pub(super) embedded: bool,
     /// What the source brought.
@@ -78,10 +80,7 @@ impl Inputs {
 
     /// A failure of the source.
     pub(super) fn fail(&self, cause: Cause) -> Failure {
-        Failure {
-            source: self.label.clone(),
-            cause,
-        }
+        Failure::of(&self.source, cause)
     }
 }
 
@@ -108,10 +107,7 @@ pub fn read(
     options: &UpdateOptions,
 ) -> Result<Inputs, Failure> {
     let label = source.to_string();
-    let fail = |cause: Cause| Failure {
-        source: label.clone(),
-        cause,
-    };
+    let fail = |cause: Cause| Failure::of(source, cause);
     let embedded = *source == Source::Embedded;
     if cache.target == Target::Hyper && embedded {
         return Err(fail(Cause::NoHyperSnapshot));
@@ -160,6 +156,7 @@ pub fn read(
     };
     Ok(Inputs {
         label,
+        source: source.clone(),
         embedded,
         loaded,
         signature,
@@ -234,22 +231,18 @@ fn read_memory(
 
 /// Why `path` cannot take the catalog, before anything is downloaded: a
 /// folder, or a file in a folder that does not exist (which is not made).
-fn check_output(path: &Path) -> Result<(), String> {
+fn check_output(path: &Path) -> Result<(), OutputError> {
     if path.is_dir() {
-        return Err(format!(
-            "it is a folder, not a file's path (such as {})",
-            path.join("providers.json").display()
-        ));
+        return Err(OutputError::Folder {
+            example: path.join("providers.json"),
+        });
     }
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     if !folder.is_dir() {
-        return Err(format!(
-            "the folder {} does not exist, and is not made",
-            folder.display()
-        ));
+        return Err(OutputError::NoFolder(folder.to_owned()));
     }
     Ok(())
 }
