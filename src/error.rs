@@ -8,8 +8,9 @@ use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
 use crate::config::ConfigError;
-pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Timeout};
+pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Setup, Timeout};
 pub use crate::fetch::http::FetchError;
+pub use crate::fetch::redirect::Redirect;
 pub use crate::fetch::source::ReadError;
 use crate::fetch::source::Source;
 pub use crate::store::atomic::WriteError;
@@ -438,6 +439,33 @@ mod tests {
                 .to_string()
                 .ends_with("; `crush provider-models` lists them all")
         );
+    }
+
+    /// The client that cannot be set up is told the fix for its cause:
+    /// `SSL_CERT_FILE` only when that is the cause.
+    #[test]
+    fn a_client_that_cannot_be_set_up_gets_the_hint_of_its_cause() {
+        let hint = |setup: Setup| {
+            let failure = Failure::of(
+                &url("https://mirror.corp/"),
+                ReadError::Fetch(FetchError::Setup(setup)),
+            );
+            failure.hint().into_owned()
+        };
+        let certificates = "point SSL_CERT_FILE at a readable PEM file, or unset it";
+        assert_eq!(
+            hint(Setup::CertFileEmpty("/etc/ca.pem".into())),
+            certificates
+        );
+        assert_eq!(
+            hint(Setup::CertFileUnreadable {
+                path: "/etc/ca.pem".into(),
+                why: "permission denied".into(),
+            }),
+            certificates
+        );
+        assert!(!hint(Setup::Runtime("too many open files".into())).contains("SSL_CERT_FILE"));
+        assert!(!hint(Setup::Client("no TLS".into())).contains("SSL_CERT_FILE"));
     }
 
     /// `--output` that cannot take the catalog says why, with the data.

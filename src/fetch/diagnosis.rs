@@ -269,6 +269,44 @@ impl Network {
     }
 }
 
+/// Why the HTTP client could not be set up: no request was sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Setup {
+    /// The runtime the download runs on could not start (the system
+    /// refused a thread or a descriptor), in the system's words.
+    #[error("cannot start the network runtime: {0}")]
+    Runtime(String),
+    /// `SSL_CERT_FILE` names a file that cannot be read.
+    #[error("cannot read SSL_CERT_FILE {path}: {why}")]
+    CertFileUnreadable {
+        /// The path it names.
+        path: String,
+        /// Why, in words.
+        why: String,
+    },
+    /// `SSL_CERT_FILE` names a file without a PEM certificate.
+    #[error("SSL_CERT_FILE {0} holds no PEM certificate")]
+    CertFileEmpty(String),
+    /// The HTTP client refused its configuration, in its words.
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+}
+
+impl Setup {
+    /// The one thing that fixes it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            Setup::CertFileUnreadable { .. } | Setup::CertFileEmpty(_) => {
+                "point SSL_CERT_FILE at a readable PEM file, or unset it"
+            }
+            Setup::Runtime(_) => {
+                "the system refused what a download needs (open files, memory): close some programs or raise the limit (ulimit -n), and try again"
+            }
+            Setup::Client(_) => "try again; if it persists, report it as a bug",
+        }
+    }
+}
+
 /// A timeout, by the phase it struck in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Timeout {

@@ -10,9 +10,9 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
 use crate::fetch::classify;
-use crate::fetch::diagnosis::{self, Network, Timeout};
+use crate::fetch::diagnosis::{self, Network, Setup, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
-use crate::fetch::redirect;
+use crate::fetch::redirect::{self, Redirect};
 
 use crate::fetch::tls;
 use crate::fetch::watch::{Reported, Signal, Watch};
@@ -109,7 +109,7 @@ pub enum FetchError {
     UnsendableKey,
     /// The client could not be set up (an unreadable `SSL_CERT_FILE`).
     #[error("{0}")]
-    Setup(String),
+    Setup(Setup),
     /// An http request with a proxy set, in a CGI script: not sent, as Go
     /// does not send it (golang.org/s/cgihttpproxy).
     #[error(
@@ -118,7 +118,7 @@ pub enum FetchError {
     RefusedInCgi,
     /// A redirect was refused.
     #[error("redirect refused: {0}")]
-    Redirect(String),
+    Redirect(Redirect),
     /// The server answered with an error status.
     #[error("{}server answered {status}{}", redirected.as_deref().map(|to| format!("redirected to {to}: ")).unwrap_or_default(), body_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
     Status {
@@ -153,7 +153,7 @@ impl FetchError {
                 super::proxy::variable_for_source(url)
             ),
             FetchError::Network { cause, .. } => cause.hint(url),
-            FetchError::Setup(_) => "point SSL_CERT_FILE at a readable PEM file, or unset it".into(),
+            FetchError::Setup(setup) => setup.hint().into(),
             FetchError::UnsendableKey => "remove it from HYPER_API_KEY".into(),
             FetchError::RefusedInCgi => {
                 "use an https:// URL, or unset REQUEST_METHOD outside a CGI script".into()
@@ -282,7 +282,7 @@ impl Client {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| FetchError::Setup(format!("cannot start the network runtime: {e}")))?;
+            .map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
         let progress = Arc::new(Progress::default());
         let redirects = Arc::new(std::sync::Mutex::new(Vec::new()));
         let proxies = ProxyEnv::current();
@@ -392,7 +392,7 @@ fn http_client(
         // Redirects are followed by hand (`redirect::follow`).
         .redirect(reqwest::redirect::Policy::none())
         .build()
-        .map_err(|e| FetchError::Setup(format!("cannot set up the HTTP client: {e}")))
+        .map_err(|e| FetchError::Setup(Setup::Client(e.to_string())))
 }
 
 /// A layer over the client's connector that marks when a connection (TCP,

@@ -2,8 +2,8 @@
 //! http(s), never from https to anything else, and no credential once a
 //! hop has left the first URL's origin.
 
-use reqwest::Url;
 use reqwest::header::{self, HeaderMap};
+use reqwest::{StatusCode, Url};
 
 use crate::fetch::classify;
 use crate::fetch::http::{Attempt, FetchError};
@@ -12,22 +12,39 @@ use crate::fetch::source::redacted;
 /// Most redirects followed for one request.
 pub(crate) const MAX_REDIRECTS: usize = 5;
 
+/// Why a redirect was not followed. The URLs are as shown: a password
+/// replaced by `***`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Redirect {
+    /// More than five in a row.
+    #[error("more than {MAX_REDIRECTS} redirects")]
+    TooMany,
+    /// From https to another scheme.
+    #[error("from https to {0}, which would drop encryption")]
+    DropsEncryption(String),
+    /// To something else than an http(s) URL.
+    #[error("to {0}, which is not an http(s) URL")]
+    NotHttp(String),
+    /// A redirect whose `Location` is not a URL.
+    #[error("{from} answered {status} with a Location that is not a URL")]
+    BadLocation {
+        /// The URL that answered.
+        from: String,
+        /// Its status.
+        status: StatusCode,
+    },
+}
+
 /// Whether to follow a redirect to `next` after requesting `previous`
 /// (the original URL first): at most [`MAX_REDIRECTS`], only to http(s),
 /// and never from https to anything else.
-pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), String> {
+pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), Redirect> {
     if previous.len() > MAX_REDIRECTS {
-        Err(format!("more than {MAX_REDIRECTS} redirects"))
+        Err(Redirect::TooMany)
     } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
-        Err(format!(
-            "from https to {}, which would drop encryption",
-            redacted(next.as_str())
-        ))
+        Err(Redirect::DropsEncryption(redacted(next.as_str())))
     } else if !matches!(next.scheme(), "http" | "https") {
-        Err(format!(
-            "to {}, which is not an http(s) URL",
-            redacted(next.as_str())
-        ))
+        Err(Redirect::NotHttp(redacted(next.as_str())))
     } else {
         Ok(())
     }
@@ -68,10 +85,10 @@ pub(crate) async fn follow(
             .ok()
             .and_then(|l| current.join(l).ok())
             .ok_or_else(|| {
-                FetchError::Redirect(format!(
-                    "{} answered {status} with a Location that is not a URL",
-                    redacted(current.as_str())
-                ))
+                FetchError::Redirect(Redirect::BadLocation {
+                    from: redacted(current.as_str()),
+                    status,
+                })
             })?;
         redirect_verdict(&chain, &next).map_err(FetchError::Redirect)?;
         left |= next.origin() != on.url.origin();
@@ -102,10 +119,15 @@ mod tests {
         assert!(redirect_verdict(&urls(&["http://a/"]), &next("https://b/")).is_ok());
         assert!(redirect_verdict(&urls(&["https://a/"]), &next("https://b/")).is_ok());
         let err = redirect_verdict(&urls(&["https://a/"]), &next("http://b/")).unwrap_err();
-        assert_eq!(err, "from https to http://b/, which would drop encryption");
+        assert_eq!(
+            err.to_string(),
+            "from https to http://b/, which would drop encryption"
+        );
         assert!(redirect_verdict(&urls(&["http://a/", "https://b/"]), &next("http://c/")).is_err());
         assert_eq!(
-            redirect_verdict(&urls(&["http://a/"]), &next("file:///etc/passwd")).unwrap_err(),
+            redirect_verdict(&urls(&["http://a/"]), &next("file:///etc/passwd"))
+                .unwrap_err()
+                .to_string(),
             "to file:///etc/passwd, which is not an http(s) URL"
         );
         let five = urls(&[
@@ -125,7 +147,9 @@ mod tests {
             "http://a/5",
         ]);
         assert_eq!(
-            redirect_verdict(&six, &next("http://a/6")).unwrap_err(),
+            redirect_verdict(&six, &next("http://a/6"))
+                .unwrap_err()
+                .to_string(),
             "more than 5 redirects"
         );
     }

@@ -20,6 +20,8 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
+use crate::fetch::diagnosis::Setup;
+
 /// The client configuration: TLS 1.2 and 1.3 with ring, HTTP/1.1 (one
 /// connection kept alive carries a catalog and its signature).
 pub(crate) fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::ClientConfig {
@@ -43,7 +45,7 @@ pub(crate) fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::Clien
 /// Linux the system's loader reads that file in their place, as OpenSSL
 /// does; elsewhere only this adds them, so a corporate CA works
 /// everywhere), or why they cannot be read.
-pub(crate) fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
+pub(crate) fn extra_roots() -> Result<Vec<CertificateDer<'static>>, Setup> {
     use rustls::pki_types::pem::PemObject;
     let Some(path) = crate::environment::var("SSL_CERT_FILE") else {
         return Ok(Vec::new());
@@ -56,13 +58,16 @@ pub(crate) fn extra_roots() -> Result<Vec<CertificateDer<'static>>, String> {
             std::io::ErrorKind::IsADirectory => "it is a folder".to_string(),
             kind => kind.to_string(),
         };
-        format!("cannot read SSL_CERT_FILE {shown}: {why}")
+        Setup::CertFileUnreadable {
+            path: shown.to_string(),
+            why,
+        }
     })?;
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
         .filter_map(Result::ok)
         .collect();
     if certs.is_empty() {
-        return Err(format!("SSL_CERT_FILE {shown} holds no PEM certificate"));
+        return Err(Setup::CertFileEmpty(shown.to_string()));
     }
     Ok(certs)
 }
