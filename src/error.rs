@@ -12,7 +12,7 @@ pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Setu
 pub use crate::fetch::http::FetchError;
 pub use crate::fetch::redirect::Redirect;
 pub use crate::fetch::source::ReadError;
-use crate::fetch::source::Source;
+use crate::fetch::source::{Source, Unsigned};
 pub use crate::store::atomic::WriteError;
 use crate::store::cache::CacheError;
 pub use crate::store::cache::UntrustedFolder;
@@ -179,6 +179,16 @@ impl Cause {
         match target {
             crate::catalog::Target::Catalog => Cause::Invalid(e),
             crate::catalog::Target::Hyper => Cause::InvalidHyper(e),
+        }
+    }
+}
+
+impl From<Unsigned> for Cause {
+    fn from(unsigned: Unsigned) -> Self {
+        match unsigned {
+            Unsigned::None(none) => Cause::Signature(none.into()),
+            // Ended as a cancelled download of the catalog ends.
+            Unsigned::Interrupted(signal) => Cause::Read(FetchError::Interrupted(signal).into()),
         }
     }
 }

@@ -11,6 +11,7 @@ use reqwest::Url;
 use crate::catalog::target::{DEFAULT_CATWALK_URL, DEFAULT_HYPER_URL, url_env};
 use crate::catalog::{Target, embedded};
 use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
+use crate::fetch::watch::Signal;
 use crate::store::file;
 use crate::store::validators::Validators;
 use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
@@ -380,13 +381,14 @@ impl Source {
     /// appended, fetched on `session` (the connection that brought the
     /// catalog) with the same bounds; for a file, `FILE.minisig`; for
     /// standard input, `given` (`--signature FILE`). `Ok(None)` for the
-    /// embedded snapshot, which needs none.
+    /// embedded snapshot, which needs none. A download of it that the
+    /// caller's cancellation ends is that, not a missing signature.
     pub(crate) fn load_signature(
         &self,
         given: Option<&std::path::Path>,
         options: &FetchOptions,
         session: &Session,
-    ) -> Result<Option<Vec<u8>>, NoSignature> {
+    ) -> Result<Option<Vec<u8>>, Unsigned> {
         let read_file = |path: &std::path::Path| -> Result<Vec<u8>, NoSignature> {
             let file = std::fs::File::open(path).map_err(|e| {
                 NoSignature::Missing(format!(
@@ -404,25 +406,25 @@ impl Source {
         match (self, given) {
             (Source::Embedded, _) => Ok(None),
             // Named by the person: it may be a pipe.
-            (_, Some(path)) => read_file(path).map(Some),
-            (Source::Stdin, None) => Err(NoSignature::Missing("standard input brings none".into())),
+            (_, Some(path)) => Ok(Some(read_file(path)?)),
+            (Source::Stdin, None) => {
+                Err(NoSignature::Missing("standard input brings none".into()).into())
+            }
             // Found beside the file: only a regular one, never waited on.
             (Source::File(path), None) => {
                 let mut name = path.clone().into_os_string();
                 name.push(SIGNATURE_SUFFIX);
                 let path = std::path::Path::new(&name);
-                match file::read_regular(path, MAX_SIGNATURE_BYTES) {
-                    Ok(Some((bytes, _))) => Ok(Some(bytes)),
-                    Ok(None) => Err(NoSignature::Missing(format!(
+                let none = match file::read_regular(path, MAX_SIGNATURE_BYTES) {
+                    Ok(Some((bytes, _))) => return Ok(Some(bytes)),
+                    Ok(None) => NoSignature::Missing(format!(
                         "cannot read {}: it does not exist",
                         path.display()
-                    ))),
-                    Err(file::FileError::TooLarge(_)) => Err(NoSignature::TooLarge),
-                    Err(e) => Err(NoSignature::Missing(format!(
-                        "cannot read {}: {e}",
-                        path.display()
-                    ))),
-                }
+                    )),
+                    Err(file::FileError::TooLarge(_)) => NoSignature::TooLarge,
+                    Err(e) => NoSignature::Missing(format!("cannot read {}: {e}", path.display())),
+                };
+                Err(none.into())
             }
             (Source::Url(url), None) => {
                 let url = signature_url(url);
@@ -432,16 +434,35 @@ impl Source {
                     watch: options.watch.unreported(),
                     ..options.clone()
                 };
-                match session.fetch(&url, &options) {
-                    Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
+                let none = match session.fetch(&url, &options) {
+                    Ok(Fetched::Body { bytes, .. }) => return Ok(Some(bytes)),
                     Ok(Fetched::NotModified) => {
-                        Err(NoSignature::Missing(format!("{shown}: answered 304")))
+                        NoSignature::Missing(format!("{shown}: answered 304"))
                     }
-                    Err(FetchError::TooLarge(_)) => Err(NoSignature::TooLarge),
-                    Err(e) => Err(NoSignature::Missing(format!("{shown}: {e}"))),
-                }
+                    Err(FetchError::TooLarge(_)) => NoSignature::TooLarge,
+                    Err(FetchError::Interrupted(signal)) => {
+                        return Err(Unsigned::Interrupted(signal));
+                    }
+                    Err(e) => NoSignature::Missing(format!("{shown}: {e}")),
+                };
+                Err(none.into())
             }
         }
+    }
+}
+
+/// Why a source's signature was not read.
+#[derive(Debug)]
+pub(crate) enum Unsigned {
+    /// None could be read where one must be.
+    None(NoSignature),
+    /// The caller's cancellation ended its download, for this signal.
+    Interrupted(Signal),
+}
+
+impl From<NoSignature> for Unsigned {
+    fn from(none: NoSignature) -> Self {
+        Unsigned::None(none)
     }
 }
 

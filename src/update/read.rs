@@ -15,7 +15,6 @@ use crate::store::file;
 use crate::store::state;
 use crate::trust;
 use crate::trust::memory::Memory;
-use crate::trust::signature::SignatureError;
 
 /// Everything an update read: the source, and what it replaces. It owns
 /// the bytes that the parsed catalogs and the report borrow.
@@ -197,9 +196,7 @@ fn load(source: &Source, target: Target, options: &UpdateOptions) -> Result<Brou
             signed_at: None,
         });
     };
-    let signature = source
-        .load_signature(options.signature.as_deref(), &fetch, &session)
-        .map_err(SignatureError::from)?;
+    let signature = source.load_signature(options.signature.as_deref(), &fetch, &session)?;
     let signed_at = match &signature {
         Some(signature) => Some(keys.verify(&loaded.bytes, signature, state::now())?),
         None => None,

@@ -8,6 +8,7 @@ mod common;
 mod attacks;
 
 mod background;
+mod cancelled;
 mod command_line;
 mod crushrc;
 mod durability;

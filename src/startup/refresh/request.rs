@@ -90,8 +90,7 @@ pub(crate) fn request(
                     // A URL's signature is fetched beside it: none at all
                     // is a missing one, never a pass.
                     let signature = source
-                        .load_signature(None, &options, &session)
-                        .map_err(SignatureError::from)?
+                        .load_signature(None, &options, &session)?
                         .ok_or_else(|| {
                             SignatureError::Missing(format!(
                                 "no signature for {}",
