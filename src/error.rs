@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use crate::catalog::ValidationError;
 use crate::config::ConfigError;
@@ -20,20 +19,6 @@ use crate::store::paths::NoHome;
 pub use crate::trust::guard::{Against, Downgrade, KeyMove, Review, Shrink};
 pub use crate::trust::place::Place;
 pub use crate::trust::signature::{KeyError, SignatureError};
-
-static PROGRAM: OnceLock<String> = OnceLock::new();
-
-/// The name hints give this program: how it was invoked (installed as
-/// `crush-providers`, hints say `crush-providers update-providers`), set
-/// once by the command line; `crush` for a library host, which is Crush.
-pub(crate) fn program() -> &'static str {
-    PROGRAM.get().map_or("crush", String::as_str)
-}
-
-/// Sets the name [`program`] gives; the first call wins.
-pub(crate) fn set_program(name: &str) {
-    let _ = PROGRAM.set(name.to_owned());
-}
 
 /// A failed command. Its `Display` is the one line shown to the user, its
 /// hint naming commands as Crush's (`crush update-providers`); a command

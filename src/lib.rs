@@ -164,8 +164,9 @@
 //! - [`config`]: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them,
 //!   and their typed warnings.
-//! - [`error`]: the one-line failure every command reports, and the name
-//!   its hints give the program.
+//! - [`error`]: the one-line failure every command reports, typed: what
+//!   failed, why, and the hint attached to that cause (its commands named
+//!   as Crush's, or as the command line gives its own name).
 //! - [`update`]: `update-providers`, the path from a source to the cache:
 //!   read, parse, a pure plan, and its application.
 //! - [`startup`]: what Crush calls when it starts, its options built from
@@ -175,7 +176,8 @@
 //! - `front/`: standing in front of a real Crush: which program a command
 //!   is for, finding Crush, its version, how to hand it over.
 //! - `commands/`: the command line, one file per command, the exit code,
-//!   the progress bar and Ctrl-C, and the front carried out before it is
+//!   the progress bar and Ctrl-C, the name the program was invoked by
+//!   (which its hints give), and the front carried out before it is
 //!   parsed.
 //!
 //! Only the folders linked above are public; [`internals`] (hidden from

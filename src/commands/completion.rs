@@ -7,7 +7,7 @@ use super::{Exit, cli, print};
 
 /// `crush completion [SHELL]`: without a shell, says how to use it.
 pub(super) fn run(shell: Option<clap_complete::Shell>) -> Result<(), Exit> {
-    let name = crate::error::program();
+    let name = super::program();
     let Some(shell) = shell else {
         return Err(Exit::Usage(format!(
             "completion prints the script of a shell: bash, elvish, fish, powershell or zsh, e.g. `{name} completion bash > ~/.local/share/bash-completion/completions/{name}`"

@@ -23,10 +23,10 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::context::{canonical_folder, pinned_keys};
+use super::program;
 use super::{terminal, told};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
-use crate::error::program;
 use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing, REAL_CRUSH_ENV};
 use crate::front::version::{self, Identity, Learnt, MEMO_FILE, Memo};
 use crate::front::{self, HandOver, Known, Word};

@@ -20,6 +20,8 @@ mod terminal;
 mod update_providers;
 mod watch;
 
+use std::sync::OnceLock;
+
 use clap::FromArgMatches;
 
 use crate::commands::cli::{Cli, Command};
@@ -30,11 +32,22 @@ pub(crate) use output::{Said, say, told, warn};
 use output::{ago, count, output_result, print, write_catalog, write_json};
 use table::Table;
 
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name this program gives itself in the commands it tells a person
+/// to type: how it was invoked (installed as `crush-providers`, hints say
+/// `crush-providers update-providers`), as a process's arguments are, set
+/// once by [`main`]. The library's own words name Crush's commands
+/// (`crush`); only the command line tells them by another name.
+pub(crate) fn program() -> &'static str {
+    PROGRAM.get().map_or("crush", String::as_str)
+}
+
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
 pub fn main() -> u8 {
     let name = cli::invoked_name();
-    crate::error::set_program(&name);
+    let _ = PROGRAM.set(name.clone());
     // Crush loads `.env` before anything else; so does this, the front
     // included.
     context::install_dotenv();

@@ -8,11 +8,12 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::context::{Context, cache_files};
+use super::program;
 use super::{Exit, Table, listed, print, terminal, write_json};
 use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, printable};
 use crate::commands::cli::ModelsArgs;
-use crate::error::{Cause, Failure, program};
+use crate::error::{Cause, Failure};
 
 /// One model in `models --json`.
 #[derive(Debug, Serialize)]

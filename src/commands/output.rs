@@ -67,7 +67,7 @@ pub(crate) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
 /// A start's warning in the words this program tells it in: the commands
 /// its hints name are run by the name it was invoked by.
 pub(crate) fn told(warning: &startup::Warning) -> String {
-    warning.told_by(crate::error::program()).to_string()
+    warning.told_by(super::program()).to_string()
 }
 
 /// Tells a start's warning on standard error ([`told`]); the number of

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::context::{self, Context, cache_files};
+use super::program;
 use super::terminal;
 use super::{Exit, Table, ago, count, inputs, listed, print, warn, write_catalog, write_json};
 use crate::catalog::embedded;
@@ -13,7 +14,6 @@ use crate::catalog::escape::safe;
 use crate::catalog::{self, Catalog, Target};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::{Setting, Settings};
-use crate::error::program;
 use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};

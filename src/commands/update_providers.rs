@@ -8,6 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use super::context::{Context, cache_files, pinned_keys};
+use super::program;
 use super::report::{self, Written};
 use super::terminal;
 use super::{Exit, Said, print, say, write_catalog, write_json};
@@ -15,7 +16,7 @@ use crate::catalog::Target;
 use crate::catalog::escape::safe;
 use crate::commands::cli::{Provider, UpdateArgs};
 use crate::config::Format;
-use crate::error::{Cause, Failure, program};
+use crate::error::{Cause, Failure};
 use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
