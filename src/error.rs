@@ -34,6 +34,7 @@ pub struct Failure {
 /// What a failure names: a catalog's source, or another thing in words.
 /// Its `Display` is the words shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Subject {
     /// A catalog's URL, as shown (a password replaced by `***`).
     Url(String),
@@ -72,6 +73,7 @@ impl fmt::Display for Subject {
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Cause {
     /// Reading the source failed.
     #[error(transparent)]
@@ -141,6 +143,7 @@ pub enum Cause {
 /// Why `--output` cannot take the catalog, told before anything is
 /// downloaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum OutputError {
     /// It is a folder; `example` is a file's path in it.
     #[error("it is a folder, not a file's path (such as {})", .example.display())]

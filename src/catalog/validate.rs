@@ -13,6 +13,7 @@ pub const MAX_ID_BYTES: usize = 256;
 
 /// Why a catalog was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ValidationError {
     /// An HTML page where a JSON document was expected: from a URL, a
     /// login page's or a proxy's.

@@ -271,6 +271,7 @@ impl Network {
 
 /// Why the HTTP client could not be set up: no request was sent.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Setup {
     /// The runtime the download runs on could not start (the system
     /// refused a thread or a descriptor), in the system's words.

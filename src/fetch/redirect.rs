@@ -15,6 +15,7 @@ pub(crate) const MAX_REDIRECTS: usize = 5;
 /// Why a redirect was not followed. The URLs are as shown: a password
 /// replaced by `***`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Redirect {
     /// More than five in a row.
     #[error("more than {MAX_REDIRECTS} redirects")]

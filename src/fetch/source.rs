@@ -315,6 +315,7 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
 
 /// Why a source could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// The network fetch failed.
     #[error(transparent)]

@@ -209,6 +209,7 @@ fn describe(e: &minisign_verify::Error) -> String {
 
 /// Why a pinned public key cannot be used: the entry as given, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum KeyError {
     /// A `.pub` file that cannot be read.
     #[error("cannot read the public key file {entry}: {why}")]
@@ -238,6 +239,7 @@ pub enum KeyError {
 
 /// Why a signed source was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SignatureError {
     /// There is no signature where there must be one.
     #[error("no signature: {0}")]

@@ -363,6 +363,37 @@ fn file_size_limit_leaves_the_cache_and_no_temp_file() {
     assert_eq!(home.data_entries(), CACHE_FILES);
 }
 
+/// With too few descriptors to spare for the network runtime (`ulimit -n`
+/// 6 or 7 once made tokio's signal driver panic, exit 101), a download is
+/// a failure in words, the cache untouched.
+#[cfg(unix)]
+#[test]
+fn too_few_open_files_for_a_download_is_a_failure_not_a_panic() {
+    let home = Home::new();
+    home.accept(CATALOG_A.as_bytes());
+    let url = closed_port_url();
+    let exe = env!("CARGO_BIN_EXE_crush");
+    for limit in 5..=8 {
+        let output = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -n {limit}; exec '{exe}' update-providers '{url}'"),
+            ])
+            .env_clear()
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let run = Run::from(output);
+        assert!(
+            !run.stderr.contains("panicked"),
+            "ulimit -n {limit}: {run:#?}"
+        );
+        run.fails_with(&["cannot start the network runtime", "ulimit -n"]);
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    }
+}
+
 #[test]
 fn corrupt_or_foreign_state_files_are_ignored() {
     let home = Home::new();
