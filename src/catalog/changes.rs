@@ -5,7 +5,7 @@
 //! Go's zero value, so a price that goes from absent to `0` is no change.
 //! The changes borrow from the two catalogs.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -160,16 +160,11 @@ impl<'a, T: Into<Scalar<'a>>> From<Option<T>> for Scalar<'a> {
 
 /// Compares the `previous` catalog with the `next` one.
 pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<'a> {
-    let old: HashMap<&str, &Provider<'_>> = previous
-        .providers
-        .iter()
-        .map(|p| (p.id.as_str(), p))
-        .collect();
-    let new_ids: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
+    let mut old = Matched::new(&previous.providers, |p| p.id.as_str());
     let mut changes = Changes::default();
     for provider in &next.providers {
         let id = provider.id.as_str();
-        match old.get(id) {
+        match old.find(id) {
             None => {
                 changes.providers_added.push(id);
                 changes.models_of_providers.0 += provider.models.len();
@@ -186,13 +181,50 @@ pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<
             }
         }
     }
-    for provider in &previous.providers {
-        if !new_ids.contains(provider.id.as_str()) {
-            changes.providers_removed.push(provider.id.as_str());
-            changes.models_of_providers.1 += provider.models.len();
-        }
+    for provider in old.unmatched() {
+        changes.providers_removed.push(provider.id.as_str());
+        changes.models_of_providers.1 += provider.models.len();
     }
     changes
+}
+
+/// The items of a previous list by id, each marked once an item of the
+/// new list has its id: one map for both questions (which one has this
+/// id, which ones no new item has), each id hashed once on each side.
+struct Matched<'v, T> {
+    items: &'v [T],
+    by_id: HashMap<&'v str, usize>,
+    kept: Vec<bool>,
+    id: fn(&'v T) -> &'v str,
+}
+
+impl<'v, T> Matched<'v, T> {
+    fn new(items: &'v [T], id: fn(&'v T) -> &'v str) -> Self {
+        Matched {
+            items,
+            by_id: items.iter().enumerate().map(|(i, t)| (id(t), i)).collect(),
+            kept: vec![false; items.len()],
+            id,
+        }
+    }
+
+    /// The item with `id` (the last, should two have it), marked.
+    fn find(&mut self, id: &str) -> Option<&'v T> {
+        let &index = self.by_id.get(id)?;
+        self.kept[index] = true;
+        Some(&self.items[index])
+    }
+
+    /// The items whose id no new item has, in their order.
+    fn unmatched(&self) -> impl Iterator<Item = &'v T> + '_ {
+        // An earlier item with the same id as a later one (no valid catalog
+        // has one) goes with the one the map holds.
+        self.items
+            .iter()
+            .zip(&self.kept)
+            .filter(|&(item, &kept)| !kept && !self.kept[self.by_id[(self.id)(item)]])
+            .map(|(item, _)| item)
+    }
 }
 
 fn compare_provider<'a>(before: &'a Provider<'a>, after: &'a Provider<'a>) -> ProviderChanges<'a> {
@@ -225,26 +257,19 @@ fn compare_provider<'a>(before: &'a Provider<'a>, after: &'a Provider<'a>) -> Pr
         Scalar::Headers(&before.default_headers),
         Scalar::Headers(&after.default_headers),
     );
-    let old: HashMap<&str, &Model<'_>> =
-        before.models().iter().map(|m| (m.id.as_str(), m)).collect();
-    let new_ids: HashSet<&str> = after.models().iter().map(|m| m.id.as_str()).collect();
+    let mut old = Matched::new(before.models(), |m| m.id.as_str());
     let mut changes = ProviderChanges {
         provider: after.id.as_str(),
         fields,
         models_added: Vec::new(),
-        models_removed: before
-            .models()
-            .iter()
-            .map(|m| m.id.as_str())
-            .filter(|id| !new_ids.contains(id))
-            .collect(),
+        models_removed: Vec::new(),
         models_changed: Vec::new(),
     };
     for model in after.models() {
-        match old.get(model.id.as_str()) {
+        match old.find(model.id.as_str()) {
             None => changes.models_added.push(model.id.as_str()),
             // Most models are the same from one catalog to the next.
-            Some(previous) if *previous == model => {}
+            Some(previous) if previous == model => {}
             Some(previous) => {
                 let mut fields = Vec::new();
                 compare_model(previous, model, &mut fields);
@@ -257,6 +282,7 @@ fn compare_provider<'a>(before: &'a Provider<'a>, after: &'a Provider<'a>) -> Pr
             }
         }
     }
+    changes.models_removed = old.unmatched().map(|m| m.id.as_str()).collect();
     changes
 }
 

@@ -26,7 +26,7 @@
 //! reaching its first place (a new provider's own key, or any other
 //! variable).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use crate::catalog::{Catalog, Provider, expand, quoted};
@@ -251,27 +251,40 @@ impl fmt::Display for Shrink {
     }
 }
 
+/// The ids of a new catalog, each provider's with its models': made once
+/// for every shrink check of a review (the cache's, the floor's), which
+/// look them up.
+pub(crate) struct NextIds<'n>(HashMap<&'n str, HashSet<&'n str>>);
+
+impl<'n> NextIds<'n> {
+    /// The ids of `next`.
+    pub(crate) fn of(next: &'n Catalog<'_>) -> NextIds<'n> {
+        let mut ids: HashMap<&str, HashSet<&str>> = HashMap::with_capacity(next.providers.len());
+        for provider in &next.providers {
+            let models = provider.models().iter().map(|m| m.id.as_str());
+            ids.entry(provider.id.as_str()).or_default().extend(models);
+        }
+        NextIds(ids)
+    }
+}
+
 /// Whether `next` kept fewer than half of the providers or of the models
-/// whose ids `providers` and `models` list.
-fn shrink<'x>(
-    providers: impl Iterator<Item = &'x str>,
-    models: impl Iterator<Item = (&'x str, &'x str)>,
-    next: &Catalog<'_>,
+/// whose ids `previous` lists (each provider's id with its models').
+fn shrink<'x, M: Iterator<Item = &'x str>>(
+    previous: impl Iterator<Item = (&'x str, M)>,
+    next: &NextIds<'_>,
     against: Against,
 ) -> Option<Shrink> {
-    let next_providers: HashSet<&str> = next.providers.iter().map(|p| p.id.as_str()).collect();
-    let next_models: HashSet<(&str, &str)> = next
-        .providers
-        .iter()
-        .flat_map(|p| p.models().iter().map(|m| (p.id.as_str(), m.id.as_str())))
-        .collect();
-    let count = |kept: &mut usize, all: &mut usize, yes: bool| {
-        *all += 1;
-        *kept += usize::from(yes);
-    };
     let (mut p_kept, mut p_all, mut m_kept, mut m_all) = (0, 0, 0, 0);
-    providers.for_each(|id| count(&mut p_kept, &mut p_all, next_providers.contains(id)));
-    models.for_each(|id| count(&mut m_kept, &mut m_all, next_models.contains(&id)));
+    for (provider, models) in previous {
+        p_all += 1;
+        let kept = next.0.get(provider);
+        p_kept += usize::from(kept.is_some());
+        for model in models {
+            m_all += 1;
+            m_kept += usize::from(kept.is_some_and(|kept| kept.contains(model)));
+        }
+    }
     let halved = |kept: usize, all: usize| kept * 2 < all;
     (halved(p_kept, p_all) || halved(m_kept, m_all)).then_some(Shrink {
         providers: (p_kept, p_all),
@@ -280,27 +293,25 @@ fn shrink<'x>(
     })
 }
 
-/// Whether `next` kept fewer than half of the providers or models of
-/// `previous`.
-pub(crate) fn shrink_from(previous: &Catalog<'_>, next: &Catalog<'_>) -> Option<Shrink> {
+/// Whether the catalog whose ids are `next` kept fewer than half of the
+/// providers or models of `previous`.
+pub(crate) fn shrink_from(previous: &Catalog<'_>, next: &NextIds<'_>) -> Option<Shrink> {
     shrink(
-        previous.providers.iter().map(|p| p.id.as_str()),
         previous
             .providers
             .iter()
-            .flat_map(|p| p.models().iter().map(|m| (p.id.as_str(), m.id.as_str()))),
+            .map(|p| (p.id.as_str(), p.models().iter().map(|m| m.id.as_str()))),
         next,
         Against::Cache,
     )
 }
 
-/// Whether `next` kept fewer than half of the providers or models of a
-/// floor's `ids`.
-pub(crate) fn shrink_from_ids(ids: &Ids, next: &Catalog<'_>, against: Against) -> Option<Shrink> {
+/// Whether the catalog whose ids are `next` kept fewer than half of the
+/// providers or models of a floor's `ids`.
+pub(crate) fn shrink_from_ids(ids: &Ids, next: &NextIds<'_>, against: Against) -> Option<Shrink> {
     shrink(
-        ids.keys().map(String::as_str),
         ids.iter()
-            .flat_map(|(p, models)| models.iter().map(move |m| (p.as_str(), m.as_str()))),
+            .map(|(p, models)| (p.as_str(), models.iter().map(String::as_str))),
         next,
         against,
     )
@@ -435,19 +446,22 @@ pub fn review(
     next: &Catalog<'_>,
     signed: Option<u64>,
 ) -> Result<Review, String> {
+    let next_ids = NextIds::of(next);
     let mut shrinks: Vec<Shrink> = baseline
         .previous
-        .and_then(|previous| shrink_from(previous, next))
+        .and_then(|previous| shrink_from(previous, &next_ids))
         .into_iter()
         .collect();
     let floor = match baseline.floor {
         Floor::None => None,
-        Floor::Embedded => shrink_from(crate::catalog::embedded::catalog(), next).map(|s| Shrink {
-            against: Against::Embedded,
-            ..s
-        }),
+        Floor::Embedded => {
+            shrink_from(crate::catalog::embedded::catalog(), &next_ids).map(|s| Shrink {
+                against: Against::Embedded,
+                ..s
+            })
+        }
         Floor::Applied(ids, source) => {
-            shrink_from_ids(ids, next, Against::Applied(source.to_owned()))
+            shrink_from_ids(ids, &next_ids, Against::Applied(source.to_owned()))
         }
     };
     shrinks.extend(floor);
@@ -745,7 +759,7 @@ mod tests {
         let previous = validate(previous_text.as_bytes()).unwrap();
         let check = |providers, models| {
             let next = catalog(providers, models);
-            shrink_from(&previous, &validate(next.as_bytes()).unwrap())
+            shrink_from(&previous, &NextIds::of(&validate(next.as_bytes()).unwrap()))
         };
         assert_eq!(check(0..40, 40), None);
         assert_eq!(check(0..20, 40), None, "half is not fewer than half");
@@ -764,7 +778,8 @@ mod tests {
         let ids = crate::trust::memory::ids(&previous);
         let text = catalog(0..5, 40);
         let next = validate(text.as_bytes()).unwrap();
-        let floor = shrink_from_ids(&ids, &next, Against::Applied("x".into())).unwrap();
+        let floor =
+            shrink_from_ids(&ids, &NextIds::of(&next), Against::Applied("x".into())).unwrap();
         assert_eq!((floor.providers, floor.models), ((5, 40), (200, 1600)));
     }
 

@@ -251,7 +251,9 @@ mod tests {
         let next = validate(br#"[{"id":"x","name":"X","api_key":"$X_KEY","api_endpoint":"https://x.example","models":[{"id":"m"}]}]"#).unwrap();
         let mut memory = Memory::rebuilt(None).unwrap();
         let shrunk = Review {
-            shrinks: vec![guard::shrink_from(embedded::catalog(), &next).unwrap()],
+            shrinks: vec![
+                guard::shrink_from(embedded::catalog(), &guard::NextIds::of(&next)).unwrap(),
+            ],
             ..Review::default()
         };
         let applied = |review, embedded| Applied {
