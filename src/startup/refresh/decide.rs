@@ -3,6 +3,7 @@
 //! decides whether to ask at all.
 
 use super::request::{Answer, explain};
+use super::save::NewCatalog;
 use crate::error::Cause;
 use crate::fetch::http::FetchError;
 use crate::fetch::source::ReadError;
@@ -13,8 +14,8 @@ use crate::store::validators::Validators;
 use crate::trust::policy;
 
 /// What a refresh does next.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Step {
+#[derive(Debug)]
+pub(crate) enum Step<'b> {
     /// The cache is current: it is confirmed, with the validators the
     /// server sent with the same bytes again (a 304 brings none).
     Confirm(Option<Validators>),
@@ -23,7 +24,7 @@ pub(crate) enum Step {
     NoCache,
     /// A new document, valid and signed as it must be: reviewed, then
     /// saved or held.
-    Take(New),
+    Take(NewCatalog<'b>),
     /// Not signed as it must be: not a failure of the network, but a
     /// document that needs a person.
     Hold(Held),
@@ -33,34 +34,31 @@ pub(crate) enum Step {
     Interrupted(Signal),
 }
 
-/// A new document as fetched.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct New {
-    pub bytes: Vec<u8>,
-    pub digest: [u8; 32],
-    pub validators: Validators,
-    pub signed_at: Option<u64>,
-}
-
 /// What to do with `answer` from `url`, the cache's SHA-256 being `cached`
 /// (`None`: no valid cache).
-pub(crate) fn decide(answer: Result<Answer, Cause>, cached: Option<&[u8; 32]>, url: &str) -> Step {
+pub(crate) fn decide<'b>(
+    answer: Result<Answer<'b>, Cause>,
+    cached: Option<&[u8; 32]>,
+    url: &str,
+) -> Step<'b> {
     match answer {
         Ok(Answer::NotModified) if cached.is_none() => Step::NoCache,
         Ok(Answer::NotModified) => Step::Confirm(None),
         Ok(Answer::Catalog {
             bytes,
+            catalog,
             validators,
             signed_at,
         }) => {
-            let digest = digest::sha256(&bytes);
+            let digest = digest::sha256(bytes);
             // A server that ignores validators sent the same bytes.
             if cached == Some(&digest) {
                 return Step::Confirm(Some(validators));
             }
-            Step::Take(New {
+            Step::Take(NewCatalog {
                 bytes,
                 digest,
+                catalog,
                 validators,
                 signed_at,
             })
@@ -105,9 +103,14 @@ mod tests {
     use crate::store::state::RefreshRecord;
     use crate::trust::signature::SignatureError;
 
-    fn body(bytes: &[u8]) -> Result<Answer, Cause> {
+    /// Two documents: the one cached, and a new one.
+    const OLD: &[u8] = br#"[{"id":"a","name":"old"}]"#;
+    const NEW: &[u8] = br#"[{"id":"a","name":"new"}]"#;
+
+    fn body(bytes: &[u8]) -> Result<Answer<'_>, Cause> {
         Ok(Answer::Catalog {
-            bytes: bytes.to_vec(),
+            bytes,
+            catalog: crate::catalog::validate(bytes).unwrap(),
             validators: Validators {
                 etag: Some("\"e\"".into()),
                 last_modified: None,
@@ -119,18 +122,22 @@ mod tests {
     /// Every kind of answer, with and without a cache.
     #[test]
     fn what_a_refresh_does_with_its_answer() {
-        let old = digest::sha256(b"old");
+        let old = digest::sha256(OLD);
         let etag = Validators {
             etag: Some("\"e\"".into()),
             last_modified: None,
         };
-        type Case = (Result<Answer, Cause>, Option<[u8; 32]>, &'static str);
+        type Case = (
+            Result<Answer<'static>, Cause>,
+            Option<[u8; 32]>,
+            &'static str,
+        );
         let cases: Vec<Case> = vec![
             (Ok(Answer::NotModified), Some(old), "confirm"),
             (Ok(Answer::NotModified), None, "no cache"),
-            (body(b"old"), Some(old), "confirm with validators"),
-            (body(b"new"), Some(old), "take"),
-            (body(b"new"), None, "take"),
+            (body(OLD), Some(old), "confirm with validators"),
+            (body(NEW), Some(old), "take"),
+            (body(NEW), None, "take"),
             (
                 Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(
                     Signal::Interrupt,
@@ -162,7 +169,7 @@ mod tests {
                 Step::Confirm(Some(v)) if *v == etag => "confirm with validators",
                 Step::Confirm(Some(_)) => "confirm with other validators",
                 Step::NoCache => "no cache",
-                Step::Take(new) if new.digest == digest::sha256(b"new") => "take",
+                Step::Take(new) if new.digest == digest::sha256(NEW) => "take",
                 Step::Take(_) => "take the wrong bytes",
                 Step::Hold(held) if held.changes[0].starts_with("the new catalog was refused") => {
                     "hold"

@@ -40,7 +40,7 @@ pub use self::handle::Refresh;
 pub(crate) use self::helper::{HELPER_COMMAND, HelperArgs, spawn_helper};
 use self::lock::{LockError, lock_refreshes};
 pub(crate) use self::request::request;
-pub(crate) use self::save::{NewCatalog, Seen};
+pub(crate) use self::save::Seen;
 use self::save::{Taken, keep};
 use crate::fetch::http::Bearer;
 use crate::fetch::source::redacted;
@@ -200,15 +200,10 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         Some(cached) => cached.validators(),
         None => Validators::default(),
     };
-    let answer = self::request(
-        files.target,
-        &request.url,
-        request.timeout,
-        conditional,
-        request.keys.as_ref(),
-        &request.watch,
-        request.bearer.as_ref(),
-    );
+    // A new document's body, which the catalog read from it borrows until
+    // the host gets it.
+    let mut body = Vec::new();
+    let answer = self::request(files.target, request, conditional, &mut body);
     let done = Done {
         files,
         url: &request.url,
@@ -223,17 +218,11 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
     ) {
         Step::Confirm(validators) => done.confirm(validators),
         Step::NoCache => Outcome::Failed("the server answered 304 Not Modified".into()),
-        Step::Take(new) => {
-            let fetched = NewCatalog {
-                bytes: &new.bytes,
-                digest: &new.digest,
-                validators: new.validators,
-                signed_at: new.signed_at,
-            };
+        Step::Take(fetched) => {
             // A host gets the new catalog even when it cannot be saved.
             match save::take(files, &request.url, done.cached, &seen, fetched, now) {
-                Taken::Saved => Outcome::Updated(new.bytes),
-                Taken::Unsaved(why) => Outcome::Unsaved(new.bytes, why),
+                Taken::Saved => Outcome::Updated(body),
+                Taken::Unsaved(why) => Outcome::Unsaved(body, why),
                 Taken::Held(held) => done.hold(held),
                 Taken::Overtaken => done.overtaken(),
             }

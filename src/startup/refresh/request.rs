@@ -3,28 +3,30 @@
 
 use std::time::Duration;
 
-use reqwest::Url;
-
-use crate::catalog::Target;
+use super::Request;
+use crate::catalog::{Catalog, Target};
 use crate::error::Cause;
-use crate::fetch::http::{self, Bearer, FetchError, FetchOptions, Fetched, Session};
+use crate::fetch::http::{self, FetchError, FetchOptions, Fetched, Session};
 use crate::fetch::source::{ReadError, Source};
-use crate::fetch::watch::Watch;
 use crate::store::validators::Validators;
-use crate::trust::signature::{SignatureError, TrustedKeys};
+use crate::trust::signature::SignatureError;
 
 /// Bound on establishing the connection.
 pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// What one request brought, checked.
+/// What one request brought, checked; a new document borrows the body
+/// it was read from.
 #[derive(Debug)]
-pub(crate) enum Answer {
+pub(crate) enum Answer<'b> {
     /// `304 Not Modified`.
     NotModified,
     /// A valid catalog and the validators sent with it.
     Catalog {
         /// Its bytes.
-        bytes: Vec<u8>,
+        bytes: &'b [u8],
+        /// The document read from them, valid: read once, here, and
+        /// handed on to the review and the save.
+        catalog: Catalog<'b>,
         /// The server's validators.
         validators: Validators,
         /// When it was signed, when keys are pinned (then it was verified).
@@ -45,21 +47,20 @@ pub(crate) fn explain(cause: &Cause, url: &str) -> String {
     }
 }
 
-/// One request for `target`'s document at `url`, conditional on
-/// `conditional`, within `timeout` (and [`CONNECT_TIMEOUT`] to connect),
-/// carrying `bearer` when there is one; a 200's body must be a valid
-/// document and, with `keys` pinned, come with a valid signature
-/// (`URL.minisig`, fetched with the same bounds). `watch` is told of the
-/// catalog's body and may end either ([`FetchError::Interrupted`]).
-pub(crate) fn request(
+/// One request for `target`'s document as `asked` (its URL, within its
+/// timeout and [`CONNECT_TIMEOUT`] to connect, carrying its bearer when
+/// there is one), conditional on `conditional`; a 200's body must be a
+/// valid document and, with keys pinned, come with a valid signature
+/// (`URL.minisig`, fetched with the same bounds). Its watch is told of the
+/// catalog's body and may end either ([`FetchError::Interrupted`]). A
+/// 200's body is kept in `body`, which the answer borrows.
+pub(crate) fn request<'b>(
     target: Target,
-    url: &Url,
-    timeout: Duration,
+    asked: &Request,
     conditional: Validators,
-    keys: Option<&TrustedKeys>,
-    watch: &Watch,
-    bearer: Option<&Bearer>,
-) -> Result<Answer, Cause> {
+    body: &'b mut Vec<u8>,
+) -> Result<Answer<'b>, Cause> {
+    let (url, timeout, watch) = (&asked.url, asked.timeout, &asked.watch);
     let options = FetchOptions {
         timeout,
         connect_timeout: CONNECT_TIMEOUT.min(timeout),
@@ -68,17 +69,19 @@ pub(crate) fn request(
         max_body: http::MAX_BODY_BYTES,
         watch: watch.clone(),
         document: target,
-        bearer: bearer.cloned(),
+        bearer: asked.bearer.clone(),
     };
     // One session: the signature comes on the catalog's connection.
     let session = Session::default();
     match session.fetch(url, &options).map_err(ReadError::from)? {
         Fetched::NotModified => Ok(Answer::NotModified),
         Fetched::Body { bytes, validators } => {
-            target
-                .validate(&bytes)
+            *body = bytes;
+            let bytes: &'b [u8] = body;
+            let catalog = target
+                .validate(bytes)
                 .map_err(|e| Cause::invalid(target, e))?;
-            let signed_at = match keys {
+            let signed_at = match &asked.keys {
                 None => None,
                 Some(keys) => {
                     let options = FetchOptions {
@@ -97,11 +100,12 @@ pub(crate) fn request(
                                 crate::fetch::source::redacted(url.as_str())
                             ))
                         })?;
-                    Some(keys.verify(&bytes, &signature, crate::store::state::now())?)
+                    Some(keys.verify(bytes, &signature, crate::store::state::now())?)
                 }
             };
             Ok(Answer::Catalog {
                 bytes,
+                catalog,
                 validators,
                 signed_at,
             })

@@ -52,7 +52,7 @@ pub(super) enum Taken {
     Overtaken,
 }
 
-/// Reviews the new document `fetched` (valid: [`super::request`] checked
+/// Reviews the new document `fetched` (valid: [`super::request`] read
 /// it) against the cache `cached` and what is remembered, and saves it
 /// when nothing needs a person; what it holds back, else (an error of the
 /// review is held too: where keys went is not known, and nothing is
@@ -65,33 +65,23 @@ pub(super) fn take(
     fetched: NewCatalog<'_>,
     now: u64,
 ) -> Taken {
-    let sha256 = hex(fetched.digest);
-    let next = match files.target.validate(fetched.bytes) {
-        Ok(next) => next,
-        Err(e) => {
-            let why = format!("the new catalog cannot be read again: {e}");
-            return Taken::Held(policy::held_for(why, Some(&sha256)));
-        }
-    };
+    let sha256 = hex(&fetched.digest);
     // The cache to compare with: not the embedded snapshot standing in for
     // none.
     let previous = cached
         .filter(|c| !c.is_stand_in())
         .and_then(|c| files.target.validate(&c.bytes).ok());
-    let review = review(files, cached, previous.as_ref(), &next, fetched.signed_at);
+    let review = review(
+        files,
+        cached,
+        previous.as_ref(),
+        &fetched.catalog,
+        fetched.signed_at,
+    );
     if let Err(held) = policy::hold(review, &sha256) {
         return Taken::Held(held);
     }
-    match save(
-        files,
-        url,
-        cached,
-        seen,
-        fetched,
-        now,
-        &next,
-        previous.as_ref(),
-    ) {
+    match save(files, url, cached, seen, fetched, now, previous.as_ref()) {
         Ok(()) => Taken::Saved,
         Err(NotSaved::Held(held)) => Taken::Held(held),
         Err(NotSaved::Write(e)) => Taken::Unsaved(e.to_string()),
@@ -176,25 +166,27 @@ pub(super) fn keep(
 }
 
 /// A new, valid catalog as fetched.
+#[derive(Debug)]
 pub(crate) struct NewCatalog<'a> {
     /// Its bytes.
     pub bytes: &'a [u8],
     /// Their SHA-256.
-    pub digest: &'a [u8; 32],
+    pub digest: [u8; 32],
+    /// The document read from them.
+    pub catalog: Catalog<'a>,
     /// The server's validators.
     pub validators: Validators,
     /// When it was signed, when keys are pinned.
     pub signed_at: Option<u64>,
 }
 
-/// Writes a catalog fetched from `url` (`next`, read, replacing the cache
+/// Writes a catalog fetched from `url` (`fetched`, replacing the cache
 /// `cached`, valid as `previous`, read where `seen` stood) into the cache,
 /// as confirmed at `now`, with the state a later start reads (its
 /// validators, its signing time, and the refresh that brought it) and what
 /// the memory of where keys went learns of it; unless, once the folder is
 /// locked, the cache is another file than `seen` (the answer is dropped),
 /// or, reviewed again, it needs a person.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn save(
     files: &CacheFiles,
     url: &Url,
@@ -202,13 +194,19 @@ pub(crate) fn save(
     seen: &Seen,
     fetched: NewCatalog<'_>,
     now: u64,
-    next: &Catalog<'_>,
     previous: Option<&Catalog<'_>>,
 ) -> Result<(), NotSaved> {
-    let signed_at = fetched.signed_at;
+    let NewCatalog {
+        bytes,
+        digest,
+        catalog: next,
+        validators,
+        signed_at,
+    } = fetched;
+    let next = &next;
     let mut state = CacheState {
-        sha256: hex(fetched.digest),
-        validators: fetched.validators,
+        sha256: hex(&digest),
+        validators,
         source: redacted(url.as_str()),
         fetched_at: now,
         confirmed_at: Some(now),
@@ -223,7 +221,7 @@ pub(crate) fn save(
         told: false,
         held: None,
     });
-    let staged = cache::stage_cache(files, fetched.bytes, LOCK_WAIT)?;
+    let staged = cache::stage_cache(files, bytes, LOCK_WAIT)?;
     // Under the folder lock: another writer (a person's update) may have
     // replaced the cache since it was read, with a newer catalog.
     if Seen::now(files) != *seen {
@@ -282,18 +280,16 @@ mod tests {
         })
         .unwrap();
         let bytes = catalog("https://collector.evil.example");
-        let next = catalog::validate(bytes.as_bytes()).unwrap();
-        let digest = digest::sha256(bytes.as_bytes());
         let fetched = NewCatalog {
             bytes: bytes.as_bytes(),
-            digest: &digest,
+            digest: digest::sha256(bytes.as_bytes()),
+            catalog: catalog::validate(bytes.as_bytes()).unwrap(),
             validators: Validators::default(),
             signed_at: None,
         };
         let url = Url::parse("https://mirror.example/v2/providers").unwrap();
         let seen = Seen::now(&files);
-        let Err(NotSaved::Held(held)) = save(&files, &url, None, &seen, fetched, 1, &next, None)
-        else {
+        let Err(NotSaved::Held(held)) = save(&files, &url, None, &seen, fetched, 1, None) else {
             panic!("saved")
         };
         assert_eq!(
@@ -329,12 +325,11 @@ mod tests {
         let cached = cache::read_valid(&files).unwrap().unwrap();
         // ... meanwhile a person applies c3.
         cache::write(&files, c3.as_bytes(), &written(&c3), LOCK_WAIT).unwrap();
-        let next = catalog::validate(c2.as_bytes()).unwrap();
         let previous = catalog::validate(&cached.bytes).unwrap();
-        let digest = digest::sha256(c2.as_bytes());
         let fetched = || NewCatalog {
             bytes: c2.as_bytes(),
-            digest: &digest,
+            digest: digest::sha256(c2.as_bytes()),
+            catalog: catalog::validate(c2.as_bytes()).unwrap(),
             validators: Validators::default(),
             signed_at: None,
         };
@@ -346,7 +341,6 @@ mod tests {
             &seen,
             fetched(),
             1,
-            &next,
             Some(&previous),
         );
         assert!(matches!(saved, Err(NotSaved::Overtaken)), "{saved:?}");
@@ -365,7 +359,6 @@ mod tests {
             &seen,
             fetched(),
             1,
-            &next,
             Some(&previous),
         )
         .unwrap();
