@@ -36,8 +36,9 @@ pub struct Failure {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Subject {
-    /// A catalog's URL, as shown (a password replaced by `***`).
-    Url(String),
+    /// A catalog's URL, shown with a password replaced by `***` (boxed:
+    /// a failure stays small to return).
+    Url(Box<reqwest::Url>),
     /// A catalog's file.
     File(PathBuf),
     /// A catalog read from standard input.
@@ -51,7 +52,7 @@ pub enum Subject {
 impl From<&Source> for Subject {
     fn from(source: &Source) -> Self {
         match source {
-            Source::Url(_) => Subject::Url(source.to_string()),
+            Source::Url(url) => Subject::Url(Box::new(url.clone())),
             Source::File(path) => Subject::File(path.clone()),
             Source::Stdin => Subject::Stdin,
             Source::Embedded => Subject::Embedded,
@@ -62,7 +63,7 @@ impl From<&Source> for Subject {
 impl fmt::Display for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Subject::Url(url) => f.write_str(url),
+            Subject::Url(url) => f.write_str(&crate::fetch::source::redacted(url.as_str())),
             Subject::File(path) => path.display().fmt(f),
             Subject::Stdin => Source::Stdin.fmt(f),
             Subject::Embedded => Source::Embedded.fmt(f),
@@ -218,14 +219,22 @@ impl Failure {
         {
             return format!(
                 "a login page or a proxy's page may have answered instead: check the URL, and {} if a proxy is in the way",
-                crate::fetch::proxy::variable_for_source(url)
+                crate::fetch::proxy::variable_for(url)
             )
             .into();
         }
         let hint = match &self.cause {
-            Cause::Read(ReadError::Fetch(fetch)) => {
-                return fetch.hint(&self.source.to_string()).into();
-            }
+            Cause::Read(ReadError::Fetch(fetch)) => match &self.source {
+                Subject::Url(url) => return fetch.hint(url).into(),
+                // Only a URL is downloaded; a download named otherwise is
+                // told as one over https, as Catwalk's is.
+                _ => {
+                    return reqwest::Url::parse(crate::catalog::target::DEFAULT_CATWALK_URL)
+                        .map(|url| fetch.hint(&url))
+                        .unwrap_or_default()
+                        .into();
+                }
+            },
             Cause::Read(ReadError::Io(e)) => io_hint(e),
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
             Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",

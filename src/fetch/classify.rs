@@ -535,7 +535,10 @@ mod tests {
 
     fn said(diagnosis: &Diagnosis) -> String {
         match &diagnosis.cause {
-            Cause::Network(n) => format!("{n}; {}", n.hint("https://mirror.corp.test/")),
+            Cause::Network(n) => format!(
+                "{n}; {}",
+                n.hint(&"https://mirror.corp.test/".parse().unwrap())
+            ),
             other => format!("{other:?}"),
         }
     }
@@ -723,7 +726,7 @@ mod tests {
         ));
         assert!(
             with_status
-                .hint("https://mirror.corp.test/")
+                .hint(&"https://mirror.corp.test/".parse().unwrap())
                 .contains("NO_PROXY")
         );
     }

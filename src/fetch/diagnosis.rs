@@ -214,7 +214,7 @@ fn describe_proxy(proxy: &ProxyOrigin, problem: &Proxy, target: &str) -> String 
 
 impl Network {
     /// The one thing that fixes it, for a request for `url`.
-    pub fn hint(&self, url: &str) -> String {
+    pub fn hint(&self, url: &Url) -> String {
         match self {
             Network::Dns { .. } => {
                 "check the host name, and the network's name service (DNS)".into()
@@ -228,7 +228,7 @@ impl Network {
             },
             Network::Closed { .. } | Network::Broken { .. } | Network::Other(_) => format!(
                 "try again; if it persists, check the network and the proxy ({})",
-                super::proxy::variable_for_source(url)
+                super::proxy::variable_for(url)
             ),
             Network::Certificate {
                 problem: Certificate::UnknownIssuer,

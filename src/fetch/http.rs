@@ -147,11 +147,11 @@ pub enum FetchError {
 
 impl FetchError {
     /// The one thing that fixes it, for a request for `url`.
-    pub fn hint(&self, url: &str) -> String {
+    pub fn hint(&self, url: &Url) -> String {
         match self {
             FetchError::Timeout(_) => format!(
                 "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy ({})",
-                super::proxy::variable_for_source(url)
+                super::proxy::variable_for(url)
             ),
             FetchError::Network { cause, .. } => cause.hint(url),
             FetchError::Setup(setup) => setup.hint().into(),
@@ -191,12 +191,12 @@ impl FetchError {
     /// The one thing that fixes it when an automatic refresh failed: as
     /// [`FetchError::hint`], but the bound of a refresh is
     /// `CRUSH_PROVIDER_TIMEOUT`, the only one a start-up takes.
-    pub fn refresh_hint(&self, url: &str) -> String {
+    pub fn refresh_hint(&self, url: &Url) -> String {
         match self {
             FetchError::Timeout(timeout) => format!(
                 "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
                 diagnosis::seconds(timeout.after()),
-                super::proxy::variable_for_source(url)
+                super::proxy::variable_for(url)
             ),
             other => other.hint(url),
         }

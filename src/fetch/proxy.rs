@@ -316,16 +316,6 @@ fn in_range(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
     }
 }
 
-/// The variable a proxy for the source `url` (a URL, or a file's name) is
-/// taken from, for a hint: `HTTP_PROXY`
-/// for a plain-http URL, `HTTPS_PROXY` else.
-pub(crate) fn variable_for_source(url: &str) -> &'static str {
-    match url.get(..7) {
-        Some(scheme) if scheme.eq_ignore_ascii_case("http://") => "HTTP_PROXY",
-        _ => "HTTPS_PROXY",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

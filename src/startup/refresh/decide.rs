@@ -12,6 +12,7 @@ use crate::store::digest;
 use crate::store::state::{CacheState, Held, Need};
 use crate::store::validators::Validators;
 use crate::trust::policy;
+use reqwest::Url;
 
 /// What a refresh does next.
 #[derive(Debug)]
@@ -39,7 +40,7 @@ pub(crate) enum Step<'b> {
 pub(crate) fn decide<'b>(
     answer: Result<Answer<'b>, Cause>,
     cached: Option<&[u8; 32]>,
-    url: &str,
+    url: &Url,
 ) -> Step<'b> {
     match answer {
         Ok(Answer::NotModified) if cached.is_none() => Step::NoCache,
@@ -159,11 +160,8 @@ mod tests {
             ),
         ];
         for (answer, cached, expected) in cases {
-            let step = decide(
-                answer,
-                cached.as_ref(),
-                "https://mirror.example/v2/providers",
-            );
+            let url = Url::parse("https://mirror.example/v2/providers").unwrap();
+            let step = decide(answer, cached.as_ref(), &url);
             let got = match &step {
                 Step::Confirm(None) => "confirm",
                 Step::Confirm(Some(v)) if *v == etag => "confirm with validators",

@@ -211,11 +211,7 @@ fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>
         known,
         now,
     };
-    match decide::decide(
-        answer,
-        cached.as_ref().map(|c| &c.sha256),
-        request.url.as_str(),
-    ) {
+    match decide::decide(answer, cached.as_ref().map(|c| &c.sha256), &request.url) {
         Step::Confirm(validators) => done.confirm(validators),
         Step::NoCache => Outcome::Failed("the server answered 304 Not Modified".into()),
         Step::Take(fetched) => {

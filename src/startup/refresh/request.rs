@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use reqwest::Url;
+
 use super::Request;
 use crate::catalog::{Catalog, Target};
 use crate::error::Cause;
@@ -38,7 +40,7 @@ pub(crate) enum Answer<'b> {
 /// where there is one: what start-up warnings and the state file's failure
 /// record say. A request fails with the same [`Cause`] as an update of the
 /// same source. `url` is the one asked.
-pub(crate) fn explain(cause: &Cause, url: &str) -> String {
+pub(crate) fn explain(cause: &Cause, url: &Url) -> String {
     match cause {
         Cause::Read(ReadError::Fetch(fetch)) if !matches!(fetch, FetchError::Interrupted(_)) => {
             format!("{fetch}; {}", fetch.refresh_hint(url))
