@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::plan::{self, Action, Allowed};
 use super::read::Inputs;
-use super::{LOCK_WAIT, Output, Replaced, UpdateOptions, UpdateReport};
+use super::{LOCK_WAIT, Output, Replaced, UpdateOptions, UpdateReport, Warning};
 use crate::catalog::{Catalog, Target, changes};
 use crate::error::{Cause, Failure};
 use crate::store::atomic;
@@ -269,7 +269,7 @@ impl<'i> Parsed<'i> {
         options: &UpdateOptions,
         action: Action,
         settled: Option<String>,
-        mut moved: Vec<String>,
+        mut moved: Vec<Warning>,
     ) -> UpdateReport<'_> {
         let inputs = self.inputs;
         let mut notices = inputs.notices.clone();
@@ -311,7 +311,7 @@ impl<'i> Parsed<'i> {
                 .iter()
                 .cloned()
                 .chain(inputs.warnings.iter().cloned())
-                .chain(self.warnings.iter().map(ToString::to_string))
+                .chain(self.warnings.iter().cloned().map(Warning::Catalog))
                 .collect(),
             notices,
             catalog: (options.output == Output::Stdout).then_some(inputs.bytes()),

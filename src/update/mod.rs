@@ -9,10 +9,12 @@
 mod apply;
 mod plan;
 mod read;
+mod warning;
 
 pub use self::apply::Parsed;
 pub use self::read::Inputs;
 pub use self::read::read;
+pub use self::warning::Warning;
 pub use crate::fetch::source::Source;
 
 use std::path::PathBuf;
@@ -135,12 +137,14 @@ pub struct UpdateReport<'a> {
     /// Changes against the previous file; `None` when there was none (or it
     /// was not a valid catalog).
     pub changes: Option<Changes<'a>>,
-    /// Problems worth telling that did not stop the update.
-    pub warnings: Vec<String>,
+    /// Problems worth telling that did not stop the update; in JSON, their
+    /// words.
+    #[serde(serialize_with = "as_words")]
+    pub warnings: Vec<Warning>,
     /// Those of the warnings that tell what a person allowed or what was
     /// not trusted: told even when they asked for quiet (`--quiet`).
     #[serde(skip)]
-    pub notices: Vec<String>,
+    pub notices: Vec<Warning>,
     /// The validated bytes, for the caller to write, with
     /// [`Output::Stdout`].
     #[serde(skip)]
@@ -166,6 +170,12 @@ fn rfc3339_or_null<S: serde::Serializer>(at: &Option<u64>, s: S) -> Result<S::Ok
         Some(at) => s.serialize_str(&state::rfc3339(*at)),
         None => s.serialize_none(),
     }
+}
+
+/// Warnings in JSON: the words a person reads, as `providers --status`
+/// gives its own.
+fn as_words<S: serde::Serializer>(warnings: &[Warning], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(warnings.iter().map(ToString::to_string))
 }
 
 /// How long an update waits for another writer of the cache to finish.
@@ -203,13 +213,17 @@ mod tests {
     #[test]
     fn plain_http_warning_only_for_other_hosts() {
         let url = |u: &str| Source::Url(u.parse().unwrap());
+        let words =
+            |source: &Source, with_key| plain_http_warning(source, with_key).map(|w| w.to_string());
+        let other = url("http://mirror.corp.example/v2/providers");
+        assert!(words(&other, false).unwrap().contains("unprotected"));
         assert!(
-            plain_http_warning(&url("http://mirror.corp.example/v2/providers"))
+            words(&other, true)
                 .unwrap()
-                .contains("unprotected")
+                .ends_with("; the Hyper key it carries can be read on the way too")
         );
-        assert!(plain_http_warning(&url("http://127.0.0.1:8080/v2/providers")).is_none());
-        assert!(plain_http_warning(&url("https://mirror.corp.example/v2/providers")).is_none());
-        assert!(plain_http_warning(&Source::Embedded).is_none());
+        assert!(words(&url("http://127.0.0.1:8080/v2/providers"), false).is_none());
+        assert!(words(&url("https://mirror.corp.example/v2/providers"), false).is_none());
+        assert!(words(&Source::Embedded, false).is_none());
     }
 }

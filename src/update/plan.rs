@@ -2,9 +2,9 @@
 //! what the target holds and the review of the new document, a write, a
 //! confirmation, nothing, or why not.
 
-use super::Output;
+use super::{Output, Warning};
 use crate::error::Cause;
-use crate::trust::guard::{self, Review};
+use crate::trust::guard::Review;
 
 /// What an update does to its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub(crate) fn allow(
     allowed: Allowed,
     embedded: bool,
     dry_run: bool,
-) -> Result<(Review, Vec<String>), Cause> {
+) -> Result<(Review, Vec<Warning>), Cause> {
     let review = review.map_err(Cause::Review)?;
     let unallowed = review.unallowed(
         allowed.shrink || embedded,
@@ -76,15 +76,12 @@ pub(crate) fn allow(
     if !unallowed.is_clear() {
         return Err(Cause::Refused(unallowed));
     }
-    let will = if dry_run { "would" } else { "will" };
     let moved = review
         .moves
         .iter()
-        .map(|moved| {
-            format!(
-                "{moved}: requests carrying its value {will} go to this new place ({})",
-                guard::ALLOW_KEY_MOVE
-            )
+        .map(|moved| Warning::KeyMoveAllowed {
+            moved: moved.clone(),
+            dry_run,
         })
         .collect();
     Ok((review, moved))

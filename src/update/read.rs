@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Output, UpdateOptions};
+use super::{Output, UpdateOptions, Warning};
 use crate::catalog::Target;
 use crate::error::{Cause, Failure, OutputError};
 use crate::fetch::http::{FetchOptions, Session};
@@ -43,8 +43,8 @@ pub struct Inputs {
     pub(super) memory: Option<Memory>,
     pub(super) rebuild_memory: bool,
     /// Problems worth telling; and those told even to a quiet run.
-    pub(super) warnings: Vec<String>,
-    pub(super) notices: Vec<String>,
+    pub(super) warnings: Vec<Warning>,
+    pub(super) notices: Vec<Warning>,
 }
 
 impl Inputs {
@@ -84,13 +84,16 @@ impl Inputs {
 }
 
 /// A warning for a catalog fetched over plain http from another machine:
-/// anyone on the path can change it, endpoints included.
-pub(crate) fn plain_http_warning(source: &Source) -> Option<String> {
+/// anyone on the path can change it, endpoints included (and read the
+/// Hyper key, `with_key`).
+pub(crate) fn plain_http_warning(source: &Source, with_key: bool) -> Option<Warning> {
     match source {
-        Source::Url(url) if url.scheme() == "http" && !source::is_loopback(url) => Some(format!(
-            "{} is plain http: the catalog travels unprotected and anyone on the path can change it; prefer https",
-            source::redacted(url.as_str())
-        )),
+        Source::Url(url) if url.scheme() == "http" && !source::is_loopback(url) => {
+            Some(Warning::PlainHttp {
+                url: source::redacted(url.as_str()),
+                with_key,
+            })
+        }
         _ => None,
     }
 }
@@ -111,14 +114,10 @@ pub fn read(
     if cache.target == Target::Hyper && embedded {
         return Err(fail(Cause::NoHyperSnapshot));
     }
-    let warnings: Vec<String> = plain_http_warning(source)
-        .map(|w| match options.bearer {
-            Some(_) => format!("{w}; the Hyper key it carries can be read on the way too"),
-            None => w,
-        })
+    let warnings: Vec<Warning> = plain_http_warning(source, options.bearer.is_some())
         .into_iter()
         .collect();
-    let mut notices: Vec<String> = Vec::new();
+    let mut notices: Vec<Warning> = Vec::new();
     if let Output::File(path) = &options.output {
         check_output(path).map_err(|why| Failure::new(path.display(), Cause::Output(why)))?;
     }
@@ -141,7 +140,9 @@ pub fn read(
     // baseline (and is replaced).
     let cached = match options.output {
         Output::Cache => cache::read(cache).unwrap_or_else(|e| {
-            notices.push(format!("{e}; it is not compared with, and is replaced"));
+            notices.push(Warning::CacheUnreadable {
+                problem: e.to_string(),
+            });
             None
         }),
         _ => None,
@@ -214,12 +215,14 @@ fn load(source: &Source, target: Target, options: &UpdateOptions) -> Result<Brou
 fn read_memory(
     cache: &CacheFiles,
     embedded: bool,
-    notices: &mut Vec<String>,
+    notices: &mut Vec<Warning>,
 ) -> Result<(Option<Memory>, bool), Cause> {
     match trust::memory::read(cache) {
         Ok(memory) => Ok((memory, false)),
         Err(why) if embedded => {
-            notices.push(format!("{why}; it is rebuilt"));
+            notices.push(Warning::MemoryRebuilt {
+                problem: why.to_string(),
+            });
             Ok((None, true))
         }
         Err(why) => Err(Cause::Review(why)),
