@@ -168,7 +168,8 @@
 //!   failed, why, and the hint attached to that cause (its commands named
 //!   as Crush's, or as the command line gives its own name).
 //! - [`update`]: `update-providers`, the path from a source to the cache:
-//!   read, parse, a pure plan, and its application.
+//!   read, parse, a pure plan, and its application, and its typed
+//!   warnings.
 //! - [`startup`]: what Crush calls when it starts, its options built from
 //!   the settings, whether it may go out, and the background refresh (of
 //!   Hyper's provider too): a pure decision of what to do with each
