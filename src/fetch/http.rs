@@ -278,24 +278,10 @@ impl Session {
     }
 }
 
-/// Whether the descriptors a runtime takes can be had. Tokio's runtime
-/// panics (1.54, signal/unix.rs) rather than fails when its signal driver
-/// cannot make its socket pair: with `ulimit -n 6` or `7` a download
-/// ended in a panic, with 8 in tokio's own error. Six descriptors held for
-/// a moment (three pairs: what building it and its signal driver took,
-/// counted with `ulimit -n`) turn those into this failure; they are closed
-/// at once, for the runtime to take.
-fn spare_descriptors() -> std::io::Result<()> {
-    #[cfg(unix)]
-    (0..3)
-        .map(|_| std::os::unix::net::UnixStream::pair())
-        .collect::<std::io::Result<Vec<_>>>()?;
-    Ok(())
-}
-
 impl Client {
     fn new(connect_timeout: Duration) -> Result<Client, FetchError> {
-        spare_descriptors().map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
+        diagnosis::spare_descriptors()
+            .map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
