@@ -50,6 +50,29 @@ fn mirror_holding_the_signature(catalog: &'static str) -> (String, std::sync::mp
     (url, arrivals)
 }
 
+/// Runs `command`, and sends it `signal` once the catalog came and the
+/// signature's request has arrived (the download listens for the signals
+/// from before it is sent); what the run did.
+#[cfg(unix)]
+fn signalled_at_the_signature(
+    mut command: std::process::Command,
+    arrivals: &std::sync::mpsc::Receiver<()>,
+    signal: libc::c_int,
+) -> Run {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    arrivals
+        .recv_timeout(PATIENCE)
+        .expect("the signature's request");
+    assert!(child.try_wait().unwrap().is_none(), "still fetching");
+    // SAFETY: a signal to our own child, which has not been reaped.
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    Run::from(child.wait_with_output().unwrap())
+}
+
 #[cfg(unix)]
 #[test]
 fn a_signal_during_the_signatures_download_ends_it_as_a_cancelled_download() {
@@ -62,22 +85,9 @@ fn a_signal_during_the_signatures_download_ends_it_as_a_cancelled_download() {
         let home = Home::new();
         home.set_cache(CATALOG_A.as_bytes());
         let before = home.data_entries();
-        let mut child = home
-            .crush(&["update-providers", &url, "--allow-shrink"])
-            .env("CRUSH_PROVIDER_PUBLIC_KEY", signer.public_key())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The catalog came; the signature's request has arrived, and the
-        // download listens for the signals from before it is sent.
-        arrivals
-            .recv_timeout(PATIENCE)
-            .expect("the signature's request");
-        assert!(child.try_wait().unwrap().is_none(), "still fetching");
-        // SAFETY: a signal to our own child, which has not been reaped.
-        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-        let run = Run::from(child.wait_with_output().unwrap());
+        let mut command = home.crush(&["update-providers", &url, "--allow-shrink"]);
+        command.env("CRUSH_PROVIDER_PUBLIC_KEY", signer.public_key());
+        let run = signalled_at_the_signature(command, &arrivals, signal);
         assert_eq!(run.code, Some(code), "{run:?}");
         assert_eq!(run.stderr.trim_end(), said, "{run:?}");
         assert!(!run.stderr.contains("signature"), "{run:?}");
@@ -97,21 +107,11 @@ fn a_signal_during_the_signature_of_a_refresh_waited_for_ends_it() {
         let (url, arrivals) = mirror_holding_the_signature(CATALOG_B);
         let signer = Signer::new();
         let home = Home::new();
-        let mut child = home
-            .crush(&["providers", "--wait"])
+        let mut command = home.crush(&["providers", "--wait"]);
+        command
             .env("CATWALK_URL", &url)
-            .env("CRUSH_PROVIDER_PUBLIC_KEY", signer.public_key())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        arrivals
-            .recv_timeout(PATIENCE)
-            .expect("the signature's request");
-        assert!(child.try_wait().unwrap().is_none(), "still fetching");
-        // SAFETY: a signal to our own child, which has not been reaped.
-        unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-        let run = Run::from(child.wait_with_output().unwrap());
+            .env("CRUSH_PROVIDER_PUBLIC_KEY", signer.public_key());
+        let run = signalled_at_the_signature(command, &arrivals, signal);
         assert_eq!(run.code, Some(code), "{run:?}");
         assert!(!run.stderr.contains("signature"), "{run:?}");
         assert!(run.stdout.is_empty(), "{run:?}");
