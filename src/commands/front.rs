@@ -315,7 +315,8 @@ fn refresh_if_due(
         |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
         &mut Vec::new(),
     );
-    let keys = pinned_keys(settings).map_err(|f| format!("{f}; no refresh until it is fixed"))?;
+    let keys =
+        pinned_keys(settings).map_err(|failure| told(&startup::Warning::BadKey { failure }))?;
     let state = match cache::vouched_state(&files) {
         Some(state) => Some(state),
         None => cache::read_valid(&files)?.and_then(|c| c.state),

@@ -182,9 +182,7 @@ impl InUse {
             None => InUse::HyperEmbedded,
         }
     }
-}
 
-impl InUse {
     /// What the start goes on with, as a clause: the catalog it is
     /// `using`, or what Crush keeps of Hyper's provider.
     fn clause(self) -> String {
@@ -308,7 +306,9 @@ impl fmt::Display for ToldBy<'_> {
             Warning::NotHttp { value } => not_http(f, me, value),
             Warning::BadTimeout { value } => bad_timeout(f, value),
             Warning::BadInterval { value } => bad_interval(f, value),
-            Warning::BadKey { failure } => write!(f, "{failure}; no refresh until it is fixed"),
+            Warning::BadKey { failure } => {
+                write!(f, "{}; no refresh until it is fixed", failure.line_as(me))
+            }
             Warning::HyperNotRefreshed { why } => f.write_str(why),
         }
     }
