@@ -306,12 +306,15 @@ impl fmt::Display for ToldBy<'_> {
             Warning::NotHttp { value } => not_http(f, me, value),
             Warning::BadTimeout { value } => bad_timeout(f, value),
             Warning::BadInterval { value } => bad_interval(f, value),
-            Warning::BadKey { failure } => {
-                write!(f, "{}; no refresh until it is fixed", failure.line_as(me))
-            }
+            Warning::BadKey { failure } => bad_key(f, me, failure),
             Warning::HyperNotRefreshed { why } => f.write_str(why),
         }
     }
+}
+
+/// [`Warning::BadKey`]'s words, its hint's commands named as `me`.
+fn bad_key(f: &mut fmt::Formatter<'_>, me: &str, failure: &Failure) -> fmt::Result {
+    write!(f, "{}; no refresh until it is fixed", failure.line_as(me))
 }
 
 /// [`Warning::BadTimeout`]'s words.
