@@ -23,13 +23,14 @@
 //! | `version` | `1` |
 //! | `places` | each variable's name (without `$`), or `providers.ID` for what the user's configuration gives provider ID ([`guard::configured`]), and the list of places it may reach: `{"to": "url", "scheme", "host", "port"}`, `{"to": "default", "type"}` (no endpoint), `{"to": "variable", "name", "type"}` (the endpoint is that variable) |
 //! | `floor` | the catalog a person last applied with `--allow-shrink`: `source` and `providers`, each provider id with its model ids; absent: the embedded snapshot |
-//! | `signed_at` | the newest signing time seen (seconds since the Unix epoch), when a pinned key verified one |
+//! | `signed_at` | the newest signing time seen of the catalog (seconds since the Unix epoch), when a pinned key verified one |
+//! | `hyper_signed_at` | the same of Hyper's provider: here, not only in `hyper.state.json`, which is dropped whenever Crush rewrites `hyper.json` |
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, embedded};
+use crate::catalog::{Catalog, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::CacheFiles;
 use crate::store::file;
@@ -84,9 +85,12 @@ pub struct Memory {
     /// the embedded snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<Floor>,
-    /// The newest signing time seen.
+    /// The newest signing time seen of the catalog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signed_at: Option<u64>,
+    /// The newest signing time seen of Hyper's provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hyper_signed_at: Option<u64>,
 }
 
 impl Memory {
@@ -99,6 +103,7 @@ impl Memory {
             places: Places::new(),
             floor: None,
             signed_at: None,
+            hyper_signed_at: None,
         };
         memory.learn(embedded::catalog())?;
         if let Some(cache) = cache {
@@ -135,10 +140,22 @@ impl Memory {
         Ok(())
     }
 
-    /// Records a signing time seen: the newest, or, when a person applied
-    /// an older one (`--allow-downgrade`), that one.
-    pub fn saw_signature(&mut self, signed_at: u64, downgrade_allowed: bool) {
-        self.signed_at = Some(match self.signed_at {
+    /// The newest signing time seen of `target`'s document.
+    pub fn signed(&self, target: Target) -> Option<u64> {
+        match target {
+            Target::Catalog => self.signed_at,
+            Target::Hyper => self.hyper_signed_at,
+        }
+    }
+
+    /// Records a signing time seen of `target`'s document: the newest, or,
+    /// when a person applied an older one (`--allow-downgrade`), that one.
+    pub fn saw_signature(&mut self, target: Target, signed_at: u64, downgrade_allowed: bool) {
+        let newest = match target {
+            Target::Catalog => &mut self.signed_at,
+            Target::Hyper => &mut self.hyper_signed_at,
+        };
+        *newest = Some(match *newest {
             Some(newest) if !downgrade_allowed => newest.max(signed_at),
             _ => signed_at,
         });
@@ -335,6 +352,7 @@ mod tests {
             places: Places::new(),
             floor: None,
             signed_at: Some(5),
+            hyper_signed_at: None,
         };
         let memory = Memory::effective(Some(file), Some(&cache)).unwrap();
         assert!(memory.places.contains_key("ANTHROPIC_API_KEY"));
@@ -348,11 +366,15 @@ mod tests {
     #[test]
     fn the_newest_signing_time_is_kept_unless_a_person_went_back() {
         let mut memory = Memory::rebuilt(None).unwrap();
-        memory.saw_signature(10, false);
-        memory.saw_signature(5, false);
+        memory.saw_signature(Target::Catalog, 10, false);
+        memory.saw_signature(Target::Catalog, 5, false);
         assert_eq!(memory.signed_at, Some(10));
-        memory.saw_signature(5, true);
+        memory.saw_signature(Target::Catalog, 5, true);
         assert_eq!(memory.signed_at, Some(5));
+        // Each document has its own.
+        memory.saw_signature(Target::Hyper, 7, false);
+        assert_eq!(memory.signed(Target::Hyper), Some(7));
+        assert_eq!(memory.signed(Target::Catalog), Some(5));
     }
 
     /// Written once, read back the same; unreadable, of another format or

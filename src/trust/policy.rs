@@ -61,8 +61,8 @@ pub(crate) fn known(
 /// what it replaces. Into the cache, the catalog keeps half of the floor
 /// (the embedded snapshot, or what a person applied with
 /// `--allow-shrink`) and is signed no earlier than the newest catalog
-/// seen; Hyper's provider has no floor (its cached provider is the half
-/// to keep), and its newest signing time is its state's. An error (a
+/// seen (each document's own, remembered beside its state's); Hyper's
+/// provider has no floor (its cached provider is the half to keep). An error (a
 /// value the catalog reader would refuse, a place that cannot be made)
 /// is the caller's to hold or refuse.
 pub(crate) fn review(
@@ -78,10 +78,9 @@ pub(crate) fn review(
         }
         (Destination::Cache, Target::Catalog, None) => guard::Floor::Embedded,
     };
-    let signed = match (replacing.into, replacing.target) {
-        (Destination::File, _) => None,
-        (Destination::Cache, Target::Catalog) => known.signed_at.max(replacing.state_signed),
-        (Destination::Cache, Target::Hyper) => replacing.state_signed,
+    let signed = match replacing.into {
+        Destination::File => None,
+        Destination::Cache => known.signed(replacing.target).max(replacing.state_signed),
     };
     let baseline = Baseline {
         previous: replacing.previous,
@@ -103,7 +102,7 @@ pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Revie
             changes: review.findings(),
             needs: review.needs(),
             sha256: Some(sha256.to_owned()),
-            kept: false,
+            ..Held::default()
         }),
         Err(why) => Err(held_for(why, Some(sha256))),
     }
@@ -116,7 +115,7 @@ pub(crate) fn held_for(why: String, sha256: Option<&str>) -> Held {
         changes: vec![why],
         needs: Vec::new(),
         sha256: sha256.map(str::to_owned),
-        kept: false,
+        ..Held::default()
     }
 }
 
@@ -154,11 +153,14 @@ pub(crate) struct Applied<'r, 'a> {
 
 /// What the memory learns of an applied document: the places its
 /// variables reach; for the catalog, the floor (what a person applied
-/// with `--allow-shrink`; none again for the embedded snapshot) and its
-/// signing time (the newest, or an older one a person allowed). Hyper's
-/// signing time is in its state alone.
+/// with `--allow-shrink`; none again for the embedded snapshot); for
+/// both, the signing time (the newest, or an older one a person allowed).
 pub(crate) fn learn(memory: &mut Memory, applied: &Applied<'_, '_>) -> Result<(), String> {
     memory.learn(applied.next)?;
+    if let Some(signed_at) = applied.signed_at {
+        let allowed = applied.review.downgrade.is_some();
+        memory.saw_signature(applied.target, signed_at, allowed);
+    }
     if applied.target == Target::Hyper {
         return Ok(());
     }
@@ -169,9 +171,6 @@ pub(crate) fn learn(memory: &mut Memory, applied: &Applied<'_, '_>) -> Result<()
             source: applied.label.to_owned(),
             providers: memory::ids(applied.next),
         });
-    }
-    if let Some(signed_at) = applied.signed_at {
-        memory.saw_signature(signed_at, applied.review.downgrade.is_some());
     }
     Ok(())
 }
@@ -216,6 +215,21 @@ mod tests {
         );
         assert_eq!(case(Target::Hyper, Destination::Cache, None), (0, false));
         assert_eq!(case(Target::Hyper, Destination::Cache, Some(20)), (0, true));
+        // Hyper's newest signing time is remembered too: a state dropped
+        // when Crush rewrote `hyper.json` does not let an older one back.
+        let remembered = Memory {
+            hyper_signed_at: Some(20),
+            ..known.clone()
+        };
+        let replacing = Replacing {
+            target: Target::Hyper,
+            into: Destination::Cache,
+            previous: None,
+            known: &remembered,
+            state_signed: None,
+        };
+        let review = review(&replacing, &small, Some(10)).unwrap();
+        assert!(review.downgrade.is_some());
     }
 
     /// A review that could not be made is held, with its reason, never
