@@ -115,6 +115,7 @@ fn told(plan: &Plan, outcome: Outcome) -> Result<Option<Warning>, Signal> {
             at: None,
             findings,
             needs: super::held_needs(&plan.files),
+            foreign: false,
         }),
     })
 }

@@ -37,7 +37,7 @@ pub use self::refresh::{Outcome, Refresh};
 pub use self::settings::{Prepared, pinned_keys};
 pub(crate) use self::tell::held_hint_for;
 pub use self::tell::{InUse, ToldBy, Warning};
-use self::tell::{crushrc, held_needs, mark_told, report_refresh};
+use self::tell::{crushrc, held_needs, mark_told, report_held, report_refresh};
 use crate::catalog::{Target, embedded};
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
@@ -45,6 +45,7 @@ use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest;
 use crate::store::state;
 pub use crate::store::state::Need;
+use crate::trust::foreign;
 use crate::trust::signature::TrustedKeys;
 
 /// Default bound on a refresh.
@@ -216,7 +217,25 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         });
         return snapshot(warnings);
     }
-    let cached = match cache::read_valid(files) {
+    // What another program wrote is reviewed before anything calls it
+    // current; one that cannot be reviewed is not handed over.
+    let pinned = options.keys.is_some();
+    // Told as found: the review of another program's document may replace
+    // a state file that cannot be read.
+    let state_problem = state::read(&files.state).err();
+    let unreviewed = |files: &CacheFiles| match foreign::settle(files, pinned, Duration::ZERO) {
+        Ok(settled) if settled.readable() => None,
+        Ok(_) => Some(foreign::unreviewed(files)),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(problem) = unreviewed(&files.with_target(Target::Hyper)) {
+        warnings.push(Warning::InvalidHyperCache { problem });
+    }
+    let cached = match unreviewed(files) {
+        Some(problem) => Err(problem),
+        None => cache::read_valid(files),
+    };
+    let cached = match cached {
         Ok(cached) => cached,
         Err(problem) => {
             warnings.push(Warning::InvalidCache { problem });
@@ -227,6 +246,7 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         cached
             .as_ref()
             .and_then(|c| c.state_problem.clone())
+            .or(state_problem)
             .map(|problem| Warning::UnreadableState { problem }),
     );
     let decision = decide(
@@ -242,8 +262,17 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         && !matches!(decision, Decision::Offline | Decision::Wait)
     {
         report_refresh(files, Some(cached), &mut warnings);
+    } else if decision == Decision::Offline {
+        // Still held, with updates off: told all the same.
+        report_held(files, cached.as_ref(), &mut warnings);
     }
     let hyper = hyper::plan(files, options, &mut warnings);
+    if hyper.is_none() {
+        // Crush may have written Hyper's provider without a key here.
+        let files = files.with_target(Target::Hyper);
+        let cached = cache::read_valid(&files).ok().flatten();
+        report_held(&files, cached.as_ref(), &mut warnings);
+    }
     let hyper = hyper.as_ref().filter(|plan| plan.is_due());
     let request = refresh::Request {
         url: options.url.clone(),
@@ -328,6 +357,7 @@ fn waited(
                 at: None,
                 findings,
                 needs: held_needs(files),
+                foreign: false,
             });
             at_hand(cached, warnings)
         }

@@ -59,6 +59,9 @@ pub enum Warning {
         findings: Vec<String>,
         /// What a person must allow to apply it.
         needs: Vec<Need>,
+        /// Another program wrote it into the cache (`url` is where it is
+        /// kept aside): the last reviewed document is back in place.
+        foreign: bool,
     },
     /// The last background refresh failed (told once).
     LastRefreshFailed {
@@ -251,7 +254,8 @@ impl fmt::Display for ToldBy<'_> {
                 at,
                 findings,
                 needs,
-            } => held(f, me, *target, url, *at, findings, needs),
+                foreign,
+            } => held(f, me, *target, url, *at, findings, needs, *foreign),
             Warning::LastRefreshFailed {
                 target,
                 url,
@@ -414,6 +418,7 @@ fn shell_word(text: &str) -> String {
 
 /// The warning for a held refresh ([`Warning::Held`]), the program being
 /// `me`.
+#[allow(clippy::too_many_arguments)]
 fn held(
     f: &mut fmt::Formatter<'_>,
     me: &str,
@@ -422,6 +427,7 @@ fn held(
     at: Option<u64>,
     findings: &[String],
     needs: &[Need],
+    foreign: bool,
 ) -> fmt::Result {
     let more = match findings.len() {
         0 | 1 => String::new(),
@@ -439,12 +445,18 @@ fn held(
             "hyper.json is not replaced (while it is held, Crush is started with its own updates off and uses its embedded Hyper provider)"
         }
     };
+    let first = findings.first().map_or("", String::as_str);
+    let hint = held_hint_for(me, target, url, needs);
+    let noun = target.noun();
+    if foreign {
+        return write!(
+            f,
+            "{noun} that another program wrote into the cache was held{when} and put aside as {url}; the last one reviewed here is back in place: {first}{more}\n{hint}"
+        );
+    }
     write!(
         f,
-        "a refresh of {} from {url} was held{when}, and {kept}: {}{more}\n{}",
-        target.noun(),
-        findings.first().map_or("", String::as_str),
-        held_hint_for(me, target, url, needs)
+        "a refresh of {noun} from {url} was held{when}, and {kept}: {first}{more}\n{hint}"
     )
 }
 
@@ -477,6 +489,35 @@ fn not_http(f: &mut fmt::Formatter<'_>, me: &str, value: &str) -> fmt::Result {
 /// (marking it told in the state file). `cached` is the cache; `None` for
 /// a document not there, whose state is then its own
 /// ([`cache::absent_state`]: Hyper's provider).
+/// Tells what is held of `files`' document, when something is: as
+/// [`report_refresh`] does, without the last failure.
+pub(super) fn report_held(
+    files: &CacheFiles,
+    cached: Option<&Cached>,
+    warnings: &mut Vec<Warning>,
+) {
+    let state = match cached {
+        Some(cached) => cached.state.clone(),
+        None => cache::absent_state(files),
+    };
+    if let Some(state) = &state {
+        held_in(files.target, state, warnings);
+    }
+}
+
+fn held_in(target: Target, state: &state::CacheState, warnings: &mut Vec<Warning>) {
+    if let Some((refresh, held)) = state.held() {
+        warnings.push(Warning::Held {
+            target,
+            url: refresh.url.clone(),
+            at: Some(refresh.at),
+            findings: held.changes.clone(),
+            needs: held.needs.clone(),
+            foreign: held.foreign,
+        });
+    }
+}
+
 pub(super) fn report_refresh(
     files: &CacheFiles,
     cached: Option<&Cached>,
@@ -490,15 +531,7 @@ pub(super) fn report_refresh(
         return;
     };
     let target = files.target;
-    if let Some((refresh, held)) = state.held() {
-        warnings.push(Warning::Held {
-            target,
-            url: refresh.url.clone(),
-            at: Some(refresh.at),
-            findings: held.changes.clone(),
-            needs: held.needs.clone(),
-        });
-    }
+    held_in(target, state, warnings);
     let Some(failure) = state.untold_failure() else {
         return;
     };
@@ -567,6 +600,7 @@ mod tests {
             at: None,
             findings: vec!["moves a key".into(), "and another".into()],
             needs: vec![Need::Shrink, Need::KeyMove],
+            foreign: false,
         };
         let invalid = Warning::InvalidCache {
             problem: "the cache is not valid".into(),

@@ -57,6 +57,11 @@ impl Staged {
     }
 
     /// Like [`Staged::commit`], and hands back the file now at the target.
+    /// Where the new bytes are until they are committed.
+    pub(crate) fn path(&self) -> &Path {
+        self.temp.path()
+    }
+
     pub(crate) fn commit_file(self) -> Result<File, WriteError> {
         let durable = self.durable;
         let dir = parent(&self.target).to_owned();

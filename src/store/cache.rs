@@ -30,6 +30,13 @@ pub(crate) const MEMORY_FILE: &str = "providers.trust.json";
 pub(crate) const HYPER_FILE: &str = "hyper.json";
 /// File name of its state file.
 pub(crate) const HYPER_STATE_FILE: &str = "hyper.state.json";
+/// What the copy of the last document this program reviewed is named
+/// after (`providers.reviewed.json`): what a start puts back when another
+/// program wrote one that moves a key ([`crate::trust::foreign`]).
+const REVIEWED: &str = "reviewed";
+/// What a document another program wrote is named after once it was
+/// held and put aside (`providers.foreign.json`), for a person to review.
+const FOREIGN: &str = "foreign";
 /// The cache's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheFiles {
@@ -42,6 +49,12 @@ pub struct CacheFiles {
     /// `providers.trust.json`: one memory of where keys went for both
     /// documents, since a key is the same key whichever sends it.
     pub memory: PathBuf,
+    /// A copy of the last document this program reviewed and wrote, kept
+    /// beside it: `providers.reviewed.json`, or `hyper.reviewed.json`.
+    pub(crate) reviewed: PathBuf,
+    /// Where a document another program wrote is kept once it was held:
+    /// `providers.foreign.json`, or `hyper.foreign.json`.
+    pub(crate) foreign: PathBuf,
     /// Which document is cached.
     pub target: Target,
 }
@@ -59,10 +72,13 @@ impl CacheFiles {
             Target::Catalog => (CATALOG_FILE, STATE_FILE),
             Target::Hyper => (HYPER_FILE, HYPER_STATE_FILE),
         };
+        let beside = |kind: &str| dir.join(document.replace(".json", &format!(".{kind}.json")));
         CacheFiles {
             catalog: dir.join(document),
             state: dir.join(state),
             memory: dir.join(MEMORY_FILE),
+            reviewed: beside(REVIEWED),
+            foreign: beside(FOREIGN),
             dir,
             target,
         }
@@ -417,16 +433,51 @@ impl StagedCache {
         self,
         state: impl FnOnce() -> CacheState,
     ) -> Result<(), WriteError> {
-        let file = self.catalog.commit_file()?;
-        let state = CacheState {
-            file: file.metadata().ok().as_ref().and_then(identity),
-            ..state()
-        };
-        // Bound to the catalog by its SHA-256: a failure to record it, or a
-        // stale one, does not undo the update, and it needs no flush.
-        let _ = write_state(&self.files.state, &state);
-        Ok(())
+        install(&self.files, self.catalog, state)
     }
+}
+
+/// Renames `staged` over the cached document of `files`, keeps it as the
+/// last reviewed one too, and records `state`, with the new file's
+/// identity, beside it. The caller holds the folder lock.
+pub(crate) fn install(
+    files: &CacheFiles,
+    staged: Staged,
+    state: impl FnOnce() -> CacheState,
+) -> Result<(), WriteError> {
+    // Copied before the rename, so that the copy is of these bytes, not of
+    // whatever another program puts in place after it; put in place after
+    // it, so that a failed update leaves none. A copy that could not be
+    // kept is harmless: it no longer matches the state's digest, and the
+    // embedded snapshot stands in for it.
+    let copy = copied(staged.path(), &files.reviewed);
+    let file = staged.commit_file()?;
+    if let Ok(copy) = copy {
+        let _ = copy.persist(&files.reviewed);
+    }
+    let state = CacheState {
+        file: file.metadata().ok().as_ref().and_then(identity),
+        ..state()
+    };
+    // Bound to the catalog by its SHA-256: a failure to record it, or a
+    // stale one, does not undo the update, and it needs no flush.
+    let _ = write_state(&files.state, &state);
+    Ok(())
+}
+
+/// A copy of the file `from` under a temporary name beside `to`, to be
+/// persisted over it (removed if it is not). A copy, not a hard link: a
+/// program that rewrites the cache in place (`cp`, an editor, Crush before
+/// v0.26) would rewrite a link too, and every link made or removed would
+/// change the cache's [`identity`]. Not flushed: a copy a power cut
+/// truncated no longer matches the state's digest, and is not used.
+fn copied(from: &Path, to: &Path) -> io::Result<tempfile::NamedTempFile<()>> {
+    let dir = to.parent().unwrap_or(Path::new("."));
+    let name = to.file_name().unwrap_or_default().to_string_lossy();
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .make_in(dir, |path| fs::copy(from, path).map(drop))
 }
 
 /// Changes the state file, the catalog staying as it is, under the folder
@@ -484,7 +535,7 @@ pub fn locked<T>(
 /// Writes the state file; the caller holds the folder lock. It is bound to
 /// the catalog by its SHA-256, so a stale or missing one is harmless: it
 /// needs no fsync.
-fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
+pub(crate) fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
     let json = serde_json::to_vec_pretty(state).unwrap_or_default();
     write_atomically(path, &json, false)
 }
@@ -614,7 +665,12 @@ mod tests {
         let cached = read(&files).unwrap().unwrap();
         assert_eq!(cached.bytes, b"[1]");
         assert_eq!(cached.validators().etag.as_deref(), Some("\"abc\""));
-        assert_eq!(names(&files.dir), [CATALOG_FILE, STATE_FILE]);
+        // The copy of the last document reviewed, kept beside it.
+        assert_eq!(
+            names(&files.dir),
+            [CATALOG_FILE, "providers.reviewed.json", STATE_FILE]
+        );
+        assert_eq!(fs::read(&files.reviewed).unwrap(), b"[1]");
     }
 
     #[test]
@@ -728,7 +784,12 @@ mod tests {
         put(&files, b"[1]");
         assert_eq!(
             names(tmp.path()),
-            [CATALOG_FILE, STATE_FILE, "unrelated.tmp"]
+            [
+                CATALOG_FILE,
+                "providers.reviewed.json",
+                STATE_FILE,
+                "unrelated.tmp"
+            ]
         );
     }
 
@@ -753,7 +814,12 @@ mod tests {
         write(&hyper, doc, &CacheState::default(), WAIT).unwrap();
         assert_eq!(
             names(tmp.path()),
-            ["hyper.json", "hyper.json.123.tmp", "hyper.state.json"]
+            [
+                "hyper.json",
+                "hyper.json.123.tmp",
+                "hyper.reviewed.json",
+                "hyper.state.json"
+            ]
         );
         assert_eq!(read_valid(&hyper).unwrap().unwrap().bytes, doc);
         assert!(read(&catalog).unwrap().is_none());

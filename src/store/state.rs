@@ -73,8 +73,21 @@ impl CacheState {
 
     /// Records how a refresh ended. A failure keeps `told` when it is the
     /// same failure as the last one, so that a start-up reports each
-    /// distinct failure once rather than at every start.
+    /// distinct failure once rather than at every start. A document
+    /// another program wrote, held and not yet settled, stays what is
+    /// told until a refresh brings a document of its own (updated or held):
+    /// a confirmation or a failure would otherwise hide it from the person
+    /// who must review it.
     pub fn record_refresh(&mut self, record: RefreshRecord) {
+        let foreign = self.held().is_some_and(|(_, held)| held.foreign);
+        if foreign
+            && matches!(
+                record.outcome,
+                RefreshOutcome::Unchanged | RefreshOutcome::Failed
+            )
+        {
+            return;
+        }
         let told = match (&self.refresh, &record.cause) {
             (Some(last), Some(cause)) => last.told && last.cause.as_ref() == Some(cause),
             _ => false,
@@ -153,6 +166,11 @@ pub struct Held {
     /// and a refresh that brings the same catalog leaves it held, quietly.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub kept: bool,
+    /// Whether another program wrote it into the cache (then it was put
+    /// aside, and the last reviewed document put back), rather than a
+    /// refresh fetching it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub foreign: bool,
 }
 
 /// What a held change needs a person to allow before it is applied.
@@ -186,6 +204,8 @@ struct StoredHeld {
     sha256: Option<String>,
     #[serde(default)]
     kept: bool,
+    #[serde(default)]
+    foreign: bool,
 }
 
 /// `needs` as written: a list, or, from a hand or a later build, anything
@@ -228,6 +248,7 @@ impl From<StoredHeld> for Held {
             needs,
             sha256: stored.sha256,
             kept: stored.kept,
+            foreign: stored.foreign,
         }
     }
 }
@@ -325,6 +346,36 @@ mod tests {
 
     /// A failure is told once; the same failure again stays told, another
     /// one is told anew, and a success clears it.
+    /// A held document another program wrote is told until a refresh
+    /// brings one of its own.
+    #[test]
+    fn a_foreign_hold_outlasts_a_confirmation_or_a_failure() {
+        let mut state = CacheState::default();
+        state.record_refresh(RefreshRecord {
+            outcome: RefreshOutcome::Held,
+            cause: None,
+            held: Some(Held {
+                changes: vec!["moves a key".into()],
+                foreign: true,
+                ..Held::default()
+            }),
+            ..failed("")
+        });
+        for outcome in [RefreshOutcome::Unchanged, RefreshOutcome::Failed] {
+            state.record_refresh(RefreshRecord {
+                outcome,
+                ..failed("refused")
+            });
+            assert!(state.held().is_some_and(|(_, h)| h.foreign), "{outcome:?}");
+        }
+        state.record_refresh(RefreshRecord {
+            outcome: RefreshOutcome::Updated,
+            cause: None,
+            ..failed("")
+        });
+        assert!(state.held().is_none());
+    }
+
     #[test]
     fn each_distinct_failure_is_told_once() {
         let mut state = CacheState::default();

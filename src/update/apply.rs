@@ -284,7 +284,8 @@ impl<'i> Parsed<'i> {
                 .state
                 .as_ref()
                 .map(|s| s.source.clone())
-                .filter(|s| !s.is_empty()),
+                // Another program's: where it came from is not known.
+                .filter(|s| !s.is_empty() && s != trust::foreign::FOREIGN_SOURCE),
             written_at: c.written_at(),
             stand_in: c.is_stand_in(),
         });

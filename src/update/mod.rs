@@ -179,7 +179,7 @@ fn as_words<S: serde::Serializer>(warnings: &[Warning], s: S) -> Result<S::Ok, S
 }
 
 /// How long an update waits for another writer of the cache to finish.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
+pub(super) const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// `update-providers --keep-current`: a person keeps the catalog in the
 /// cache over what the last refresh held back, which no start then tells

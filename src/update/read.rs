@@ -14,6 +14,7 @@ use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::file;
 use crate::store::state;
 use crate::trust;
+use crate::trust::foreign;
 use crate::trust::memory::Memory;
 
 /// Everything an update read: the source, and what it replaces. It owns
@@ -124,9 +125,27 @@ pub fn read(
     // Into a folder another user may write, and without knowing where
     // keys went, nothing is applied: said before anything is downloaded.
     // The embedded snapshot, the way back, rebuilds an unreadable memory.
+    let mut unreviewed = false;
     let (memory, rebuild_memory) = match options.output {
         Output::Cache => {
             cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
+            // What another program wrote is no baseline until reviewed.
+            match foreign::held(cache, options.keys.is_some()) {
+                Ok(None) => {}
+                Ok(Some(held)) => {
+                    unreviewed = true;
+                    notices.push(Warning::ForeignHeld {
+                        target: cache.target,
+                        findings: held.changes,
+                    });
+                }
+                Err(e) => {
+                    unreviewed = true;
+                    notices.push(Warning::CacheUnreadable {
+                        problem: e.to_string(),
+                    });
+                }
+            }
             read_memory(cache, embedded, &mut notices).map_err(fail)?
         }
         _ => (None, false),
@@ -139,6 +158,7 @@ pub fn read(
     // What the new document replaces. A cache that cannot be used is no
     // baseline (and is replaced).
     let cached = match options.output {
+        Output::Cache if unreviewed => None,
         Output::Cache => cache::read(cache).unwrap_or_else(|e| {
             notices.push(Warning::CacheUnreadable {
                 problem: e.to_string(),

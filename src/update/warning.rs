@@ -39,6 +39,14 @@ pub enum Warning {
     },
     /// What the new catalog's validation found.
     Catalog(crate::catalog::Warning),
+    /// Another program wrote a document into the cache that the review
+    /// holds: it is no baseline, and is replaced.
+    ForeignHeld {
+        /// Which document.
+        target: crate::catalog::Target,
+        /// What needs a person, one finding a line.
+        findings: Vec<String>,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -64,6 +72,12 @@ impl fmt::Display for Warning {
                 if *dry_run { "would" } else { "will" }
             ),
             Warning::Catalog(warning) => warning.fmt(f),
+            Warning::ForeignHeld { target, findings } => write!(
+                f,
+                "{} that another program wrote into the cache is not compared with, and is replaced: {}",
+                target.noun(),
+                findings.join("; ")
+            ),
         }
     }
 }

@@ -7,17 +7,20 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// What a successful write leaves in the data folder, sorted: the cache,
-/// its state and the memory of where keys went, and nothing else.
-pub const CACHE_FILES: [&str; 3] = [
+/// the copy of it kept as the last document reviewed, its state and the
+/// memory of where keys went, and nothing else.
+pub const CACHE_FILES: [&str; 4] = [
     "providers.json",
+    "providers.reviewed.json",
     "providers.state.json",
     "providers.trust.json",
 ];
 
 /// The same, once a background refresh has run: its lock file too.
-pub const CACHE_FILES_AFTER_REFRESH: [&str; 4] = [
+pub const CACHE_FILES_AFTER_REFRESH: [&str; 5] = [
     ".providers.refresh.lock",
     "providers.json",
+    "providers.reviewed.json",
     "providers.state.json",
     "providers.trust.json",
 ];

@@ -439,13 +439,27 @@ fn garbage_cache_gives_a_warning_and_the_embedded_catalog() {
             &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
         );
         run.ok();
-        assert!(run.provenance().starts_with("embedded snapshot"), "{run:?}");
+        // The embedded snapshot, now in the cache in its place.
+        assert!(
+            run.provenance().starts_with("the embedded snapshot")
+                && run
+                    .provenance()
+                    .ends_with("installed in the cache just now"),
+            "{run:?}"
+        );
         assert!(run.stderr.contains("is not valid"), "{run:?}");
+        // What Crush would read is only ever what was reviewed: the
+        // embedded snapshot goes in its place, and nothing is lost.
+        let aside = home.data_dir().join("providers.foreign.json");
+        assert!(
+            words(&run.stderr).contains(&format!("put aside as {}", aside.display())),
+            "{run:?}"
+        );
         assert_eq!(
             home.cache().unwrap(),
-            garbage,
-            "start-up does not rewrite a cache it cannot read"
+            crush_providers::catalog::embedded::catalog_bytes()
         );
+        assert_eq!(fs::read(&aside).unwrap(), garbage);
     }
 }
 

@@ -140,11 +140,16 @@ async fn hyper_url_is_asked_with_the_key_and_the_answer_swapped_in_byte_for_byte
         "{again:?}"
     );
     assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
-    // Beside the catalog, which it leaves alone; its own state, the memory
-    // of where keys went shared.
+    // Beside the catalog, which it leaves alone; its own state and copy
+    // of the last one reviewed, the memory of where keys went shared.
     assert_eq!(
         home.data_entries(),
-        ["hyper.json", "hyper.state.json", "providers.trust.json"]
+        [
+            "hyper.json",
+            "hyper.reviewed.json",
+            "hyper.state.json",
+            "providers.trust.json"
+        ]
     );
     let state = home.hyper_state().unwrap();
     assert_eq!(state["etag"], "\"h1\"");

@@ -45,20 +45,27 @@ async fn a_corrupt_cache_is_ignored_with_a_warning() {
     let run = run_against(&home, &server, &["providers", "--json"], &[]);
     run.ok();
     assert!(
-        run.stderr.contains("the cached catalog") && run.stderr.contains("is not valid"),
+        run.stderr
+            .contains("the provider catalog that another program wrote")
+            && run.stderr.contains("is not valid"),
         "{run:?}"
     );
     assert_eq!(
         run.stdout.as_bytes(),
         crush_providers::catalog::embedded::catalog_bytes()
     );
-    assert_eq!(home.wait_for_refresh(&None)["outcome"], "updated");
+    // The start recorded the hold of what it put aside; the refresh it
+    // started then recorded its own outcome.
+    home.wait_for_the_helper();
+    assert_eq!(home.last_refresh().unwrap()["outcome"], "updated");
     let requests = server.received_requests().await.unwrap();
-    assert_eq!(
-        received(&requests, "if-none-match"),
-        [""],
-        "no validator for a corrupt cache"
+    // The corrupt file was put aside, and the embedded snapshot put in its
+    // place: its validator is what is asked with.
+    let embedded = crush_providers::catalog::embedded::catalog_bytes();
+    let etag = crush_providers::internals::digest::catwalk_etag(
+        &crush_providers::internals::digest::sha256(embedded),
     );
+    assert_eq!(received(&requests, "if-none-match"), [etag.as_str()]);
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
 }
 
@@ -117,14 +124,28 @@ async fn auto_update_off_never_touches_the_network() {
             run.stdout, CATALOG_B,
             "{file}: a manual update takes effect"
         );
+        // Another program's garbage: put aside, and the last catalog
+        // reviewed here put back and used.
         home.set_cache(b"garbage");
         let run = run_against(&home, &server, &["models", "--json"], &env);
         run.ok();
         assert!(run.stderr.contains("is not valid"), "{run:?}");
-        assert!(
-            run.json().as_array().unwrap().len() > 10,
-            "embedded models: {run:?}"
-        );
+        let models = run.json();
+        let providers: std::collections::BTreeSet<&str> = models
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["provider"].as_str().unwrap())
+            .collect();
+        let reviewed: serde_json::Value = serde_json::from_str(CATALOG_B).unwrap();
+        let reviewed: std::collections::BTreeSet<&str> = reviewed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(providers, reviewed, "{file}: {run:?}");
+        assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes(), "{file}");
     }
     server.verify().await;
 }
@@ -433,11 +454,17 @@ fn a_broken_cache_is_told_with_the_command_that_replaces_it() {
         &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
     );
     run.ok();
+    // Put aside, the embedded snapshot in its place, and the way to keep
+    // it so named.
     assert!(
-        run.stderr.contains(
-            "ignoring it; `crush update-providers` replaces it (`crush update-providers embedded` without a network)"
-        ),
+        run.stderr.contains("is not valid")
+            && run.stderr.contains("put aside as")
+            && run.stderr.contains("crush update-providers --keep-current"),
         "{run:?}"
+    );
+    assert_eq!(
+        home.cache().unwrap(),
+        crush_providers::catalog::embedded::catalog_bytes()
     );
 }
 

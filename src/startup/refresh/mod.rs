@@ -48,6 +48,7 @@ use crate::fetch::watch::{Signal, Watch};
 use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
 use crate::store::validators::Validators;
+use crate::trust::foreign;
 use crate::trust::signature::TrustedKeys;
 
 /// How long a refresh, or the first fetch, waits for another writer of the
@@ -157,14 +158,32 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     };
     let outcomes = jobs
         .iter()
-        .map(|job| refresh_locked(job.files, job.request, job.known))
+        .map(|job| match reviewed_first(job) {
+            Ok(()) => refresh_locked(job.files, job.request, job.known),
+            Err(failed) => failed,
+        })
         .collect();
     drop(lock);
     outcomes
 }
 
+/// Settles a document another program wrote into `job`'s cache
+/// ([`foreign::settle`]) before anything sends its ETag or records a 304
+/// as its confirmation. A review that cannot be made holds: no request goes
+/// out, and nothing is recorded of bytes nobody reviewed.
+fn reviewed_first(job: &Job<'_>) -> Result<(), Outcome> {
+    match foreign::settle(job.files, job.request.keys.is_some(), LOCK_WAIT) {
+        Ok(foreign::Settled::Busy { .. }) => Err(Outcome::Failed(foreign::unreviewed(job.files))),
+        Ok(_) => Ok(()),
+        Err(e) => Err(Outcome::Failed(e.to_string())),
+    }
+}
+
 /// Records that `job` could not take the refresh lock, for `why`.
 fn unlocked(job: &Job<'_>, why: &str) -> Outcome {
+    if let Err(failed) = reviewed_first(job) {
+        return failed;
+    }
     let cached = cache::read_valid(job.files).ok().flatten();
     keep(job.files, cached.as_ref(), |state| {
         state.record_refresh(RefreshRecord {
