@@ -1,19 +1,19 @@
 //! The front carried out ([`crate::front`]): before the command line is
-//! parsed, a command that is Crush's goes to the real Crush, after the
-//! start-up refresh, with its automatic updates off when it reads the
-//! cache then. Nothing waits on the network: a refresh that is due runs in
-//! the detached helper, as for `crush providers`.
+//! parsed, a command that is Crush's goes to the real Crush. First what
+//! another program wrote into the cache is reviewed and, if held, the last
+//! reviewed document put back ([`crate::trust::foreign`]); then the
+//! start-up refresh runs when it is due, in the detached helper (nothing
+//! waits on the network); then Crush starts with the failing
+//! `CATWALK_URL`, the marker, and its updates off where that costs nothing.
 //!
 //! On Unix Crush replaces this process (`exec`): the same process id,
 //! terminal, signals and exit status. On Windows it is started and waited
 //! for; Ctrl-C, which the console sends to both, is left to Crush, and this
-//! process exits with Crush's code. Its standard streams, working folder
-//! and environment are this process's, but for the marker
-//! ([`find::MARKER_ENV`]) and `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`.
+//! process exits with Crush's code.
 //!
-//! A failure of the front itself (a config it cannot read, a broken cache,
-//! a data folder it cannot write) is one line on stderr, and Crush starts
-//! as it would without the front.
+//! A failure of the front itself (a config it cannot read, a data folder it
+//! cannot write) is one line on stderr, and Crush starts all the same, on
+//! the cache as it is, with the failing `CATWALK_URL`.
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -23,21 +23,36 @@ use std::process::Command;
 use serde::Serialize;
 
 use super::context::{canonical_folder, pinned_keys};
-use super::program;
-use super::{terminal, told};
+use super::{program, terminal, told};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
+use crate::environment;
 use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing, REAL_CRUSH_ENV};
-use crate::front::version::{self, Identity, Learnt, MEMO_FILE, Memo};
-use crate::front::{self, HandOver, Known, Word};
+use crate::front::version::{self, Answer, Identity, Learnt, MEMO_FILE, Memo};
+use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, refresh};
 use crate::store::cache::{self, CacheFiles};
 use crate::store::paths::{self, process_env};
-use crate::store::state::{self, CacheState, RefreshOutcome};
+use crate::store::state::{self, CacheState};
+use crate::trust::foreign;
 
 /// The exit code for "no Crush to run", as a shell says "command not
 /// found".
 const NOT_FOUND: u8 = 127;
+/// The variable Crush asks for its catalog.
+const CATWALK_URL: &str = "CATWALK_URL";
+
+/// Reads the user's own `CATWALK_URL` in place of the one a front handed
+/// a Crush that started this process ([`FAILING_CATWALK_URL`]): kept in
+/// the front's marker (unset, without one). Before anything reads the
+/// environment: `crush update-providers` run by one of Crush's tools
+/// fetches from the user's URL, and never reads the front's as a SOURCE.
+pub(super) fn restore_catwalk_url() {
+    if std::env::var_os(CATWALK_URL).is_some_and(|v| v == FAILING_CATWALK_URL) {
+        let marker = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
+        environment::restore(CATWALK_URL, marker.and_then(|m| m.catwalk_url));
+    }
+}
 
 /// Runs the front for this invocation (`name`: how it was invoked).
 /// `Some(code)` when it answered, `None` when the command line is this
@@ -60,42 +75,26 @@ pub(super) fn main(name: &str) -> Option<u8> {
             return Some(NOT_FOUND);
         }
         Ok(Chain::Wrapper(chosen)) => {
-            line(&format!(
-                "error: {} starts this program again instead of Crush (a wrapper that finds `crush` on PATH); {}",
-                chosen.display(),
-                how_to_name()
-            ));
-            return Some(NOT_FOUND);
+            let chosen = chosen.display();
+            return Some(no_crush(&format!(
+                "{chosen} starts this program again instead of Crush (a wrapper that finds `crush` on PATH)"
+            )));
         }
         Ok(Chain::Deep(depth)) => {
-            line(&format!(
-                "error: {depth} starts of Crush nested in one another: a loop, Crush as found starting this program again; {}",
-                how_to_name()
-            ));
-            return Some(NOT_FOUND);
+            return Some(no_crush(&format!(
+                "{depth} starts of Crush nested in one another: a loop, Crush as found starting this program again"
+            )));
         }
         // Not knowing itself, it cannot tell Crush from itself: only its
         // own commands.
         Err(_) if parsed.word == Word::Shared => return None,
-        Err(why) => {
-            line(&format!(
-                "error: no Crush is started: {why}; {}",
-                how_to_name()
-            ));
-            return Some(NOT_FOUND);
-        }
+        Err(why) => return Some(no_crush(&format!("no Crush is started: {why}"))),
     };
     let crush = match find::find(&users_env, &fronts) {
         Ok(crush) => crush,
         // Without Crush, this program's own commands of before the front.
         Err(Missing::NotOnPath) if parsed.word == Word::Shared => return None,
-        Err(missing) => {
-            line(&format!(
-                "error: no Crush to run: {missing}; {}",
-                how_to_name()
-            ));
-            return Some(NOT_FOUND);
-        }
+        Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
     let next = Marker {
         depth: depth + 1,
@@ -103,6 +102,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
         probe: false,
         chosen: crush.canonical.clone(),
         fronts,
+        catwalk_url: environment::process_var(CATWALK_URL),
     };
     Some(hand_over(&args, &parsed, &crush, next))
 }
@@ -134,244 +134,215 @@ fn this_chain() -> Result<Chain, String> {
     Ok(find::chain(marker.as_ref(), &me, std::process::id()))
 }
 
-/// How a person names the real Crush.
-fn how_to_name() -> String {
-    format!(
-        "install Crush, or name it: {REAL_CRUSH_ENV}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {}",
+/// Says that no Crush runs, why, and how a person names it; exit 127.
+fn no_crush(why: &str) -> u8 {
+    let config = paths::config_dir(&users_env)
+        .map(|d| d.join("crush.json").display().to_string())
+        .unwrap_or_else(|_| "the global crush.json".into());
+    line(&format!(
+        "error: {why}; install Crush, or name it: {REAL_CRUSH_ENV}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
         config::front::REAL_CRUSH_KEY,
-        paths::config_dir(&users_env)
-            .map(|d| d.join("crush.json").display().to_string())
-            .unwrap_or_else(|_| "the global crush.json".into())
-    )
+    ));
+    NOT_FOUND
 }
 
 /// Prepares the start, tells what a person must hear, and starts Crush.
 /// Returns only when Crush could not be started, or has ended (Windows).
 fn hand_over(args: &[OsString], parsed: &front::Parsed, crush: &Crush, next: Marker) -> u8 {
-    let probe = Marker {
-        probe: true,
-        ..next.clone()
-    };
-    let updates_off = match prepare(crush, parsed, &probe) {
-        Ok((plan, notices)) => {
+    let updates = match prepare(crush, parsed, &next) {
+        Ok((updates, notices)) => {
             for text in notices {
                 notice(&format!("warning: {text}"));
             }
-            plan.updates_off()
+            Some(updates)
         }
         Err(failure) => {
             notice(&format!(
-                "warning: {failure}; Crush starts as it would without this front"
+                "warning: {failure}; Crush starts on the cache as it is, with its own updates as you set them"
             ));
-            false
+            None
         }
     };
     let mut command = Command::new(&crush.path);
     command
         .args(args.get(1..).unwrap_or_default())
-        .env(MARKER_ENV, next.encode());
-    if updates_off {
+        .env(MARKER_ENV, next.encode())
+        .env(CATWALK_URL, FAILING_CATWALK_URL);
+    if let Some(Updates::Off(_)) = updates {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");
     }
     start(command, args.first(), &crush.path)
 }
 
-/// What the start does before Crush runs: the settings, the version, the
-/// refresh when it is due; how to hand over, and what to tell.
+/// What the start does before Crush runs: what another program wrote
+/// reviewed, the version learnt, the refresh started when it is due;
+/// whether Crush's updates go off, and what to tell.
 fn prepare(
     crush: &Crush,
     parsed: &front::Parsed,
-    probe: &Marker,
-) -> Result<(HandOver, Vec<String>), String> {
-    let cwd = project_dir(parsed.cwd.clone())?;
-    // As Crush reads them: its `-D`, and the `.env` this process loaded.
-    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
-    let source = |name: &str| match crate::environment::source(name) {
-        Some(crate::environment::Source::DotEnv(path, line)) => Some((path, line)),
+    next: &Marker,
+) -> Result<(Updates, Vec<String>), String> {
+    let settings = settings(parsed)?;
+    let data = paths::data_dir(&process_env).map_err(|e| e.to_string())?;
+    let mut notices = Vec::new();
+    // A key that cannot be read pins one all the same: what comes without
+    // a signature is held.
+    let keys = pinned_keys(&settings).map_err(|failure| {
+        notices.push(told(&startup::Warning::BadKey { failure }));
+    });
+    let catalog = CacheFiles::in_dir(&data);
+    let states = [Target::Catalog, Target::Hyper].map(|target| {
+        let files = catalog.with_target(target);
+        reviewed(&files, !matches!(keys, Ok(None)));
+        (target, current_state(&files))
+    });
+    let memo_path = data.join(MEMO_FILE);
+    let mut memo = Memo::read(&memo_path);
+    let answer = learn(crush, &mut memo, next, &mut notices)?;
+    let hyper = config::front::hyper_key_in(&settings, &process_env).map(|k| k.origin);
+    let updates = front::updates(&answer, hyper.as_deref());
+    let on = settings.auto_update.value && settings.default_providers.value;
+    if let (true, Ok(keys)) = (on, keys) {
+        refresh_if_due(states[0].1.as_ref(), &catalog, keys, &mut notices)?;
+    }
+    let states = states
+        .each_ref()
+        .map(|(target, state)| (*target, state.as_ref()));
+    if let Some(n) = front::notices(&states, program()) {
+        if memo.told.as_deref() != Some(n.key.as_str()) {
+            notices.push(n.text);
+            memo.told = Some(n.key);
+        }
+    } else {
+        memo.told = None;
+    }
+    memo.write(&memo_path)
+        .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
+    Ok((updates, notices))
+}
+
+/// The settings as Crush reads them: its `-c` and `-D`, and the `.env`
+/// this process loaded.
+fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
+    let here =
+        std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
+    let dir = parsed
+        .cwd
+        .as_ref()
+        .map_or_else(|| here.clone(), |c| here.join(c));
+    // A folder that does not exist is Crush's to report.
+    let cwd = canonical_folder(&dir).unwrap_or(dir);
+    let source = |name: &str| match environment::source(name) {
+        Some(environment::Source::DotEnv(path, line)) => Some((path, line)),
         _ => None,
     };
+    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
     let inputs = config::Inputs {
         cwd: &cwd,
         env: &process_env,
         env_source: &source,
         data_dir: data_dir.as_deref(),
     };
-    let settings = config::resolve_in(&inputs, |_| false).map_err(|e| e.to_string())?;
-    if let Some(why) =
-        front::by_settings(settings.auto_update.value, settings.default_providers.value)
-    {
-        return Ok((HandOver::Unchanged(why), Vec::new()));
-    }
-    let data = paths::data_dir(&process_env).map_err(|e| e.to_string())?;
-    let memo_path = data.join(MEMO_FILE);
-    let mut memo = Memo::read(&memo_path);
-    let mut notices = Vec::new();
-    let learnt = learn(crush, &mut memo, &memo_path, probe, &mut notices)?;
-    // From the files the settings were read from, `-D`'s workspace file
-    // among them, as `providers --status` reads it.
-    let hyper = config::front::hyper_key_in(&settings, &process_env).map(|k| k.origin);
-    let held = hyper.as_ref().and_then(|_| held(&data));
-    let plan = front::decide(known(&learnt), hyper.as_deref(), held);
-    if !plan.updates_off() {
-        return Ok((plan, notices));
-    }
-    if let HandOver::HeldOff(Target::Hyper) = plan {
-        notices.push(front::held_off_notice(Target::Hyper, program()));
-    }
-    let state = refresh_if_due(&settings, &data, &mut notices)?;
-    notices.extend(tell(state.as_ref(), &mut memo, &memo_path));
-    Ok((plan, notices))
+    config::resolve_in(&inputs, |_| false).map_err(|e| e.to_string())
 }
 
-/// The document of `data` whose last refresh was held and is not
-/// settled (the catalog first), if any.
-fn held(data: &Path) -> Option<Target> {
-    let catalog = CacheFiles::in_dir(data);
-    [Target::Catalog, Target::Hyper]
-        .into_iter()
-        .find(|&target| {
-            let files = catalog.with_target(target);
-            let state = match cache::vouched_state(&files) {
-                Some(state) => Some(state),
-                None => match cache::read_valid(&files) {
-                    Ok(Some(cached)) => cached.state,
-                    _ => cache::absent_state(&files),
-                },
-            };
-            state.and_then(|s| s.refresh).is_some_and(|r| {
-                r.outcome == RefreshOutcome::Held && r.held.is_some_and(|h| !h.kept)
-            })
-        })
+/// Reviews what another program wrote into `files` before Crush reads it;
+/// one that cannot be reviewed is put aside (Crush then uses its own
+/// embedded document), which a rename does even on a full disk.
+fn reviewed(files: &CacheFiles, pinned: bool) {
+    let settled = foreign::settle(files, pinned, std::time::Duration::ZERO);
+    if !settled.is_ok_and(|settled| settled.readable()) {
+        let _ = std::fs::rename(&files.catalog, &files.foreign);
+    }
 }
 
-/// The folder Crush reads its project settings from: `-c` (relative to
-/// the working folder), else the working folder.
-fn project_dir(cwd: Option<OsString>) -> Result<PathBuf, String> {
-    let here =
-        std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
-    let dir = cwd.map_or_else(|| here.clone(), |c| here.join(c));
-    // A folder that does not exist is Crush's to report.
-    Ok(canonical_folder(&dir).unwrap_or(dir))
+/// The state of `files`' document, without reading the document when the
+/// state vouches for it; a missing Hyper document's own.
+fn current_state(files: &CacheFiles) -> Option<CacheState> {
+    cache::vouched_state(files).or_else(|| match cache::read_valid(files) {
+        Ok(Some(cached)) => cached.state,
+        _ => cache::absent_state(files),
+    })
 }
 
-/// The version of `crush`: remembered, or learnt now (and remembered).
+/// What `crush --version` answers: remembered, or learnt now (and
+/// remembered) by asking with a probe's marker.
 fn learn(
     crush: &Crush,
     memo: &mut Memo,
-    memo_path: &Path,
-    probe: &Marker,
+    next: &Marker,
     notices: &mut Vec<String>,
-) -> Result<Learnt, String> {
+) -> Result<Answer, String> {
     let identity = Identity::of(&crush.canonical)
         .map_err(|e| format!("cannot read {}: {e}", crush.canonical.display()))?;
     if let Some(learnt) = memo.get(&identity) {
-        return Ok(learnt.clone());
+        return Ok(learnt.answer.clone());
     }
+    let probe = Marker {
+        probe: true,
+        ..next.clone()
+    };
     let mut command = Command::new(&crush.path);
     command.arg("--version").env(MARKER_ENV, probe.encode());
     let answer = version::probe(command, version::PROBE_TIMEOUT);
-    // A front further on PATH needs no word: it goes on to Crush.
-    if let Err(problem) = &answer
-        && problem != version::IS_A_FRONT
-    {
+    if let Answer::Problem(problem) = &answer {
         notices.push(format!(
-            "the version of {} is not known ({problem}), so it fetches the catalog itself",
+            "the version of {} is not known ({problem}), so it starts with its own updates as you set them",
             crush.path.display()
         ));
     }
-    let learnt = Learnt {
+    memo.remember(Learnt {
         identity,
-        version: answer.as_ref().ok().cloned(),
-        problem: answer.err(),
-    };
-    memo.remember(learnt.clone());
-    memo.write(memo_path)
-        .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
-    Ok(learnt)
+        answer: answer.clone(),
+    });
+    Ok(answer)
 }
 
-fn known(learnt: &Learnt) -> Known<'_> {
-    match (&learnt.version, learnt.problem.as_deref()) {
-        (Some(v), _) => Known::Version(v),
-        (None, Some(version::IS_A_FRONT)) => Known::Front,
-        (None, problem) => Known::Unknown(problem.unwrap_or("no version recorded")),
-    }
-}
-
-/// Starts the background refresh when one is due, and returns the cache's
-/// state. The state file tells whether one is due without reading the
-/// catalog, when it vouches for it; otherwise (no cache, or one another
-/// program wrote) the cache is read as start-up reads it.
-/// A `CATWALK_URL` that is not an http(s) URL makes no request, and is
-/// told at every start (in `notices`).
+/// Starts the background refresh of the catalog when one is due by its
+/// `state`. A `CATWALK_URL` that is not an http(s) URL makes no request,
+/// and is told at every start (in `notices`).
 fn refresh_if_due(
-    settings: &Settings,
-    data: &Path,
+    state: Option<&CacheState>,
+    files: &CacheFiles,
+    keys: Option<crate::trust::signature::TrustedKeys>,
     notices: &mut Vec<String>,
-) -> Result<Option<CacheState>, String> {
-    let files = CacheFiles::in_dir(data);
+) -> Result<(), String> {
     // Bad values are warned of by `providers`; a start uses the defaults.
     let env = startup::options_from_env(
         |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
         &mut Vec::new(),
     );
-    let keys =
-        pinned_keys(settings).map_err(|failure| told(&startup::Warning::BadKey { failure }))?;
-    let state = match cache::vouched_state(&files) {
-        Some(state) => Some(state),
-        None => cache::read_valid(&files)?.and_then(|c| c.state),
-    };
     let url = match env.url {
         Ok(url) => url,
         Err(value) => {
             notices.push(told(&startup::Warning::NotHttp { value }));
-            return Ok(state);
+            return Ok(());
         }
     };
-    if !refresh::is_confirmed(state.as_ref(), env.interval, state::now()) {
-        let exe = std::env::current_exe()
-            .map_err(|e| format!("cannot start the background refresh: {e}"))?;
-        let request = refresh::Request {
-            url,
-            timeout: env.timeout,
-            interval: env.interval,
-            keys,
-            watch: Default::default(),
-            bearer: None,
-        };
-        let job = refresh::Job {
-            files: &files,
-            request: &request,
-            known: None,
-        };
-        refresh::spawn_helper(&exe, &[job]).map_err(|e| {
-            format!(
-                "cannot start the background refresh ({}): {e}",
-                exe.display()
-            )
-        })?;
+    if refresh::is_confirmed(state, env.interval, state::now()) {
+        return Ok(());
     }
-    Ok(state)
-}
-
-/// The notice of a held or failed refresh, once per change: the memo
-/// records the last one told.
-fn tell(state: Option<&CacheState>, memo: &mut Memo, memo_path: &Path) -> Option<String> {
-    match front::notice(state, program()) {
-        Some(n) if memo.told.as_deref() == Some(n.key.as_str()) => None,
-        Some(n) => {
-            memo.told = Some(n.key);
-            // Best effort: unsaved, it is told once more.
-            let _ = memo.write(memo_path);
-            Some(n.text)
-        }
-        None => {
-            if memo.told.take().is_some() {
-                let _ = memo.write(memo_path);
-            }
-            None
-        }
-    }
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot start the background refresh: {e}"))?;
+    let request = refresh::Request {
+        url,
+        timeout: env.timeout,
+        interval: env.interval,
+        keys,
+        watch: Default::default(),
+        bearer: None,
+    };
+    let job = refresh::Job {
+        files,
+        request: &request,
+        known: None,
+    };
+    refresh::spawn_helper(&exe, &[job]).map_err(|e| {
+        format!(
+            "cannot start the background refresh ({}): {e}",
+            exe.display()
+        )
+    })
 }
 
 /// Starts Crush: on Unix in place of this process, with the argv[0] this
@@ -424,22 +395,45 @@ fn line(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{}", plain(text));
 }
 
-/// One line on stderr just before Crush takes the screen: cut to the
-/// terminal's width, never wrapped, so that it takes one row.
+/// Lines on stderr just before Crush takes the screen: each cut to the
+/// terminal's width, never wrapped, so that each takes one row.
 fn notice(text: &str) {
-    let text = plain(text);
-    let text = match terminal::stderr_width() {
-        Some(width) => terminal::shorten(&text, width),
-        None => text,
-    };
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
+    let text = plain_lines(text);
+    let width = terminal::stderr_width();
+    let mut err = std::io::stderr().lock();
+    for line in text.lines() {
+        let line = match width {
+            Some(width) => terminal::shorten(line, width),
+            None => line.to_owned(),
+        };
+        let _ = writeln!(err, "{line}");
+    }
 }
 
-/// `text` as it may be printed ([`catalog::escape::safe`]): what a
+/// `text` as it may be printed ([`crate::catalog::escape::safe`]): what a
 /// catalog, a server or a folder's name said cannot move the cursor, forge
 /// a line, or read otherwise than it is stored.
 fn plain(text: &str) -> String {
     crate::catalog::escape::safe(text).into_owned()
+}
+
+/// The same, line by line: the line breaks between notices stay.
+fn plain_lines(text: &str) -> String {
+    text.split('\n').map(plain).collect::<Vec<_>>().join("\n")
+}
+
+/// How a start hands Crush over, for `providers --status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Handed {
+    /// With its own updates off.
+    UpdatesOff,
+    /// With its own updates as the user set them.
+    AsSet,
+    /// Not known until a start learns its version.
+    NotLearnt,
+    /// No Crush is found.
+    None,
 }
 
 /// What `providers --status` shows of the front.
@@ -451,9 +445,10 @@ pub(super) struct Status {
     pub found_by: Option<String>,
     /// Its version, when learnt.
     pub version: Option<String>,
-    /// `updates_off`, `unchanged`, `not_learnt` (its version is learnt at
-    /// the next start), or `none` (no Crush).
-    pub hand_over: &'static str,
+    /// The `CATWALK_URL` it is started with.
+    pub catwalk_url: &'static str,
+    /// Its own updates.
+    pub updates: Handed,
     /// Why, in words.
     pub reason: String,
 }
@@ -462,32 +457,18 @@ impl Status {
     /// The status row's text: escaped, since a path or a reason may hold
     /// anything a folder's name may.
     pub(super) fn describe(&self) -> String {
-        plain(&self.text())
-    }
-
-    fn text(&self) -> String {
         let Some(crush) = &self.path else {
-            return format!(
+            return plain(&format!(
                 "none found ({}): this program's own commands only",
                 self.reason
-            );
+            ));
         };
         let version = self.version.as_deref().unwrap_or("version not learnt");
         let found_by = self.found_by.as_deref().unwrap_or("PATH");
-        match self.hand_over {
-            "updates_off" if !self.reason.is_empty() => format!(
-                "{crush} ({version}, from {found_by}): started with its automatic updates off, reading this cache: {}",
-                self.reason
-            ),
-            "updates_off" => format!(
-                "{crush} ({version}, from {found_by}): started with its automatic updates off, reading this cache"
-            ),
-            "not_learnt" => format!("{crush} (from {found_by}): {}", self.reason),
-            _ => format!(
-                "{crush} ({version}, from {found_by}): started unchanged: {}",
-                self.reason
-            ),
-        }
+        plain(&format!(
+            "{crush} ({version}, from {found_by}): started with CATWALK_URL={} (it reads only the cache reviewed here) and {}",
+            self.catwalk_url, self.reason
+        ))
     }
 }
 
@@ -502,54 +483,43 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
         Ok(Chain::Search { fronts, .. }) => fronts,
         _ => Vec::new(),
     };
+    let mut status = Status {
+        path: None,
+        found_by: None,
+        version: None,
+        catwalk_url: FAILING_CATWALK_URL,
+        updates: Handed::None,
+        reason: String::new(),
+    };
     let crush = match find::find(&users_env, &fronts) {
         Ok(crush) => crush,
         Err(missing) => {
-            return Some(Status {
-                path: None,
-                found_by: None,
-                version: None,
-                hand_over: "none",
-                reason: missing.to_string(),
-            });
+            status.reason = missing.to_string();
+            return Some(status);
         }
     };
+    status.path = Some(crush.path.display().to_string());
+    status.found_by = Some(crush.origin.to_string());
     let learnt = paths::data_dir(&process_env).ok().and_then(|data| {
         let identity = Identity::of(&crush.canonical).ok()?;
         Memo::read(&data.join(MEMO_FILE)).get(&identity).cloned()
     });
-    let plan = match (
-        front::by_settings(settings.auto_update.value, settings.default_providers.value),
-        &learnt,
-    ) {
-        (Some(why), _) => Some(HandOver::Unchanged(why)),
-        (None, None) => None,
-        (None, Some(learnt)) => {
-            let hyper = config::front::hyper_key_in(settings, &process_env).map(|k| k.origin);
-            let data = hyper.as_ref().and(paths::data_dir(&process_env).ok());
-            Some(front::decide(
-                known(learnt),
-                hyper.as_deref(),
-                data.and_then(|data| held(&data)),
-            ))
-        }
+    let Some(learnt) = learnt else {
+        status.updates = Handed::NotLearnt;
+        status.reason = "its own updates as you set them until a start learns its version".into();
+        return Some(status);
     };
-    let (hand_over, reason) = match &plan {
-        Some(HandOver::UpdatesOff) => ("updates_off", String::new()),
-        Some(HandOver::HeldOff(target)) => ("updates_off", front::held_off_reason(*target)),
-        Some(HandOver::Unchanged(why)) => ("unchanged", why.explain()),
-        None => (
-            "not_learnt",
-            "its version is learnt at the next start (once)".to_string(),
-        ),
+    if let Answer::Version(v) = &learnt.answer {
+        status.version = Some(v.clone());
+    }
+    let hyper = config::front::hyper_key_in(settings, &process_env).map(|k| k.origin);
+    let updates = front::updates(&learnt.answer, hyper.as_deref());
+    status.updates = match updates {
+        Updates::Off(_) => Handed::UpdatesOff,
+        Updates::AsSet(_) => Handed::AsSet,
     };
-    Some(Status {
-        path: Some(crush.path.display().to_string()),
-        found_by: Some(crush.origin.to_string()),
-        version: learnt.and_then(|l| l.version),
-        hand_over,
-        reason,
-    })
+    status.reason = updates.to_string();
+    Some(status)
 }
 
 #[cfg(test)]
@@ -560,6 +530,7 @@ mod tests {
     fn control_characters_are_escaped() {
         assert_eq!(plain("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
         assert_eq!(plain("plain — text"), "plain — text");
+        assert_eq!(plain_lines("a\u{1b}\nb"), "a\\u{1b}\nb");
     }
 
     /// What reads otherwise than it is stored is escaped too: a folder

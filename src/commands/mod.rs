@@ -48,8 +48,9 @@ pub(crate) fn program() -> &'static str {
 pub fn main() -> u8 {
     let name = cli::invoked_name();
     let _ = PROGRAM.set(name.clone());
-    // Crush loads `.env` before anything else; so does this, the front
-    // included.
+    // Under a front, the user's own `CATWALK_URL`; then, as Crush loads
+    // `.env` before anything else, so does this, the front included.
+    front::restore_catwalk_url();
     context::install_dotenv();
     // In front of a real Crush, its commands go to it before this program's
     // command line is parsed.

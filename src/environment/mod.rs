@@ -104,7 +104,7 @@ pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEn
         Err(why) => loaded.error = Some(why),
         Ok(entries) => {
             for entry in entries {
-                let in_process = std::env::var_os(&entry.name).is_some();
+                let in_process = process_var(&entry.name).is_some();
                 match taken(&entry.name, in_process, refused) {
                     Taken::Yes if entry.value.contains(&0) => {}
                     Taken::Yes => loaded.entries.push(entry),
@@ -118,6 +118,28 @@ pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEn
 }
 
 static INSTALLED: OnceLock<Option<DotEnv>> = OnceLock::new();
+
+/// A variable whose value in this process is not the user's own, and the
+/// user's own in its place ([`restore`]).
+static RESTORED: OnceLock<(&'static str, Option<OsString>)> = OnceLock::new();
+
+/// Reads `name` as the user's own value (`None`: unset) from now on: a
+/// front of Crush started this process (from a program Crush ran) with its
+/// own `CATWALK_URL` in place of the user's. Set once, before the `.env`
+/// file is loaded, so that the file's value counts where the user had
+/// none, as it would without the front.
+pub(crate) fn restore(name: &'static str, value: Option<OsString>) {
+    let _ = RESTORED.set((name, value));
+}
+
+/// `name` in the process's own environment (no `.env`), the user's own
+/// value where a front replaced it.
+pub(crate) fn process_var(name: &str) -> Option<OsString> {
+    match RESTORED.get() {
+        Some((restored, value)) if *restored == name => value.clone(),
+        _ => std::env::var_os(name),
+    }
+}
 
 /// Makes `dotenv` part of the environment [`var`] reads, for the rest of
 /// the process; the first call wins.
@@ -134,7 +156,7 @@ pub(crate) fn installed() -> Option<&'static DotEnv> {
 /// `.env` file's. An empty value counts as unset, as it does for every
 /// variable this tool reads.
 pub(crate) fn var(name: &str) -> Option<OsString> {
-    match std::env::var_os(name) {
+    match process_var(name) {
         Some(value) => Some(value),
         None => dotenv_entry(name).map(|entry| os_string(&entry.value)),
     }
@@ -154,7 +176,7 @@ pub(crate) enum Source {
 pub(crate) fn source(name: &str) -> Option<Source> {
     var(name)?;
     match dotenv_entry(name) {
-        Some(entry) if std::env::var_os(name).is_none() => Some(Source::DotEnv(
+        Some(entry) if process_var(name).is_none() => Some(Source::DotEnv(
             installed().map(|d| d.path.clone()).unwrap_or_default(),
             entry.line,
         )),
@@ -165,7 +187,7 @@ pub(crate) fn source(name: &str) -> Option<Source> {
 /// Whether `name` is set, but to the empty string, which [`var`] reads as
 /// unset; where it was set, when it is.
 pub(crate) fn set_but_empty(name: &str) -> Option<Source> {
-    match std::env::var_os(name) {
+    match process_var(name) {
         Some(value) if value.is_empty() => Some(Source::Process),
         Some(_) => None,
         None => dotenv_entry(name).filter(|e| e.value.is_empty()).map(|e| {

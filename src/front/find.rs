@@ -107,15 +107,25 @@ pub(crate) struct Marker {
     pub chosen: PathBuf,
     /// The fronts in the chain (canonical): never Crush.
     pub fronts: Vec<PathBuf>,
+    /// The user's own `CATWALK_URL` (`None`: unset), which the front
+    /// replaced for Crush ([`crate::front::FAILING_CATWALK_URL`]): what a
+    /// start in the chain reads in its place.
+    pub catwalk_url: Option<OsString>,
 }
 
 impl Marker {
-    /// `DEPTH:PID:run|probe:` then the chosen program and the fronts as a
-    /// `PATH`-style list (`:` or `;`). Paths that cannot be listed so (one
-    /// holding the separator) are left out: the depth still ends a loop.
+    /// `DEPTH:PID:run|probe:URL:` then the chosen program and the fronts
+    /// as a `PATH`-style list (`:` or `;`). `URL` is `-` for none, else `=`
+    /// and its bytes in hex, which hold no separator. Paths that cannot be
+    /// listed so (one holding the separator) are left out: the depth still
+    /// ends a loop.
     pub(crate) fn encode(&self) -> OsString {
         let kind = if self.probe { "probe" } else { "run" };
-        let mut value = OsString::from(format!("{}:{}:{kind}:", self.depth, self.pid));
+        let url = match &self.catwalk_url {
+            None => "-".to_owned(),
+            Some(url) => format!("={}", crate::store::digest::hex(&os_bytes(url))),
+        };
+        let mut value = OsString::from(format!("{}:{}:{kind}:{url}:", self.depth, self.pid));
         let paths = std::iter::once(&self.chosen).chain(&self.fronts);
         if let Ok(list) = std::env::join_paths(paths) {
             value.push(list);
@@ -126,13 +136,17 @@ impl Marker {
     /// The marker in `value`, when it is one.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
         let text = value.to_str()?;
-        let mut parts = text.splitn(4, ':');
+        let mut parts = text.splitn(5, ':');
         let depth = parts.next()?.parse().ok()?;
         let pid = parts.next()?.parse().ok()?;
         let probe = match parts.next()? {
             "run" => false,
             "probe" => true,
             _ => return None,
+        };
+        let catwalk_url = match parts.next()? {
+            "-" => None,
+            url => Some(from_bytes(unhex(url.strip_prefix('=')?)?)),
         };
         let mut paths = std::env::split_paths(parts.next().unwrap_or_default());
         let chosen = paths.next().unwrap_or_default();
@@ -143,8 +157,32 @@ impl Marker {
             probe,
             chosen,
             fronts,
+            catwalk_url,
         })
     }
+}
+
+fn os_bytes(value: &OsStr) -> Vec<u8> {
+    #[cfg(unix)]
+    return std::os::unix::ffi::OsStrExt::as_bytes(value).to_vec();
+    #[cfg(not(unix))]
+    return value.to_string_lossy().into_owned().into_bytes();
+}
+
+fn from_bytes(bytes: Vec<u8>) -> OsString {
+    #[cfg(unix)]
+    return std::os::unix::ffi::OsStringExt::from_vec(bytes);
+    #[cfg(not(unix))]
+    return String::from_utf8_lossy(&bytes).into_owned().into();
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| (c as char).to_digit(16);
+    let text = text.as_bytes();
+    (text.len() % 2 == 0).then_some(())?;
+    text.chunks(2)
+        .map(|pair| Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8))
+        .collect()
 }
 
 /// What a start that may have been handed over by a front does.
@@ -292,6 +330,7 @@ mod tests {
             probe: false,
             chosen: chosen.into(),
             fronts: fronts.iter().map(PathBuf::from).collect(),
+            catwalk_url: None,
         }
     }
 
@@ -300,8 +339,23 @@ mod tests {
         let m = marker(2, 42, "/b/crush", &["/a/crush", "/c d/crush"]);
         assert_eq!(Marker::parse(&m.encode()), Some(m.clone()));
         let probe = Marker { probe: true, ..m };
-        assert_eq!(Marker::parse(&probe.encode()), Some(probe));
-        for bad in ["", "x", "1:2", "1:2:walk:/a", "-1:2:run:/a"] {
+        assert_eq!(Marker::parse(&probe.encode()), Some(probe.clone()));
+        for url in ["", "https://u:p@mirror.example:8443/a;b", "file:c:/x"] {
+            let with = Marker {
+                catwalk_url: Some(url.into()),
+                ..probe.clone()
+            };
+            assert_eq!(Marker::parse(&with.encode()), Some(with), "{url}");
+        }
+        for bad in [
+            "",
+            "x",
+            "1:2",
+            "1:2:walk:-:/a",
+            "-1:2:run:-:/a",
+            "1:2:run:=4:/a",
+            "1:2:run:/a",
+        ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
     }

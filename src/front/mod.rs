@@ -2,22 +2,31 @@
 //! of the toolchain's: installed as `crush` ahead of Crush on `PATH`, this
 //! program answers the commands that are its own and hands every other
 //! one to Crush, after the start-up refresh that never waits and never
-//! moves a key, with Crush's own automatic updates turned off so that it
-//! reads the cache this program keeps.
+//! moves a key.
+//!
+//! It controls what Crush reads rather than predicting how Crush reads its
+//! configuration: every Crush is started with a `CATWALK_URL` that fails
+//! before any request ([`FAILING_CATWALK_URL`]), so that whatever it
+//! decides about its updates, it keeps the cache this program reviewed
+//! (Crush v0.90's `catwalkSync.Get` keeps the cache on any error of its
+//! request, writes nothing and tells nothing). Its own updates go off
+//! only to spare its requests, where that costs nothing ([`updates`]).
 //!
 //! The decisions are pure functions returning enums: which program a
-//! command line is for ([`classify`]), how Crush is handed over
-//! ([`decide`]), what a start tells ([`notice`]), whether a chain of starts
-//! is a loop ([`find::chain`]); finding the real Crush ([`find`]) and
-//! learning its version ([`version`]) are the look-ups around them. The
-//! command layer ([`crate::commands`]) carries them out: it prints, it
+//! command line is for ([`classify`]), whether Crush's updates go off
+//! ([`updates`]), what a start tells ([`notices`]), whether a chain of
+//! starts is a loop ([`find::chain`]); finding the real Crush ([`find`])
+//! and learning its version ([`version`]) are the look-ups around them.
+//! The command layer ([`crate::commands`]) carries them out: it prints, it
 //! starts Crush, it exits.
 
 pub(crate) mod find;
 pub(crate) mod version;
 
 use std::ffi::{OsStr, OsString};
+use std::fmt;
 
+use crate::catalog::Target;
 use crate::startup::refresh::HELPER_COMMAND;
 use crate::store::state::{CacheState, RefreshOutcome};
 
@@ -198,142 +207,99 @@ fn short_value(shorts: &str) -> (ShortValue<'_>, Option<char>) {
     (ShortValue::None, None)
 }
 
-/// How Crush is started.
+/// The `CATWALK_URL` every Crush is started with: not an http(s) URL, so
+/// that Go's client refuses its catalog request at once (`unsupported
+/// protocol scheme`), with no network, and Crush keeps the cache. Read as
+/// a SOURCE it names no file (Crush's own `update-providers` fails on it,
+/// and never resets the cache to its embedded catalog); this program
+/// reads the user's own value from the marker in its place.
+pub(crate) const FAILING_CATWALK_URL: &str = "crush-providers:reviewed-cache";
+
+/// Whether Crush's own automatic updates go off. Safety does not depend on
+/// it (the failing `CATWALK_URL` does that), but speed does, and so does a
+/// start of the oldest releases.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum HandOver {
-    /// With `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`: Crush reads the cache
-    /// this program keeps, makes no request of its own and never applies
-    /// an unreviewed catalog.
-    UpdatesOff,
-    /// The same, where a Hyper key would have Crush fetch for itself: a
-    /// refresh of this document was held and is not settled, which Crush
-    /// would fetch and apply itself. Crush then uses its own embedded
-    /// Hyper provider until the hold is settled.
-    HeldOff(crate::catalog::Target),
-    /// As it would start without the front, for this reason.
-    Unchanged(Why),
+pub(crate) enum Updates {
+    /// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`: this Crush needs no request
+    /// (for this reason), and starts with none.
+    Off(Off),
+    /// The user's own setting passes through, for this reason.
+    AsSet(AsSet),
 }
 
-impl HandOver {
-    /// Whether Crush starts with its own updates off.
-    pub(crate) fn updates_off(&self) -> bool {
-        matches!(self, HandOver::UpdatesOff | HandOver::HeldOff(_))
-    }
+/// Why Crush's updates go off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Off {
+    /// It reads the cache then, and no Hyper key needs its requests.
+    ReadsCache,
+    /// A release before v0.26.0 (this one), which would refuse to start
+    /// once its catalog request fails.
+    Old(String),
 }
 
-/// Why Crush is started as it would be without the front.
+/// Why Crush's updates are left as the user set them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Why {
-    /// `default-providers` is off: Crush makes no catalog request at all.
-    NoDefaultProviders,
-    /// Automatic updates are off: Crush reads the cache (a release after
-    /// v0.90) or its embedded catalog, as the user chose; nothing to
-    /// refresh.
-    AutoUpdateOff,
-    /// This Crush (v0.90 or older) uses its embedded catalog while its
-    /// updates are off: turning them off would hide the cache from it.
-    OldCrush(String),
-    /// The version of this Crush is not known (why): it could not be told
-    /// to read the cache.
-    UnknownVersion(String),
-    /// A Hyper key is set (where): Crush reads Hyper's provider only from
-    /// its embedded copy while its updates are off.
+pub(crate) enum AsSet {
+    /// A Hyper key is set (where): with its updates off Crush would use its
+    /// embedded Hyper provider instead of fetching the user's.
     HyperKey(String),
-    /// The program found is a front like this one (a copy further on
-    /// `PATH`): it goes on to the Crush after it.
+    /// This version (v0.26.0 to v0.90.x, a pre-release) uses its embedded
+    /// catalog while its updates are off, not the cache.
+    Embedded(String),
+    /// Its version is not known (why).
+    Unknown(String),
+    /// It is a front like this program, which decides for itself.
     Front,
 }
 
-/// What is known of the real Crush's version.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Known<'a> {
-    /// As it printed it (`v0.91.0`).
-    Version(&'a str),
-    /// Not learnt, and why.
-    Unknown(&'a str),
-    /// None: the program is a front like this one.
-    Front,
-}
-
-/// Whether the settings leave the front anything to do: with
-/// `default-providers` off, or automatic updates off, Crush already makes
-/// no request, and is started as it is.
-pub(crate) fn by_settings(auto_update: bool, default_providers: bool) -> Option<Why> {
-    if !default_providers {
-        Some(Why::NoDefaultProviders)
-    } else if !auto_update {
-        Some(Why::AutoUpdateOff)
-    } else {
-        None
-    }
-}
-
-/// How to hand over a Crush whose automatic updates the user left on: its
-/// updates turned off only when it reads the cache then (a release after
-/// v0.90) and no Hyper key depends on them, or a refresh of `held`'s
-/// document was held and is not settled (Crush must not fetch that
-/// itself).
-pub(crate) fn decide(
-    version: Known<'_>,
-    hyper_key: Option<&str>,
-    held: Option<crate::catalog::Target>,
-) -> HandOver {
-    let unchanged = HandOver::Unchanged;
-    match version {
-        Known::Front => unchanged(Why::Front),
-        Known::Unknown(why) => unchanged(Why::UnknownVersion(why.to_string())),
-        Known::Version(v) if version::parse(v).is_none() => unchanged(Why::UnknownVersion(
-            format!("`{v}` is no release's version"),
-        )),
-        Known::Version(v) if !version::reads_cache(v) => unchanged(Why::OldCrush(v.to_string())),
-        Known::Version(_) => match (hyper_key, held) {
-            (Some(_), Some(target)) => HandOver::HeldOff(target),
-            (Some(origin), None) => unchanged(Why::HyperKey(origin.to_string())),
-            (None, _) => HandOver::UpdatesOff,
+/// Whether Crush's updates go off: for a release from v0.91.0 on (which
+/// reads the cache while they are off) with no Hyper key, and for one
+/// before v0.26.0 (which would not start without its request).
+pub(crate) fn updates(answer: &version::Answer, hyper_key: Option<&str>) -> Updates {
+    use version::{Answer, Era};
+    let set = Updates::AsSet;
+    match answer {
+        Answer::Front => set(AsSet::Front),
+        Answer::Problem(why) => set(AsSet::Unknown(why.clone())),
+        Answer::Version(v) => match (version::era(v), hyper_key) {
+            (Era::Old, _) => Updates::Off(Off::Old(v.clone())),
+            (Era::ReadsCache, None) => Updates::Off(Off::ReadsCache),
+            (Era::ReadsCache, Some(origin)) => set(AsSet::HyperKey(origin.to_owned())),
+            (Era::KeepsCache, _) => set(AsSet::Embedded(v.clone())),
+            (Era::Unknown, _) => set(AsSet::Unknown(format!("`{v}` is no release's version"))),
         },
     }
 }
 
-impl Why {
-    /// Why, in words, for `providers --status`.
-    pub(crate) fn explain(&self) -> String {
+impl fmt::Display for Updates {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Why::NoDefaultProviders => "default-providers is off: Crush asks for no catalog".into(),
-            Why::AutoUpdateOff => {
-                "provider-auto-update is off: Crush reads the cache or its embedded catalog".into()
+            Updates::Off(Off::ReadsCache) => {
+                f.write_str("its own updates off: it reads the cache then, and asks nothing at all")
             }
-            Why::OldCrush(v) => format!(
-                "Crush {v} fetches the catalog itself: releases up to v0.90 use their embedded catalog while their updates are off, only later ones read this cache"
+            Updates::Off(Off::Old(v)) => write!(
+                f,
+                "its own updates off: Crush {v} would not start without its catalog request"
             ),
-            Why::UnknownVersion(why) => {
-                format!("its version is not known ({why}): it fetches the catalog itself")
+            Updates::AsSet(why) => {
+                f.write_str("its own updates as you set them: ")?;
+                match why {
+                    AsSet::HyperKey(origin) => write!(
+                        f,
+                        "a Hyper key is set ({origin}), and Crush fetches Hyper's provider with it while they are on"
+                    ),
+                    AsSet::Embedded(v) => write!(
+                        f,
+                        "Crush {v} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
+                    ),
+                    AsSet::Unknown(why) => write!(f, "its version is not known ({why})"),
+                    AsSet::Front => {
+                        f.write_str("it is a front like this program, which decides for itself")
+                    }
+                }
             }
-            Why::Front => {
-                "it is a front like this program, which hands over to the Crush after it".into()
-            }
-            Why::HyperKey(origin) => format!(
-                "a Hyper key is set ({origin}): Crush fetches for itself, and what it fetches is not reviewed here, since it reads Hyper's provider only from its embedded copy while its updates are off (they go off while a refresh here is held)"
-            ),
         }
     }
-}
-
-/// Why a start with a Hyper key turns Crush's updates off all the same,
-/// for `providers --status`.
-pub(crate) fn held_off_reason(target: crate::catalog::Target) -> String {
-    format!(
-        "a refresh of {} is held, which Crush would fetch and apply itself: until it is settled, Crush uses its own embedded Hyper provider",
-        target.noun()
-    )
-}
-
-/// The line a start tells while a refresh of `target`'s document holds
-/// Crush's updates off.
-pub(crate) fn held_off_notice(target: crate::catalog::Target, program: &str) -> String {
-    format!(
-        "a refresh of {} was held for review: Crush starts with its own updates off until it is settled, and uses its own embedded Hyper provider (`{program} providers --status`)",
-        target.noun()
-    )
 }
 
 /// What a start says before Crush takes the screen, and the key that tells
@@ -347,45 +313,55 @@ pub(crate) struct Notice {
     pub text: String,
 }
 
-/// The one line a start tells of the last automatic refresh, when it was
-/// held or failed; `None` when there is nothing to say.
-pub(crate) fn notice(state: Option<&CacheState>, program: &str) -> Option<Notice> {
-    let refresh = state?.refresh.as_ref()?;
+/// What a start tells of each document's last refresh (the catalog's,
+/// Hyper's provider's), when it was held or failed, one line each, and the
+/// key of all of them together.
+pub(crate) fn notices(states: &[(Target, Option<&CacheState>)], program: &str) -> Option<Notice> {
     let status = format!("`{program} providers --status`");
-    match (&refresh.outcome, &refresh.held) {
-        (RefreshOutcome::Held, Some(held)) if !held.kept => {
-            let more = match held.changes.len() {
-                0 | 1 => String::new(),
-                n => format!(" (and {} more)", n - 1),
-            };
-            Some(Notice {
-                key: digest(&format!(
-                    "held\n{}\n{}",
-                    refresh.url,
-                    held.changes.join("\n")
-                )),
-                text: format!(
-                    "review it with {status}: a refresh of the provider catalog was held, the catalog in use is kept: {}{more}",
-                    held.changes.first().map_or("", String::as_str)
-                ),
-            })
-        }
-        (RefreshOutcome::Failed, _) => {
-            let cause = refresh.cause.as_deref().unwrap_or("no cause recorded");
-            Some(Notice {
-                key: digest(&format!("failed\n{}\n{cause}", refresh.url)),
-                text: format!(
-                    "the provider catalog could not be refreshed from {}, the catalog in use is kept ({status}): {cause}",
-                    refresh.url
-                ),
-            })
-        }
-        _ => None,
+    let told: Vec<(String, String)> = states
+        .iter()
+        .filter_map(|(target, state)| {
+            let refresh = state.as_ref()?.refresh.as_ref()?;
+            let noun = target.noun();
+            match (&refresh.outcome, &refresh.held) {
+                (RefreshOutcome::Held, Some(held)) if !held.kept => {
+                    let more = match held.changes.len() {
+                        0 | 1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    };
+                    let first = held.changes.first().map_or("", String::as_str);
+                    let what = match held.foreign {
+                        true => format!("{noun} that another program wrote was held and put aside, the last one reviewed is in use"),
+                        false => format!("a refresh of {noun} was held, the one in use is kept"),
+                    };
+                    Some((
+                        format!("held\n{}\n{}", refresh.url, held.changes.join("\n")),
+                        format!("review it with {status}: {what}: {first}{more}"),
+                    ))
+                }
+                (RefreshOutcome::Failed, _) => {
+                    let cause = refresh.cause.as_deref().unwrap_or("no cause recorded");
+                    Some((
+                        format!("failed\n{}\n{cause}", refresh.url),
+                        format!(
+                            "{noun} could not be refreshed from {}, the one in use is kept ({status}): {cause}",
+                            refresh.url
+                        ),
+                    ))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    if told.is_empty() {
+        return None;
     }
-}
-
-fn digest(key: &str) -> String {
-    crate::store::digest::hex(&crate::store::digest::sha256(key.as_bytes()))
+    let key: Vec<&str> = told.iter().map(|(key, _)| key.as_str()).collect();
+    let text: Vec<&str> = told.iter().map(|(_, text)| text.as_str()).collect();
+    Some(Notice {
+        key: crate::store::digest::hex(&crate::store::digest::sha256(key.join("\n").as_bytes())),
+        text: text.join("\n"),
+    })
 }
 
 #[cfg(test)]
@@ -495,42 +471,40 @@ mod tests {
     }
 
     #[test]
-    fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
-        assert_eq!(by_settings(true, true), None);
-        assert_eq!(by_settings(true, false), Some(Why::NoDefaultProviders));
-        assert_eq!(by_settings(false, true), Some(Why::AutoUpdateOff));
-        let new = Known::Version("v0.91.0");
-        assert_eq!(decide(new, None, None), HandOver::UpdatesOff);
-        let unchanged = |why| HandOver::Unchanged(why);
+    fn updates_go_off_only_where_that_costs_nothing() {
+        use version::Answer;
+        let v = |v: &str| Answer::Version(v.into());
+        let off = Updates::Off(Off::ReadsCache);
+        assert_eq!(updates(&v("v0.91.0"), None), off);
+        assert_eq!(updates(&v("0.92.3"), None), off);
+        let set = Updates::AsSet;
+        for version in ["v0.90.0", "0.90.1", "0.91.0-nightly", "v0.91.0-rc.1"] {
+            assert_eq!(
+                updates(&v(version), None),
+                set(AsSet::Embedded(version.into())),
+                "{version}"
+            );
+        }
         assert_eq!(
-            decide(Known::Version("v0.90.0"), None, None),
-            unchanged(Why::OldCrush("v0.90.0".into()))
+            updates(&v("devel"), None),
+            set(AsSet::Unknown("`devel` is no release's version".into()))
         );
         assert_eq!(
-            decide(Known::Version("devel"), None, None),
-            unchanged(Why::UnknownVersion(
-                "`devel` is no release's version".into()
-            ))
+            updates(&v("v0.91.0"), Some("HYPER_API_KEY")),
+            set(AsSet::HyperKey("HYPER_API_KEY".into()))
         );
+        // The oldest would not start once their request fails.
+        for old in ["v0.20.0", "v0.25.1"] {
+            assert_eq!(
+                updates(&v(old), Some("HYPER_API_KEY")),
+                Updates::Off(Off::Old(old.into()))
+            );
+        }
         assert_eq!(
-            decide(Known::Unknown("timed out"), None, None),
-            unchanged(Why::UnknownVersion("timed out".into()))
+            updates(&Answer::Problem("timed out".into()), None),
+            set(AsSet::Unknown("timed out".into()))
         );
-        assert_eq!(
-            decide(new, Some("HYPER_API_KEY"), None),
-            unchanged(Why::HyperKey("HYPER_API_KEY".into()))
-        );
-        // A held refresh is never Crush's to fetch.
-        let hyper = crate::catalog::Target::Hyper;
-        assert_eq!(
-            decide(new, Some("HYPER_API_KEY"), Some(hyper)),
-            HandOver::HeldOff(hyper)
-        );
-        assert_eq!(decide(new, None, Some(hyper)), HandOver::UpdatesOff);
-        assert_eq!(
-            decide(Known::Version("v0.90.0"), Some("k"), Some(hyper)),
-            unchanged(Why::OldCrush("v0.90.0".into()))
-        );
+        assert_eq!(updates(&Answer::Front, None), set(AsSet::Front));
     }
 
     fn with_refresh(outcome: RefreshOutcome, cause: Option<&str>, held: &[&str]) -> CacheState {
@@ -550,23 +524,53 @@ mod tests {
         }
     }
 
+    fn told(state: &CacheState) -> Option<Notice> {
+        notices(&[(Target::Catalog, Some(state))], "crush")
+    }
+
     #[test]
     fn a_start_tells_of_a_held_or_failed_refresh_in_one_line() {
-        assert_eq!(notice(None, "crush"), None);
+        assert_eq!(notices(&[(Target::Catalog, None)], "crush"), None);
         let quiet = with_refresh(RefreshOutcome::Unchanged, None, &[]);
-        assert_eq!(notice(Some(&quiet), "crush"), None);
+        assert_eq!(told(&quiet), None);
         let held = with_refresh(RefreshOutcome::Held, None, &["key moves", "shrank"]);
-        let told = notice(Some(&held), "crush").unwrap();
+        let told_held = told(&held).unwrap();
         assert_eq!(
-            told.text,
-            "review it with `crush providers --status`: a refresh of the provider catalog was held, the catalog in use is kept: key moves (and 1 more)"
+            told_held.text,
+            "review it with `crush providers --status`: a refresh of the provider catalog was held, the one in use is kept: key moves (and 1 more)"
         );
         let failed = with_refresh(RefreshOutcome::Failed, Some("refused"), &[]);
-        let told_failed = notice(Some(&failed), "crush").unwrap();
+        let told_failed = told(&failed).unwrap();
         assert!(told_failed.text.ends_with(": refused"), "{told_failed:?}");
-        assert_ne!(told.key, told_failed.key);
+        assert_ne!(told_held.key, told_failed.key);
         let other = with_refresh(RefreshOutcome::Failed, Some("timed out"), &[]);
-        assert_ne!(notice(Some(&other), "crush").unwrap().key, told_failed.key);
+        assert_ne!(told(&other).unwrap().key, told_failed.key);
+        // Another program's document, and Hyper's provider beside the
+        // catalog: a line each, one key for both.
+        let mut foreign = held.clone();
+        foreign
+            .refresh
+            .as_mut()
+            .unwrap()
+            .held
+            .as_mut()
+            .unwrap()
+            .foreign = true;
+        let both = notices(
+            &[
+                (Target::Catalog, Some(&failed)),
+                (Target::Hyper, Some(&foreign)),
+            ],
+            "crush",
+        )
+        .unwrap();
+        let lines: Vec<&str> = both.text.lines().collect();
+        assert_eq!(lines.len(), 2, "{both:?}");
+        assert!(
+            lines[1].contains("Hyper's provider that another program wrote was held and put aside, the last one reviewed is in use: key moves"),
+            "{both:?}"
+        );
+        assert_ne!(both.key, told_failed.key);
     }
 
     /// What was told is remembered in the front's memo: its key stays
@@ -578,9 +582,9 @@ mod tests {
             .collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         let held = with_refresh(RefreshOutcome::Held, None, &many);
-        let told = notice(Some(&held), "crush").unwrap();
-        assert!(told.key.len() <= 64, "{} bytes", told.key.len());
+        let told_held = told(&held).unwrap();
+        assert!(told_held.key.len() <= 64, "{} bytes", told_held.key.len());
         let fewer = with_refresh(RefreshOutcome::Held, None, &many[1..]);
-        assert_ne!(notice(Some(&fewer), "crush").unwrap().key, told.key);
+        assert_ne!(told(&fewer).unwrap().key, told_held.key);
     }
 }

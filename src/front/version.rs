@@ -1,16 +1,15 @@
 //! The real Crush's version: learnt once by running `crush --version`
 //! (bounded in time), then remembered with the binary's identity in
-//! [`Memo`], so that a start runs no process to know it.
-//!
-//! Only a release after v0.90 reads the cache while its automatic updates
-//! are off (Crush issue #3691); v0.90 and older use their embedded catalog
-//! then ([`reads_cache`]).
+//! [`Memo`], so that a start runs no process to know it. It decides only
+//! whether Crush's own updates may go off to spare its requests
+//! ([`crate::front::updates`]): only releases from v0.91.0 on (Crush PR
+//! #3693) read the cache while they are off.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -22,8 +21,6 @@ pub(crate) const MEMO_FILE: &str = "providers.front.json";
 /// What a front like this one answers a probe with (it is no Crush, and
 /// has no Crush version to give), on a line of its own.
 pub(crate) const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
-/// The problem recorded for a binary that is a front like this one.
-pub(crate) const IS_A_FRONT: &str = "it is a front of Crush like this program";
 /// The temporary file a memo is written to before it is renamed in place:
 /// not named as the cache's are (`.providers.*.tmp`), which the cache's
 /// writer removes as a killed writer's leftovers while a start may be
@@ -36,42 +33,48 @@ pub(crate) const MEMO_LIMIT: u64 = 64 * 1024;
 /// named for a while).
 const REMEMBERED: usize = 4;
 
-/// Whether Crush of this version (as `crush --version` prints it:
-/// `v0.91.0`, `0.91.0`, `v0.91.0-rc.1 (abc1234)`) reads the cache while its
-/// updates are off: a release after v0.90.0. A build from a commit (a Go
-/// pseudo-version, `devel`) is not known to.
-pub(crate) fn reads_cache(version: &str) -> bool {
-    parse(version).is_some_and(|v| v > (0, 90, 0))
+/// What a Crush of some version does with the catalog, for the front.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Era {
+    /// A release from v0.91.0 on (Crush PR #3693): it reads the cache
+    /// while its updates are off.
+    ReadsCache,
+    /// Before v0.26.0: it refuses to start when its catalog request fails
+    /// (unless its cache is young, before v0.12.1), and while its updates
+    /// are off it reads the cache (before v0.22.2) or its embedded catalog.
+    /// It has no Hyper provider.
+    Old,
+    /// v0.26.0 to v0.90.x, and pre-releases (`0.91.0-nightly`, `-rc.1`: built
+    /// from code before #3693): it keeps the cache when its request
+    /// fails, and uses its embedded catalog while its updates are off.
+    KeepsCache,
+    /// Not a release's version (`devel`, `unknown`).
+    Unknown,
 }
 
-/// The major, minor and patch of a release's version; `None` for what is
-/// not a release's (`devel`, `unknown`, a Go pseudo-version such as
-/// `v0.90.1-0.20260101120000-0123456789ab`, the build of a commit whose
-/// contents no version tells). A pre-release of a later version counts as
-/// later, as semantic versioning orders it.
-pub(crate) fn parse(version: &str) -> Option<(u64, u64, u64)> {
-    let word = version.split_whitespace().next()?;
+/// The [`Era`] of Crush of this version, as `crush --version` prints it
+/// (`v0.91.0`, `0.91.0`, `v0.91.0 (abc1234)`). A Go pseudo-version
+/// (`v0.90.1-0.20260101120000-0123456789ab`, the build of a commit) is a
+/// pre-release of its core version.
+pub(crate) fn era(version: &str) -> Era {
+    let word = version.split_whitespace().next().unwrap_or_default();
     let word = word.strip_prefix('v').unwrap_or(word);
-    let word = word.split('+').next()?;
+    let word = word.split('+').next().unwrap_or_default();
     let (core, pre) = match word.split_once('-') {
-        Some((core, pre)) => (core, Some(pre)),
-        None => (word, None),
+        Some((core, _)) => (core, true),
+        None => (word, false),
     };
-    if let Some(pre) = pre {
-        let last = pre.rsplit('.').next().unwrap_or(pre);
-        let pseudo = last.split_once('-').is_some_and(|(time, hash)| {
-            time.len() == 14
-                && time.bytes().all(|b| b.is_ascii_digit())
-                && hash.len() == 12
-                && hash.bytes().all(|b| b.is_ascii_hexdigit())
-        });
-        if pseudo {
-            return None;
-        }
-    }
     let mut numbers = core.split('.').map(|n| n.parse::<u64>().ok());
-    let v = (numbers.next()??, numbers.next()??, numbers.next()??);
-    numbers.next().is_none().then_some(v)
+    let parsed = (|| {
+        let v = (numbers.next()??, numbers.next()??, numbers.next()??);
+        numbers.next().is_none().then_some(v)
+    })();
+    match parsed {
+        None => Era::Unknown,
+        Some(v) if v < (0, 26, 0) => Era::Old,
+        Some(v) if v >= (0, 91, 0) && !pre => Era::ReadsCache,
+        Some(_) => Era::KeepsCache,
+    }
 }
 
 /// The version in what `crush --version` printed: the word after
@@ -117,18 +120,26 @@ impl Identity {
     }
 }
 
+/// What `--version` told of a binary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Answer {
+    /// Its version, as it printed it.
+    Version(String),
+    /// It is a front like this one.
+    Front,
+    /// No version, and why.
+    Problem(String),
+}
+
 /// What was learnt of one binary.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Learnt {
     /// The binary.
     #[serde(flatten)]
     pub identity: Identity,
-    /// Its version, as it printed it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// Why none was learnt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
+    /// What it answered.
+    pub answer: Answer,
 }
 
 /// `providers.front.json`: the versions learnt, and the last thing a start
@@ -191,65 +202,48 @@ impl Memo {
 }
 
 /// Runs `command` (a Crush, with `--version` and its environment set) and
-/// reads its version from what it prints within `timeout`; what is wrong
-/// otherwise, in words. Its input and errors go to the null device; a
-/// program still running at the deadline is killed.
-pub(crate) fn probe(mut command: Command, timeout: Duration) -> Result<String, String> {
-    let mut child = command
+/// reads what it prints within `timeout`. Its input and errors go to the
+/// null device; a program still running at the deadline is killed.
+pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
+    let mut child = match command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("`--version` could not run: {e}"))?;
+    {
+        Ok(child) => child,
+        Err(e) => return Answer::Problem(format!("`--version` could not run: {e}")),
+    };
     let mut stdout = child.stdout.take().expect("piped");
     let (sender, receiver) = mpsc::channel();
     // A thread reads, so that the wait for the output has a deadline; one
     // still blocked on a pipe a grandchild holds is left to end with the
     // process.
     std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        loop {
-            match stdout.read(&mut buf) {
-                Ok(0) | Err(_) => return,
-                Ok(n) if sender.send(buf[..n].to_vec()).is_err() => return,
-                Ok(_) => {}
-            }
-        }
+        let mut output = Vec::new();
+        let _ = (&mut stdout).take(64 * 1024).read_to_end(&mut output);
+        let _ = sender.send(output);
     });
-    let deadline = Instant::now() + timeout;
-    let mut output = Vec::new();
-    let mut timed_out = false;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match receiver.recv_timeout(left) {
-            Ok(chunk) if output.len() < 64 * 1024 => output.extend(chunk),
-            Ok(_) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                break;
-            }
-        }
-    }
-    if timed_out {
+    let output = receiver.recv_timeout(timeout);
+    if output.is_err() {
         let _ = child.kill();
     }
     let status = child.wait();
+    let Ok(output) = output else {
+        let secs = timeout.as_secs_f64();
+        return Answer::Problem(format!("`--version` gave no answer within {secs} s"));
+    };
     let output = String::from_utf8_lossy(&output);
     if output.lines().any(|l| l == FRONT_REPLY) {
-        return Err(IS_A_FRONT.to_string());
+        return Answer::Front;
     }
-    if let Some(version) = from_output(&output) {
-        return Ok(version);
+    match (from_output(&output), status) {
+        (Some(version), _) => Answer::Version(version),
+        (None, Ok(status)) if !status.success() => {
+            Answer::Problem(format!("`--version` failed ({status})"))
+        }
+        (None, _) => Answer::Problem("`--version` printed no version".into()),
     }
-    Err(match status {
-        _ if timed_out => format!(
-            "`--version` gave no answer within {} s",
-            timeout.as_secs_f64()
-        ),
-        Ok(status) if !status.success() => format!("`--version` failed ({status})"),
-        _ => "`--version` printed no version".to_string(),
-    })
 }
 
 #[cfg(test)]
@@ -257,28 +251,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_releases_after_v0_90_read_the_cache() {
-        for (version, reads) in [
-            ("v0.91.0", true),
-            ("0.91.0", true),
-            ("v0.90.1", true),
-            ("v1.0.0", true),
-            ("v0.91.0-rc.1", true),
-            ("v0.90.1-rc.1", true),
-            ("v0.91.0 (abc1234)", true),
-            ("v0.91.0+dirty", true),
-            ("v0.90.0", false),
-            ("0.90.0", false),
-            ("v0.90.0-rc.2", false),
-            ("v0.89.3", false),
-            ("devel", false),
-            ("unknown", false),
-            ("v0.90.1-0.20260101120000-0123456789ab", false),
-            ("v0.91.0-rc.1.0.20260101120000-0123456789ab", false),
-            ("v0.91", false),
-            ("v0.91.0.1", false),
+    fn each_version_is_of_its_era() {
+        use Era::*;
+        for (version, expected) in [
+            ("v0.91.0", ReadsCache),
+            ("0.91.0", ReadsCache),
+            ("v1.0.0", ReadsCache),
+            ("v0.91.0 (abc1234)", ReadsCache),
+            ("v0.91.0+dirty", ReadsCache),
+            ("v0.92.3", ReadsCache),
+            ("v0.22.1", Old),
+            ("v0.8.0", Old),
+            ("v0.22.2", Old),
+            ("v0.25.9", Old),
+            ("v0.13.0-beta.1", Old),
+            ("v0.26.0", KeepsCache),
+            ("v0.90.1", KeepsCache),
+            ("v0.91.0-rc.1", KeepsCache),
+            ("0.91.0-nightly", KeepsCache),
+            ("v0.90.0", KeepsCache),
+            ("0.90.0", KeepsCache),
+            ("v0.91.1-0.20260101120000-0123456789ab", KeepsCache),
+            ("devel", Unknown),
+            ("unknown", Unknown),
+            ("v0.91", Unknown),
+            ("v0.91.0.1", Unknown),
         ] {
-            assert_eq!(reads_cache(version), reads, "{version}");
+            assert_eq!(era(version), expected, "{version}");
         }
     }
 
@@ -307,8 +306,7 @@ mod tests {
         };
         let learnt = |p: &str, size, v: &str| Learnt {
             identity: id(p, size),
-            version: Some(v.into()),
-            problem: None,
+            answer: Answer::Version(v.into()),
         };
         let mut memo = Memo::default();
         memo.remember(learnt("/a", 1, "v0.90.0"));
@@ -316,8 +314,8 @@ mod tests {
         memo.remember(learnt("/b", 1, "v0.92.0"));
         assert_eq!(memo.get(&id("/a", 1)), None, "replaced by its upgrade");
         assert_eq!(
-            memo.get(&id("/a", 2)).unwrap().version.as_deref(),
-            Some("v0.91.0")
+            memo.get(&id("/a", 2)).unwrap().answer,
+            Answer::Version("v0.91.0".into())
         );
         memo.told = Some("held".into());
         memo.write(&path).unwrap();
@@ -390,33 +388,32 @@ mod tests {
             c
         };
         let short = Duration::from_millis(300);
+        let problem = |text: &str| Answer::Problem(text.into());
         assert_eq!(
             probe(sh("echo 'crush version v0.91.0'"), short),
-            Ok("v0.91.0".into())
+            Answer::Version("v0.91.0".into())
         );
-        let started = Instant::now();
+        let started = std::time::Instant::now();
         assert_eq!(
             probe(sh("exec sleep 30"), short),
-            Err("`--version` gave no answer within 0.3 s".into())
+            problem("`--version` gave no answer within 0.3 s")
         );
         assert!(started.elapsed() < Duration::from_secs(10));
-        assert!(
-            probe(sh("exit 3"), short)
-                .unwrap_err()
-                .starts_with("`--version` failed")
-        );
+        assert!(matches!(
+            probe(sh("exit 3"), short),
+            Answer::Problem(p) if p.starts_with("`--version` failed")
+        ));
         assert_eq!(
             probe(sh(&format!("echo '{FRONT_REPLY}'")), short),
-            Err(IS_A_FRONT.into())
+            Answer::Front
         );
         assert_eq!(
             probe(sh("echo hello"), short),
-            Err("`--version` printed no version".into())
+            problem("`--version` printed no version")
         );
-        assert!(
-            probe(Command::new("/nonexistent/crush"), short)
-                .unwrap_err()
-                .starts_with("`--version` could not run")
-        );
+        assert!(matches!(
+            probe(Command::new("/nonexistent/crush"), short),
+            Answer::Problem(p) if p.starts_with("`--version` could not run")
+        ));
     }
 }
