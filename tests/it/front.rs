@@ -22,9 +22,9 @@ use crate::terminal::{shown, terminal};
 use wiremock::ResponseTemplate;
 
 /// The variable the front sets to turn Crush's own updates off.
-const UPDATES_OFF: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
+pub(crate) const UPDATES_OFF: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
 /// The marker every hand-over sets.
-const MARKER: &str = "CRUSH_PROVIDER_FRONT";
+pub(crate) const MARKER: &str = "CRUSH_PROVIDER_FRONT";
 
 /// The stand-in Crush. `@VERSION@` is what it does for `--version`.
 const STAND_IN: &str = r#"#!/bin/sh
@@ -64,18 +64,18 @@ impl Started {
 
 /// A HOME, a folder holding this binary as `crush` (the front), a folder
 /// holding the stand-in, and the PATH of both, in that order.
-struct Front {
-    home: Home,
-    root: tempfile::TempDir,
-    path: Vec<PathBuf>,
-    env: Vec<(String, OsString)>,
+pub(crate) struct Front {
+    pub(crate) home: Home,
+    pub(crate) root: tempfile::TempDir,
+    pub(crate) path: Vec<PathBuf>,
+    pub(crate) env: Vec<(String, OsString)>,
 }
 
 impl Front {
     /// The front ahead of a stand-in answering `--version` with `version`;
     /// the cache holds the embedded catalog, just confirmed, so no start
     /// needs a refresh unless a test asks for one.
-    fn new(version: &str) -> Front {
+    pub(crate) fn new(version: &str) -> Front {
         let front = Front::without_cache(version);
         front.own(&["update-providers", "embedded", "-q"]).ok();
         front
@@ -116,7 +116,7 @@ impl Front {
         file
     }
 
-    fn set(&mut self, name: &str, value: impl Into<OsString>) {
+    pub(crate) fn set(&mut self, name: &str, value: impl Into<OsString>) {
         self.env.push((name.into(), value.into()));
     }
 
@@ -148,7 +148,7 @@ impl Front {
     }
 
     /// `crush ARGS`, as a person types it: the first `crush` on PATH.
-    fn crush(&self, args: &[&str]) -> Command {
+    pub(crate) fn crush(&self, args: &[&str]) -> Command {
         let first = self
             .path
             .iter()
@@ -185,7 +185,7 @@ impl Front {
 
     /// Runs one of the front's own commands, asserting the stand-in did
     /// not start.
-    fn own(&self, args: &[&str]) -> Run {
+    pub(crate) fn own(&self, args: &[&str]) -> Run {
         let before = self.started().len();
         let run = self.run(args);
         assert_eq!(self.started().len(), before, "{args:?} went to Crush");

@@ -28,6 +28,7 @@ mod proxy;
 mod readme;
 mod screen;
 mod signed;
+mod stand_in;
 mod startup;
 mod terminal;
 mod tls;
