@@ -28,6 +28,21 @@ pub(super) fn install_dotenv() {
     environment::install(loaded);
 }
 
+/// Crush's global flags, as given.
+#[derive(Debug)]
+pub(super) struct Flags {
+    /// `-c/--cwd`.
+    pub cwd: Option<PathBuf>,
+    /// `-D/--data-dir`.
+    pub data_dir: Option<PathBuf>,
+    /// `-d/--debug`.
+    pub debug: bool,
+    /// `-H/--host`.
+    pub host: Option<String>,
+    /// `--channels`, hidden.
+    pub channels: Vec<String>,
+}
+
 /// The global flags, and the working directory.
 #[derive(Debug)]
 pub(super) struct Context {
@@ -37,28 +52,27 @@ pub(super) struct Context {
     pub data_dir: Option<PathBuf>,
     /// `-d/--debug`.
     pub debug: bool,
-    /// `-H/--host`.
-    pub host: Option<String>,
 }
 
 impl Context {
-    /// The context of the global flags.
-    pub(super) fn new(
-        cwd: Option<PathBuf>,
-        data_dir: Option<PathBuf>,
-        debug: bool,
-        host: Option<String>,
-    ) -> Result<Context, Exit> {
+    /// The context of the global flags; those of Crush's that mean
+    /// nothing here (`-H`, `--channels`) said so under `--debug`.
+    pub(super) fn new(flags: Flags) -> Result<Context, Exit> {
         let context = Context {
-            cwd: working_dir(cwd)?,
-            data_dir,
-            debug,
-            host,
+            cwd: working_dir(flags.cwd)?,
+            data_dir: flags.data_dir,
+            debug: flags.debug,
         };
-        if let Some(host) = &context.host {
+        if let Some(host) = &flags.host {
             context.say_debug(format_args!(
                 "--host {}: accepted for Crush's sake; it has no effect here",
                 config::shown(host)
+            ));
+        }
+        if !flags.channels.is_empty() {
+            context.say_debug(format_args!(
+                "--channels {}: accepted for Crush's sake; it has no effect here",
+                config::shown(&flags.channels.join(","))
             ));
         }
         Ok(context)

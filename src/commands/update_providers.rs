@@ -38,6 +38,20 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     if args.keep_current {
         return keep_current(target, args.json);
     }
+    if !args.unread.is_empty() && !args.quiet {
+        let unread: Vec<String> = args
+            .unread
+            .iter()
+            .map(|s| crate::config::shown(&source::redacted(s)))
+            .collect();
+        say(
+            Said::Warning,
+            format_args!(
+                "{}: not read: only the first SOURCE is read, as Crush's update-providers reads it",
+                unread.join(" ")
+            ),
+        );
+    }
     let source = source_of(context, target, args.source.as_deref())?;
     let output = match args.output.clone() {
         None => Output::Cache,
