@@ -264,7 +264,8 @@ pub(crate) struct UpdateArgs {
     /// Where to read the catalog: omitted or empty for Catwalk ($CATWALK_URL, read the same
     /// way, or https://catwalk.charm.land), a Catwalk base URL, the URL of a catalog (.json or
     /// /v2/providers), a file, `-` for standard input, or `embedded`; with --source hyper,
-    /// $HYPER_URL or https://hyper.charm.land, below which /api/v1/provider is read
+    /// $HYPER_URL or https://hyper.charm.land, below which /api/v1/provider is read, and
+    /// `embedded` removes hyper.json, so that Crush uses its own embedded Hyper provider
     // Its place fixed: the completion script changes it, which would
     // otherwise move it after `unread`.
     #[arg(index = 1)]

@@ -20,6 +20,7 @@ use crate::error::{Cause, Failure};
 use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
+use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
 use crate::trust::signature::KEYS_ENV;
 use crate::update::{self, Output, UpdateOptions, UpdateReport};
@@ -66,10 +67,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     }
     let cache = cache_files()?.with_target(target);
     if target == Target::Hyper && source == Source::Embedded {
-        return Err(Exit::Usage(format!(
-            "--source hyper embedded: this build carries no snapshot of Hyper's provider (only of the Catwalk catalog); give Hyper's URL or a file, or remove {} to have Crush use its own embedded Hyper provider",
-            cache.catalog.display()
-        )));
+        return crushs_hyper(&cache, &args);
     }
     let settings = settings(context, &source)?;
     let keys = pinned_keys(&settings)?;
@@ -385,6 +383,60 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
     }
     written.transpose()?;
     Ok(report.up_to_date)
+}
+
+/// `update-providers --source hyper embedded` (or `HYPER_URL=embedded`):
+/// Crush stores its own embedded Hyper provider, of which this build
+/// carries no copy; so `hyper.json` and its state are removed, Crush then
+/// using its own, and said in one line. A dry run (`--check` too: 3 when
+/// something would be removed) removes nothing.
+fn crushs_hyper(cache: &CacheFiles, args: &UpdateArgs) -> Result<(), Exit> {
+    let flags = [
+        ("--output", args.output.is_some()),
+        ("--sha256", args.sha256.is_some()),
+        ("--signature", args.signature.is_some()),
+    ];
+    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
+        return Err(Exit::Usage(format!(
+            "{flag}: `--source hyper embedded` writes no document: it removes hyper.json, so that Crush uses its own embedded Hyper provider (this build carries no copy of it)"
+        )));
+    }
+    let dry_run = args.dry_run || args.check;
+    let removed = update::use_crushs_hyper(cache, dry_run)?;
+    if args.json {
+        print(|out| {
+            write_json(
+                out,
+                &serde_json::json!({ "removed": removed, "dry_run": dry_run }),
+            )
+        })?;
+    } else if !args.quiet {
+        let names: Vec<String> = removed
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let dir = cache.dir.display();
+        let text = match (names.is_empty(), dry_run) {
+            (true, _) => format!(
+                "No hyper.json in {dir}: Crush uses its own embedded Hyper provider already"
+            ),
+            (false, true) => format!(
+                "Would remove {} from {dir}, so that Crush uses its own embedded Hyper provider; nothing was removed",
+                names.join(" and ")
+            ),
+            (false, false) => format!(
+                "Removed {} from {dir}: Crush uses its own embedded Hyper provider (this build carries no copy of it)",
+                names.join(" and ")
+            ),
+        };
+        let width = terminal::stdout_width().or(Some(report::PIPED_COLUMNS));
+        print(|out| writeln!(out, "{}", terminal::wrap(&safe(&text), width, "  ")))?;
+    }
+    if args.check && !removed.is_empty() {
+        return Err(Exit::Code(WOULD_CHANGE));
+    }
+    Ok(())
 }
 
 /// `update-providers --keep-current`: the document in use is kept over
