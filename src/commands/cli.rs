@@ -49,22 +49,65 @@ Examples:
     after_help = FRONT_HELP,
     disable_version_flag = true
 )]
+// Crush's flags are read as pflag reads them: a flag given again
+// replaces its earlier value (`overrides_with` itself), and a bool flag
+// takes `=VALUE` only (`--debug=false`, `-d=true`), so that `-dd` is two
+// flags and `--debug false` leaves `false` an argument.
 pub(crate) struct Cli {
     /// Working directory for the project configuration walk.
-    #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
+    #[arg(
+        short = 'c',
+        long = "cwd",
+        global = true,
+        value_name = "DIR",
+        overrides_with = "cwd"
+    )]
     pub cwd: Option<PathBuf>,
     /// Crush's data directory for this project, where the workspace config
     /// (crush.json) is read from
-    #[arg(short = 'D', long = "data-dir", global = true, value_name = "DIR")]
+    #[arg(
+        short = 'D',
+        long = "data-dir",
+        global = true,
+        value_name = "DIR",
+        overrides_with = "data_dir"
+    )]
     pub data_dir: Option<PathBuf>,
     /// Print on stderr the settings resolved, where each came from, and the
     /// requests made
-    #[arg(short = 'd', long, global = true)]
-    pub debug: bool,
+    #[arg(
+        short = 'd',
+        long,
+        global = true,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true",
+        value_parser = parse_go_bool,
+        overrides_with = "debug"
+    )]
+    pub debug: Option<bool>,
     /// Crush's server host: accepted for Crush's command lines, without
     /// effect here
-    #[arg(short = 'H', long, global = true, value_name = "HOST")]
+    #[arg(
+        short = 'H',
+        long,
+        global = true,
+        value_name = "HOST",
+        overrides_with = "host"
+    )]
     pub host: Option<String>,
+    /// Crush's MCP servers to enable as channels (hidden in Crush too):
+    /// accepted for Crush's command lines, without effect here
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "SERVER",
+        action = clap::ArgAction::Append,
+        value_delimiter = ','
+    )]
+    pub channels: Vec<String>,
     /// Print version (-v too, as Crush; `update-providers -v` is its
     /// --verbose)
     #[arg(short = 'V', long = "version", short_alias = 'v', action = clap::ArgAction::Version)]
@@ -221,10 +264,23 @@ pub(crate) struct UpdateArgs {
     /// Where to read the catalog: omitted or empty for Catwalk ($CATWALK_URL, read the same
     /// way, or https://catwalk.charm.land), a Catwalk base URL, the URL of a catalog (.json or
     /// /v2/providers), a file, `-` for standard input, or `embedded`; with --source hyper,
-    /// $HYPER_URL or https://hyper.charm.land, below which /api/v1/provider is read
+    /// $HYPER_URL or https://hyper.charm.land, below which /api/v1/provider is read, and
+    /// `embedded` removes hyper.json, so that Crush uses its own embedded Hyper provider
+    // Its place fixed: the completion script changes it, which would
+    // otherwise move it after `unread`.
+    #[arg(index = 1)]
     pub source: Option<String>,
+    /// SOURCEs after the first, which Crush's update-providers takes and
+    /// does not read; neither does this
+    #[arg(index = 2, hide = true, value_name = "SOURCE")]
+    pub unread: Vec<String>,
     /// What to update, as Crush's --source: the Catwalk catalog or Hyper's provider
-    #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk")]
+    #[arg(
+        long = "source",
+        value_name = "PROVIDER",
+        default_value = "catwalk",
+        overrides_with = "provider"
+    )]
     pub provider: Provider,
     /// Read and validate, report what would change, write nothing
     #[arg(long)]
@@ -271,7 +327,7 @@ pub(crate) struct UpdateArgs {
     /// Keep the catalog in use over what a refresh held back: no start
     /// tells of it again; nothing is downloaded or rewritten
     #[arg(long, conflicts_with_all = [
-        "source", "dry_run", "check", "output", "sha256", "signature",
+        "source", "unread", "dry_run", "check", "output", "sha256", "signature",
         "allow_shrink", "allow_downgrade", "allow_key_move", "verbose",
     ])]
     pub keep_current: bool,
@@ -335,10 +391,83 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// A bool flag's `=VALUE` as pflag reads it (Go's `strconv.ParseBool`).
+fn parse_go_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
+        _ => Err("expected true or false (or 1, 0, t, f, TRUE, FALSE, True, False)".into()),
+    }
+}
+
 fn parse_sha256(s: &str) -> Result<String, String> {
     if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(s.to_ascii_lowercase())
     } else {
         Err("expected 64 hexadecimal digits (the output of `sha256sum`)".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pflag reads a bool flag's value with Go's `strconv.ParseBool`:
+    /// these spellings and no others (not `yes`, not empty).
+    #[test]
+    fn a_bool_flags_value_is_gos() {
+        for (text, value) in [
+            ("1", true),
+            ("t", true),
+            ("T", true),
+            ("TRUE", true),
+            ("true", true),
+            ("True", true),
+            ("0", false),
+            ("f", false),
+            ("F", false),
+            ("FALSE", false),
+            ("false", false),
+            ("False", false),
+        ] {
+            assert_eq!(parse_go_bool(text), Ok(value), "{text}");
+        }
+        for text in ["", "yes", "no", "on", "tRUE", " true", "2"] {
+            assert!(parse_go_bool(text).is_err(), "{text}");
+        }
+    }
+
+    /// Crush's command lines as pflag and cobra read them: `-dd`,
+    /// `--debug=false` after `-d` (the last wins), `--debug false` (then
+    /// `false` is an argument), a repeated `--source`, several SOURCEs,
+    /// and `--channels` in each form, before or after the command.
+    #[test]
+    fn crushs_command_lines_parse_as_pflag_reads_them() {
+        use clap::Parser;
+        let parse = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["crush"][..], args].concat())
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let Command::UpdateProviders(update) = cli.command else {
+                panic!("{args:?}");
+            };
+            (cli.debug, cli.channels, update)
+        };
+        let (debug, _, args) = parse(&["update-providers", "-dd"]);
+        assert_eq!((debug, args.source), (Some(true), None));
+        let (debug, _, _) = parse(&["-d", "update-providers", "--debug=false"]);
+        assert_eq!(debug, Some(false));
+        let (debug, _, args) = parse(&["update-providers", "--debug", "false", "x"]);
+        assert_eq!(debug, Some(true));
+        assert_eq!(
+            (args.source.as_deref(), args.unread),
+            (Some("false"), vec!["x".to_string()])
+        );
+        let (_, _, args) = parse(&["update-providers", "--source=hyper", "--source", "catwalk"]);
+        assert_eq!(args.provider, Provider::Catwalk);
+        let (_, channels, _) = parse(&["--channels", "a", "update-providers", "--channels=b,c"]);
+        // clap keeps the command's own occurrences of a global flag over
+        // the root's (pflag would keep all three): without effect here.
+        assert_eq!(channels, ["b", "c"]);
+        assert!(Cli::try_parse_from(["crush", "update-providers", "-d=yes"]).is_err());
     }
 }

@@ -28,6 +28,21 @@ pub(super) fn install_dotenv() {
     environment::install(loaded);
 }
 
+/// Crush's global flags, as given.
+#[derive(Debug)]
+pub(super) struct Flags {
+    /// `-c/--cwd`.
+    pub cwd: Option<PathBuf>,
+    /// `-D/--data-dir`.
+    pub data_dir: Option<PathBuf>,
+    /// `-d/--debug`.
+    pub debug: bool,
+    /// `-H/--host`.
+    pub host: Option<String>,
+    /// `--channels`, hidden.
+    pub channels: Vec<String>,
+}
+
 /// The global flags, and the working directory.
 #[derive(Debug)]
 pub(super) struct Context {
@@ -37,28 +52,27 @@ pub(super) struct Context {
     pub data_dir: Option<PathBuf>,
     /// `-d/--debug`.
     pub debug: bool,
-    /// `-H/--host`.
-    pub host: Option<String>,
 }
 
 impl Context {
-    /// The context of the global flags.
-    pub(super) fn new(
-        cwd: Option<PathBuf>,
-        data_dir: Option<PathBuf>,
-        debug: bool,
-        host: Option<String>,
-    ) -> Result<Context, Exit> {
+    /// The context of the global flags; those of Crush's that mean
+    /// nothing here (`-H`, `--channels`) said so under `--debug`.
+    pub(super) fn new(flags: Flags) -> Result<Context, Exit> {
         let context = Context {
-            cwd: working_dir(cwd)?,
-            data_dir,
-            debug,
-            host,
+            cwd: working_dir(flags.cwd)?,
+            data_dir: flags.data_dir,
+            debug: flags.debug,
         };
-        if let Some(host) = &context.host {
+        if let Some(host) = &flags.host {
             context.say_debug(format_args!(
                 "--host {}: accepted for Crush's sake; it has no effect here",
                 config::shown(host)
+            ));
+        }
+        if !flags.channels.is_empty() {
+            context.say_debug(format_args!(
+                "--channels {}: accepted for Crush's sake; it has no effect here",
+                config::shown(&flags.channels.join(","))
             ));
         }
         Ok(context)
@@ -73,15 +87,33 @@ impl Context {
 
     /// The settings, their warnings printed.
     pub(super) fn settings(&self) -> Result<Settings, Exit> {
-        self.settings_tolerating(|_| false)
+        let settings = self.resolve(|_| false)?;
+        self.tell(&settings);
+        Ok(settings)
+    }
+
+    /// The settings with every file that cannot be used passed over, as
+    /// `update-providers` reads them (Crush's reads no configuration at
+    /// all): their warnings printed, but those of the files passed over,
+    /// which are handed back for the command to tell in its own words.
+    pub(super) fn settings_passing_over(&self) -> Result<(Settings, Vec<config::Warning>), Exit> {
+        let mut settings = self.resolve(|_| true)?;
+        let (passed_over, others) = std::mem::take(&mut settings.warnings)
+            .into_iter()
+            .partition(|warning| {
+                matches!(
+                    warning,
+                    config::Warning::FileNotRead(_) | config::Warning::OptionsNotRead(_)
+                )
+            });
+        settings.warnings = others;
+        self.tell(&settings);
+        Ok((settings, passed_over))
     }
 
     /// The settings, a file of a format `tolerated` allows skipped with a
-    /// warning when it cannot be used ([`config::resolve_tolerating`]).
-    pub(super) fn settings_tolerating(
-        &self,
-        tolerated: impl Fn(config::Format) -> bool,
-    ) -> Result<Settings, Exit> {
+    /// warning when it cannot be used ([`config::resolve_in`]).
+    fn resolve(&self, tolerated: impl Fn(config::Format) -> bool) -> Result<Settings, Exit> {
         let source = |name: &str| match environment::source(name) {
             Some(Source::DotEnv(path, line)) => Some((path, line)),
             _ => None,
@@ -92,8 +124,13 @@ impl Context {
             env_source: &source,
             data_dir: self.data_dir.as_deref(),
         };
-        let settings = config::resolve_in(&inputs, tolerated)
-            .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))?;
+        config::resolve_in(&inputs, tolerated)
+            .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))
+    }
+
+    /// Prints the warnings of `settings` and of the environment, and
+    /// under `--debug` what they resolved to.
+    fn tell(&self, settings: &Settings) {
         let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
             .into_iter()
             .filter_map(|name| {
@@ -125,7 +162,6 @@ impl Context {
         if let Some(keys) = &settings.public_keys {
             self.say_debug(format_args!("public keys: {}", keys.origin));
         }
-        Ok(settings)
     }
 
     /// Runs the start-up policy with the given settings on the cache

@@ -173,7 +173,14 @@ impl From<Failure> for Exit {
 }
 
 fn run(cli: Cli) -> Result<(), Exit> {
-    let context = || Context::new(cli.cwd, cli.data_dir, cli.debug, cli.host);
+    let flags = context::Flags {
+        cwd: cli.cwd,
+        data_dir: cli.data_dir,
+        debug: cli.debug.unwrap_or(false),
+        host: cli.host,
+        channels: cli.channels,
+    };
+    let context = || Context::new(flags);
     match cli.command {
         Command::UpdateProviders(args) => update_providers::run(&context()?, args),
         Command::Providers(args) => providers::run(&context()?, &args),

@@ -5,7 +5,7 @@
 //! `--verbose`, or as one JSON object.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::context::{Context, cache_files, pinned_keys};
 use super::program;
@@ -15,12 +15,14 @@ use super::{Exit, Said, print, say, write_catalog, write_json};
 use crate::catalog::Target;
 use crate::catalog::escape::safe;
 use crate::commands::cli::{Provider, UpdateArgs};
-use crate::config::Format;
+use crate::config::{ConfigError, Origin, Settings, Warning};
 use crate::error::{Cause, Failure};
 use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
-use crate::store::paths::process_env;
+use crate::store::cache::CacheFiles;
+use crate::store::paths::{self, process_env};
+use crate::trust::signature::KEYS_ENV;
 use crate::update::{self, Output, UpdateOptions, UpdateReport};
 
 /// The `--output` that means standard output.
@@ -38,6 +40,20 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     if args.keep_current {
         return keep_current(target, args.json);
     }
+    if !args.unread.is_empty() && !args.quiet {
+        let unread: Vec<String> = args
+            .unread
+            .iter()
+            .map(|s| crate::config::shown(&source::redacted(s)))
+            .collect();
+        say(
+            Said::Warning,
+            format_args!(
+                "{}: not read: only the first SOURCE is read, as Crush's update-providers reads it",
+                unread.join(" ")
+            ),
+        );
+    }
     let source = source_of(context, target, args.source.as_deref())?;
     let output = match args.output.clone() {
         None => Output::Cache,
@@ -51,16 +67,9 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     }
     let cache = cache_files()?.with_target(target);
     if target == Target::Hyper && source == Source::Embedded {
-        return Err(Exit::Usage(format!(
-            "--source hyper embedded: this build carries no snapshot of Hyper's provider (only of the Catwalk catalog); give Hyper's URL or a file, or remove {} to have Crush use its own embedded Hyper provider",
-            cache.catalog.display()
-        )));
+        return crushs_hyper(&cache, &args);
     }
-    // A recovery command: a crushrc that cannot be read is skipped (it pins
-    // no key), and so is a JSON config when the embedded snapshot, which
-    // needs no signature, is asked for.
-    let embedded = source == Source::Embedded;
-    let settings = context.settings_tolerating(|format| format == Format::Crushrc || embedded)?;
+    let settings = settings(context, &source)?;
     let keys = pinned_keys(&settings)?;
     if keys.is_none() && args.signature.is_some() {
         // A signature nothing checks would be a promise not kept.
@@ -103,6 +112,117 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         return Err(Exit::Code(WOULD_CHANGE));
     }
     Ok(())
+}
+
+/// The settings, as `update-providers` needs them: Crush's reads no
+/// configuration, so a file Crush would refuse to start on is passed over
+/// with one warning naming it. What matters here is the keys pinned: a
+/// file of the user's own that may pin keys and cannot be read leaves
+/// them unknown, and then only `embedded`, which needs no signature, is
+/// updated; another `source` is refused, naming the file and the way out.
+fn settings(context: &Context, source: &Source) -> Result<Settings, Exit> {
+    let (settings, passed_over) = context.settings_passing_over()?;
+    let unknown = unknown_pins(
+        &passed_over,
+        &own_files(),
+        settings.public_keys.as_ref().map(|k| &k.origin),
+        may_pin,
+    );
+    let needs_pins = *source != Source::Embedded;
+    if let (Some(e), true) = (unknown, needs_pins) {
+        let message = format!(
+            "{}; the keys it may pin cannot be read, and what {source} gives must be signed by them: only `embedded` needs no signature, and {KEYS_ENV} pins keys over every file",
+            e.message
+        );
+        let e = ConfigError {
+            message,
+            ..e.clone()
+        };
+        return Err(Exit::from(Failure::new(
+            crate::config::shown_path(&e.path),
+            Cause::Config(e),
+        )));
+    }
+    for warning in &passed_over {
+        let (e, what) = match warning {
+            Warning::FileNotRead(e) => (e, "it"),
+            Warning::OptionsNotRead(e) => (e, "its options"),
+            _ => continue,
+        };
+        let pins = match unknown {
+            Some(u) if u.path == e.path => {
+                "; but it may pin keys: until it is fixed, only `embedded`, which needs no signature, can be updated"
+            }
+            _ => "",
+        };
+        say(
+            Said::Warning,
+            format_args!(
+                "{e}; update-providers passes {what} over, as Crush's reads no configuration{pins}"
+            ),
+        );
+    }
+    Ok(settings)
+}
+
+/// The user's own JSON files, lowest priority first: those whose
+/// `options.provider_public_keys` pins keys, where a project's files pin
+/// none (the system file, the global state, the global config; the same
+/// files [`crate::config::resolve_in`] reads as the user's).
+fn own_files() -> Vec<PathBuf> {
+    let env = &process_env;
+    [
+        paths::system_config_on(paths::Platform::current(), env),
+        paths::global_state_dir(env)
+            .ok()
+            .map(|d| d.join("crush.json")),
+        paths::config_dir(env).ok().map(|d| d.join("crush.json")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The file passed over (`passed_over`) whose unread pins would decide
+/// the keys: one of the user's `own` files (lowest priority first) that
+/// could not be read and `may_pin`, unless the keys in force were pinned
+/// above it (`pinned`: the environment is above every file).
+fn unknown_pins<'a>(
+    passed_over: &'a [Warning],
+    own: &[PathBuf],
+    pinned: Option<&Origin>,
+    may_pin: impl Fn(&Path) -> bool,
+) -> Option<&'a ConfigError> {
+    let pinned_at = match pinned {
+        Some(Origin::Env { .. }) => return None,
+        Some(Origin::Json { path, .. }) => own.iter().position(|p| p == path),
+        _ => None,
+    };
+    passed_over.iter().find_map(|warning| {
+        // A file whose options could not be merged had its keys read.
+        let Warning::FileNotRead(e) = warning else {
+            return None;
+        };
+        let at = own.iter().position(|p| *p == e.path)?;
+        (pinned_at.is_none_or(|p| p < at) && may_pin(&e.path)).then_some(e)
+    })
+}
+
+/// Whether the JSON file at `path`, which could not be read as
+/// configuration, may pin keys: it cannot be read at all, or names the
+/// option in any case, or holds a `\u` escape, which could spell it.
+fn may_pin(path: &Path) -> bool {
+    match crate::store::file::read_regular(path, crate::store::file::MAX_FILE_BYTES) {
+        Ok(Some((bytes, _))) => names_pins(&bytes),
+        Ok(None) => false,
+        Err(_) => true,
+    }
+}
+
+/// Whether `bytes` may set `options.provider_public_keys` ([`may_pin`]).
+fn names_pins(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes).to_ascii_lowercase();
+    text.contains("provider_public_keys") || text.contains("\\u")
 }
 
 /// The Hyper key a request for Hyper's provider from `source` carries:
@@ -265,6 +385,60 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
     Ok(report.up_to_date)
 }
 
+/// `update-providers --source hyper embedded` (or `HYPER_URL=embedded`):
+/// Crush stores its own embedded Hyper provider, of which this build
+/// carries no copy; so `hyper.json` and its state are removed, Crush then
+/// using its own, and said in one line. A dry run (`--check` too: 3 when
+/// something would be removed) removes nothing.
+fn crushs_hyper(cache: &CacheFiles, args: &UpdateArgs) -> Result<(), Exit> {
+    let flags = [
+        ("--output", args.output.is_some()),
+        ("--sha256", args.sha256.is_some()),
+        ("--signature", args.signature.is_some()),
+    ];
+    if let Some((flag, _)) = flags.iter().find(|(_, given)| *given) {
+        return Err(Exit::Usage(format!(
+            "{flag}: `--source hyper embedded` writes no document: it removes hyper.json, so that Crush uses its own embedded Hyper provider (this build carries no copy of it)"
+        )));
+    }
+    let dry_run = args.dry_run || args.check;
+    let removed = update::use_crushs_hyper(cache, dry_run)?;
+    if args.json {
+        print(|out| {
+            write_json(
+                out,
+                &serde_json::json!({ "removed": removed, "dry_run": dry_run }),
+            )
+        })?;
+    } else if !args.quiet {
+        let names: Vec<String> = removed
+            .iter()
+            .filter_map(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .collect();
+        let dir = cache.dir.display();
+        let text = match (names.is_empty(), dry_run) {
+            (true, _) => format!(
+                "No hyper.json in {dir}: Crush uses its own embedded Hyper provider already"
+            ),
+            (false, true) => format!(
+                "Would remove {} from {dir}, so that Crush uses its own embedded Hyper provider; nothing was removed",
+                names.join(" and ")
+            ),
+            (false, false) => format!(
+                "Removed {} from {dir}: Crush uses its own embedded Hyper provider (this build carries no copy of it)",
+                names.join(" and ")
+            ),
+        };
+        let width = terminal::stdout_width().or(Some(report::PIPED_COLUMNS));
+        print(|out| writeln!(out, "{}", terminal::wrap(&safe(&text), width, "  ")))?;
+    }
+    if args.check && !removed.is_empty() {
+        return Err(Exit::Code(WOULD_CHANGE));
+    }
+    Ok(())
+}
+
 /// `update-providers --keep-current`: the document in use is kept over
 /// what a refresh held back.
 fn keep_current(target: Target, json: bool) -> Result<(), Exit> {
@@ -290,4 +464,103 @@ fn keep_current(target: Target, json: bool) -> Result<(), Exit> {
     };
     let width = terminal::stdout_width().or(Some(report::PIPED_COLUMNS));
     print(|out| writeln!(out, "{}", terminal::wrap(&safe(&text), width, "  ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn not_read(path: &str) -> Warning {
+        Warning::FileNotRead(ConfigError {
+            path: path.into(),
+            line: None,
+            message: "not JSON".into(),
+        })
+    }
+
+    fn options_not_read(path: &str) -> Warning {
+        match not_read(path) {
+            Warning::FileNotRead(e) => Warning::OptionsNotRead(e),
+            _ => unreachable!(),
+        }
+    }
+
+    fn json(path: &str) -> Origin {
+        Origin::Json {
+            path: path.into(),
+            key: "options.provider_public_keys".into(),
+        }
+    }
+
+    /// The pins are unknown where a file of the user's own that may pin
+    /// them was not read and nothing above it pinned the keys in force.
+    #[test]
+    fn the_pins_are_unknown_only_where_an_unread_own_file_decides_them() {
+        let own: Vec<PathBuf> = ["/etc/crush.json", "/state/crush.json", "/config/crush.json"]
+            .map(PathBuf::from)
+            .to_vec();
+        let found = |passed: &[Warning], pinned: Option<&Origin>, may: bool| {
+            unknown_pins(passed, &own, pinned, |_| may).map(|e| e.path.clone())
+        };
+        let config = not_read("/config/crush.json");
+        assert_eq!(
+            found(std::slice::from_ref(&config), None, true),
+            Some("/config/crush.json".into())
+        );
+        // It names no key.
+        assert_eq!(found(std::slice::from_ref(&config), None, false), None);
+        // A project's file, or a file whose keys were read.
+        assert_eq!(found(&[not_read("/project/crush.json")], None, true), None);
+        assert_eq!(
+            found(&[options_not_read("/config/crush.json")], None, true),
+            None
+        );
+        // The environment pins over every file.
+        let env = Origin::Env {
+            name: KEYS_ENV,
+            value: "RW".into(),
+            dotenv: None,
+        };
+        assert_eq!(found(std::slice::from_ref(&config), Some(&env), true), None);
+        // A file above pinned the keys in force; one below did not decide.
+        let system = not_read("/etc/crush.json");
+        assert_eq!(
+            found(
+                std::slice::from_ref(&system),
+                Some(&json("/config/crush.json")),
+                true
+            ),
+            None
+        );
+        assert_eq!(
+            found(
+                std::slice::from_ref(&config),
+                Some(&json("/etc/crush.json")),
+                true
+            ),
+            Some("/config/crush.json".into())
+        );
+    }
+
+    /// A file not read as configuration may pin keys when it names the
+    /// option (in any case) or holds an escape that could spell it.
+    #[test]
+    fn a_file_may_pin_when_it_names_the_option() {
+        assert!(names_pins(
+            br#"{"options": {"provider_public_keys": "RW"}}"#
+        ));
+        assert!(names_pins(
+            br#"{"OPTIONS": {"Provider_Public_Keys": ["RW"]},}"#
+        ));
+        assert!(names_pins(
+            br#"{"options": {"provider_public\u005fkeys": 1}}"#
+        ));
+        assert!(!names_pins(
+            br#"{"options": {"disable_provider_auto_update": "yes"}}"#
+        ));
+        assert!(!names_pins(b"{not json"));
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!may_pin(&dir.path().join("missing.json")));
+        assert!(may_pin(dir.path()), "a folder cannot be read");
+    }
 }

@@ -205,6 +205,43 @@ pub(crate) fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure
     Ok(settled)
 }
 
+/// `update-providers --source hyper embedded`: Crush's own embedded Hyper
+/// provider, of which this build carries no copy. The outcome is Crush's
+/// all the same: `hyper.json` and its state are removed, under the folder
+/// lock as every writer's change, so that Crush uses its own; a missing
+/// one is fine. The files that were there, removed (or, with `dry_run`,
+/// that would be). On failure, what was not removed is as it was.
+pub(crate) fn use_crushs_hyper(cache: &CacheFiles, dry_run: bool) -> Result<Vec<PathBuf>, Failure> {
+    let cache = cache.with_target(crate::catalog::Target::Hyper);
+    // The document first: once it is gone Crush uses its own, and a state
+    // left behind describes nothing there.
+    let files = [&cache.catalog, &cache.state];
+    let present = || -> Vec<PathBuf> {
+        files
+            .into_iter()
+            .filter(|path| std::fs::symlink_metadata(path).is_ok())
+            .cloned()
+            .collect()
+    };
+    // No data folder: nothing to remove, and no folder made for it.
+    if dry_run || std::fs::symlink_metadata(&cache.dir).is_err() {
+        return Ok(present());
+    }
+    cache::locked(&cache, LOCK_WAIT, || {
+        let present = present();
+        for path in &present {
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(crate::store::atomic::WriteError::at("remove", path)(e));
+                }
+                _ => {}
+            }
+        }
+        Ok(present)
+    })
+    .map_err(|e| Failure::new(cache.dir.display(), e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::read::plain_http_warning;

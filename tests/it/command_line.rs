@@ -353,6 +353,10 @@ fn completion_is_for_the_name_installed() {
     let bin = tempfile::tempdir().unwrap();
     for name in ["crush-providers", "crush.new"] {
         let exe = bin.path().join(name);
+        // Copied by another process: see `copy_program` (Text file busy).
+        #[cfg(unix)]
+        copy_program(std::path::Path::new(env!("CARGO_BIN_EXE_crush")), &exe);
+        #[cfg(not(unix))]
         std::fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
         let run = |args: &[&str]| {
             let output = std::process::Command::new(&exe)
@@ -391,4 +395,136 @@ fn completion_is_for_the_name_installed() {
             "{name}: {script}"
         );
     }
+}
+
+/// Issue 35, item 9: the pflag and cobra forms Crush's `update-providers`
+/// takes are taken here too: a bool flag's `--debug=false`, `-d=true`
+/// and `-dd` (while `--debug false` leaves `false` a SOURCE), the last of
+/// a repeated flag, the first of several SOURCEs, and the hidden
+/// persistent `--channels` (a string slice: repeatable, comma-separated).
+#[test]
+fn crushs_pflag_and_cobra_forms_are_taken() {
+    let debugged = |run: &Run| run.stderr.lines().any(|l| l.starts_with("debug: "));
+    let embedded = crush_providers::catalog::embedded::catalog_bytes();
+    for (args, debug) in [
+        (
+            &["update-providers", "embedded", "--debug=false"][..],
+            false,
+        ),
+        (&["update-providers", "embedded", "--debug=true"], true),
+        (&["update-providers", "embedded", "--debug=1"], true),
+        (&["update-providers", "embedded", "-d=true"], true),
+        (&["update-providers", "embedded", "-d=F"], false),
+        (&["update-providers", "-dd", "embedded"], true),
+        (&["-dd", "update-providers", "embedded"], true),
+        (&["--debug=false", "update-providers", "embedded"], false),
+        // The last wins.
+        (
+            &["update-providers", "-d", "embedded", "--debug=false"],
+            false,
+        ),
+        (
+            &["update-providers", "--debug=false", "embedded", "-d"],
+            true,
+        ),
+    ] {
+        let home = Home::new();
+        let run = home.run(args);
+        run.ok();
+        assert_eq!(debugged(&run), debug, "{args:?}: {run:?}");
+        assert_eq!(home.cache().unwrap(), embedded, "{args:?}");
+    }
+    // `--debug false` is the flag, then a SOURCE: a file `false`.
+    let home = Home::new();
+    let run = home.run(&["update-providers", "--debug", "false"]);
+    run.fails_with(&["false: cannot read"]);
+    assert!(debugged(&run), "{run:?}");
+    for args in [
+        &["update-providers", "embedded", "--debug=maybe"][..],
+        &["update-providers", "embedded", "--debug="],
+        &["update-providers", "embedded", "-d=yes"],
+    ] {
+        home.run(args).usage_error();
+    }
+    assert_eq!(home.cache(), None);
+
+    // A repeated --source: the last wins.
+    let (_dir, hyper) = temp_file(
+        "h.json",
+        br#"{"id": "hyper", "name": "Hyper", "type": "hyper", "api_endpoint": "https://hyper.charm.land/api/v1/fantasy", "models": [{"id": "m", "name": "M"}]}"#,
+    );
+    let hyper = hyper.to_str().unwrap();
+    let home = Home::new();
+    home.run(&[
+        "update-providers",
+        "--source",
+        "hyper",
+        "--source=catwalk",
+        "embedded",
+    ])
+    .ok();
+    assert_eq!(home.cache().unwrap(), embedded);
+    assert!(!home.data_dir().join("hyper.json").exists());
+    home.run(&[
+        "update-providers",
+        "--source=catwalk",
+        hyper,
+        "--source",
+        "hyper",
+    ])
+    .ok();
+    assert!(home.data_dir().join("hyper.json").exists());
+
+    // Several SOURCEs: the first is read, the others said to be unused.
+    let home = Home::new();
+    let run = home.run(&[
+        "update-providers",
+        "embedded",
+        "extra.json",
+        "https://x.example",
+    ]);
+    run.ok();
+    assert_eq!(home.cache().unwrap(), embedded);
+    assert!(
+        run.stderr.contains("extra.json https://x.example")
+            && run.stderr.contains("only the first SOURCE is read"),
+        "{run:?}"
+    );
+    let run = home.run(&["update-providers", "missing.json", "embedded"]);
+    run.fails_with(&["missing.json"]);
+
+    // The hidden --channels, before or after the command, in each form.
+    for args in [
+        &["update-providers", "--channels", "srv:webhook", "embedded"][..],
+        &[
+            "update-providers",
+            "embedded",
+            "--channels=a:b,c:d",
+            "--channels",
+            "e:f",
+        ],
+        &["--channels", "srv:webhook", "update-providers", "embedded"],
+        &["--channels=", "update-providers", "embedded"],
+    ] {
+        let home = Home::new();
+        let run = home.run(args);
+        run.ok();
+        assert_eq!(home.cache().unwrap(), embedded, "{args:?}");
+        assert!(!run.stderr.contains("channels"), "{args:?}: {run:?}");
+    }
+    let home = Home::new();
+    let run = home.run(&["-d", "update-providers", "embedded", "--channels=a:b,c:d"]);
+    run.ok();
+    assert!(
+        run.stderr.contains(
+            "debug: --channels a:b,c:d: accepted for Crush's sake; it has no effect here"
+        ),
+        "{run:?}"
+    );
+    assert!(
+        !home
+            .run(&["update-providers", "--help"])
+            .stdout
+            .contains("channels")
+    );
 }

@@ -4,8 +4,8 @@
 //! the environment's key, else the config's, conditional on the cache's
 //! validators), the one provider object validated as a catalog's provider
 //! and swapped in byte for byte beside the catalog, reviewed as a catalog
-//! (a key move refused or held), the same SOURCE forms, no embedded
-//! snapshot, and `providers --status`.
+//! (a key move refused or held), the same SOURCE forms, `embedded` as
+//! Crush's own Hyper provider, and `providers --status`.
 
 use std::fs;
 use std::path::PathBuf;
@@ -303,7 +303,7 @@ async fn an_invalid_provider_is_refused_and_the_cache_is_untouched() {
 }
 
 #[test]
-fn a_file_and_standard_input_are_sources_and_embedded_is_none() {
+fn a_file_and_standard_input_are_sources() {
     let home = Home::new();
     let (_dir, file) = temp_file("h.json", HYPER.as_bytes());
     let file = file.to_str().unwrap();
@@ -324,31 +324,6 @@ fn a_file_and_standard_input_are_sources_and_embedded_is_none() {
         &[("HYPER_URL", file)],
     )
     .ok();
-    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
-    // No snapshot of Hyper's provider: a usage error, the cache untouched.
-    for (args, env) in [
-        (
-            &["update-providers", "--source", "hyper", "embedded"][..],
-            None,
-        ),
-        (
-            &["update-providers", "--source", "hyper"],
-            Some(("HYPER_URL", "embedded")),
-        ),
-    ] {
-        let run = home.run_env(args, env.as_slice());
-        run.usage_error();
-        assert!(
-            run.stderr
-                .contains("this build carries no snapshot of Hyper's provider"),
-            "{run:?}"
-        );
-        assert!(
-            run.stderr
-                .contains("hyper.json to have Crush use its own embedded Hyper provider"),
-            "{run:?}"
-        );
-    }
     assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
     // Any other --source is bad usage.
     let run = home.run(&["update-providers", "--source", "bogus"]);
@@ -1291,4 +1266,115 @@ fn the_status_names_the_dotenv_that_sets_the_key() {
         format!("HYPER_API_KEY at {}:1", dotenv.display())
     );
     assert!(!run.stdout.contains("sk-dotenv"), "{run:?}");
+}
+
+/// Issue 35, item 11: `--source hyper embedded`, or `HYPER_URL=embedded`,
+/// is Crush's own embedded Hyper provider, of which this build carries no
+/// copy: the outcome is Crush's all the same, `hyper.json` and its state
+/// removed (Crush then uses its embedded provider), said in one
+/// message, exit 0; a dry run says what it would remove and removes nothing;
+/// nothing to remove is no failure; one that cannot be removed is, with
+/// what to do. The catalog is not touched.
+#[test]
+fn embedded_removes_hyper_json_so_crush_uses_its_own() {
+    let home = Home::new();
+    let (_dir, file) = temp_file("h.json", HYPER.as_bytes());
+    let file = file.to_str().unwrap();
+    home.run(&["update-providers", "embedded", "-q"]).ok();
+    let catalog = home.cache().unwrap();
+    let state = home.data_dir().join("hyper.state.json");
+    for (args, env) in [
+        (
+            &["update-providers", "--source", "hyper", "embedded"][..],
+            None,
+        ),
+        (
+            &["update-providers", "--source=hyper"],
+            Some(("HYPER_URL", "embedded")),
+        ),
+    ] {
+        home.run(&["update-providers", "--source", "hyper", file])
+            .ok();
+        assert!(home.hyper().is_some() && state.exists());
+        let dry: Vec<&str> = [args, &["--dry-run"]].concat();
+        let run = home.run_env(&dry, env.as_slice());
+        run.ok();
+        assert!(
+            words(&run.stdout).contains("Would remove")
+                && words(&run.stdout).contains("hyper.json and hyper.state.json")
+                && words(&run.stdout).contains("embedded Hyper provider"),
+            "{run:?}"
+        );
+        assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+        assert!(state.exists());
+        let run = home.run_env(args, env.as_slice());
+        run.ok();
+        assert!(
+            words(&run.stdout).contains("Removed")
+                && run
+                    .stdout
+                    .contains("Crush uses its own embedded Hyper provider"),
+            "{run:?}"
+        );
+        assert!(home.hyper().is_none() && !state.exists(), "{args:?}");
+        assert_eq!(home.cache().unwrap(), catalog);
+        // Nothing left to remove: the same outcome.
+        let run = home.run_env(args, env.as_slice());
+        run.ok();
+        assert!(
+            words(&run.stdout).contains("embedded Hyper provider"),
+            "{run:?}"
+        );
+    }
+    assert_eq!(
+        home.data_entries(),
+        [
+            "providers.json",
+            "providers.state.json",
+            "providers.trust.json"
+        ]
+    );
+    // --check answers whether there is something to remove; there is no
+    // document for --output to write.
+    let check = [
+        "update-providers",
+        "--source",
+        "hyper",
+        "embedded",
+        "--check",
+    ];
+    home.run(&check).ok();
+    home.run(&["update-providers", "--source", "hyper", file, "-q"])
+        .ok();
+    assert_eq!(home.run(&check).code, Some(3));
+    assert!(home.hyper().is_some());
+    let out = home.path().join("out.json");
+    let out = out.to_str().unwrap();
+    home.run(&[
+        "update-providers",
+        "--source",
+        "hyper",
+        "embedded",
+        "--output",
+        out,
+    ])
+    .usage_error();
+    assert!(home.hyper().is_some());
+    // A state alone (a first refresh that failed) goes too.
+    home.run(&["update-providers", "--source", "hyper", "embedded", "-q"])
+        .ok();
+    fs::write(&state, b"{}").unwrap();
+    home.run(&["update-providers", "--source", "hyper", "embedded", "-q"])
+        .ok();
+    assert!(!state.exists());
+    // One that cannot be removed: a folder in its place.
+    fs::create_dir_all(home.hyper_file().join("occupied")).unwrap();
+    home.run(&["update-providers", "--source", "hyper", "embedded"])
+        .fails_with(&["cannot remove", "hyper.json"]);
+    assert!(home.hyper_file().join("occupied").is_dir());
+    // No data folder at all: nothing to remove, nothing made.
+    let home = Home::new();
+    home.run(&["update-providers", "--source", "hyper", "embedded"])
+        .ok();
+    assert!(!home.data_dir().exists());
 }

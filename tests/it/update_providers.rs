@@ -670,7 +670,9 @@ fn quiet_prints_nothing_on_success_and_the_error_on_failure() {
 fn usage_errors_exit_2() {
     let home = Home::new();
     home.run(&["update-providers", "--bogus"]).usage_error();
-    home.run(&["update-providers", "a", "b"]).usage_error();
+    // Crush reads the first SOURCE of several (issue 35, item 9).
+    home.run(&["update-providers", "a", "b"])
+        .fails_with(&["a: cannot read"]);
     home.run(&["update-providers", "https://"]).usage_error();
     home.run(&["update-providers", "x", "--timeout", "0"])
         .usage_error();
@@ -809,4 +811,124 @@ fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
         }
     }
     home.run(&["update-providers", b, "-q", "-v"]).usage_error();
+}
+
+/// Hyper's provider as a file gives it, for the tests of both documents.
+const HYPER_DOC: &str = r#"{"id": "hyper", "name": "Hyper", "type": "hyper", "api_endpoint": "https://hyper.charm.land/api/v1/fantasy", "models": [{"id": "m", "name": "M"}]}"#;
+
+/// Writes `text` at `place` under `home`.
+fn write_at(home: &Home, place: &str, text: &str) -> std::path::PathBuf {
+    let path = home.path().join(place);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, text).unwrap();
+    path
+}
+
+/// The warning lines of `run` (words joined across wrapped lines) that
+/// name `path`.
+fn warnings_naming(run: &Run, path: &std::path::Path) -> usize {
+    words(&run.stderr)
+        .split("warning: ")
+        .skip(1)
+        .filter(|w| w.contains(&path.display().to_string()))
+        .count()
+}
+
+/// Issue 35, item 10: Crush's `update-providers` reads no configuration,
+/// so a file Crush would refuse to start on (not JSON, blanks, a value of
+/// the wrong type, a crushrc option Crush does not know), the user's or
+/// the project's, stops no update: from `embedded` or from a file, of
+/// the catalog or of Hyper's provider, with one warning naming the file.
+/// A project's file pins no key, whatever it holds.
+#[test]
+fn a_configuration_crush_refuses_stops_no_update() {
+    let (_dir, file) = temp_file("c.json", CATALOG_A.as_bytes());
+    let file = file.to_str().unwrap();
+    let (_hdir, hyper) = temp_file("h.json", HYPER_DOC.as_bytes());
+    let hyper = hyper.to_str().unwrap();
+    let wrong_type = r#"{"options": {"disable_provider_auto_update": "yes"}}"#;
+    for (place, text) in [
+        (".config/crush/crush.json", "{not json"),
+        (".config/crush/crush.json", wrong_type),
+        (".local/share/crush/crush.json", " \n"),
+        ("etc/crush/crush.json", wrong_type),
+        ("crush.json", "{not json"),
+        ("crush.json", wrong_type),
+        (".crush/crush.json", "{not json"),
+        (".crush.json", r#"{"options": {"provider_public_keys": 5}}"#),
+        (
+            ".config/crush/crushrc",
+            "option provider-auto-update=false\n",
+        ),
+    ] {
+        let home = Home::new();
+        let path = write_at(&home, place, text);
+        let run = home.run(&["update-providers", "embedded"]);
+        run.ok();
+        assert_eq!(warnings_naming(&run, &path), 1, "{place} {text}: {run:?}");
+        let run = home.run(&["update-providers", file, "--allow-shrink"]);
+        run.ok();
+        assert_eq!(warnings_naming(&run, &path), 1, "{place} {text}: {run:?}");
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes(), "{place}");
+        home.run(&["update-providers", "--source", "hyper", hyper])
+            .ok();
+        assert_eq!(
+            fs::read(home.data_dir().join("hyper.json")).unwrap(),
+            HYPER_DOC.as_bytes(),
+            "{place}"
+        );
+        // Crush's start refuses it, and so does this one's.
+        if place.ends_with(".json") && !place.starts_with(".crush/") {
+            assert_ne!(home.run(&["providers"]).code, Some(0), "{place}");
+        }
+    }
+}
+
+/// Issue 35, item 10: where a file of the user's own may pin keys this
+/// cannot read (a wrong type; not JSON, and naming the option), a source
+/// that must then be signed is refused, naming the file and what to do;
+/// `embedded`, which needs no signature, goes, and so does any source
+/// when the environment pins the keys, which replace the files'.
+#[test]
+fn pinned_keys_that_cannot_be_read_refuse_only_what_needs_them() {
+    let signer = Signer::new();
+    let (dir, file) = temp_file("providers.json", CATALOG_A.as_bytes());
+    fs::write(
+        dir.path().join("providers.json.minisig"),
+        signer.sign(CATALOG_A.as_bytes(), Some(1_700_000_000)),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let key = signer.public_key();
+    for text in [
+        format!(r#"{{"options": {{"provider_public_keys": "{key}"}}}}"#),
+        format!(r#"{{"options": {{"provider_public_keys": ["{key}"]}},}}"#),
+    ] {
+        let home = Home::new();
+        let path = write_at(&home, ".config/crush/crush.json", &text);
+        let shown = path.display().to_string();
+        let run = home.run(&["update-providers", "embedded"]);
+        run.ok();
+        assert_eq!(warnings_naming(&run, &path), 1, "{text}: {run:?}");
+        for args in [
+            &["update-providers", file, "--allow-shrink"][..],
+            &["update-providers", file, "--dry-run"],
+            &["update-providers", "--source", "hyper", file],
+        ] {
+            let run = home.run(args);
+            run.fails_with(&[&shown, "pin", "embedded", "CRUSH_PROVIDER_PUBLIC_KEY"]);
+            assert_eq!(
+                home.cache().unwrap(),
+                crush_providers::catalog::embedded::catalog_bytes(),
+                "{args:?}"
+            );
+        }
+        let run = home.run_env(
+            &["update-providers", file, "--allow-shrink"],
+            &[("CRUSH_PROVIDER_PUBLIC_KEY", &key)],
+        );
+        run.ok();
+        assert_eq!(warnings_naming(&run, &path), 1, "{text}: {run:?}");
+        assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
+    }
 }
