@@ -262,6 +262,10 @@ impl Failure {
             }
             Cause::Review(_) => "nothing was written",
             Cause::Routed(routed) => return routed.fix(false).into(),
+            // The memory of where keys went, grown past what it is read at.
+            Cause::Write(e) if e.source.kind() == std::io::ErrorKind::FileTooLarge => {
+                "check the source: what it teaches would make the memory unreadable; nothing was written"
+            }
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
