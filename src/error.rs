@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::catalog::ValidationError;
 use crate::config::ConfigError;
+pub use crate::fetch::credential::{Credential, FromDotEnv, Routed};
 pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Setup, Timeout};
 pub use crate::fetch::http::FetchError;
 pub use crate::fetch::redirect::Redirect;
@@ -109,6 +110,10 @@ pub enum Cause {
     /// applied.
     #[error("refused: {0}")]
     Review(String),
+    /// The request carries a credential, and a project's `.env` would
+    /// choose its proxy, CA or URL: not sent.
+    #[error("refused: {0}")]
+    Routed(Routed),
     /// Writing the cache or the output file failed.
     #[error(transparent)]
     Write(#[from] WriteError),
@@ -256,6 +261,11 @@ impl Failure {
                 .into();
             }
             Cause::Review(_) => "nothing was written",
+            Cause::Routed(routed) => return routed.fix(false).into(),
+            // The memory of where keys went, grown past what it is read at.
+            Cause::Write(e) if e.source.kind() == std::io::ErrorKind::FileTooLarge => {
+                "check the source: what it teaches would make the memory unreadable; nothing was written"
+            }
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",

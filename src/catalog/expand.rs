@@ -49,17 +49,18 @@ pub struct Template {
 }
 
 impl Template {
-    /// Every variable of the value, in order of appearance, each once.
+    /// Every variable of the value, in order of appearance, each once
+    /// (looked up in a set: a value may name thousands).
     pub fn variables(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = Vec::new();
-        for part in &self.parts {
-            if let Part::Var(name) = part
-                && !names.contains(&name.as_str())
-            {
-                names.push(name);
-            }
-        }
-        names
+        let mut seen = std::collections::HashSet::new();
+        self.parts
+            .iter()
+            .filter_map(|part| match part {
+                Part::Var(name) => Some(name.as_str()),
+                Part::Text(_) => None,
+            })
+            .filter(|name| seen.insert(*name))
+            .collect()
     }
 
     /// The value as the resolver makes it, each variable's value given by

@@ -20,11 +20,20 @@ use crate::trust::signature::KEYS_ENV;
 
 /// Loads the `.env` file of the folder this process started in, as Crush's
 /// start does, into the environment every command reads. A key pinned in
-/// it is not taken: a project's folder cannot pin keys, only the user.
+/// it is not taken, nor the system file moved (this tool's own variable,
+/// which Crush does not have): a project's folder cannot pin keys, only
+/// the user.
 pub(super) fn install_dotenv() {
+    let refused = [
+        (KEYS_ENV, "only the user pins keys"),
+        (
+            paths::SYSTEM_CONFIG_ENV,
+            "only your own environment moves the system file",
+        ),
+    ];
     let loaded = std::env::current_dir()
         .ok()
-        .and_then(|dir| environment::load(&dir, &[(KEYS_ENV, "only the user pins keys")]));
+        .and_then(|dir| environment::load(&dir, &refused));
     environment::install(loaded);
 }
 

@@ -17,6 +17,7 @@ use crate::catalog::escape::safe;
 use crate::commands::cli::{Provider, UpdateArgs};
 use crate::config::{ConfigError, Origin, Settings, Warning};
 use crate::error::{Cause, Failure};
+use crate::fetch::credential::{self, Routed};
 use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
@@ -54,7 +55,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
             ),
         );
     }
-    let source = source_of(context, target, args.source.as_deref())?;
+    let (source, given) = source_of(context, target, args.source.as_deref())?;
     let output = match args.output.clone() {
         None => Output::Cache,
         Some(path) if path == Path::new(STDOUT) => Output::Stdout,
@@ -77,6 +78,8 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
             "--signature is checked against a pinned key, and none is pinned; set CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys) to the mirror's public key".into(),
         ));
     }
+    let bearer = bearer(context, &settings, target, &source);
+    not_routed_by_dotenv(&source, given, bearer.is_some(), &cache)?;
     let options = UpdateOptions {
         dry_run: args.dry_run || args.check,
         output,
@@ -88,7 +91,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         allow_downgrade: args.allow_downgrade,
         allow_key_move: args.allow_key_move,
         watch: super::watch::watched(!args.quiet && !args.json),
-        bearer: bearer(context, &settings, target, &source),
+        bearer,
     };
     let failed = |failure: Failure| {
         if let Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) = failure.cause {
@@ -261,10 +264,41 @@ fn bearer(
         .map(Bearer)
 }
 
+/// A person's update from `source` (`given` so) that carries a credential
+/// (`bearer`: the Hyper key; a URL's password) is refused, naming the
+/// variable, where a project's `.env` would choose its proxy or CA, or,
+/// for the Hyper key, its URL (`HYPER_URL`) unless the key is known to go
+/// there ([`crate::trust::hyper::is_known_place`], as at start-up): a
+/// project's files never route the user's credentials.
+fn not_routed_by_dotenv(
+    source: &Source,
+    given: source::Given,
+    bearer: bool,
+    cache: &crate::store::cache::CacheFiles,
+) -> Result<(), Exit> {
+    let Source::Url(url) = source else {
+        return Ok(());
+    };
+    let url_from_dotenv = match given {
+        source::Given::Variable(name) if bearer => credential::from_dotenv("URL", name)
+            .filter(|_| !crate::trust::hyper::is_known_place(cache, url)),
+        _ => None,
+    };
+    match Routed::of(url, bearer, url_from_dotenv) {
+        Some(routed) => Err(Failure::of(source, Cause::Routed(routed)).into()),
+        None => Ok(()),
+    }
+}
+
 /// The source `SOURCE` (else `CATWALK_URL`, else the public server; for
-/// Hyper's provider `HYPER_URL`, else Hyper's server) names, or the usage
-/// error that a source written like a URL, or read from a terminal, is.
-fn source_of(context: &Context, target: Target, arg: Option<&str>) -> Result<Source, Exit> {
+/// Hyper's provider `HYPER_URL`, else Hyper's server) names, and how it
+/// was given; or the usage error that a source written like a URL, or
+/// read from a terminal, is.
+fn source_of(
+    context: &Context,
+    target: Target,
+    arg: Option<&str>,
+) -> Result<(Source, source::Given), Exit> {
     let env_url = process_env(crate::catalog::target::url_env(target))
         .map(|v| v.to_string_lossy().into_owned());
     let (text, given) = source::given_for(target, arg, env_url.as_deref());
@@ -307,7 +341,7 @@ fn source_of(context: &Context, target: Target, arg: Option<&str>) -> Result<Sou
         }
         _ => {}
     }
-    Ok(source)
+    Ok((source, given))
 }
 
 /// Prints the report of an update to `output` as `args` ask; whether the

@@ -9,6 +9,7 @@ pub(crate) mod crushrc;
 pub(crate) mod files;
 pub(crate) mod front;
 pub(crate) mod merge;
+mod pins;
 mod read;
 pub(crate) mod root;
 mod warning;
@@ -330,9 +331,21 @@ pub fn resolve_in(
         }
         Err(e) => return Err(e),
     };
+    let pins = pins::resolve(
+        inputs,
+        &project_files,
+        &reader.tolerated,
+        &mut reader.warnings,
+    )?;
     settings.warnings.append(&mut reader.warnings);
-    let mut order: Vec<Loaded> = below.into_iter().chain(workspace).chain(above).collect();
-    unpin_projects(&mut settings, &mut order, &reader.paths, &project_files);
+    let order: Vec<Loaded> = below.into_iter().chain(workspace).chain(above).collect();
+    unpin_others(
+        &mut settings,
+        &order,
+        &reader.paths,
+        &project_files,
+        &pins.files,
+    );
     settings.files = order
         .iter()
         .map(|l| reader.paths[l.file].0.clone())
@@ -349,28 +362,34 @@ pub fn resolve_in(
         settings.warnings.push(Warning::OptionsNotRead(e));
     }
     apply_env(&mut settings, env, inputs.env_source);
+    settings.public_keys = pins.keys;
     Ok(settings)
 }
 
-/// Only the user pins keys: `provider_public_keys` in a project's file
-/// (`project`: the workspace's `.crush/crush.json`, the walk's files),
-/// which whoever can write to the project (a cloned repository) controls,
-/// is ignored with a warning naming the file; it would otherwise unpin the
-/// mirror's key, or pin another, for what the user's cache accepts.
-fn unpin_projects(
+/// Only the user pins keys ([`pins`]): `provider_public_keys` in a file
+/// read for the settings that is not one of the user's own (`pinning`) is
+/// ignored with a warning naming the file: a project's file (`project`:
+/// the workspace's `.crush/crush.json`, the walk's files), which whoever
+/// can write to the project (a cloned repository) controls, or a global
+/// file a project's `.env` moved. It would otherwise unpin the mirror's
+/// key, or pin another, for what the user's cache accepts.
+fn unpin_others(
     settings: &mut Settings,
-    parts: &mut [Loaded],
+    parts: &[Loaded],
     paths: &[(PathBuf, Format)],
     project: &[PathBuf],
+    pinning: &[PathBuf],
 ) {
-    for part in parts {
-        let path = &paths[part.file].0;
-        if part.keys.is_some() && project.contains(path) {
-            part.keys = None;
-            settings
-                .warnings
-                .push(Warning::ProjectKeys { path: path.clone() });
-        }
+    for part in parts.iter().filter(|part| part.keys.is_some()) {
+        let path = paths[part.file].0.clone();
+        let warning = if project.contains(&path) {
+            Warning::ProjectKeys { path }
+        } else if pinning.contains(&path) {
+            continue;
+        } else {
+            Warning::DotEnvKeys { path }
+        };
+        settings.warnings.push(warning);
     }
 }
 
@@ -398,8 +417,8 @@ fn origin_of<T>(found: &merge::Found<T>, paths: &[(PathBuf, Format)]) -> Origin 
     }
 }
 
-/// Merges `order`'s parts, lowest first, decodes the options and the
-/// pinned keys into `settings`.
+/// Merges `order`'s parts, lowest first, and decodes the options into
+/// `settings` (the pinned keys are the user's alone: [`pins`]).
 fn combine(
     settings: &mut Settings,
     order: Vec<Loaded>,
@@ -408,9 +427,6 @@ fn combine(
     let mut root = Node::Object(Vec::new());
     let mut changes = Vec::new();
     for part in order {
-        if let Some(keys) = part.keys {
-            settings.public_keys = Some(keys);
-        }
         let before = changes.len();
         merge::merge(&mut root, part.node, &mut changes);
         // An object carries no place of its own: it came from this part.
@@ -473,7 +489,7 @@ fn apply_options(
     Ok(())
 }
 
-/// Level 10: the environment.
+/// Level 10: the environment (but the pinned keys: [`pins`]).
 fn apply_env(
     settings: &mut Settings,
     env: EnvLookup,
@@ -484,13 +500,6 @@ fn apply_env(
         value: value.to_owned(),
         dotenv: source(name),
     };
-    if let Some(value) = env(crate::trust::signature::KEYS_ENV) {
-        let value = value.to_string_lossy().into_owned();
-        settings.public_keys = Some(PinnedKeys {
-            entries: value.split(',').map(str::trim).map(str::to_owned).collect(),
-            origin: origin(crate::trust::signature::KEYS_ENV, &value),
-        });
-    }
     for (name, target) in [
         (DISABLE_AUTO_UPDATE_ENV, &mut settings.auto_update),
         (
@@ -987,6 +996,56 @@ mod tests {
                 fs::remove_file(&path).unwrap();
             }
         }
+    }
+
+    /// Only the user pins keys: a global folder a project's `.env` moves
+    /// is read for Crush's own settings, as Crush reads it, but its keys
+    /// are ignored (told), and the file the user's own environment finds
+    /// still pins.
+    #[test]
+    fn a_dotenv_moves_the_settings_but_not_the_pins() {
+        let mut f = Fixture::new();
+        f.write(
+            "home/.config/crush/crush.json",
+            r#"{"options":{"provider_public_keys":["RWQuser"]}}"#,
+        );
+        let moved = f.write(
+            "elsewhere/crush.json",
+            r#"{"options":{"disable_provider_auto_update":true,"provider_public_keys":["RWQproject"]}}"#,
+        );
+        f.set(
+            "CRUSH_GLOBAL_CONFIG",
+            &moved.parent().unwrap().to_string_lossy(),
+        );
+        let vars = f.vars.clone();
+        let from_dotenv = |name: &str| {
+            (name == "CRUSH_GLOBAL_CONFIG").then(|| (PathBuf::from("/project/.env"), 1))
+        };
+        let cwd = f.cwd();
+        let inputs = Inputs {
+            cwd: &cwd,
+            env: &move |k: &str| vars.get(k).cloned(),
+            env_source: &from_dotenv,
+            data_dir: None,
+        };
+        let settings = resolve_in(&inputs, |_| false).unwrap();
+        assert!(!settings.auto_update.value);
+        assert_eq!(settings.public_keys.unwrap().entries, ["RWQuser"]);
+        let warned = format!(
+            "{}: options.provider_public_keys is ignored: this file is found where a project's .env moved the global folders",
+            moved.display()
+        );
+        assert!(
+            settings
+                .warnings
+                .iter()
+                .any(|w| w.to_string().starts_with(&warned)),
+            "{:?}",
+            settings.warnings
+        );
+        // Set by the user, the same variable moves the pins too.
+        let settings = f.resolve().unwrap();
+        assert_eq!(settings.public_keys.unwrap().entries, ["RWQproject"]);
     }
 
     /// Go's rules for JSON files: any letter case, `null` as absent, a

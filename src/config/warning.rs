@@ -48,6 +48,13 @@ pub enum Warning {
         /// The project's file.
         path: PathBuf,
     },
+    /// A global file that pins keys, found where a project's `.env` moved
+    /// the global folders: only the files the user's own environment
+    /// finds pin keys.
+    DotEnvKeys {
+        /// The file.
+        path: PathBuf,
+    },
     /// A key changes type from one file to the next, which Crush's merge
     /// refuses.
     TypeChange {
@@ -130,6 +137,12 @@ impl fmt::Display for Warning {
                 "cannot look at {}: {cause}: Crush then reads no project file, and neither does this",
                 shown_path(folder)
             ),
+            Warning::DotEnvKeys { path } => write!(
+                f,
+                "{}: options.provider_public_keys is ignored: this file is found where a project's .env moved the global folders, and keys are pinned only in the files your own environment finds or by {}",
+                shown_path(path),
+                crate::trust::signature::KEYS_ENV
+            ),
             Warning::ProjectKeys { path } => write!(
                 f,
                 "{}: options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by {}, never by a project's files",
@@ -203,6 +216,7 @@ mod tests {
         let path = PathBuf::from("/p/\x1b[2Jcrushrc");
         let warnings = [
             Warning::ProjectKeys { path: path.clone() },
+            Warning::DotEnvKeys { path: path.clone() },
             Warning::OptionLine {
                 path: path.clone(),
                 line: 3,

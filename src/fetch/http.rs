@@ -10,6 +10,7 @@ use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
 use crate::fetch::classify;
+use crate::fetch::credential;
 use crate::fetch::diagnosis::{self, Network, Setup, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
 use crate::fetch::redirect::{self, Redirect};
@@ -271,7 +272,8 @@ impl Session {
     /// `options.connect_timeout`.
     pub(crate) fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
         if self.client.get().is_none() {
-            let _ = self.client.set(Client::new(options.connect_timeout)?);
+            let own = credential::carried(url, options.bearer.is_some()).is_some();
+            let _ = self.client.set(Client::new(options.connect_timeout, own)?);
         }
         let client = self.client.get().expect("set just above");
         client.fetch(url, options)
@@ -279,7 +281,11 @@ impl Session {
 }
 
 impl Client {
-    fn new(connect_timeout: Duration) -> Result<Client, FetchError> {
+    /// A client whose requests connect within `connect_timeout`; with
+    /// `own`, for requests that carry a credential, its proxy and CA are
+    /// the user's own environment's, never a `.env` file's
+    /// ([`credential`]).
+    fn new(connect_timeout: Duration, own: bool) -> Result<Client, FetchError> {
         diagnosis::spare_descriptors()
             .map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -288,8 +294,13 @@ impl Client {
             .map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
         let progress = Arc::new(Progress::default());
         let redirects = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let proxies = ProxyEnv::current();
-        let http = http_client(connect_timeout, &progress, &proxies)?;
+        let env = |name: &str| match own {
+            true => credential::users_env(name),
+            false => crate::environment::var(name),
+        };
+        let proxies = ProxyEnv::read(|name| env(name).map(|v| v.to_string_lossy().into_owned()));
+        let roots = tls::extra_roots(env).map_err(FetchError::Setup)?;
+        let http = http_client(connect_timeout, &progress, &proxies, roots)?;
         Ok(Client {
             runtime,
             http,
@@ -372,7 +383,8 @@ pub(crate) struct Attempt<'a> {
 /// randomness from the operating system: aws-lc seeds its own generator
 /// with CPU jitter, tens of milliseconds of CPU in every process that
 /// makes a connection; docs/BENCHMARKS.md), the system's trust store
-/// loaded only for a first certificate to verify, the proxy each request
+/// (with `roots`) loaded only for a first certificate to verify, the
+/// proxy each request
 /// is routed to by [`proxy::route`] (Go's rules, never the system's
 /// settings), gzip, and no redirect followed by the client itself
 /// ([`crate::fetch::redirect`]).
@@ -380,6 +392,7 @@ fn http_client(
     connect_timeout: Duration,
     progress: &Arc<Progress>,
     proxies: &ProxyEnv,
+    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
 ) -> Result<reqwest::Client, FetchError> {
     let proxies = proxies.clone();
     let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &proxies) {
@@ -388,7 +401,7 @@ fn http_client(
     });
     reqwest::Client::builder()
         .proxy(routed)
-        .tls_backend_preconfigured(tls::config(tls::extra_roots().map_err(FetchError::Setup)?))
+        .tls_backend_preconfigured(tls::config(roots))
         .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(connect_timeout)
         .connector_layer(MarkConnected(Arc::clone(progress)))

@@ -3,9 +3,12 @@
 //! caller ([`watch`]: a progress reporter, a cancellation), why a download
 //! failed in plain words ([`diagnosis`]) as read from the HTTP client's
 //! errors (`classify`), the redirects followed ([`redirect`]), and the
-//! proxy each request goes through ([`proxy`]).
+//! proxy each request goes through ([`proxy`]), and what a project's
+//! `.env` may not choose of a request that carries a credential
+//! ([`credential`]).
 
 pub(crate) mod classify;
+pub(crate) mod credential;
 pub(crate) mod diagnosis;
 pub(crate) mod http;
 pub(crate) mod proxy;

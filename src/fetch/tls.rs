@@ -41,13 +41,15 @@ pub(crate) fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::Clien
     config
 }
 
-/// The certificates of `SSL_CERT_FILE`, trusted besides the system's (on
-/// Linux the system's loader reads that file in their place, as OpenSSL
-/// does; elsewhere only this adds them, so a corporate CA works
-/// everywhere), or why they cannot be read.
-pub(crate) fn extra_roots() -> Result<Vec<CertificateDer<'static>>, Setup> {
+/// The certificates of `SSL_CERT_FILE` as `env` reads it, trusted besides
+/// the system's (on Linux the system's loader reads that file in their
+/// place, as OpenSSL does; elsewhere only this adds them, so a corporate
+/// CA works everywhere), or why they cannot be read.
+pub(crate) fn extra_roots(
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<Vec<CertificateDer<'static>>, Setup> {
     use rustls::pki_types::pem::PemObject;
-    let Some(path) = crate::environment::var("SSL_CERT_FILE") else {
+    let Some(path) = env("SSL_CERT_FILE") else {
         return Ok(Vec::new());
     };
     let shown = path.to_string_lossy();

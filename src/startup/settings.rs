@@ -11,6 +11,7 @@ use crate::config::front::HyperKey;
 use crate::config::{self, Settings, shown, shown_path};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
+use crate::fetch::credential::Routed;
 use crate::fetch::http::Bearer;
 use crate::fetch::source::{self, redacted};
 use crate::fetch::watch::Watch;
@@ -59,6 +60,9 @@ impl StartupOptions {
             }
         };
         let network = network::decide(settings, &env.url, bad_key);
+        if let Network::Allowed(url) = &network {
+            warnings.extend(routed(Target::Catalog, url, false));
+        }
         let (auto_update, url) = match &network {
             Network::Allowed(url) => (true, url.clone()),
             // Never used: no request is made.
@@ -182,13 +186,24 @@ fn hyper_options(
 ) -> Option<HyperOptions> {
     let key = config::front::hyper_key_in(settings, &process_env);
     match at_start_up(files, key.as_ref()) {
-        Ok(options) => Some(options),
+        Ok(options) => {
+            warnings.extend(routed(Target::Hyper, &options.url, true));
+            Some(options)
+        }
         Err(NotAtStartUp::Told(why)) => {
             warnings.push(Warning::HyperNotRefreshed { why });
             None
         }
         Err(NotAtStartUp::Quiet(_)) => None,
     }
+}
+
+/// What a start says of its refresh of `target` from `url` when it
+/// carries a credential (`bearer`: the Hyper key) and a project's `.env`
+/// sets its proxy or CA: it goes without them (the HTTP client of such a
+/// request reads the user's own environment alone).
+fn routed(target: Target, url: &reqwest::Url, bearer: bool) -> Option<Warning> {
+    Routed::of(url, bearer, None).map(|routed| Warning::Routed { target, routed })
 }
 
 /// The start-up's options from the environment.

@@ -153,6 +153,15 @@ pub enum Warning {
         /// Why, and what to do.
         why: String,
     },
+    /// The start-up's refresh of a document carries a credential, so it
+    /// goes without the proxy or CA a project's `.env` sets (told at every
+    /// start).
+    Routed {
+        /// Which document.
+        target: Target,
+        /// What it carries, and the `.env`'s variables.
+        routed: crate::fetch::credential::Routed,
+    },
 }
 
 /// What a start uses while its document is not refreshed.
@@ -312,6 +321,7 @@ impl fmt::Display for ToldBy<'_> {
             Warning::BadInterval { value } => bad_interval(f, value),
             Warning::BadKey { failure } => bad_key(f, me, failure),
             Warning::HyperNotRefreshed { why } => f.write_str(why),
+            Warning::Routed { target, routed } => routed_by_dotenv(f, *target, routed),
         }
     }
 }
@@ -319,6 +329,22 @@ impl fmt::Display for ToldBy<'_> {
 /// [`Warning::BadKey`]'s words, its hint's commands named as `me`.
 fn bad_key(f: &mut fmt::Formatter<'_>, me: &str, failure: &Failure) -> fmt::Result {
     write!(f, "{}; no refresh until it is fixed", failure.line_as(me))
+}
+
+/// [`Warning::Routed`]'s words.
+fn routed_by_dotenv(
+    f: &mut fmt::Formatter<'_>,
+    target: Target,
+    routed: &crate::fetch::credential::Routed,
+) -> fmt::Result {
+    write!(
+        f,
+        "the start-up refresh of {} carries {}, so it goes without {}, which a project's .env chose; {}",
+        target.noun(),
+        routed.credential,
+        routed.listed(),
+        routed.fix(true)
+    )
 }
 
 /// [`Warning::BadTimeout`]'s words.

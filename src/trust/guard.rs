@@ -92,9 +92,11 @@ pub fn reach(provider: &Provider<'_>) -> Result<(Vec<Place>, Vec<String>), Strin
     let id = provider.id.as_str();
     let places = place::of_provider(&endpoint, kind);
     let mut variables: Vec<String> = Vec::new();
+    // Looked up in a set: a provider may name thousands.
+    let mut seen: HashSet<String> = HashSet::new();
     let mut add = |names: Vec<&str>| {
         for name in names {
-            if !variables.iter().any(|v| v == name) {
+            if seen.insert(name.to_owned()) {
                 variables.push(name.to_owned());
             }
         }
@@ -116,19 +118,89 @@ pub fn reach(provider: &Provider<'_>) -> Result<(Vec<Place>, Vec<String>), Strin
     Ok((places, variables))
 }
 
-/// Every variable of a catalog and the places it is sent to.
+/// Most variables one catalog may name. The real one names 37 (Catwalk
+/// v0.52.6: 40 providers, none naming more than two).
+pub const MAX_VARIABLES: usize = 1_000;
+
+/// Most places one catalog may teach the memory of where keys went, each
+/// variable and each provider's configured key counted once for every
+/// place it reaches. The real catalog teaches 80 (no variable reaches more
+/// than two), which its memory file holds in 12 KB; this many take about
+/// 1.2 MB. A catalog of 700 providers naming the same 1,000 variables
+/// would teach 700,000: an 80 MB memory that no reader accepts.
+pub const MAX_PLACES: usize = 10_000;
+
+/// Why a catalog's places are not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Unplaced {
+    /// A value the catalog reader would have refused (a catalog that did
+    /// not come through it).
+    Refused(String),
+    /// It names more than [`MAX_VARIABLES`] variables or teaches more than
+    /// [`MAX_PLACES`] places.
+    TooMuch(String),
+}
+
+impl From<Unplaced> for String {
+    fn from(unplaced: Unplaced) -> String {
+        match unplaced {
+            Unplaced::Refused(why) | Unplaced::TooMuch(why) => why,
+        }
+    }
+}
+
+/// Every variable of a catalog and the places it is sent to; why not,
+/// for a value the catalog reader would have refused, or for a catalog
+/// that names more than [`MAX_VARIABLES`] variables or teaches more than
+/// [`MAX_PLACES`] places.
 pub fn places(catalog: &Catalog<'_>) -> Result<BTreeMap<String, BTreeSet<Place>>, String> {
+    Ok(bounded_places(catalog)?)
+}
+
+/// [`places`], telling a catalog that teaches too much apart (counted as
+/// the places are found: such a catalog is refused before it is read
+/// whole).
+pub(crate) fn bounded_places(
+    catalog: &Catalog<'_>,
+) -> Result<BTreeMap<String, BTreeSet<Place>>, Unplaced> {
     let mut places: BTreeMap<String, BTreeSet<Place>> = BTreeMap::new();
+    let (mut named, mut taught) = (0, 0);
     for provider in &catalog.providers {
-        let (reached, variables) = reach(provider)?;
+        let (reached, variables) = reach(provider).map_err(Unplaced::Refused)?;
         for variable in variables {
-            places
-                .entry(variable)
-                .or_default()
-                .extend(reached.iter().cloned());
+            if !is_configured(&variable) && !places.contains_key(&variable) {
+                named += 1;
+                if named > MAX_VARIABLES {
+                    return Err(too_much(
+                        &format!("names more than {MAX_VARIABLES} variables"),
+                        "names 37",
+                    ));
+                }
+            }
+            let known = places.entry(variable).or_default();
+            taught += reached
+                .iter()
+                .filter(|p| known.insert((*p).clone()))
+                .count();
+            if taught > MAX_PLACES {
+                return Err(too_much(
+                    &format!(
+                        "sends keys to more than {MAX_PLACES} places (each variable, and each provider's configured key, counted once for every place it reaches)"
+                    ),
+                    "teaches 80",
+                ));
+            }
         }
     }
     Ok(places)
+}
+
+/// Why a catalog that `does` more than one may (the real one: `real`)
+/// is refused.
+fn too_much(does: &str, real: &str) -> Unplaced {
+    Unplaced::TooMuch(format!(
+        "the catalog {does}, the most one catalog may teach the memory of where keys went (the real one {real}): nothing of it is applied"
+    ))
 }
 
 /// A provider of the new catalog that sends a known variable to a place it
@@ -446,6 +518,9 @@ pub fn review(
     next: &Catalog<'_>,
     signed: Option<u64>,
 ) -> Result<Review, String> {
+    // What it would teach, bounded first: no review of a catalog that
+    // could not be remembered.
+    places(next)?;
     let next_ids = NextIds::of(next);
     let mut shrinks: Vec<Shrink> = baseline
         .previous
@@ -844,5 +919,52 @@ mod tests {
             e.starts_with("provider \"x\": field api_endpoint: it holds \"$HOST\""),
             "{e}"
         );
+    }
+
+    /// The real catalog teaches far less than one catalog may: the bounds
+    /// stay ten times above it as it grows.
+    #[test]
+    fn the_real_catalog_teaches_a_tenth_of_the_bounds_at_most() {
+        let places = places(crate::catalog::embedded::catalog()).unwrap();
+        let variables = places.keys().filter(|h| !is_configured(h)).count();
+        let taught: usize = places.values().map(BTreeSet::len).sum();
+        assert!(variables * 10 <= MAX_VARIABLES, "{variables}");
+        assert!(taught * 10 <= MAX_PLACES, "{taught}");
+    }
+
+    /// The attack of issue 35: 700 providers, each at its own endpoint,
+    /// naming the same 1,000 variables (a 4 MB catalog that would teach
+    /// 700,000 places, an 80 MB memory no reader accepts). Its review is
+    /// refused, at once, saying the limit; one just within the bounds
+    /// is reviewed.
+    #[test]
+    fn a_catalog_teaching_more_than_the_bounds_is_refused() {
+        let catalog = |count: usize, variables: usize| {
+            let key: String = (0..variables).map(|i| format!("$V{i}")).collect();
+            let providers: Vec<String> = (0..count)
+                .map(|i| format!(r#"{{"id":"p{i}","name":"P","api_key":"{key}","api_endpoint":"https://p{i}.example/v1"}}"#))
+                .collect();
+            format!("[{}]", providers.join(","))
+        };
+        let known = BTreeMap::new();
+        let baseline = Baseline {
+            previous: None,
+            places: &known,
+            floor: Floor::None,
+            signed: None,
+        };
+        let attack = catalog(700, 1000);
+        let attack = validate(attack.as_bytes()).unwrap();
+        let e = review(&baseline, &attack, None).unwrap_err();
+        assert!(e.contains("sends keys to more than 10000 places"), "{e}");
+        assert!(places(&attack).is_err());
+        let named = catalog(1, MAX_VARIABLES + 1);
+        let named = validate(named.as_bytes()).unwrap();
+        let e = review(&baseline, &named, None).unwrap_err();
+        assert!(e.contains("names more than 1000 variables"), "{e}");
+        // 99 providers of 100 variables and their configured keys: 9,999.
+        let within = catalog(99, 100);
+        let within = validate(within.as_bytes()).unwrap();
+        assert!(review(&baseline, &within, None).unwrap().is_clear());
     }
 }

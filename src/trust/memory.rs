@@ -41,6 +41,11 @@ use super::place::Place;
 /// The format this version writes and reads.
 const VERSION: u32 = 1;
 
+/// Largest memory file read, and so written: what every file of the data
+/// folder may be. One catalog teaches it at most
+/// [`guard::MAX_PLACES`] places (about 1.2 MB).
+const MAX_BYTES: usize = file::MAX_FILE_BYTES;
+
 /// Every variable and the places it may reach.
 pub(crate) type Places = BTreeMap<String, BTreeSet<Place>>;
 
@@ -96,7 +101,10 @@ pub struct Memory {
 impl Memory {
     /// What a data folder without a memory file remembers: the embedded
     /// snapshot's places, and those of `cache` (a valid cache, which some
-    /// build of this program or Crush wrote).
+    /// build of this program or Crush wrote), unless it teaches more than
+    /// one catalog may ([`guard::MAX_PLACES`]: Crush writes what it
+    /// fetches unreviewed), which is then known to send keys nowhere:
+    /// what it sends is held, or needs a person.
     pub fn rebuilt(cache: Option<&Catalog<'_>>) -> Result<Memory, String> {
         let mut memory = Memory {
             version: VERSION,
@@ -106,8 +114,13 @@ impl Memory {
             hyper_signed_at: None,
         };
         memory.learn(embedded::catalog())?;
-        if let Some(cache) = cache {
-            memory.learn(cache)?;
+        let Some(cache) = cache else {
+            return Ok(memory);
+        };
+        match guard::bounded_places(cache) {
+            Ok(places) => memory.add(places),
+            Err(guard::Unplaced::TooMuch(_)) => {}
+            Err(guard::Unplaced::Refused(why)) => return Err(why),
         }
         Ok(memory)
     }
@@ -132,12 +145,17 @@ impl Memory {
         Ok(memory)
     }
 
-    /// Adds every place a variable of `catalog` reaches.
+    /// Adds every place a variable of `catalog` reaches; why not, for a
+    /// catalog whose places are not known ([`guard::places`]).
     pub fn learn(&mut self, catalog: &Catalog<'_>) -> Result<(), String> {
-        for (variable, places) in guard::places(catalog)? {
+        self.add(guard::places(catalog)?);
+        Ok(())
+    }
+
+    fn add(&mut self, places: Places) {
+        for (variable, places) in places {
             self.places.entry(variable).or_default().extend(places);
         }
-        Ok(())
     }
 
     /// The newest signing time seen of `target`'s document.
@@ -167,30 +185,39 @@ impl Memory {
 /// read, is not one, or may have been written by another user.
 pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
     let path = files.memory.display();
-    let fail = |why: String| {
+    // Removing it forgets what people approved: said, with the way to
+    // keep it where there is one.
+    let fail = |why: String, keep: Option<&str>| {
+        let keep = keep
+            .map(|k| format!("to keep what it knows, {k}; or "))
+            .unwrap_or_default();
         format!(
-            "the memory of where API keys went, {path}, cannot be used ({why}), so no catalog is applied without a person; remove it to rebuild it from the embedded snapshot and the cache"
+            "the memory of where API keys went, {path}, cannot be used ({why}), so no catalog is applied without a person; {keep}remove it to rebuild it from the embedded snapshot and the cache, which forgets every other place a person approved (--allow-key-move), the floor and the newest signing time"
         )
     };
-    let (bytes, meta) = match file::read_regular(&files.memory, file::MAX_FILE_BYTES) {
+    let (bytes, meta) = match file::read_regular(&files.memory, MAX_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         // A data folder that is a file holds no memory (nor a cache).
         Err(file::FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => {
             return Ok(None);
         }
-        Err(e) => return Err(fail(e.to_string())),
+        Err(e) => return Err(fail(e.to_string(), None)),
     };
     if let Some(why) = file::untrusted(&meta) {
-        return Err(fail(why));
+        let keep = "if you trust what it holds, make it yours and writable by you alone (chown, chmod go-w)";
+        return Err(fail(why, Some(keep)));
     }
     let memory: Memory = serde_json::from_slice(&bytes)
-        .map_err(|e| fail(format!("not the JSON it should be: {e}")))?;
+        .map_err(|e| fail(format!("not the JSON it should be: {e}"), None))?;
     if memory.version != VERSION {
-        return Err(fail(format!(
-            "format {}, not {VERSION}: written by another version",
-            memory.version
-        )));
+        return Err(fail(
+            format!(
+                "format {}, not {VERSION}: written by another version",
+                memory.version
+            ),
+            Some("use the version of this tool that wrote it"),
+        ));
     }
     Ok(Some(memory))
 }
@@ -321,8 +348,31 @@ fn write(
     if existed && memory == before {
         return Ok(());
     }
-    let json = serde_json::to_vec_pretty(&memory).map_err(|e| failed(e.to_string()))?;
+    let json = bytes_of(&memory, MAX_BYTES).map_err(|e| WriteError {
+        step: "record where API keys go in",
+        path: files.memory.clone(),
+        source: e,
+    })?;
     atomic::write_atomically(&files.memory, &json, true)
+}
+
+/// The memory file's bytes; never more than `limit`, what its reader
+/// accepts: a memory written larger would make every later update fail.
+/// Such a write is an error of kind `FileTooLarge`, and nothing is
+/// written (neither the memory nor the document that taught it).
+fn bytes_of(memory: &Memory, limit: usize) -> Result<Vec<u8>, std::io::Error> {
+    let json = serde_json::to_vec_pretty(memory).map_err(std::io::Error::other)?;
+    if json.len() > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "it would be {} bytes, more than the {} MiB its reader accepts; what would have taught it this is not applied, and the memory stays as it was",
+                json.len(),
+                limit / (1024 * 1024)
+            ),
+        ));
+    }
+    Ok(json)
 }
 
 #[cfg(test)]
@@ -361,6 +411,21 @@ mod tests {
             "the cache is not the file's"
         );
         assert_eq!(memory.signed_at, Some(5));
+    }
+
+    /// A cache that teaches more than one catalog may (Crush writes what
+    /// it fetches unreviewed) teaches a rebuilt memory nothing: the
+    /// snapshot's places alone are known.
+    #[test]
+    fn a_cache_teaching_too_much_teaches_a_rebuilt_memory_nothing() {
+        let key: String = (0..=guard::MAX_VARIABLES)
+            .map(|i| format!("$V{i}"))
+            .collect();
+        let text =
+            format!(r#"[{{"id":"x","name":"X","api_key":"{key}","models":[{{"id":"m"}}]}}]"#);
+        let cache = validate(text.as_bytes()).unwrap();
+        let memory = Memory::rebuilt(Some(&cache)).unwrap();
+        assert_eq!(memory, Memory::rebuilt(None).unwrap());
     }
 
     #[test]
@@ -402,11 +467,32 @@ mod tests {
                 e.starts_with(&format!(
                     "the memory of where API keys went, {}, cannot be used (",
                     files.memory.display()
-                )) && e
-                    .ends_with("remove it to rebuild it from the embedded snapshot and the cache"),
+                )) && e.ends_with(
+                    "remove it to rebuild it from the embedded snapshot and the cache, which forgets every other place a person approved (--allow-key-move), the floor and the newest signing time"
+                ),
                 "{e}"
             );
             assert!(record(&files, || Memory::rebuilt(None), |_| Ok(())).is_err());
         }
+        // Of another version, the way to keep it comes first.
+        std::fs::write(&files.memory, br#"{"version":2}"#).unwrap();
+        assert!(read(&files).unwrap_err().contains(
+            "to keep what it knows, use the version of this tool that wrote it; or remove it"
+        ));
+    }
+
+    /// A memory larger than its reader accepts is never written: the
+    /// write is refused as too large, and the file stays as it was.
+    #[test]
+    fn a_memory_too_large_to_read_back_is_not_written() {
+        let memory = Memory::rebuilt(None).unwrap();
+        let size = bytes_of(&memory, MAX_BYTES).unwrap().len();
+        let e = bytes_of(&memory, size - 1).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
+        assert!(
+            e.to_string()
+                .contains("more than the 0 MiB its reader accepts")
+        );
+        assert!(bytes_of(&memory, size).is_ok());
     }
 }

@@ -449,7 +449,11 @@ async fn case_10_what_cannot_be_reviewed_is_held() {
         let run = home.run_env(&["providers", "--json"], &[("CATWALK_URL", &url)]);
         assert!(run.stderr.contains(said), "{run:?}");
         home.run_env(&["update-providers"], &[("CATWALK_URL", &url)])
-            .fails_with(&[said, "remove it to rebuild it"]);
+            .fails_with(&[
+                said,
+                "remove it to rebuild it",
+                "which forgets every other place a person approved",
+            ]);
         // A dry run writes nothing, the memory neither.
         home.run(&["update-providers", "embedded", "--dry-run"])
             .ok();
@@ -791,4 +795,73 @@ async fn the_status_shows_what_is_remembered() {
         .run_env(&["providers", "--status", "--json"], &offline)
         .json();
     assert_eq!(json["memory"]["state"], "unusable");
+}
+
+/// The real catalog and `count` providers, each at an endpoint of its
+/// own and each naming the same `variables` variables (`$V0$V1…` as its
+/// key): what one such catalog would teach the memory is `count` places
+/// for every one of them.
+fn teaching(count: usize, variables: usize) -> String {
+    let key: String = (0..variables).map(|i| format!("$V{i}")).collect();
+    let providers: Vec<String> = (0..count)
+        .map(|i| {
+            format!(
+                r#"{{"id": "p{i}", "name": "P{i}", "api_key": "{key}", "api_endpoint": "https://p{i}.example/v1", "models": [{{"id": "m"}}]}}"#
+            )
+        })
+        .collect();
+    embedded_plus(&providers.join(",\n  "))
+}
+
+/// Issue 35, item 8: a catalog that would teach the memory of where keys
+/// went more than one catalog may (10,000 places, 1,000 variables; the
+/// real catalog teaches 80 and names 37) is refused by `update-providers`
+/// and held by a refresh, saying the limit; nothing is written, and the
+/// memory stays as small and as readable as it was. (The attack: 700
+/// providers naming the same 1,000 variables grew it to 80 MB, past what
+/// its reader accepts, so that every later update failed. Here 101
+/// providers naming 100 variables: 10,201 places.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_catalog_teaching_too_much_is_refused_and_the_memory_stays_readable() {
+    let home = Home::new();
+    home.run(&["update-providers", "embedded"]).ok();
+    let memory = home.data_dir().join("providers.trust.json");
+    let before = fs::read(&memory).unwrap();
+    for (catalog, said) in [
+        (teaching(101, 100), "more than 10000 places"),
+        (teaching(1, 1001), "more than 1000 variables"),
+    ] {
+        let (_dir, file) = temp_file("providers.json", catalog.as_bytes());
+        let run = home.run(&[
+            "update-providers",
+            file.to_str().unwrap(),
+            "--allow-key-move",
+        ]);
+        run.fails_with(&["refused: ", said, "nothing was written"]);
+        assert_eq!(
+            home.cache().unwrap(),
+            crush_providers::catalog::embedded::catalog_bytes()
+        );
+        assert_eq!(fs::read(&memory).unwrap(), before);
+    }
+    let server = serving(&teaching(101, 100)).await;
+    let record = refresh(&home, &server.uri());
+    assert_eq!(record["outcome"], "held", "{record}");
+    assert!(
+        record["held"]["changes"]
+            .to_string()
+            .contains("more than 10000 places"),
+        "{record}"
+    );
+    assert_eq!(fs::read(&memory).unwrap(), before);
+    // Within the limits, such a catalog is applied as before.
+    let (_dir, file) = temp_file("providers.json", teaching(99, 99).as_bytes());
+    home.run(&["update-providers", file.to_str().unwrap()]).ok();
+    // Written by another program (Crush writes what it fetches
+    // unreviewed), such a catalog teaches a rebuilt memory nothing, and
+    // stops no update.
+    home.set_cache(teaching(101, 100).as_bytes());
+    fs::remove_file(&memory).unwrap();
+    home.run(&["update-providers", "embedded"]).ok();
+    assert_eq!(fs::read(&memory).unwrap(), before);
 }

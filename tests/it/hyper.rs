@@ -1377,4 +1377,35 @@ fn embedded_removes_hyper_json_so_crush_uses_its_own() {
     home.run(&["update-providers", "--source", "hyper", "embedded"])
         .ok();
     assert!(!home.data_dir().exists());
+
+/// Issue 35, item 7: a project's `.env` that sets `HYPER_URL` does not
+/// receive the user's Hyper key on a person's `update-providers --source
+/// hyper`: the update is refused, naming the variable and the file, and
+/// nothing is sent. Set in the user's own environment, the same URL gets
+/// the key.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_projects_dotenv_hyper_url_never_gets_the_key_of_an_update() {
+    let server = server(HYPER).await;
+    let uri = server.uri();
+    let home = Home::new();
+    fs::write(home.path().join(".env"), format!("HYPER_URL={uri}\n")).unwrap();
+    let dotenv = home.path().canonicalize().unwrap().join(".env");
+    let key = ("HYPER_API_KEY", "sk-users-own");
+    let run = home.run_env(&["update-providers", "--source", "hyper"], &[key]);
+    run.fails_with(&[
+        &format!("HYPER_URL at {}:1", dotenv.display()),
+        "the Hyper key",
+        "set HYPER_URL in your own environment, or remove it from",
+    ]);
+    assert!(hyper_requests(&server).await.is_empty());
+    assert_eq!(home.hyper(), None);
+    home.run_env(
+        &["update-providers", "--source", "hyper"],
+        &[key, ("HYPER_URL", &uri)],
+    )
+    .ok();
+    assert_eq!(
+        received(&hyper_requests(&server).await, "authorization"),
+        ["Bearer sk-users-own"]
+    );
 }

@@ -719,3 +719,110 @@ async fn the_newest_signing_time_survives_the_embedded_snapshot() {
     .ok();
     assert_eq!(home.cache().unwrap(), CATALOG_A2.as_bytes());
 }
+
+/// Only the user pins keys (issue 35, item 6): a project's `.env`, which
+/// Crush loads, may move the global config folder for Crush's own
+/// settings, but the files that pin keys are found through the user's own
+/// environment. A `.env` moving `CRUSH_GLOBAL_CONFIG` or `XDG_CONFIG_HOME`
+/// away from the user's pinned key does not let an unsigned catalog in.
+#[test]
+fn a_projects_dotenv_does_not_unpin_the_users_key() {
+    let signer = Signer::new();
+    let (_dir, catalog) = temp_file("providers.json", CATALOG_A.as_bytes());
+    for variable in ["CRUSH_GLOBAL_CONFIG", "XDG_CONFIG_HOME"] {
+        let home = Home::new();
+        let config = home.path().join(".config/crush");
+        fs::create_dir_all(&config).unwrap();
+        fs::write(
+            config.join("crush.json"),
+            format!(
+                r#"{{"options": {{"provider_public_keys": ["{}"]}}}}"#,
+                signer.public_key()
+            ),
+        )
+        .unwrap();
+        let project = home.path().join("project");
+        fs::create_dir_all(project.join("elsewhere")).unwrap();
+        fs::write(
+            project.join(".env"),
+            format!("{variable}={}\n", project.join("elsewhere").display()),
+        )
+        .unwrap();
+        let mut update = home.crush(&[
+            "update-providers",
+            catalog.to_str().unwrap(),
+            "--allow-shrink",
+        ]);
+        let run = Run::from(update.current_dir(&project).output().unwrap());
+        run.fails_with(&["no signature"]);
+        assert_eq!(home.cache(), None, "{variable}");
+        let mut status = home.crush(&["providers", "--status", "--json"]);
+        let status = Run::from(status.current_dir(&project).output().unwrap()).json();
+        assert_eq!(
+            status["public_keys"]["keys"][0],
+            signer.public_key().as_str(),
+            "{variable}"
+        );
+    }
+}
+
+/// Nor does a `.env` pin a key of the project's own: the system file
+/// (`CRUSH_PROVIDERS_SYSTEM_CONFIG`, this tool's own variable, which Crush
+/// does not have) is moved only by the user's environment.
+#[test]
+fn a_projects_dotenv_does_not_pin_a_key() {
+    if std::path::Path::new("/etc/crush/crush.json").exists() {
+        skip_note("this machine has /etc/crush/crush.json, which the test would read");
+        return;
+    }
+    let projects = Signer::new();
+    let home = Home::new();
+    let project = home.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    let system = project.join("system.json");
+    fs::write(
+        &system,
+        format!(
+            r#"{{"options": {{"provider_public_keys": ["{}"]}}}}"#,
+            projects.public_key()
+        ),
+    )
+    .unwrap();
+    fs::write(
+        project.join(".env"),
+        format!("CRUSH_PROVIDERS_SYSTEM_CONFIG={}\n", system.display()),
+    )
+    .unwrap();
+    let mut status = home.crush(&["providers", "--status", "--json"]);
+    status
+        .env_remove("CRUSH_PROVIDERS_SYSTEM_CONFIG")
+        .current_dir(&project);
+    let run = Run::from(status.output().unwrap());
+    assert_eq!(
+        run.json()["public_keys"],
+        serde_json::Value::Null,
+        "{run:?}"
+    );
+    assert_eq!(
+        run.json()["dotenv"]["refused"],
+        serde_json::json!(["CRUSH_PROVIDERS_SYSTEM_CONFIG"]),
+        "{run:?}"
+    );
+    // A catalog signed by the project's key is no more than unsigned.
+    let (_dir, catalog) = temp_file("providers.json", CATALOG_A.as_bytes());
+    let signature = catalog.with_extension("json.minisig");
+    fs::write(&signature, projects.sign(CATALOG_A.as_bytes(), Some(T1))).unwrap();
+    let mut update = home.crush(&[
+        "update-providers",
+        catalog.to_str().unwrap(),
+        "--allow-shrink",
+        "--signature",
+        signature.to_str().unwrap(),
+    ]);
+    update
+        .env_remove("CRUSH_PROVIDERS_SYSTEM_CONFIG")
+        .current_dir(&project);
+    let run = Run::from(update.output().unwrap());
+    assert!(run.stderr.contains("none is pinned"), "{run:?}");
+    assert_eq!(home.cache(), None);
+}
