@@ -363,6 +363,7 @@ async fn without_git_the_working_folder_alone_is_searched() {
 /// does this; named there, the root's files are read again. As root the
 /// repository is given to another user; otherwise git's own switch,
 /// `GIT_TEST_ASSUME_DIFFERENT_OWNER`, stands in for the other owner.
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_repository_git_refuses_has_no_root() {
     let catalog = Catalog::start().await;
@@ -408,11 +409,13 @@ async fn a_repository_git_refuses_has_no_root() {
 }
 
 /// Whether this runs as root, which git's ownership check treats apart.
+#[cfg(unix)]
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
 
+#[cfg(unix)]
 fn chown(path: &Path, uid: u32) {
     std::os::unix::fs::chown(path, Some(uid), None).unwrap();
 }
