@@ -245,7 +245,11 @@ pub mod internals {
     }
     /// From `config/merge.rs`.
     pub mod merge {
-        pub use crate::config::merge::{Found, decode, parse};
+        pub use crate::config::merge::{Found, TypeChange, decode, merge, parse};
+    }
+    /// From `environment/dotenv.rs`.
+    pub mod dotenv {
+        pub use crate::environment::dotenv::{Entry, parse};
     }
     /// From `fetch/diagnosis.rs`.
     pub mod diagnosis {

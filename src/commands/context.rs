@@ -2,7 +2,7 @@
 //! `-H`), the settings they resolve to, and the start-up catalog.
 
 use std::fmt::Display;
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{Exit, Said, inputs, print, say, warn};
@@ -55,8 +55,11 @@ pub(super) struct Flags {
 /// The global flags, and the working directory.
 #[derive(Debug)]
 pub(super) struct Context {
-    /// The working directory: `-c/--cwd`, else the current one.
+    /// The working directory: `-c/--cwd`, else the current one, by the
+    /// name Crush gives it ([`config::files::working_folder`]).
     pub cwd: PathBuf,
+    /// `-c/--cwd` as written, when relative.
+    pub cwd_flag: Option<PathBuf>,
     /// `-D/--data-dir`.
     pub data_dir: Option<PathBuf>,
     /// `-d/--debug`.
@@ -67,8 +70,10 @@ impl Context {
     /// The context of the global flags; those of Crush's that mean
     /// nothing here (`-H`, `--channels`) said so under `--debug`.
     pub(super) fn new(flags: Flags) -> Result<Context, Exit> {
+        let folder = working_folder(flags.cwd.as_deref())?;
         let context = Context {
-            cwd: working_dir(flags.cwd)?,
+            cwd: folder.dir,
+            cwd_flag: folder.flag,
             data_dir: flags.data_dir,
             debug: flags.debug,
         };
@@ -121,19 +126,13 @@ impl Context {
     }
 
     /// The settings, a file of a format `tolerated` allows skipped with a
-    /// warning when it cannot be used ([`config::resolve_in`]).
+    /// warning when it cannot be used ([`read_settings`]).
     fn resolve(&self, tolerated: impl Fn(config::Format) -> bool) -> Result<Settings, Exit> {
-        let source = |name: &str| match environment::source(name) {
-            Some(Source::DotEnv(path, line)) => Some((path, line)),
-            _ => None,
+        let folder = config::files::WorkingFolder {
+            dir: self.cwd.clone(),
+            flag: self.cwd_flag.clone(),
         };
-        let inputs = config::Inputs {
-            cwd: &self.cwd,
-            env: &process_env,
-            env_source: &source,
-            data_dir: self.data_dir.as_deref(),
-        };
-        config::resolve_in(&inputs, tolerated)
+        read_settings(&folder, self.data_dir.as_deref(), tolerated)
             .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))
     }
 
@@ -251,57 +250,41 @@ pub(super) fn cache_files() -> Result<CacheFiles, Failure> {
         .map_err(|e| Failure::new("data folder", e))
 }
 
-/// The folder the project walk starts from: `--cwd` or the current one,
-/// by the name Crush gives it: on Unix the path it was reached by,
-/// symbolic links kept (Go's `os.Getwd` answers `$PWD` when that names
-/// this very folder, and `filepath.Abs` keeps `-c` as written), since
-/// Crush's walk up from it visits that path's parents, not the physical
-/// ones.
-fn working_dir(cwd: Option<PathBuf>) -> Result<PathBuf, Exit> {
-    let here = || {
-        go_getwd().map_err(|e| Exit::from(Failure::new("working directory", Cause::WorkingDir(e))))
-    };
-    let dir = match cwd {
-        Some(dir) if dir.is_absolute() => dir,
-        Some(dir) => here()?.join(dir),
-        None => here()?,
-    };
-    let canonical =
-        canonical_folder(&dir).map_err(|e| Exit::Usage(format!("--cwd {}: {e}", dir.display())))?;
-    if cfg!(unix) {
-        Ok(crate::config::files::clean(&dir))
-    } else {
-        Ok(canonical)
-    }
+/// The working folder Crush reads its project settings from, for
+/// `-c/--cwd` `cwd` ([`config::files::working_folder`]: `$PWD` kept, and
+/// a relative `-c` taken as Crush takes it); one that names no folder is
+/// a usage error. What the front reads the settings of, with
+/// [`read_settings`].
+pub(crate) fn working_folder(cwd: Option<&Path>) -> Result<config::files::WorkingFolder, Exit> {
+    config::files::working_folder(cwd).map_err(|e| match cwd {
+        Some(dir) => Exit::Usage(format!("--cwd {}: {e}", dir.display())),
+        None => Exit::from(Failure::new("working directory", Cause::WorkingDir(e))),
+    })
 }
 
-/// Go's `os.Getwd` on Unix: `$PWD` when it is absolute and names the
-/// current folder itself (the same file), else the physical path.
-fn go_getwd() -> io::Result<PathBuf> {
-    let here = std::env::current_dir()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let Some(pwd) = std::env::var_os("PWD").map(PathBuf::from)
-            && pwd.is_absolute()
-            && let (Ok(a), Ok(b)) = (std::fs::metadata(&pwd), std::fs::metadata("."))
-            && (a.dev(), a.ino()) == (b.dev(), b.ino())
-        {
-            return Ok(pwd);
-        }
-    }
-    Ok(here)
-}
-
-/// Canonical form of a folder, without Windows' `\\?\` prefix where the
-/// path means the same without it (the `dunce` crate), which would leak
-/// into every path the user is shown.
-pub(super) fn canonical_folder(dir: &Path) -> io::Result<PathBuf> {
-    let canonical = dunce::canonicalize(dir)?;
-    if !canonical.is_dir() {
-        return Err(io::Error::other("not a folder"));
-    }
-    Ok(canonical)
+/// The settings of `folder` as a start reads them, with `-D/--data-dir`
+/// `data_dir`, the environment and the `.env` this process loaded, nothing
+/// printed: [`Settings::auto_update`] and [`Settings::default_providers`]
+/// say on only when every reading says on (both orders of the files, a
+/// crushrc line only a shell can evaluate counted as off), which is what
+/// decides whether a start may go out. A file of a format `tolerated`
+/// allows is skipped with a warning when it cannot be used.
+pub(crate) fn read_settings(
+    folder: &config::files::WorkingFolder,
+    data_dir: Option<&Path>,
+    tolerated: impl Fn(config::Format) -> bool,
+) -> Result<Settings, config::ConfigError> {
+    let source = |name: &str| match environment::source(name) {
+        Some(Source::DotEnv(path, line)) => Some((path, line)),
+        _ => None,
+    };
+    let inputs = config::Inputs {
+        cwd: &folder.dir,
+        env: &process_env,
+        env_source: &source,
+        data_dir,
+    };
+    config::resolve_with_flag(&inputs, folder.flag.as_deref(), tolerated)
 }
 
 /// The catalog a listing command shows: the start-up catalog, validated;

@@ -22,7 +22,7 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::context::{canonical_folder, pinned_keys};
+use super::context::{pinned_keys, read_settings};
 use super::{program, terminal, told};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
@@ -198,10 +198,15 @@ fn prepare(
     });
     let memo_path = data.join(MEMO_FILE);
     let mut memo = Memo::read(&memo_path);
-    let answer = learn(crush, &mut memo, next, &mut notices)?;
-    let hyper = config::front::hyper_key_in(&settings, &process_env).map(|k| k.origin);
-    let updates = front::updates(&answer, hyper.as_deref());
     let on = settings.auto_update.value && settings.default_providers.value;
+    let updates = match on {
+        false => Updates::Off(front::Off::Settings),
+        true => {
+            let answer = learn(crush, &mut memo, next, &mut notices)?;
+            let hyper = config::front::hyper_key_in(&settings, &process_env).map(|k| k.origin);
+            front::updates(&answer, hyper.as_deref(), on)
+        }
+    };
     if let (true, Ok(keys)) = (on, keys) {
         refresh_if_due(states[0].1.as_ref(), &catalog, keys, &mut notices)?;
     }
@@ -221,29 +226,13 @@ fn prepare(
     Ok((updates, notices))
 }
 
-/// The settings as Crush reads them: its `-c` and `-D`, and the `.env`
-/// this process loaded.
+/// The settings as Crush reads them: its `-c` (from the working folder as
+/// Go names it) and `-D`, and the `.env` this process loaded.
 fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
-    let here =
-        std::env::current_dir().map_err(|e| format!("cannot read the working folder: {e}"))?;
-    let dir = parsed
-        .cwd
-        .as_ref()
-        .map_or_else(|| here.clone(), |c| here.join(c));
-    // A folder that does not exist is Crush's to report.
-    let cwd = canonical_folder(&dir).unwrap_or(dir);
-    let source = |name: &str| match environment::source(name) {
-        Some(environment::Source::DotEnv(path, line)) => Some((path, line)),
-        _ => None,
-    };
+    let cwd = parsed.cwd.as_ref().map(PathBuf::from);
+    let folder = config::files::working_folder(cwd.as_deref()).map_err(|e| e.to_string())?;
     let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
-    let inputs = config::Inputs {
-        cwd: &cwd,
-        env: &process_env,
-        env_source: &source,
-        data_dir: data_dir.as_deref(),
-    };
-    config::resolve_in(&inputs, |_| false).map_err(|e| e.to_string())
+    read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
 }
 
 /// Reviews what another program wrote into `files` before Crush reads it;
@@ -504,16 +493,23 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
         let identity = Identity::of(&crush.canonical).ok()?;
         Memo::read(&data.join(MEMO_FILE)).get(&identity).cloned()
     });
-    let Some(learnt) = learnt else {
-        status.updates = Handed::NotLearnt;
-        status.reason = "its own updates as you set them until a start learns its version".into();
-        return Some(status);
-    };
-    if let Answer::Version(v) = &learnt.answer {
+    if let Some(Answer::Version(v)) = learnt.as_ref().map(|l| &l.answer) {
         status.version = Some(v.clone());
     }
-    let hyper = config::front::hyper_key_in(settings, &process_env).map(|k| k.origin);
-    let updates = front::updates(&learnt.answer, hyper.as_deref());
+    let on = settings.auto_update.value && settings.default_providers.value;
+    let updates = match (on, learnt) {
+        (false, _) => Updates::Off(front::Off::Settings),
+        (true, None) => {
+            status.updates = Handed::NotLearnt;
+            status.reason =
+                "its own updates as you set them until a start learns its version".into();
+            return Some(status);
+        }
+        (true, Some(learnt)) => {
+            let hyper = config::front::hyper_key_in(settings, &process_env).map(|k| k.origin);
+            front::updates(&learnt.answer, hyper.as_deref(), on)
+        }
+    };
     status.updates = match updates {
         Updates::Off(_) => Handed::UpdatesOff,
         Updates::AsSet(_) => Handed::AsSet,

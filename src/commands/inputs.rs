@@ -209,6 +209,17 @@ fn root_text(root: &Root) -> String {
             "none ({} is a repository without a work tree): the working directory alone",
             shown_path(dir)
         ),
+        Root::None(NoRoot::NoFolder) => {
+            "none (the working directory is not a folder git can run in)".into()
+        }
+        Root::None(NoRoot::NoGit(why)) => format!(
+            "none ({}: Crush asks git for it, and searches the working directory alone without it)",
+            shown(why)
+        ),
+        Root::None(NoRoot::GitSaid(said)) => format!(
+            "none (git rev-parse --show-toplevel says: {}): the working directory alone, as Crush",
+            shown(said)
+        ),
     }
 }
 

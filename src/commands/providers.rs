@@ -13,7 +13,7 @@ use crate::catalog::embedded;
 use crate::catalog::escape::safe;
 use crate::catalog::{self, Catalog, Target};
 use crate::commands::cli::ProvidersArgs;
-use crate::config::{Setting, Settings};
+use crate::config::{Disagreement, Setting, Settings};
 use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Cached};
@@ -262,13 +262,40 @@ struct PinnedJson {
 struct SettingJson {
     value: bool,
     origin: String,
+    /// Each order's value, when the two orders of the files differ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    orders: Option<OrdersJson>,
 }
 
-impl From<&Setting> for SettingJson {
-    fn from(s: &Setting) -> Self {
-        SettingJson {
+#[derive(Debug, Serialize)]
+struct ValueJson {
+    value: bool,
+    origin: String,
+}
+
+/// A setting by each order of the files, and the order that keeps the
+/// network off (`spec` or `crush_v0_90`).
+#[derive(Debug, Serialize)]
+struct OrdersJson {
+    spec: ValueJson,
+    crush_v0_90: ValueJson,
+    kept_off_by: &'static str,
+}
+
+impl SettingJson {
+    fn of(setting: &Setting, orders: Option<&Disagreement>) -> SettingJson {
+        let value = |s: &Setting| ValueJson {
             value: s.value,
             origin: s.origin.to_string(),
+        };
+        SettingJson {
+            value: setting.value,
+            origin: setting.origin.to_string(),
+            orders: orders.map(|both| OrdersJson {
+                spec: value(&both.spec),
+                crush_v0_90: value(&both.crush_v090),
+                kept_off_by: both.kept_off_by().key(),
+            }),
         }
     }
 }
@@ -306,8 +333,14 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         providers: None,
         models: None,
         embedded_snapshot: embedded::origin(),
-        provider_auto_update: (&settings.auto_update).into(),
-        default_providers: (&settings.default_providers).into(),
+        provider_auto_update: SettingJson::of(
+            &settings.auto_update,
+            settings.auto_update_orders.as_ref(),
+        ),
+        default_providers: SettingJson::of(
+            &settings.default_providers,
+            settings.default_providers_orders.as_ref(),
+        ),
         crush: super::front::status(settings),
         hyper: super::hyper::status(
             files,
@@ -424,6 +457,9 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     }
     row("embedded snapshot", status.embedded_snapshot.to_string())?;
     row("provider-auto-update", settings.auto_update.to_string())?;
+    if let Some(both) = &settings.auto_update_orders {
+        row("", both.to_string())?;
+    }
     if let Some(pinned) = &status.public_keys {
         row("public keys", pinned_keys_row(pinned))?;
     }
@@ -438,6 +474,9 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
         ),
     )?;
     row("default-providers", settings.default_providers.to_string())?;
+    if let Some(both) = &settings.default_providers_orders {
+        row("", both.to_string())?;
+    }
     for (key, value) in status.inputs.rows() {
         row(key, value)?;
     }

@@ -22,7 +22,7 @@ use crate::fetch::http::{Bearer, FetchError};
 use crate::fetch::source::ReadError;
 use crate::fetch::source::{self, Source};
 use crate::store::cache::CacheFiles;
-use crate::store::paths::{self, process_env};
+use crate::store::paths::process_env;
 use crate::trust::signature::KEYS_ENV;
 use crate::update::{self, Output, UpdateOptions, UpdateReport};
 
@@ -127,7 +127,7 @@ fn settings(context: &Context, source: &Source) -> Result<Settings, Exit> {
     let (settings, passed_over) = context.settings_passing_over()?;
     let unknown = unknown_pins(
         &passed_over,
-        &own_files(),
+        &settings.pin_files,
         settings.public_keys.as_ref().map(|k| &k.origin),
         may_pin,
     );
@@ -166,24 +166,6 @@ fn settings(context: &Context, source: &Source) -> Result<Settings, Exit> {
         );
     }
     Ok(settings)
-}
-
-/// The user's own JSON files, lowest priority first: those whose
-/// `options.provider_public_keys` pins keys, where a project's files pin
-/// none (the system file, the global state, the global config; the same
-/// files [`crate::config::resolve_in`] reads as the user's).
-fn own_files() -> Vec<PathBuf> {
-    let env = &process_env;
-    [
-        paths::system_config_on(paths::Platform::current(), env),
-        paths::global_state_dir(env)
-            .ok()
-            .map(|d| d.join("crush.json")),
-        paths::config_dir(env).ok().map(|d| d.join("crush.json")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
 }
 
 /// The file passed over (`passed_over`) whose unread pins would decide

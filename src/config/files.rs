@@ -9,9 +9,9 @@ use std::fs;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-use super::Format;
 #[cfg(test)]
 use super::root;
+use super::{Format, Level};
 use crate::store::paths::{self, EnvLookup};
 
 /// The names of project files in one folder, lowest priority first (spec
@@ -164,6 +164,8 @@ pub(crate) struct WorkspaceInputs<'a> {
     pub option: Option<(String, super::Origin)>,
     /// The working directory (absolute).
     pub cwd: &'a Path,
+    /// `-c/--cwd` as written, when relative ([`super::resolve_with_flag`]).
+    pub cwd_flag: Option<&'a Path>,
     /// The project root.
     pub root: Option<&'a Path>,
     /// The home folder: a `.crush` there is no workspace.
@@ -173,9 +175,16 @@ pub(crate) struct WorkspaceInputs<'a> {
 /// The workspace folder: `-D`, else `options.data_directory`, else the
 /// nearest `.crush` up to the project root (not in the home folder, and
 /// only the working directory's owner's), else `./.crush`; a relative
-/// folder is taken from the working directory.
+/// folder is taken from the working directory. With a relative `-c X`,
+/// Crush's default is `X/.crush` taken from the working directory (its
+/// `setDefaults` joins `X` to `.crush`, then joins `X` to that once more,
+/// in the folder `-c` moved it to): `./X/.crush`.
 pub(crate) fn workspace(inputs: WorkspaceInputs<'_>) -> Workspace {
     let cwd = inputs.cwd;
+    let default_base = match inputs.cwd_flag.filter(|f| f.is_relative()) {
+        Some(flag) => cwd.join(flag),
+        None => cwd.to_owned(),
+    };
     let (dir, from) = if let Some(flag) = inputs.flag.filter(|f| !f.as_os_str().is_empty()) {
         (cwd.join(flag), WorkspaceFrom::Flag)
     } else if let Some((dir, origin)) = inputs.option.filter(|(d, _)| !d.is_empty()) {
@@ -183,7 +192,7 @@ pub(crate) fn workspace(inputs: WorkspaceInputs<'_>) -> Workspace {
     } else if let Some(found) = nearest_dot_crush(cwd, inputs.root, inputs.home) {
         (found, WorkspaceFrom::Nearest)
     } else {
-        (cwd.join(".crush"), WorkspaceFrom::Default)
+        (default_base.join(".crush"), WorkspaceFrom::Default)
     };
     Workspace {
         dir: clean(&dir),
@@ -226,37 +235,32 @@ pub(crate) fn clean(path: &Path) -> PathBuf {
     out
 }
 
-/// Files to read, lowest priority first.
-pub(super) type Files = Vec<(PathBuf, Format)>;
-
-/// The files below the workspace's (the system's, the global state) and
-/// above it (the global config, the project's), in the spec's order.
-pub(super) fn ranked_files(env: EnvLookup, project: Vec<(PathBuf, Format)>) -> (Files, Files) {
+/// The files to read but the workspace's, each with its level, in the
+/// spec's order, lowest priority first: the system's, the global state,
+/// the global JSON and crushrc, then `project` (the walk's files).
+pub(super) fn sources(
+    env: EnvLookup,
+    project: Vec<(PathBuf, Format)>,
+) -> Vec<(PathBuf, Format, Level)> {
     let platform = paths::Platform::current();
     let config_dir = paths::config_dir(env).ok();
-    let below = [
-        paths::system_config_on(platform, env),
-        paths::global_state_dir(env)
-            .ok()
-            .map(|d| d.join("crush.json")),
+    let state = paths::global_state_dir(env)
+        .ok()
+        .map(|d| d.join("crush.json"));
+    [
+        paths::system_config_on(platform, env).map(|p| (p, Format::Json, Level::System)),
+        state.map(|p| (p, Format::Json, Level::GlobalState)),
+        config_dir
+            .as_ref()
+            .map(|d| (d.join("crush.json"), Format::Json, Level::GlobalJson)),
+        config_dir
+            .as_ref()
+            .map(|d| (d.join("crushrc"), Format::Crushrc, Level::GlobalRc)),
     ]
     .into_iter()
     .flatten()
-    .map(|p| (p, Format::Json))
-    .collect();
-    let above = [
-        config_dir
-            .as_ref()
-            .map(|d| (d.join("crush.json"), Format::Json)),
-        config_dir
-            .as_ref()
-            .map(|d| (d.join("crushrc"), Format::Crushrc)),
-    ]
-    .into_iter()
-    .flatten()
-    .chain(project)
-    .collect();
-    (below, above)
+    .chain(project.into_iter().map(|(p, f)| (p, f, Level::Project)))
+    .collect()
 }
 
 /// The configuration files that may hold settings for `cwd` (absolute),
@@ -266,23 +270,28 @@ pub(super) fn ranked_files(env: EnvLookup, project: Vec<(PathBuf, Format)>) -> (
 /// Crush reads (another user's left out).
 #[cfg(test)]
 pub(crate) fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
-    let root = match root::find(&physical(cwd)) {
+    let root = match root::of(cwd) {
         root::Root::WorkTree(dir) => Some(dir),
         root::Root::None(_) => None,
     };
-    let (below, above) = ranked_files(env, project(cwd, root.as_deref()).files);
+    let sources = sources(env, project(cwd, root.as_deref()).files);
     let home = paths::home_dir(env).ok();
     let workspace = workspace(WorkspaceInputs {
         flag: None,
         option: None,
         cwd,
+        cwd_flag: None,
         root: root.as_deref(),
         home: home.as_deref(),
     });
+    let (below, above): (Vec<_>, Vec<_>) = sources
+        .into_iter()
+        .partition(|(_, _, level)| matches!(level, Level::System | Level::GlobalState));
     below
         .into_iter()
+        .map(|(p, f, _)| (p, f))
         .chain([(workspace.dir.join("crush.json"), Format::Json)])
-        .chain(above)
+        .chain(above.into_iter().map(|(p, f, _)| (p, f)))
         .collect()
 }
 
@@ -296,6 +305,70 @@ pub(super) fn physical(cwd: &Path) -> PathBuf {
     } else {
         cwd.to_owned()
     }
+}
+
+/// The working folder Crush reads its project settings from, and `-c` as
+/// written when it is relative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkingFolder {
+    /// The folder (absolute) by the name Crush gives it: its parents are
+    /// the ones the walk for project files visits.
+    pub dir: PathBuf,
+    /// `-c/--cwd` as written, when relative ([`super::resolve_with_flag`]).
+    pub flag: Option<PathBuf>,
+}
+
+/// The working folder of Crush v0.90 started in this process's folder
+/// with `-c/--cwd` `flag` (`internal/cmd/root.go`: `ResolveCwd`, then
+/// `filepath.Abs` of what it returns). Without `-c`, Go's `os.Getwd`:
+/// `$PWD` when it is absolute and names this very folder (a symbolic link
+/// kept), else the physical path. With `-c DIR`, Crush moves to `DIR` and
+/// goes on with `DIR` as written: an absolute one cleaned, a relative one
+/// taken from the folder it moved to (`os.Getwd` there, where `$PWD` no
+/// longer names it) — `-c sub` reads the project of `./sub/sub`, which
+/// may not exist. `Err` when `DIR` is not a folder to move to: Crush
+/// fails too.
+pub(crate) fn working_folder(flag: Option<&Path>) -> io::Result<WorkingFolder> {
+    let here = std::env::current_dir()?;
+    let Some(flag) = flag else {
+        return Ok(WorkingFolder {
+            dir: go_getwd(&here)?,
+            flag: None,
+        });
+    };
+    let moved_to = here.join(flag);
+    if !fs::metadata(&moved_to)?.is_dir() {
+        return Err(io::Error::other("not a folder"));
+    }
+    Ok(if flag.is_absolute() {
+        WorkingFolder {
+            dir: clean(flag),
+            flag: None,
+        }
+    } else {
+        WorkingFolder {
+            dir: clean(&go_getwd(&moved_to)?.join(flag)),
+            flag: Some(flag.to_owned()),
+        }
+    })
+}
+
+/// Go's `os.Getwd` in the folder `dir`: on Unix `$PWD` when it is
+/// absolute and the same file as `dir`, else `dir`'s physical path
+/// (Windows' path without its `\\?\` prefix, the `dunce` crate).
+fn go_getwd(dir: &Path) -> io::Result<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(pwd) = std::env::var_os("PWD").map(PathBuf::from)
+            && pwd.is_absolute()
+            && let (Ok(a), Ok(b)) = (fs::metadata(&pwd), fs::metadata(dir))
+            && (a.dev(), a.ino()) == (b.dev(), b.ino())
+        {
+            return Ok(pwd);
+        }
+    }
+    dunce::canonicalize(dir)
 }
 
 #[cfg(test)]
@@ -337,6 +410,7 @@ mod tests {
             flag,
             option: option.map(|o| (o.to_owned(), super::super::Origin::Default)),
             cwd: &cwd,
+            cwd_flag: None,
             root: Some(repo.as_path()),
             home,
         };

@@ -180,7 +180,7 @@ pub(crate) fn not_json(text: &str, e: &serde_json::Error) -> String {
 
 /// A value of one type replaced by one of another in a later file.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct TypeChange {
+pub struct TypeChange {
     /// The key, e.g. `options.disable_provider_auto_update`.
     pub key: String,
     /// The value before, its kind and where it came from.
@@ -191,7 +191,7 @@ pub(crate) struct TypeChange {
 
 /// Merges `source` into `target`, go-jsons' way; each change of type is
 /// recorded in `changes`.
-pub(crate) fn merge(target: &mut Node, source: Node, changes: &mut Vec<TypeChange>) {
+pub fn merge(target: &mut Node, source: Node, changes: &mut Vec<TypeChange>) {
     merge_at(target, source, &mut Vec::new(), changes);
 }
 

@@ -49,6 +49,14 @@ pub enum Origin {
         /// The key as written, e.g. `options.disable_provider_auto_update`.
         key: String,
     },
+    /// A crushrc command this reader cannot evaluate (it needs the
+    /// shell) that may turn the setting off: counted as turning it off.
+    Unevaluated {
+        /// The file.
+        path: PathBuf,
+        /// The line of the command.
+        line: usize,
+    },
     /// An environment variable.
     Env {
         /// Its name.
@@ -66,6 +74,11 @@ impl fmt::Display for Origin {
             Origin::Default => f.write_str("default"),
             Origin::Crushrc { path, line } => write!(f, "option at {}:{line}", shown_path(path)),
             Origin::Json { path, key } => write!(f, "{} in {}", shown(key), shown_path(path)),
+            Origin::Unevaluated { path, line } => write!(
+                f,
+                "a command at {}:{line} only a shell can evaluate, counted as off",
+                shown_path(path)
+            ),
             Origin::Env {
                 name,
                 value,
@@ -124,6 +137,72 @@ impl fmt::Display for Setting {
     }
 }
 
+/// An order the configuration files are ranked in (spec section 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// The spec's, the one Crush is moving to: configuration above state.
+    Spec,
+    /// Crush v0.90's (`internal/config/load.go`: `lookupConfigs`,
+    /// `Load`): the global state above the global files, the workspace
+    /// file above every project file, and inside one folder `crush.json` <
+    /// `.crush.json` < `crushrc` < `.crushrc`.
+    CrushV090,
+}
+
+impl Order {
+    /// Its name in JSON: `spec`, `crush_v0_90`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Order::Spec => "spec",
+            Order::CrushV090 => "crush_v0_90",
+        }
+    }
+}
+
+impl fmt::Display for Order {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Order::Spec => "the spec's order",
+            Order::CrushV090 => "Crush v0.90's order",
+        })
+    }
+}
+
+/// A setting the two orders of the files read differently. Going out
+/// needs both to say on: the setting is the one that is off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// By the spec's order.
+    pub spec: Setting,
+    /// By Crush v0.90's order.
+    pub crush_v090: Setting,
+}
+
+impl Disagreement {
+    /// The order whose value is off, which keeps the network off.
+    pub fn kept_off_by(&self) -> Order {
+        if self.crush_v090.value {
+            Order::Spec
+        } else {
+            Order::CrushV090
+        }
+    }
+}
+
+impl fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}; {}: {}; {} keeps the network off",
+            Order::Spec,
+            self.spec,
+            Order::CrushV090,
+            self.crush_v090,
+            self.kept_off_by()
+        )
+    }
+}
+
 /// The public keys pinned for signed catalogs, and where they came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinnedKeys {
@@ -136,10 +215,16 @@ pub struct PinnedKeys {
 /// The resolved settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// `provider-auto-update`: refresh the catalog at start-up.
+    /// `provider-auto-update`: refresh the catalog at start-up. On only
+    /// when both orders of the files ([`Order`]) say on.
     pub auto_update: Setting,
-    /// `default-providers`: use the catalog's providers at all.
+    /// `default-providers`: use the catalog's providers at all. On only
+    /// when both orders say on.
     pub default_providers: Setting,
+    /// `provider-auto-update` by each order, when they differ.
+    pub auto_update_orders: Option<Disagreement>,
+    /// `default-providers` by each order, when they differ.
+    pub default_providers_orders: Option<Disagreement>,
     /// `options.provider_public_keys` or `CRUSH_PROVIDER_PUBLIC_KEY`: the
     /// keys a signed catalog must be signed by; `None` when none is pinned.
     pub public_keys: Option<PinnedKeys>,
@@ -153,6 +238,9 @@ pub struct Settings {
     pub workspace: files::Workspace,
     /// Project files Crush passes over (another user's).
     pub skipped: Vec<files::SkippedFile>,
+    /// The user's own files that may pin keys (found through the user's
+    /// own environment), lowest priority first.
+    pub(crate) pin_files: Vec<PathBuf>,
 }
 
 /// A configuration file that cannot be used.
@@ -178,7 +266,8 @@ pub enum Format {
 
 /// What the settings are resolved from, besides the files.
 pub struct Inputs<'a> {
-    /// The working directory (absolute).
+    /// The working directory (absolute), as Crush names it
+    /// ([`files::working_folder`]).
     pub cwd: &'a Path,
     /// The environment.
     pub env: EnvLookup<'a>,
@@ -194,8 +283,11 @@ pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, Confi
     let loaded = load_crushrc(path, text, 0)?;
     let mut settings = Settings::defaults(path.parent().unwrap_or(path));
     settings.warnings = loaded.warnings;
-    let paths = [(path.to_owned(), Format::Crushrc)];
-    apply_options(&mut settings, &loaded.loaded.node, &paths)?;
+    let read = Read {
+        paths: vec![(path.to_owned(), Format::Crushrc)],
+        counted: loaded.loaded.counted_off.iter().map(|&l| (0, l)).collect(),
+    };
+    apply_options(&mut settings, &loaded.loaded.node, &read)?;
     Ok(settings)
 }
 
@@ -205,6 +297,8 @@ impl Settings {
         Settings {
             auto_update: Setting::default_on(),
             default_providers: Setting::default_on(),
+            auto_update_orders: None,
+            default_providers_orders: None,
             public_keys: None,
             warnings: Vec::new(),
             files: Vec::new(),
@@ -214,6 +308,7 @@ impl Settings {
                 from: files::WorkspaceFrom::Default,
             },
             skipped: Vec::new(),
+            pin_files: Vec::new(),
         }
     }
 }
@@ -243,46 +338,106 @@ pub(crate) fn resolve_tolerating(
     resolve_in(&inputs, tolerated)
 }
 
+/// The files read so far: each that holds something, by [`Src::file`], and
+/// the crushrc lines counted as turning a key off ([`Origin::Unevaluated`]).
+#[derive(Default)]
+struct Read {
+    paths: Vec<(PathBuf, Format)>,
+    /// `(file, line)` of each such line.
+    counted: Vec<(usize, usize)>,
+}
+
 /// Reads files, skipping those `tolerated` allows when they cannot be
 /// used, and keeps the list of those that hold something.
 struct Reader<F: Fn(Format) -> bool> {
     tolerated: F,
-    /// Every file that holds something, by [`Src::file`].
-    paths: Vec<(PathBuf, Format)>,
+    read: Read,
     warnings: Vec<Warning>,
 }
 
 impl<F: Fn(Format) -> bool> Reader<F> {
-    /// Reads each of `files`; a missing, empty or skipped one adds nothing.
-    fn read_all(&mut self, files: &[(PathBuf, Format)]) -> Result<Vec<Loaded>, ConfigError> {
-        let mut parts = Vec::new();
-        for (path, format) in files {
-            match read_file(path, *format, self.paths.len()) {
-                Ok(None) => {}
-                Ok(Some((loaded, warnings))) => {
-                    self.paths.push((path.clone(), *format));
-                    self.warnings.extend(warnings);
-                    parts.push(loaded);
-                }
-                Err(e) if (self.tolerated)(*format) => {
-                    self.warnings.push(Warning::FileNotRead(e));
-                }
-                Err(e) => return Err(e),
+    /// Reads one file; a missing, empty or skipped one adds nothing.
+    fn read(&mut self, path: &Path, format: Format) -> Result<Option<Loaded>, ConfigError> {
+        match read_file(path, format, self.read.paths.len()) {
+            Ok(None) => Ok(None),
+            Ok(Some((loaded, warnings))) => {
+                self.warnings.extend(warnings);
+                Ok(Some(self.keep(path, format, loaded)))
             }
+            Err(e) if (self.tolerated)(format) => {
+                self.warnings.push(Warning::FileNotRead(e));
+                Ok(None)
+            }
+            Err(e) => Err(e),
         }
-        Ok(parts)
+    }
+
+    /// Reads the workspace file `path`: Crush ignores one it cannot read,
+    /// but not one that is not JSON.
+    fn read_workspace(&mut self, path: &Path) -> Result<Option<Loaded>, ConfigError> {
+        match read_file(path, Format::Json, self.read.paths.len()) {
+            Ok(Some((loaded, _))) => Ok(Some(self.keep(path, Format::Json, loaded))),
+            Ok(None) | Err(ConfigError { line: None, .. }) => Ok(None),
+            Err(e) if (self.tolerated)(Format::Json) => {
+                self.warnings.push(Warning::FileNotRead(e));
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn keep(&mut self, path: &Path, format: Format, loaded: Loaded) -> Loaded {
+        self.read.paths.push((path.to_owned(), format));
+        let file = loaded.file;
+        self.read
+            .counted
+            .extend(loaded.counted_off.iter().map(|&line| (file, line)));
+        loaded
+    }
+
+    /// What a failure to merge or decode the options comes to: the
+    /// failure, unless the file's format may be skipped (then a warning).
+    fn settle(&mut self, e: ConfigError) -> Result<(), ConfigError> {
+        let format = self
+            .read
+            .paths
+            .iter()
+            .find(|(p, _)| *p == e.path)
+            .map_or(Format::Json, |(_, f)| *f);
+        if !(self.tolerated)(format) {
+            return Err(e);
+        }
+        self.warnings.push(Warning::OptionsNotRead(e));
+        Ok(())
     }
 }
 
 /// Resolves the settings from `inputs`, skipping files as
-/// `resolve_tolerating` does.
+/// `resolve_tolerating` does. Each setting is read by both orders of the
+/// files (the spec's and Crush v0.90's, [`Order`]), with the same
+/// environment over them; where they differ, the setting is the one that
+/// is off (going out needs both to say on), and the two are kept in
+/// [`Settings::auto_update_orders`] and
+/// [`Settings::default_providers_orders`]. The pinned keys, the workspace
+/// and the files listed are the spec's order's.
 pub fn resolve_in(
     inputs: &Inputs<'_>,
     tolerated: impl Fn(Format) -> bool,
 ) -> Result<Settings, ConfigError> {
+    resolve_with_flag(inputs, None, tolerated)
+}
+
+/// [`resolve_in`] for a working directory given as `-c/--cwd` `cwd_flag`
+/// when that is relative ([`files::WorkingFolder::flag`]): Crush joins it
+/// to the working directory once more for the default workspace folder.
+pub fn resolve_with_flag(
+    inputs: &Inputs<'_>,
+    cwd_flag: Option<&Path>,
+    tolerated: impl Fn(Format) -> bool,
+) -> Result<Settings, ConfigError> {
     let (cwd, env) = (inputs.cwd, inputs.env);
     let mut settings = Settings::defaults(cwd);
-    settings.root = root::find(&files::physical(cwd));
+    settings.root = root::of(cwd);
     let root_dir = match &settings.root {
         root::Root::WorkTree(dir) => Some(dir.clone()),
         root::Root::None(_) => None,
@@ -297,40 +452,42 @@ pub fn resolve_in(
     // A project's files, which may not pin keys: the walk's, and the
     // workspace's below.
     let mut project_files: Vec<PathBuf> = project.files.iter().map(|(p, _)| p.clone()).collect();
-    let (below, above) = files::ranked_files(env, project.files);
     let mut reader = Reader {
         tolerated,
-        paths: Vec::new(),
+        read: Read::default(),
         warnings: Vec::new(),
     };
-    let below = reader.read_all(&below)?;
-    let above = reader.read_all(&above)?;
-    // The workspace folder comes from every other file's options.
-    let option = data_directory(below.iter().chain(&above), &reader.paths);
+    let mut parts: Vec<(Level, Loaded)> = Vec::new();
+    for (path, format, level) in files::sources(env, project.files) {
+        if let Some(loaded) = reader.read(&path, format)? {
+            parts.push((level, loaded));
+        }
+    }
+    // The workspace folder comes from every other file's options, merged
+    // in each order.
     let home = paths::home_dir(env).ok();
-    settings.workspace = files::workspace(files::WorkspaceInputs {
-        flag: inputs.data_dir,
-        option,
-        cwd,
-        root: root_dir.as_deref(),
-        home: home.as_deref(),
-    });
-    let workspace_file = settings.workspace.dir.join("crush.json");
-    project_files.push(workspace_file.clone());
-    // Crush ignores a workspace file it cannot read, but not one that is
-    // not JSON.
-    let workspace = match read_file(&workspace_file, Format::Json, reader.paths.len()) {
-        Ok(Some((loaded, _))) => {
-            reader.paths.push((workspace_file, Format::Json));
-            Some(loaded)
-        }
-        Ok(None) | Err(ConfigError { line: None, .. }) => None,
-        Err(e) if (reader.tolerated)(Format::Json) => {
-            reader.warnings.push(Warning::FileNotRead(e));
-            None
-        }
-        Err(e) => return Err(e),
+    let workspace_by = |order: Order| {
+        let ranked = ordered(order, parts.clone(), &reader.read.paths);
+        files::workspace(files::WorkspaceInputs {
+            flag: inputs.data_dir,
+            option: data_directory(ranked.iter(), &reader.read),
+            cwd,
+            cwd_flag,
+            root: root_dir.as_deref(),
+            home: home.as_deref(),
+        })
     };
+    settings.workspace = workspace_by(Order::Spec);
+    let crush_workspace = workspace_by(Order::CrushV090);
+    let spec_file = settings.workspace.dir.join("crush.json");
+    let crush_file = crush_workspace.dir.join("crush.json");
+    let same_workspace = crush_file == spec_file;
+    let spec_workspace = reader.read_workspace(&spec_file)?;
+    let crush_workspace = match same_workspace {
+        true => spec_workspace.clone(),
+        false => reader.read_workspace(&crush_file)?,
+    };
+    project_files.extend([spec_file, crush_file]);
     let pins = pins::resolve(
         inputs,
         &project_files,
@@ -338,32 +495,165 @@ pub fn resolve_in(
         &mut reader.warnings,
     )?;
     settings.warnings.append(&mut reader.warnings);
-    let order: Vec<Loaded> = below.into_iter().chain(workspace).chain(above).collect();
-    unpin_others(
-        &mut settings,
-        &order,
-        &reader.paths,
-        &project_files,
-        &pins.files,
-    );
-    settings.files = order
-        .iter()
-        .map(|l| reader.paths[l.file].0.clone())
-        .collect();
-    if let Err(e) = combine(&mut settings, order, &reader.paths) {
-        let format = reader
-            .paths
-            .iter()
-            .find(|(p, _)| *p == e.path)
-            .map_or(Format::Json, |(_, f)| *f);
-        if !(reader.tolerated)(format) {
-            return Err(e);
-        }
-        settings.warnings.push(Warning::OptionsNotRead(e));
+    for (_, part) in &parts {
+        unpin_others(
+            &mut settings,
+            part,
+            &reader.read,
+            &project_files,
+            &pins.files,
+        );
     }
+    let workspace_part = |part: Option<Loaded>| {
+        part.map(|mut part| {
+            part.keys = None;
+            (Level::Workspace, part)
+        })
+    };
+    // A workspace file is a project's: its keys are told, once each.
+    let crush_own = crush_workspace.as_ref().filter(|_| !same_workspace);
+    for part in spec_workspace.iter().chain(crush_own) {
+        if part.keys.is_some() {
+            let path = reader.read.paths[part.file].0.clone();
+            settings.warnings.push(Warning::ProjectKeys { path });
+        }
+    }
+    let spec_order = ordered(
+        Order::Spec,
+        parts
+            .iter()
+            .cloned()
+            .chain(workspace_part(spec_workspace))
+            .collect(),
+        &reader.read.paths,
+    );
+    let crush_order = ordered(
+        Order::CrushV090,
+        parts
+            .into_iter()
+            .chain(workspace_part(crush_workspace))
+            .collect(),
+        &reader.read.paths,
+    );
+    settings.files = spec_order
+        .iter()
+        .chain(&crush_order)
+        .map(|l| reader.read.paths[l.file].0.clone())
+        .fold(Vec::new(), |mut files, path| {
+            if !files.contains(&path) {
+                files.push(path);
+            }
+            files
+        });
+    let spec_failed = combine(&mut settings, spec_order, &reader.read).err();
+    let mut crush = Settings::defaults(cwd);
+    let crush_failed = combine(&mut crush, crush_order, &reader.read).err();
+    if let Some(e) = spec_failed.clone() {
+        reader.settle(e)?;
+    }
+    // Crush v0.90 refuses to start on a value of the wrong type its own
+    // order leaves.
+    if let Some(e) = crush_failed.filter(|e| Some(e) != spec_failed.as_ref()) {
+        reader.settle(e)?;
+    }
+    settings.warnings.append(&mut reader.warnings);
     apply_env(&mut settings, env, inputs.env_source);
+    // The environment is over both orders alike; its warnings are told once.
+    apply_env(&mut crush, env, inputs.env_source);
+    settings.auto_update_orders = both_orders(&mut settings.auto_update, crush.auto_update);
+    settings.default_providers_orders =
+        both_orders(&mut settings.default_providers, crush.default_providers);
     settings.public_keys = pins.keys;
+    settings.pin_files = pins.files;
     Ok(settings)
+}
+
+/// Where a file stands among the configuration files (spec section 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    /// `/etc/crush/crush.json`.
+    System,
+    /// `$CRUSH_GLOBAL_DATA/crush.json` and its fallbacks.
+    GlobalState,
+    /// The workspace folder's `crush.json`.
+    Workspace,
+    /// The global `crush.json`.
+    GlobalJson,
+    /// The global `crushrc`.
+    GlobalRc,
+    /// A project file of the walk.
+    Project,
+}
+
+impl Level {
+    /// Its rank in `order`, lowest priority first; project files keep
+    /// their folder's place.
+    fn rank(self, order: Order) -> u8 {
+        let ranks = match order {
+            // System < global state < workspace < global JSON < global
+            // crushrc < project files.
+            Order::Spec => [0, 1, 2, 3, 4, 5],
+            // System < global JSON < global crushrc < global state <
+            // project files < workspace.
+            Order::CrushV090 => [0, 3, 5, 1, 2, 4],
+        };
+        ranks[self as usize]
+    }
+}
+
+/// `parts` (the walk's project files farthest folder first, each folder's
+/// in the spec's order) ranked lowest priority first in `order`: in Crush
+/// v0.90's, a folder's files are `crush.json` < `.crush.json` < `crushrc`
+/// < `.crushrc`.
+fn ordered(order: Order, parts: Vec<(Level, Loaded)>, paths: &[(PathBuf, Format)]) -> Vec<Loaded> {
+    const CRUSH_V090_NAMES: [&str; 4] = ["crush.json", ".crush.json", "crushrc", ".crushrc"];
+    let mut folders: Vec<&Path> = Vec::new();
+    let mut keyed: Vec<((u8, usize, usize), Loaded)> = parts
+        .into_iter()
+        .map(|(level, loaded)| {
+            let path = &paths[loaded.file].0;
+            let within = match (order, level) {
+                (Order::CrushV090, Level::Project) => {
+                    let folder = path.parent().unwrap_or(path);
+                    let at = folders
+                        .iter()
+                        .position(|f| *f == folder)
+                        .unwrap_or_else(|| {
+                            folders.push(folder);
+                            folders.len() - 1
+                        });
+                    let name = path.file_name().unwrap_or_default();
+                    let name = CRUSH_V090_NAMES
+                        .iter()
+                        .position(|n| name == *n)
+                        .unwrap_or_default();
+                    (at, name)
+                }
+                _ => (0, 0),
+            };
+            ((level.rank(order), within.0, within.1), loaded)
+        })
+        .collect();
+    // Stable: what ranks alike keeps the order it was read in.
+    keyed.sort_by_key(|(key, _)| *key);
+    keyed.into_iter().map(|(_, loaded)| loaded).collect()
+}
+
+/// The setting going out reads, `spec` being the spec's order's and
+/// `crush` Crush v0.90's: `spec` when they agree; otherwise the one that
+/// is off, and both.
+fn both_orders(spec: &mut Setting, crush: Setting) -> Option<Disagreement> {
+    if spec.value == crush.value {
+        return None;
+    }
+    let both = Disagreement {
+        spec: spec.clone(),
+        crush_v090: crush.clone(),
+    };
+    if !crush.value {
+        *spec = crush;
+    }
+    Some(both)
 }
 
 /// Only the user pins keys ([`pins`]): `provider_public_keys` in a file
@@ -375,20 +665,23 @@ pub fn resolve_in(
 /// key, or pin another, for what the user's cache accepts.
 fn unpin_others(
     settings: &mut Settings,
-    parts: &[Loaded],
-    paths: &[(PathBuf, Format)],
+    part: &Loaded,
+    read: &Read,
     project: &[PathBuf],
     pinning: &[PathBuf],
 ) {
-    for part in parts.iter().filter(|part| part.keys.is_some()) {
-        let path = paths[part.file].0.clone();
-        let warning = if project.contains(&path) {
-            Warning::ProjectKeys { path }
-        } else if pinning.contains(&path) {
-            continue;
-        } else {
-            Warning::DotEnvKeys { path }
-        };
+    if part.keys.is_none() {
+        return;
+    }
+    let path = read.paths[part.file].0.clone();
+    let warning = if project.contains(&path) {
+        Warning::ProjectKeys { path }
+    } else if pinning.contains(&path) {
+        return;
+    } else {
+        Warning::DotEnvKeys { path }
+    };
+    if !settings.warnings.contains(&warning) {
         settings.warnings.push(warning);
     }
 }
@@ -396,19 +689,22 @@ fn unpin_others(
 /// `options.data_directory` of the merged `parts`, and where it was set.
 fn data_directory<'a>(
     parts: impl Iterator<Item = &'a Loaded>,
-    paths: &[(PathBuf, Format)],
+    read: &Read,
 ) -> Option<(String, Origin)> {
     let mut root = Node::Object(Vec::new());
     for part in parts {
         merge::merge(&mut root, part.node.clone(), &mut Vec::new());
     }
     let found = merge::decode(&root).ok()?.data_directory?;
-    Some((found.value.clone(), origin_of(&found, paths)))
+    Some((found.value.clone(), origin_of(&found, read)))
 }
 
-fn origin_of<T>(found: &merge::Found<T>, paths: &[(PathBuf, Format)]) -> Origin {
-    let path = paths[found.src.file].0.clone();
+fn origin_of<T>(found: &merge::Found<T>, read: &Read) -> Origin {
+    let path = read.paths[found.src.file].0.clone();
     match found.src.line {
+        Some(line) if read.counted.contains(&(found.src.file, line)) => {
+            Origin::Unevaluated { path, line }
+        }
         Some(line) => Origin::Crushrc { path, line },
         None => Origin::Json {
             path,
@@ -419,11 +715,7 @@ fn origin_of<T>(found: &merge::Found<T>, paths: &[(PathBuf, Format)]) -> Origin 
 
 /// Merges `order`'s parts, lowest first, and decodes the options into
 /// `settings` (the pinned keys are the user's alone: [`pins`]).
-fn combine(
-    settings: &mut Settings,
-    order: Vec<Loaded>,
-    paths: &[(PathBuf, Format)],
-) -> Result<(), ConfigError> {
+fn combine(settings: &mut Settings, order: Vec<Loaded>, read: &Read) -> Result<(), ConfigError> {
     let mut root = Node::Object(Vec::new());
     let mut changes = Vec::new();
     for part in order {
@@ -438,25 +730,21 @@ fn combine(
         }
     }
     for change in changes {
-        let file = |src: Option<Src>| src.map(|s| paths[s.file].0.clone());
+        let file = |src: Option<Src>| src.map(|s| read.paths[s.file].0.clone());
         settings.warnings.push(Warning::TypeChange {
             key: change.key,
             after: (change.after.0, file(change.after.1)),
             before: (change.before.0, file(change.before.1)),
         });
     }
-    apply_options(settings, &root, paths)
+    apply_options(settings, &root, read)
 }
 
 /// Sets the options decoded from the merged `root` in `settings`.
-fn apply_options(
-    settings: &mut Settings,
-    root: &Node,
-    paths: &[(PathBuf, Format)],
-) -> Result<(), ConfigError> {
+fn apply_options(settings: &mut Settings, root: &Node, read: &Read) -> Result<(), ConfigError> {
     let options = merge::decode(root).map_err(|e| {
         let (path, line) = e.src.map_or((PathBuf::new(), None), |s| {
-            (paths[s.file].0.clone(), s.line)
+            (read.paths[s.file].0.clone(), s.line)
         });
         ConfigError {
             path,
@@ -482,7 +770,7 @@ fn apply_options(
         if let Some(found) = found {
             *target = Setting {
                 value: !found.value,
-                origin: origin_of(found, paths),
+                origin: origin_of(found, read),
             };
         }
     }
@@ -652,21 +940,61 @@ mod tests {
         }
     }
 
-    /// For each pair of adjacent levels, the higher one wins whichever way
-    /// round the values are.
-    #[test]
-    fn adjacent_levels_keep_their_order() {
-        let order: Vec<(String, bool)> = vec![
+    /// The setting `order` alone gives.
+    fn by_order(settings: &Settings, order: Order) -> Setting {
+        match (&settings.auto_update_orders, order) {
+            (None, _) => settings.auto_update.clone(),
+            (Some(both), Order::Spec) => both.spec.clone(),
+            (Some(both), Order::CrushV090) => both.crush_v090.clone(),
+        }
+    }
+
+    /// The levels of the spec's order (section 5), lowest first.
+    fn spec_levels() -> Vec<(String, bool)> {
+        vec![
             (format!("{GLOBAL_DATA}/crush.json"), true),
             ("repo/sub/proj/.crush/crush.json".into(), true),
             (format!("{GLOBAL_CONFIG}/crush.json"), true),
             (format!("{GLOBAL_CONFIG}/crushrc"), false),
+            ("repo/crush.json".into(), true),
             ("repo/sub/proj/crush.json".into(), true),
             ("repo/sub/proj/crushrc".into(), false),
             ("repo/sub/proj/.crush.json".into(), true),
             ("repo/sub/proj/.crushrc".into(), false),
-        ];
-        for pair in order.windows(2) {
+        ]
+    }
+
+    /// The levels of Crush v0.90's order (`lookupConfigs`, `Load`), lowest
+    /// first.
+    fn crush_levels() -> Vec<(String, bool)> {
+        vec![
+            (format!("{GLOBAL_CONFIG}/crush.json"), true),
+            (format!("{GLOBAL_CONFIG}/crushrc"), false),
+            (format!("{GLOBAL_DATA}/crush.json"), true),
+            ("repo/crush.json".into(), true),
+            ("repo/sub/proj/crush.json".into(), true),
+            ("repo/sub/proj/.crush.json".into(), true),
+            ("repo/sub/proj/crushrc".into(), false),
+            ("repo/sub/proj/.crushrc".into(), false),
+            ("repo/sub/proj/.crush/crush.json".into(), true),
+        ]
+    }
+
+    /// For each pair of adjacent levels of each order, that order reads
+    /// the higher one whichever way round the values are; the setting is
+    /// off where either order reads off, and both are kept.
+    #[test]
+    fn adjacent_levels_keep_their_order() {
+        for (order, levels) in [
+            (Order::Spec, spec_levels()),
+            (Order::CrushV090, crush_levels()),
+        ] {
+            adjacent_levels_in(order, &levels);
+        }
+    }
+
+    fn adjacent_levels_in(order: Order, levels: &[(String, bool)]) {
+        for pair in levels.windows(2) {
             let [(low, low_json), (high, high_json)] = pair else {
                 unreachable!()
             };
@@ -680,17 +1008,101 @@ mod tests {
                 };
                 f.write(low, text(*low_json, !high_value));
                 let high_path = f.write(high, text(*high_json, high_value));
-                let setting = f.auto_update();
-                assert_eq!(setting.value, high_value, "{high} over {low}");
+                let settings = f.resolve().unwrap();
+                let setting = by_order(&settings, order);
+                assert_eq!(setting.value, high_value, "{order}: {high} over {low}");
                 assert!(
                     setting
                         .origin
                         .to_string()
                         .contains(&high_path.display().to_string()),
-                    "{setting}"
+                    "{order}: {setting}"
                 );
+                let either_off = !by_order(&settings, Order::Spec).value
+                    || !by_order(&settings, Order::CrushV090).value;
+                assert_eq!(settings.auto_update.value, !either_off, "{high} over {low}");
             }
         }
+    }
+
+    /// Where the orders differ, the setting is the one that is off, the
+    /// two are kept, and the one keeping the network off is named.
+    #[test]
+    fn going_out_needs_both_orders() {
+        let f = Fixture::new();
+        // The spec: the global crushrc over the global state; Crush v0.90:
+        // the other way round.
+        let state = f.write(&format!("{GLOBAL_DATA}/crush.json"), OFF_JSON);
+        f.write(&format!("{GLOBAL_CONFIG}/crushrc"), ON_RC);
+        let s = f.resolve().unwrap();
+        assert!(!s.auto_update.value);
+        let both = s.auto_update_orders.clone().unwrap();
+        assert!(both.spec.value && !both.crush_v090.value);
+        assert_eq!(both.kept_off_by(), Order::CrushV090);
+        assert_eq!(
+            s.auto_update.origin,
+            Origin::Json {
+                path: state,
+                key: "options.disable_provider_auto_update".into()
+            }
+        );
+        assert!(
+            both.to_string()
+                .ends_with("Crush v0.90's order keeps the network off"),
+            "{both}"
+        );
+        // The other way round: the spec's order keeps it off.
+        let f = Fixture::new();
+        // The spec: `.crush.json` over `crushrc`; Crush v0.90: the other
+        // way round.
+        f.write("repo/sub/proj/crushrc", "option default-providers true\n");
+        f.write(
+            "repo/sub/proj/.crush.json",
+            r#"{"options":{"disable_default_providers":true}}"#,
+        );
+        let s = f.resolve().unwrap();
+        assert!(!s.default_providers.value);
+        let both = s.default_providers_orders.clone().unwrap();
+        assert_eq!(both.kept_off_by(), Order::Spec);
+        assert_eq!(s.auto_update_orders, None);
+        // The environment is over both: set false, it turns both on.
+        let mut f = f;
+        f.set(DISABLE_DEFAULT_PROVIDERS_ENV, "0");
+        let s = f.resolve().unwrap();
+        assert!(s.default_providers.value);
+        assert_eq!(s.default_providers_orders, None);
+        // A bad value is ignored by both: the files decide.
+        f.set(DISABLE_DEFAULT_PROVIDERS_ENV, "maybe");
+        assert!(!f.resolve().unwrap().default_providers.value);
+    }
+
+    /// Crush v0.90 takes the workspace folder from `option data-directory`
+    /// merged in its own order: where that differs, its workspace file is
+    /// read too, and it is the last of its files.
+    #[test]
+    fn each_order_has_its_workspace() {
+        let f = Fixture::new();
+        f.write(
+            &format!("{GLOBAL_DATA}/crush.json"),
+            r#"{"options":{"data_directory":"from-state"}}"#,
+        );
+        f.write(
+            &format!("{GLOBAL_CONFIG}/crushrc"),
+            "option data-directory from-rc\n",
+        );
+        let crush_file = f.write("repo/sub/proj/from-state/crush.json", OFF_JSON);
+        let s = f.resolve().unwrap();
+        assert_eq!(s.workspace.dir, f.cwd().join("from-rc"));
+        assert!(!s.auto_update.value);
+        assert_eq!(
+            s.auto_update_orders.unwrap().kept_off_by(),
+            Order::CrushV090
+        );
+        assert!(
+            s.files.contains(&f.cwd().join("from-state/crush.json")),
+            "{:?} {crush_file:?}",
+            s.files
+        );
     }
 
     #[test]
@@ -846,14 +1258,79 @@ mod tests {
             "if true; then\n  option provider-auto-update false\nfi\n",
         );
         let s = f.resolve().unwrap();
-        assert!(s.auto_update.value, "never guessed");
+        assert!(!s.auto_update.value, "counted as off: a shell may run it");
+        assert_eq!(
+            s.auto_update.origin,
+            Origin::Unevaluated {
+                path: path.clone(),
+                line: 2
+            }
+        );
         assert_eq!(
             words(&s),
             [format!(
-                "{}:2: `option provider-auto-update false` skipped: inside an if block opened at line 1; this reader does not run the shell",
+                "{}:2: `option provider-auto-update false` skipped: inside an if block opened at line 1; this reader does not run the shell, and Crush, which does, may turn provider-auto-update off there: counted as off, so no start-up request is made while this line stands",
                 path.display()
             )]
         );
+    }
+
+    /// A line only a shell can evaluate counts as off where it may turn a
+    /// key off (a literal false, a value or key of a variable, behind a
+    /// prefix), where it stands: a later line that runs, or a higher
+    /// file, still decides. One that can only turn it on changes nothing,
+    /// and other keys are skipped as before.
+    #[test]
+    fn lines_only_a_shell_evaluates_count_as_off() {
+        let mut f = Fixture::new();
+        for (text, auto_update, default_providers) in [
+            (
+                "if x; then option provider-auto-update false; fi\n",
+                false,
+                true,
+            ),
+            (
+                "for i in 1; do option default-providers no; done\n",
+                true,
+                false,
+            ),
+            ("f() { option provider-auto-update 0; }\nf\n", false, true),
+            ("option provider-auto-update $V\n", false, true),
+            ("option default-providers \"$V\"\n", true, false),
+            ("option $KEY false\n", false, false),
+            ("V=1 option provider-auto-update false\n", false, true),
+            ("command option provider-auto-update false\n", false, true),
+            ("true && option provider-auto-update false\n", false, true),
+            (
+                "if x; then option provider-auto-update true; fi\n",
+                true,
+                true,
+            ),
+            ("if x; then option provider-auto-update; fi\n", true, true),
+            (
+                "option provider-auto-update $V\noption provider-auto-update true\n",
+                true,
+                true,
+            ),
+            ("echo option provider-auto-update false\n", true, true),
+            ("if x; then option data-directory $D; fi\n", true, true),
+        ] {
+            f.write("repo/sub/proj/crushrc", text);
+            let s = f.resolve().unwrap();
+            assert_eq!(
+                (s.auto_update.value, s.default_providers.value),
+                (auto_update, default_providers),
+                "{text}"
+            );
+        }
+        // A higher file's plain line is over it.
+        f.write("repo/sub/proj/crushrc", "option provider-auto-update $V\n");
+        f.write("repo/sub/proj/.crushrc", ON_RC);
+        assert!(f.auto_update().value);
+        // The environment is over every file.
+        f.write("repo/sub/proj/.crushrc", "");
+        f.set(DISABLE_AUTO_UPDATE_ENV, "0");
+        assert!(f.auto_update().value);
     }
 
     #[test]

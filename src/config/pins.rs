@@ -48,12 +48,10 @@ pub(super) fn resolve(
     warnings: &mut Vec<Warning>,
 ) -> Result<Pins, ConfigError> {
     let env = |name: &str| users_var(inputs, name);
-    let (below, above) = files::ranked_files(&env, Vec::new());
-    let files: Vec<PathBuf> = below
+    let files: Vec<PathBuf> = files::sources(&env, Vec::new())
         .into_iter()
-        .chain(above)
-        .filter(|(path, format)| *format == Format::Json && !project.contains(path))
-        .map(|(path, _)| path)
+        .filter(|(path, format, _)| *format == Format::Json && !project.contains(path))
+        .map(|(path, _, _)| path)
         .collect();
     let mut keys = None;
     for path in &files {

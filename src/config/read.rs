@@ -9,11 +9,16 @@ use super::merge::{self, Node, Src};
 use super::{ConfigError, Format, Origin, PinnedKeys, Warning, crushrc, shown};
 
 /// One file's part, once read.
+#[derive(Clone)]
 pub(super) struct Loaded {
     /// Its index in the files read ([`Src::file`]).
     pub(super) file: usize,
     pub(super) node: Node,
     pub(super) keys: Option<PinnedKeys>,
+    /// The lines of a crushrc's commands this reader cannot evaluate that
+    /// may turn a key of [`crushrc::options::NETWORK_KEYS`] off, which
+    /// `node` counts as turning it off.
+    pub(super) counted_off: Vec<usize>,
 }
 
 /// The bytes of the regular file `path`, read as every file this program
@@ -87,6 +92,7 @@ fn load_json(path: &Path, text: &str, index: usize) -> Result<Loaded, ConfigErro
         file: index,
         node,
         keys: pinned_keys_in(path, &value)?,
+        counted_off: Vec::new(),
     })
 }
 
@@ -142,6 +148,7 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
             line: skipped.line,
             command: skipped.command.clone(),
             reason: skipped.reason.clone(),
+            counted_off: skipped.turns_off.clone(),
         })
         .collect();
     let applied = crushrc::options::apply(&script);
@@ -162,10 +169,30 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
                 what,
             }),
     );
+    // A command only a shell can evaluate that may turn a key off counts
+    // as turning it off where it stands: going out needs every reading to
+    // say on, and a shell may well run it.
+    let mut sets = applied.sets;
+    let mut counted_off = Vec::new();
+    for skipped in &script.skipped {
+        for key in &skipped.turns_off {
+            let field = crushrc::options::NETWORK_KEYS
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, field)| *field);
+            if let Some(field) = field {
+                sets.push((field, crushrc::options::Value::Bool(true), skipped.line));
+                counted_off.push(skipped.line);
+            }
+        }
+    }
+    // In the order of the lines; on one line, a skipped command after the
+    // commands that run unconditionally (the safe side).
+    sets.sort_by_key(|(_, _, line)| *line);
     // The object Crush's builder makes of the lines: the last setting of a
     // field wins.
     let mut fields: Vec<(String, Node)> = Vec::new();
-    for (field, value, line) in applied.sets {
+    for (field, value, line) in sets {
         let src = Src {
             file: index,
             line: Some(line),
@@ -188,6 +215,7 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
                 vec![("options".into(), Node::Object(fields))]
             }),
             keys: None,
+            counted_off,
         },
         warnings,
     })

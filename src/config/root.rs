@@ -1,10 +1,14 @@
 //! The project root: where the walk for project files stops. Crush asks
 //! `git rev-parse --show-toplevel` in the working directory
 //! (`internal/config/load.go`: `computeWorktreeRoot`, `projectBoundary`)
-//! and, when that fails, searches the working directory alone. This finds
-//! the same answer without starting git, by git's own discovery rules
-//! (`setup.c`: `setup_git_directory_gently_1`, `is_git_directory`,
-//! `read_gitfile_gently`, `validate_headref`):
+//! and, when that fails, searches the working directory alone. It fails
+//! when there is no `git` on `PATH` (Go's `exec.LookPath`), and where git
+//! refuses the repository it finds.
+//!
+//! This finds the same answer without starting git where git's answer is
+//! known, by git's own discovery rules (`setup.c`:
+//! `setup_git_directory_gently_1`, `is_git_directory`,
+//! `read_gitfile_gently`, `validate_headref`, `ensure_valid_ownership`):
 //!
 //! - from the working directory up, the first folder holding a `.git` that
 //!   is a repository is the root; a `.git` folder that is not one (empty,
@@ -14,15 +18,24 @@
 //! - a folder that is itself a repository (a bare one, or the inside of a
 //!   `.git`) has no work tree: no root;
 //! - the walk does not cross into another file system (git's default
-//!   without `GIT_DISCOVERY_ACROSS_FILESYSTEM`).
+//!   without `GIT_DISCOVERY_ACROSS_FILESYSTEM`);
+//! - git answers only when the work tree, the `.git` file and the
+//!   repository are owned by the user it runs as; otherwise its answer
+//!   depends on `safe.directory` in the user's configuration (and on
+//!   `SUDO_UID` for root), which git alone reads as it reads it: there,
+//!   and wherever a variable that moves git's search is set (`GIT_DIR`,
+//!   `GIT_WORK_TREE`, `GIT_CEILING_DIRECTORIES`, …), git is run, once, and
+//!   its answer taken.
 //!
 //! A repository is a folder with a valid `HEAD` (a symbolic link to
 //! `refs/…`, a file `ref: refs/…`, or an object id), and `objects` and
 //! `refs` in its common folder (the folder itself, or the one its
 //! `commondir` file names).
 
+use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The project root of `cwd` (absolute), as git finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,10 +55,85 @@ pub enum NoRoot {
     BrokenGitFile(PathBuf),
     /// This folder is a repository without a work tree (bare, or a `.git`).
     NoWorkTree(PathBuf),
+    /// The working directory is not a folder git can run in (it does not
+    /// exist: `-c sub` names `./sub/sub`).
+    NoFolder,
+    /// No `git` to ask (Go's `exec.LookPath` finds none): why.
+    NoGit(String),
+    /// git, asked, gives no root: the first line it said (`fatal:
+    /// detected dubious ownership in repository at …`).
+    GitSaid(String),
 }
 
-/// Finds the project root of `cwd`.
+/// The variables that move git's search for the repository: where one is
+/// set, only git knows its answer.
+const GIT_SEARCH_VARS: [&str; 6] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    // git's own switch to act as if every repository were another user's.
+    "GIT_TEST_ASSUME_DIFFERENT_OWNER",
+];
+
+/// How long git may take to answer; past it, it gives no root.
+const GIT_PATIENCE: Duration = Duration::from_secs(2);
+
+/// The project root of the working folder `cwd` (absolute), as Crush v0.90
+/// gets it from git, with the user's own environment (a project's `.env`
+/// chooses no program this runs).
+pub(crate) fn of(cwd: &Path) -> Root {
+    of_in(cwd, &|name| std::env::var_os(name))
+}
+
+/// [`of`] with the environment `env`.
+pub(crate) fn of_in(cwd: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Root {
+    if !cwd.is_dir() {
+        return Root::None(NoRoot::NoFolder);
+    }
+    let physical = super::files::physical(cwd);
+    let git_decides = GIT_SEARCH_VARS.iter().any(|name| env(name).is_some());
+    let found = discover(&physical);
+    let owners = match found {
+        Discovered::None(why) if !git_decides => return Root::None(why),
+        Discovered::None(_) => Vec::new(),
+        Discovered::WorkTree { ref owners, .. } => owners.clone(),
+    };
+    let git = match look_path_git(env) {
+        Ok(git) => git,
+        Err(why) => return Root::None(NoRoot::NoGit(why)),
+    };
+    match found {
+        Discovered::WorkTree { top, .. }
+            if !git_decides && owners.iter().all(|p| owned_by_me(p)) =>
+        {
+            Root::WorkTree(top)
+        }
+        _ => ask_git(&git, &physical),
+    }
+}
+
+/// What git's discovery finds from a folder, without git.
+enum Discovered {
+    /// A work tree, and the paths git requires to be the user's: the
+    /// work tree, its `.git` file if any, the repository.
+    WorkTree { top: PathBuf, owners: Vec<PathBuf> },
+    /// None, and why.
+    None(NoRoot),
+}
+
+/// The project root of `cwd` (absolute and physical) by git's discovery
+/// alone, as if git ran as the owner of every file.
+#[cfg(test)]
 pub(crate) fn find(cwd: &Path) -> Root {
+    match discover(cwd) {
+        Discovered::WorkTree { top, .. } => Root::WorkTree(top),
+        Discovered::None(why) => Root::None(why),
+    }
+}
+
+fn discover(cwd: &Path) -> Discovered {
     let start = device(cwd);
     for dir in cwd.ancestors() {
         if start.is_some() && device(dir) != start {
@@ -55,18 +143,201 @@ pub(crate) fn find(cwd: &Path) -> Root {
         match fs::metadata(&dotgit) {
             Ok(meta) if meta.is_file() => {
                 return match read_gitfile(&dotgit) {
-                    Some(gitdir) if is_git_directory(&gitdir) => Root::WorkTree(dir.to_owned()),
-                    _ => Root::None(NoRoot::BrokenGitFile(dotgit)),
+                    Some(gitdir) if is_git_directory(&gitdir) => Discovered::WorkTree {
+                        top: dir.to_owned(),
+                        owners: vec![dir.to_owned(), dotgit, gitdir],
+                    },
+                    _ => Discovered::None(NoRoot::BrokenGitFile(dotgit)),
                 };
             }
-            Ok(_) if is_git_directory(&dotgit) => return Root::WorkTree(dir.to_owned()),
+            Ok(_) if is_git_directory(&dotgit) => {
+                return Discovered::WorkTree {
+                    top: dir.to_owned(),
+                    owners: vec![dir.to_owned(), dotgit],
+                };
+            }
             _ => {}
         }
         if is_git_directory(dir) {
-            return Root::None(NoRoot::NoWorkTree(dir.to_owned()));
+            return Discovered::None(NoRoot::NoWorkTree(dir.to_owned()));
         }
     }
-    Root::None(NoRoot::NoRepository)
+    Discovered::None(NoRoot::NoRepository)
+}
+
+/// Whether git, run by this user, takes `path` for its own without asking
+/// its configuration: the owner of `path` itself (not of where a link
+/// leads) is the effective user. Where it is not, git may still accept it
+/// (`safe.directory`, root's `SUDO_UID`): git is asked.
+#[cfg(unix)]
+fn owned_by_me(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.uid() == rustix::process::geteuid().as_raw())
+}
+
+/// On Windows git compares owners' SIDs, which this does not read: it
+/// takes the repository for the user's, as git does for the usual clone.
+#[cfg(not(unix))]
+fn owned_by_me(_: &Path) -> bool {
+    true
+}
+
+/// `git`, as Go's `exec.LookPath` finds it on `PATH` (unset or empty:
+/// none; an empty entry is `.`), or why there is none: Go refuses one
+/// found by a relative entry (`exec.ErrDot`), and Crush's command fails.
+fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, String> {
+    let path = env("PATH").unwrap_or_default();
+    if path.is_empty() {
+        return Err("PATH is not set".into());
+    }
+    for dir in std::env::split_paths(&path) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        for name in git_names(env) {
+            let candidate = dir.join(&name);
+            if !is_executable(&candidate) {
+                continue;
+            }
+            if candidate.is_relative() {
+                return Err(format!(
+                    "the git found on PATH, {}, is relative to the current folder, which Go refuses to run",
+                    candidate.display()
+                ));
+            }
+            return Ok(candidate);
+        }
+    }
+    Err("no git on PATH".into())
+}
+
+/// The names `git` may have on `PATH`.
+fn git_names(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<OsString> {
+    if cfg!(windows) {
+        let exts = env("PATHEXT")
+            .map(|v| v.to_string_lossy().into_owned())
+            .unwrap_or_else(|| ".com;.exe;.bat;.cmd".into());
+        exts.split(';')
+            .filter(|e| !e.is_empty())
+            .map(|e| OsString::from(format!("git{}", e.to_ascii_lowercase())))
+            .collect()
+    } else {
+        vec![OsString::from("git")]
+    }
+}
+
+/// Go's `findExecutable`: not a folder, and executable by this user.
+fn is_executable(path: &Path) -> bool {
+    match fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => false,
+        #[cfg(unix)]
+        Ok(_) => rustix::fs::accessat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Access::EXEC_OK,
+            rustix::fs::AtFlags::EACCESS,
+        )
+        .is_ok(),
+        #[cfg(not(unix))]
+        Ok(_) => true,
+        Err(_) => false,
+    }
+}
+
+/// Runs `git rev-parse --show-toplevel` in `cwd`, as Crush does, and
+/// takes its answer: the root it prints, or none with the first line it
+/// said. git has [`GIT_PATIENCE`] to answer.
+fn ask_git(git: &Path, cwd: &Path) -> Root {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let child = Command::new(git)
+        .args(["rev-parse", "--show-toplevel"])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(child) => child,
+        Err(e) => {
+            return Root::None(NoRoot::GitSaid(format!(
+                "{} cannot be run: {e}",
+                git.display()
+            )));
+        }
+    };
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(pipe) = pipe {
+                let _ = pipe.take(64 * 1024).read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + GIT_PATIENCE;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let (stdout, stderr) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    let Some(status) = status else {
+        return Root::None(NoRoot::GitSaid(format!(
+            "git did not answer within {} s",
+            GIT_PATIENCE.as_secs()
+        )));
+    };
+    let answer = String::from_utf8_lossy(&stdout);
+    let top = answer.trim();
+    if status.success() && !top.is_empty() {
+        return Root::WorkTree(root_path(stdout.trim_ascii()));
+    }
+    let said = String::from_utf8_lossy(&stderr);
+    let first = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    Root::None(NoRoot::GitSaid(if first.is_empty() {
+        format!("git rev-parse --show-toplevel failed ({status})")
+    } else {
+        first.trim().to_owned()
+    }))
+}
+
+/// The folder git printed, byte for byte on Unix.
+fn root_path(bytes: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+    }
 }
 
 #[cfg(unix)]
@@ -244,6 +515,86 @@ mod tests {
                 Root::None(NoRoot::BrokenGitFile(linked.join(".git"))),
                 "{broken:?}"
             );
+        }
+    }
+
+    /// Go's `exec.LookPath("git")`: the first executable `git` on `PATH`;
+    /// none without `PATH`; one found by a relative entry (or an empty
+    /// one, which is `.`) refused, as Go refuses it.
+    #[cfg(unix)]
+    #[test]
+    fn git_is_looked_up_as_go_looks_it_up() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let (plain, bin) = (root.join("plain"), root.join("bin"));
+        fs::create_dir_all(plain.join("git")).unwrap();
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("git"), "#!/bin/sh\n").unwrap();
+        fs::set_permissions(bin.join("git"), fs::Permissions::from_mode(0o755)).unwrap();
+        let look = |path: Option<&str>| {
+            let path = path.map(OsString::from);
+            look_path_git(&|name| (name == "PATH").then(|| path.clone()).flatten())
+        };
+        assert!(look(None).is_err());
+        assert!(look(Some("")).is_err());
+        let both = format!("{}:{}", plain.display(), bin.display());
+        assert_eq!(look(Some(&both)), Ok(bin.join("git")), "a folder is no git");
+        assert!(look(Some(&plain.display().to_string())).is_err());
+        let relative = format!("rel:{}", bin.display());
+        assert_eq!(
+            look(Some(&relative)),
+            Ok(bin.join("git")),
+            "rel/git is missing"
+        );
+        let empty_first = format!(":{}", bin.display());
+        let here = std::env::current_dir().unwrap();
+        let found_here = here.join("git").exists();
+        assert_eq!(look(Some(&empty_first)).is_err(), found_here);
+    }
+
+    /// Without git to ask, or in no folder, no root; a repository whose
+    /// files are this user's needs no git run.
+    #[test]
+    fn no_git_no_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let cwd = root.join("repo/a");
+        fs::create_dir_all(&cwd).unwrap();
+        init(&root.join("repo"));
+        let no_path = |_: &str| None;
+        assert!(matches!(
+            of_in(&cwd, &no_path),
+            Root::None(NoRoot::NoGit(_))
+        ));
+        assert_eq!(
+            of_in(&root.join("repo/missing"), &no_path),
+            Root::None(NoRoot::NoFolder)
+        );
+        // No repository: the same answer with or without git.
+        let outside = root.join("elsewhere");
+        fs::create_dir_all(&outside).unwrap();
+        assert_eq!(of_in(&outside, &no_path), Root::None(NoRoot::NoRepository));
+        // A `git` that is not git: never run where the owners are this
+        // user's.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let bin = root.join("bin");
+            fs::create_dir_all(&bin).unwrap();
+            fs::write(bin.join("git"), "#!/bin/sh\nexit 1\n").unwrap();
+            fs::set_permissions(bin.join("git"), fs::Permissions::from_mode(0o755)).unwrap();
+            let path = bin.clone().into_os_string();
+            let env = |name: &str| (name == "PATH").then(|| path.clone());
+            assert_eq!(of_in(&cwd, &env), Root::WorkTree(root.join("repo")));
+            // A variable that moves git's search: git is asked, and this
+            // one fails.
+            let env = |name: &str| match name {
+                "PATH" => Some(path.clone()),
+                "GIT_CEILING_DIRECTORIES" => Some(OsString::from("/")),
+                _ => None,
+            };
+            assert!(matches!(of_in(&cwd, &env), Root::None(NoRoot::GitSaid(_))));
         }
     }
 

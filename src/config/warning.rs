@@ -22,6 +22,9 @@ pub enum Warning {
         command: String,
         /// Why it was skipped.
         reason: String,
+        /// The option keys it may turn off, which going out counts as
+        /// off (`provider-auto-update`, `default-providers`).
+        counted_off: Vec<&'static str>,
     },
     /// A crushrc `option` line read other than as it was written.
     OptionLine {
@@ -116,12 +119,23 @@ impl fmt::Display for Warning {
                 line,
                 command,
                 reason,
-            } => write!(
-                f,
-                "{}:{line}: `{}` skipped: {reason}; this reader does not run the shell",
-                shown_path(path),
-                shown(command)
-            ),
+                counted_off,
+            } => {
+                write!(
+                    f,
+                    "{}:{line}: `{}` skipped: {reason}; this reader does not run the shell",
+                    shown_path(path),
+                    shown(command)
+                )?;
+                match counted_off.as_slice() {
+                    [] => Ok(()),
+                    keys => write!(
+                        f,
+                        ", and Crush, which does, may turn {} off there: counted as off, so no start-up request is made while this line stands",
+                        keys.join(" and ")
+                    ),
+                }
+            }
             Warning::OptionLine { path, line, what } => {
                 write!(
                     f,

@@ -25,7 +25,7 @@ use std::fmt;
 
 /// One variable a `.env` file sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Entry {
+pub struct Entry {
     /// Its name.
     pub name: String,
     /// Its value, as bytes (Go strings need not be UTF-8).
@@ -36,7 +36,7 @@ pub(crate) struct Entry {
 
 /// Why a `.env` file is not loaded at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ParseError {
+pub struct ParseError {
     /// The line of the statement at fault (1-based).
     pub line: usize,
     /// What is wrong, in godotenv's terms.
@@ -52,7 +52,7 @@ impl fmt::Display for ParseError {
 /// Parses a `.env` file's bytes into the variables it sets, in the order
 /// their last assignment appears; a name godotenv would refuse to set
 /// (empty) is left out.
-pub(crate) fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
+pub fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
     let text = replace_crlf(src);
     let mut entries: Vec<Entry> = Vec::new();
     let mut rest: &[u8] = &text;

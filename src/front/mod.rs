@@ -230,6 +230,10 @@ pub(crate) enum Updates {
 /// Why Crush's updates go off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Off {
+    /// A reading of the user's settings turned updates (or the default
+    /// providers) off: Crush, which may read them otherwise, asks nothing
+    /// either.
+    Settings,
     /// It reads the cache then, and no Hyper key needs its requests.
     ReadsCache,
     /// A release before v0.26.0 (this one), which would refuse to start
@@ -252,12 +256,17 @@ pub(crate) enum AsSet {
     Front,
 }
 
-/// Whether Crush's updates go off: for a release from v0.91.0 on (which
-/// reads the cache while they are off) with no Hyper key, and for one
-/// before v0.26.0 (which would not start without its request).
-pub(crate) fn updates(answer: &version::Answer, hyper_key: Option<&str>) -> Updates {
+/// Whether Crush's updates go off: where any reading of the settings
+/// turned them off (`on`: every reading says on), for a release from
+/// v0.91.0 on (which reads the cache while they are off) with no Hyper
+/// key, and for one before v0.26.0 (which would not start without its
+/// request).
+pub(crate) fn updates(answer: &version::Answer, hyper_key: Option<&str>, on: bool) -> Updates {
     use version::{Answer, Era};
     let set = Updates::AsSet;
+    if !on {
+        return Updates::Off(Off::Settings);
+    }
     match answer {
         Answer::Front => set(AsSet::Front),
         Answer::Problem(why) => set(AsSet::Unknown(why.clone())),
@@ -274,6 +283,9 @@ pub(crate) fn updates(answer: &version::Answer, hyper_key: Option<&str>) -> Upda
 impl fmt::Display for Updates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Updates::Off(Off::Settings) => f.write_str(
+                "its own updates off: you turned provider-auto-update or default-providers off",
+            ),
             Updates::Off(Off::ReadsCache) => {
                 f.write_str("its own updates off: it reads the cache then, and asks nothing at all")
             }
@@ -470,41 +482,51 @@ mod tests {
         }
     }
 
+    fn updates_on(answer: &version::Answer, hyper_key: Option<&str>) -> Updates {
+        updates(answer, hyper_key, true)
+    }
+
     #[test]
     fn updates_go_off_only_where_that_costs_nothing() {
         use version::Answer;
+        // Turned off by any reading, Crush asks nothing either.
+        let v91 = Answer::Version("v0.91.0".into());
+        assert_eq!(
+            updates(&v91, Some("HYPER_API_KEY"), false),
+            Updates::Off(Off::Settings)
+        );
         let v = |v: &str| Answer::Version(v.into());
         let off = Updates::Off(Off::ReadsCache);
-        assert_eq!(updates(&v("v0.91.0"), None), off);
-        assert_eq!(updates(&v("0.92.3"), None), off);
+        assert_eq!(updates_on(&v("v0.91.0"), None), off);
+        assert_eq!(updates_on(&v("0.92.3"), None), off);
         let set = Updates::AsSet;
         for version in ["v0.90.0", "0.90.1", "0.91.0-nightly", "v0.91.0-rc.1"] {
             assert_eq!(
-                updates(&v(version), None),
+                updates_on(&v(version), None),
                 set(AsSet::Embedded(version.into())),
                 "{version}"
             );
         }
         assert_eq!(
-            updates(&v("devel"), None),
+            updates_on(&v("devel"), None),
             set(AsSet::Unknown("`devel` is no release's version".into()))
         );
         assert_eq!(
-            updates(&v("v0.91.0"), Some("HYPER_API_KEY")),
+            updates_on(&v("v0.91.0"), Some("HYPER_API_KEY")),
             set(AsSet::HyperKey("HYPER_API_KEY".into()))
         );
         // The oldest would not start once their request fails.
         for old in ["v0.20.0", "v0.25.1"] {
             assert_eq!(
-                updates(&v(old), Some("HYPER_API_KEY")),
+                updates_on(&v(old), Some("HYPER_API_KEY")),
                 Updates::Off(Off::Old(old.into()))
             );
         }
         assert_eq!(
-            updates(&Answer::Problem("timed out".into()), None),
+            updates_on(&Answer::Problem("timed out".into()), None),
             set(AsSet::Unknown("timed out".into()))
         );
-        assert_eq!(updates(&Answer::Front, None), set(AsSet::Front));
+        assert_eq!(updates_on(&Answer::Front, None), set(AsSet::Front));
     }
 
     fn with_refresh(outcome: RefreshOutcome, cause: Option<&str>, held: &[&str]) -> CacheState {

@@ -10,7 +10,7 @@ use std::fmt;
 
 use reqwest::Url;
 
-use crate::config::{Origin, Settings};
+use crate::config::{Disagreement, Origin, Settings};
 
 /// Whether a start may refresh the catalog, and from where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,9 +25,11 @@ pub(crate) enum Network {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Offline {
     /// `default-providers` is off, set there: no catalog is used at all.
-    DefaultProviders(Origin),
-    /// `provider-auto-update` is off, set there.
-    AutoUpdate(Origin),
+    /// With the two orders of the files' values when they differ.
+    DefaultProviders(Origin, Option<Disagreement>),
+    /// `provider-auto-update` is off, set there; with the two orders'
+    /// values when they differ.
+    AutoUpdate(Origin, Option<Disagreement>),
     /// `CATWALK_URL` holds this, which is not an http(s) URL.
     NotHttp(String),
     /// A pinned key cannot be read: the failure.
@@ -36,14 +38,26 @@ pub(crate) enum Offline {
 
 impl fmt::Display for Offline {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let by = |both: &Option<Disagreement>| match both {
+            Some(both) => format!(
+                " by {} ({}: {})",
+                both.kept_off_by(),
+                crate::config::Order::Spec,
+                both.spec
+            ),
+            None => String::new(),
+        };
         match self {
-            Offline::DefaultProviders(origin) => {
+            Offline::DefaultProviders(origin, both) => {
                 write!(
                     f,
-                    "default-providers is off ({origin}): no catalog, no request"
+                    "default-providers is off ({origin}){}: no catalog, no request",
+                    by(both)
                 )
             }
-            Offline::AutoUpdate(origin) => write!(f, "provider-auto-update is off ({origin})"),
+            Offline::AutoUpdate(origin, both) => {
+                write!(f, "provider-auto-update is off ({origin}){}", by(both))
+            }
             Offline::NotHttp(value) => write!(
                 f,
                 "CATWALK_URL={} is not an http:// or https:// URL",
@@ -66,10 +80,14 @@ pub(crate) fn decide(
     if !settings.default_providers.value {
         return Network::Off(Offline::DefaultProviders(
             settings.default_providers.origin.clone(),
+            settings.default_providers_orders.clone(),
         ));
     }
     if !settings.auto_update.value {
-        return Network::Off(Offline::AutoUpdate(settings.auto_update.origin.clone()));
+        return Network::Off(Offline::AutoUpdate(
+            settings.auto_update.origin.clone(),
+            settings.auto_update_orders.clone(),
+        ));
     }
     match (url, bad_key) {
         (Err(value), _) => Network::Off(Offline::NotHttp(value.clone())),
@@ -105,13 +123,13 @@ mod tests {
         off.auto_update.value = false;
         assert_eq!(
             decide(&off, &url, None),
-            Network::Off(Offline::DefaultProviders(env))
+            Network::Off(Offline::DefaultProviders(env, None))
         );
         let mut off = on.clone();
         off.auto_update.value = false;
         assert!(matches!(
             decide(&off, &url, None),
-            Network::Off(Offline::AutoUpdate(_))
+            Network::Off(Offline::AutoUpdate(..))
         ));
         let not_http = Err("mirror.corp:8080".to_string());
         assert_eq!(

@@ -214,12 +214,43 @@ impl Home {
     }
 }
 
+/// A folder holding only `git` (a link to the one on this process's
+/// `PATH`): the binary's `PATH`, since Crush asks git for the project root
+/// and has none without it, and nothing else of this machine's `PATH`
+/// (a `crush`, say) is found. `None` where there is no git.
+pub fn git_only_path() -> Option<&'static Path> {
+    static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let path = std::env::var_os("PATH")?;
+        let git = std::env::split_paths(&path)
+            .map(|dir| dir.join("git"))
+            .find(|git| git.is_file())?;
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("git-only");
+        fs::create_dir_all(&dir).ok()?;
+        let link = dir.join("git");
+        if fs::read_link(&link).ok().as_ref() != Some(&git) {
+            let _ = fs::remove_file(&link);
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&git, &link).ok()?;
+            #[cfg(not(unix))]
+            fs::copy(&git, &link).ok()?;
+        }
+        Some(dir)
+    })
+    .as_deref()
+}
+
 /// A command for the binary with only `home` as HOME in its environment
-/// (and the system file moved into it, out of the machine's `/etc`).
+/// (and the system file moved into it, out of the machine's `/etc`), and
+/// [`git_only_path`] as its `PATH`, with git's system configuration left
+/// out.
 pub fn crush_in(home: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_crush"));
-    cmd.args(args)
-        .env_clear()
+    cmd.args(args).env_clear();
+    if let Some(dir) = git_only_path() {
+        cmd.env("PATH", dir);
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", home)
         .env("USERPROFILE", home)
         .env("LOCALAPPDATA", home.join("AppData/Local"))

@@ -38,16 +38,20 @@ fn a_prefix_before_option_is_told_not_dropped() {
     let (run, rc) = with_crushrc(
         "VAR=x option provider-auto-update false\ncommand option provider-auto-update false\n",
     );
-    assert!(auto_update(&run), "never guessed");
+    assert!(
+        !auto_update(&run),
+        "counted as off: Crush's shell runs them"
+    );
     let rc = rc.display();
+    let counted = ", and Crush, which does, may turn provider-auto-update off there: counted as off, so no start-up request is made while this line stands";
     assert_eq!(
         warnings(&run),
         [
             format!(
-                "{rc}:1: `VAR=*** option provider-auto-update false` skipped: a variable assignment before it is applied only by a shell; this reader does not run the shell"
+                "{rc}:1: `VAR=*** option provider-auto-update false` skipped: a variable assignment before it is applied only by a shell; this reader does not run the shell{counted}"
             ),
             format!(
-                "{rc}:2: `command option provider-auto-update false` skipped: `command` runs it, which only a shell does; this reader does not run the shell"
+                "{rc}:2: `command option provider-auto-update false` skipped: `command` runs it, which only a shell does; this reader does not run the shell{counted}"
             ),
         ]
     );
@@ -187,17 +191,21 @@ fn substitutions_functions_and_negations_are_read_as_crush_runs_them() {
     let (run, rc) = with_crushrc(
         "function setup {\n  option provider-auto-update false\n}\noption provider-auto-update $(echo false)\n! option default-providers false\n",
     );
-    assert!(auto_update(&run));
+    assert!(
+        !auto_update(&run),
+        "counted as off: Crush's shell may run them"
+    );
     assert_eq!(run.json()["default_providers"]["value"], false, "{run:?}");
     let rc = rc.display();
+    let counted = ", and Crush, which does, may turn provider-auto-update off there: counted as off, so no start-up request is made while this line stands";
     assert_eq!(
         warnings(&run),
         [
             format!(
-                "{rc}:2: `option provider-auto-update false` skipped: inside a {{ }} group or function opened at line 1; this reader does not run the shell"
+                "{rc}:2: `option provider-auto-update false` skipped: inside a {{ }} group or function opened at line 1; this reader does not run the shell{counted}"
             ),
             format!(
-                "{rc}:4: `option provider-auto-update $(echo false)` skipped: its value depends on a shell expansion ($ or `); this reader does not run the shell"
+                "{rc}:4: `option provider-auto-update $(echo false)` skipped: its value depends on a shell expansion ($ or `); this reader does not run the shell{counted}"
             ),
         ]
     );

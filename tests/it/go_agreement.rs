@@ -13,8 +13,14 @@
 //! cannot decode, or as nested deeper than Go reads, Go refuses too; the
 //! endpoint forms it refuses do move a request, as Go shows.
 //!
+//! `go_config/main.go` reads Crush's configuration with the modules Crush
+//! v0.90 pins (its `go.mod` and `go.sum`: go-jsons v1.0.0-alpha.6 merges
+//! the JSON files, godotenv v1.5.1 reads a `.env`), fetched through the
+//! module proxy when the module cache lacks them, and the project's
+//! readers are compared with it.
+//!
 //! Needs `go` (Debian's `golang-go`, which `.ci/run` installs); without it
-//! the test says so and passes.
+//! the test says so and passes, but under CI, where it fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,32 +40,36 @@ fn go_reader() -> Option<&'static Path> {
     BUILT.get_or_init(|| build_go("go_reader")).as_deref()
 }
 
-/// The Go decoder of config options (`go_config/main.go`), built once.
+/// The reader of Crush's configuration (`go_config/main.go`), with the
+/// modules Crush v0.90 pins (go-jsons, godotenv), built once.
 fn go_config() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     BUILT.get_or_init(|| build_go("go_config")).as_deref()
 }
 
-/// Builds `tests/it/<name>/main.go`; `None` where there is no Go.
+/// Builds `tests/it/<name>/main.go`; `None` where there is no Go. A
+/// folder with a `go.mod` is a module whose `go.sum` pins what it needs,
+/// fetched through the module proxy when it is not in the module cache;
+/// one without uses the standard library only, and fetches nothing.
 fn build_go(name: &str) -> Option<PathBuf> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/it")
-        .join(name)
-        .join("main.go");
+        .join(name);
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-build-cache");
-    let built = Command::new("go")
-        .arg("build")
-        .arg("-o")
-        .arg(&out)
-        .arg(&source)
-        // The standard library only: nothing to download, no
-        // toolchain to switch to.
+    let mut go = Command::new("go");
+    go.arg("build").arg("-o").arg(&out);
+    if folder.join("go.mod").is_file() {
+        go.arg(".");
+    } else {
+        go.arg("main.go").env("GOPROXY", "off");
+    }
+    let built = go
+        // No toolchain to switch to; the module's go.sum as it is.
         .env("GOTOOLCHAIN", "local")
-        .env("GOPROXY", "off")
-        .env("GOFLAGS", "")
+        .env("GOFLAGS", "-mod=readonly")
         .env("GOCACHE", &cache)
-        .current_dir(source.parent().unwrap())
+        .current_dir(&folder)
         .output();
     match built {
         Ok(output) if output.status.success() => Some(out),
@@ -662,9 +672,7 @@ fn config_options_decode_as_go_decodes_them() {
     for doc in documents {
         let file = dir.path().join("crush.json");
         std::fs::write(&file, doc).unwrap();
-        let output = Command::new(go).arg(&file).output().unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let theirs: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let theirs = go_options(go, &[file]);
         let node = merge::parse(doc, 0).unwrap();
         match merge::decode(&node) {
             Err(e) => assert!(
@@ -696,6 +704,186 @@ fn config_options_decode_as_go_decodes_them() {
                 };
                 assert_eq!(theirs, expected, "{doc}");
             }
+        }
+    }
+}
+
+/// What `go_config options` makes of `files`, merged as Crush merges them.
+fn go_options(go: &Path, files: &[PathBuf]) -> Value {
+    let output = Command::new(go)
+        .arg("options")
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Several JSON configs merged by this project ([`merge::merge`], lowest
+/// first) and by go-jsons v1.0.0-alpha.6 as Crush's `loadFromBytes` calls
+/// it, then decoded: the same options wherever Go reads them; where Go
+/// refuses the merge (a value of another type than the one it replaces),
+/// this project warns of that change (its reader then lets the later one
+/// win, and says Crush would not start).
+#[test]
+fn config_files_merge_as_crush_merges_them() {
+    use crush_providers::internals::merge;
+    let Some(go) = go_config() else {
+        skip_without(
+            "go",
+            "the comparison with Go (Debian's golang-go has what it needs)",
+        );
+        return;
+    };
+    let sets: &[&[&str]] = &[
+        &[
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+            r#"{"options": {"disable_provider_auto_update": false}}"#,
+        ],
+        &[
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+            r#"{"options": {"disable_provider_auto_update": null}}"#,
+        ],
+        &[
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+            r#"{"options": null}"#,
+        ],
+        &[
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+            r#"{"Options": {"disable_provider_auto_update": false}}"#,
+        ],
+        &[
+            r#"{"Options": {"disable_default_providers": true}}"#,
+            r#"{"options": {"data_directory": "a"}}"#,
+            r#"{"Options": {"disable_default_providers": false}}"#,
+        ],
+        &[
+            r#"{"options": {"context_paths": ["a"], "data_directory": "x"}}"#,
+            r#"{"options": {"context_paths": ["b"], "disable_default_providers": true}}"#,
+        ],
+        &[
+            r#"{"options": {"disable_provider_auto_update": "yes"}}"#,
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+        ],
+        &[
+            r#"{"options": {"disable_provider_auto_update": true}}"#,
+            r#"{"options": "off"}"#,
+        ],
+        &[
+            r#"{"options": {"disable_provider_auto_update": 1}}"#,
+            r#"{"providers": {}}"#,
+        ],
+        &[
+            r#"{"options": {"data_directory": "a", "DATA_DIRECTORY": "b"}}"#,
+            r#"{"options": {"data_directory": "c"}}"#,
+        ],
+        &[
+            r#"{}"#,
+            r#"{"options": {}}"#,
+            r#"{"options": {"disable_default_providers": true}}"#,
+        ],
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for docs in sets {
+        let files: Vec<PathBuf> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, doc)| {
+                let file = dir.path().join(format!("{i}.json"));
+                std::fs::write(&file, doc).unwrap();
+                file
+            })
+            .collect();
+        let theirs = go_options(go, &files);
+        let mut root = merge::parse("{}", 0).unwrap();
+        let mut changes = Vec::new();
+        for (i, doc) in docs.iter().enumerate() {
+            merge::merge(&mut root, merge::parse(doc, i).unwrap(), &mut changes);
+        }
+        if let Some(error) = theirs.get("error") {
+            assert!(
+                !changes.is_empty() || merge::decode(&root).is_err(),
+                "{docs:?}: Go {error}, ours reads it"
+            );
+            continue;
+        }
+        assert!(changes.is_empty(), "{docs:?}: Go merges it");
+        let ours = merge::decode(&root).unwrap_or_else(|e| panic!("{docs:?}: {e:?}"));
+        let flag = |f: &Option<merge::Found<bool>>| f.as_ref().is_some_and(|f| f.value);
+        let expected = if theirs.get("data_directory").is_some() {
+            serde_json::json!({
+                "disable_provider_auto_update": flag(&ours.disable_provider_auto_update),
+                "disable_default_providers": flag(&ours.disable_default_providers),
+                "data_directory": ours.data_directory.as_ref().map(|f| f.value.clone()).unwrap_or_default(),
+            })
+        } else {
+            serde_json::json!({})
+        };
+        assert_eq!(theirs, expected, "{docs:?}");
+    }
+}
+
+/// `.env` files read by this project ([`dotenv::parse`]) and by godotenv
+/// v1.5.1 (which Crush's `godotenv/autoload` loads): the same names and
+/// the same bytes, or both refuse the file.
+#[test]
+fn dotenv_files_read_as_godotenv_reads_them() {
+    use crush_providers::internals::dotenv;
+    let Some(go) = go_config() else {
+        skip_without(
+            "go",
+            "the comparison with Go (Debian's golang-go has what it needs)",
+        );
+        return;
+    };
+    let files: &[&[u8]] = &[
+        b"A=1\nB=two words\n",
+        b"export A=1\r\nB: 2\n# comment\n\nC=x #comment\nD=x#not\n",
+        b"A='single $B \\n'\nB=\"double\\nline\\t\\$A \\\"q\\\"\"\n",
+        b"A=1\nB=$A-${A}-$C\nC=\"${A}x\"\nD='$A'\n",
+        b"A=\"multi\nline\"\nB=after\n",
+        b"A.B=dots\nA_1=u\n  SPACED  =  v  \n",
+        b"A=1\nA=2\n",
+        b"A=caf\xe9\n",
+        b"A=\"unterminated\n",
+        b"not a statement\n",
+        b"A-B=1\n",
+        b"=empty\nB=1\n",
+        b"A=\"x\" trailing\n",
+        b"A='x' # c\nB=\"y\"#c\n",
+        b"A=\\$B\nB=\\\\n\n",
+        b"",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(".env");
+    for text in files {
+        std::fs::write(&file, text).unwrap();
+        let output = Command::new(go).arg("dotenv").arg(&file).output().unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let theirs: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let shown = String::from_utf8_lossy(text);
+        match (dotenv::parse(text), theirs.get("vars")) {
+            (Err(e), None) => {
+                assert!(theirs.get("error").is_some(), "{shown:?}: ours {e}");
+            }
+            (Ok(entries), Some(vars)) => {
+                let hex =
+                    |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+                let ours: BTreeMap<String, String> = entries
+                    .iter()
+                    .map(|e| (e.name.clone(), hex(&e.value)))
+                    .collect();
+                // A name godotenv cannot set (empty) is set by nobody.
+                let theirs: BTreeMap<String, String> = vars
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(name, _)| !name.is_empty())
+                    .map(|(name, value)| (name.clone(), value.as_str().unwrap().to_owned()))
+                    .collect();
+                assert_eq!(ours, theirs, "{shown:?}");
+            }
+            (ours, _) => panic!("{shown:?}: ours {ours:?}, godotenv {theirs}"),
         }
     }
 }

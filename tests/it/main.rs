@@ -25,6 +25,7 @@ mod local_files;
 mod messages;
 mod origins;
 mod proxy;
+mod readings;
 mod readme;
 mod screen;
 mod signed;

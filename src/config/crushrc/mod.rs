@@ -63,6 +63,9 @@ pub struct Skipped {
     pub command: String,
     /// Why it was skipped.
     pub reason: String,
+    /// The `option` keys that keep the network off ([`options::NETWORK_KEYS`])
+    /// it may turn off, run by a shell: going out counts it as off.
+    pub turns_off: Vec<&'static str>,
 }
 
 /// An `exit` that ends the file for every command after it.
@@ -294,10 +297,12 @@ impl Parser {
         let texts = command.texts();
         let name = texts[0];
         let written = shown_without_secrets(&texts);
+        let turns_off = may_turn_off(&command.words);
         let skip = |reason: String| Skipped {
             line: command.line,
             command: written.clone(),
             reason,
+            turns_off: turns_off.clone(),
         };
         let configures = CONFIG_COMMANDS.contains(&name) || name == "source" || name == ".";
         if name == "exit" {
@@ -315,7 +320,7 @@ impl Parser {
             return;
         }
         if let Some(reason) = reason {
-            if configures {
+            if configures || !turns_off.is_empty() {
                 self.script.skipped.push(skip(reason));
             }
             return;
@@ -326,7 +331,9 @@ impl Parser {
             self.script
                 .skipped
                 .push(skip("another file is read only by a shell".into()));
-        } else if CONFIG_COMMANDS.contains(&name) && command.words.iter().any(|w| w.dynamic) {
+        } else if (CONFIG_COMMANDS.contains(&name) || !turns_off.is_empty())
+            && command.words.iter().any(|w| w.dynamic)
+        {
             self.script.skipped.push(skip(
                 "its value depends on a shell expansion ($ or `)".into(),
             ));
@@ -391,6 +398,52 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     d[a.len()][b.len()]
+}
+
+/// The keys of [`options::NETWORK_KEYS`] that `words`, a command a shell
+/// would run, may turn off: `option <key> <value>` where the value is not
+/// a literal `true` (a bare flag, an empty value and `true` can only turn
+/// it on), the `option` word being the command's name (after variable
+/// assignments, or behind a command that runs another, `command option
+/// …`); a key only a shell knows (`option $K false`) may be either, and
+/// so may a command name only a shell knows (`$OPT provider-auto-update
+/// false`).
+fn may_turn_off(words: &[Word]) -> Vec<&'static str> {
+    let Some(first) = words.iter().position(|w| !w.assignment) else {
+        return Vec::new();
+    };
+    // Where the `option` word may be: the command's name, or any word
+    // after a command that runs the words after it.
+    let candidates = match words[first].text.as_str() {
+        name if RUNNERS.contains(&name) && !words[first].dynamic => first + 1..words.len(),
+        _ => first..first + 1,
+    };
+    let mut keys = Vec::new();
+    for at in candidates {
+        let (Some(name), Some(key)) = (words.get(at), words.get(at + 1)) else {
+            continue;
+        };
+        let is_option = name.text == "option" && !name.dynamic;
+        if !is_option && !name.dynamic {
+            continue;
+        }
+        let on_only = words.get(at + 2).is_none_or(|v| {
+            !v.dynamic && (v.text.is_empty() || options::parse_bool(&v.text) == Some(true))
+        });
+        if on_only {
+            continue;
+        }
+        for (option, _) in options::NETWORK_KEYS {
+            let named = match key.dynamic {
+                true => is_option,
+                false => key.text == option,
+            };
+            if named && !keys.contains(&option) {
+                keys.push(option);
+            }
+        }
+    }
+    keys
 }
 
 /// Why a command runs a config command in a way only a shell honours: a

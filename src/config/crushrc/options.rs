@@ -51,6 +51,13 @@ const SPECS: &[(&str, &str, Kind)] = &[
     ("disable-skill", "disabled_skills", Kind::List),
 ];
 
+/// The keys whose `false` keeps a start from going out, and their JSON
+/// field (stored negated).
+pub(crate) const NETWORK_KEYS: [(&str, &str); 2] = [
+    ("provider-auto-update", "disable_provider_auto_update"),
+    ("default-providers", "disable_default_providers"),
+];
+
 /// The keys this tool reads.
 const READ_HERE: [&str; 3] = [
     "provider-auto-update",
