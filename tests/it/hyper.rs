@@ -1377,6 +1377,7 @@ fn embedded_removes_hyper_json_so_crush_uses_its_own() {
     home.run(&["update-providers", "--source", "hyper", "embedded"])
         .ok();
     assert!(!home.data_dir().exists());
+}
 
 /// Issue 35, item 7: a project's `.env` that sets `HYPER_URL` does not
 /// receive the user's Hyper key on a person's `update-providers --source
