@@ -146,7 +146,7 @@ impl Marker {
         };
         let catwalk_url = match parts.next()? {
             "-" => None,
-            url => Some(from_bytes(unhex(url.strip_prefix('=')?)?)),
+            url => Some(from_bytes(crate::store::digest::unhex(url.strip_prefix('=')?)?)),
         };
         let mut paths = std::env::split_paths(parts.next().unwrap_or_default());
         let chosen = paths.next().unwrap_or_default();
@@ -176,14 +176,6 @@ fn from_bytes(bytes: Vec<u8>) -> OsString {
     return String::from_utf8_lossy(&bytes).into_owned().into();
 }
 
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    let digit = |c: u8| (c as char).to_digit(16);
-    let text = text.as_bytes();
-    (text.len() % 2 == 0).then_some(())?;
-    text.chunks(2)
-        .map(|pair| Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8))
-        .collect()
-}
 
 /// What a start that may have been handed over by a front does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -371,16 +371,7 @@ pub(crate) fn identity(meta: &fs::Metadata) -> Option<String> {
 }
 
 fn unhex32(text: &str) -> Option<[u8; 32]> {
-    let text = text.as_bytes();
-    if text.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (byte, pair) in out.iter_mut().zip(text.chunks(2)) {
-        let digit = |c: u8| (c as char).to_digit(16);
-        *byte = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
-    }
-    Some(out)
+    digest::unhex(text)?.try_into().ok()
 }
 
 /// Replaces the cache with `bytes` and records `state` beside it, waiting

@@ -23,6 +23,19 @@ pub fn hex(bytes: &[u8]) -> String {
         })
 }
 
+/// The bytes that `text` is the hex of (either case); `None` when it is
+/// not hex pairs.
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16);
+    text.chunks(2)
+        .map(|pair| Some((digit(pair[0])? * 16 + digit(pair[1])?) as u8))
+        .collect()
+}
+
 /// The ETag Catwalk sends for a body with this SHA-256: the quoted hex of its
 /// first 16 bytes.
 pub fn catwalk_etag(sha256: &[u8; 32]) -> String {

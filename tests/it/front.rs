@@ -25,6 +25,9 @@ use wiremock::ResponseTemplate;
 pub(crate) const UPDATES_OFF: &str = "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE";
 /// The marker every hand-over sets.
 pub(crate) const MARKER: &str = "CRUSH_PROVIDER_FRONT";
+/// The `CATWALK_URL` the front hands Crush: no http(s) URL, so Crush's
+/// catalog request fails at once without one.
+pub(crate) const SENTINEL: &str = "crush-providers:reviewed-cache";
 
 /// The stand-in Crush. `@VERSION@` is what it does for `--version`.
 const STAND_IN: &str = r#"#!/bin/sh
@@ -48,9 +51,9 @@ exit "${STANDIN_EXIT:-0}"
 
 /// How one start of the stand-in was started.
 #[derive(Debug)]
-struct Started {
+pub(crate) struct Started {
     args: Vec<String>,
-    env: BTreeMap<String, String>,
+    pub(crate) env: BTreeMap<String, String>,
     cwd: PathBuf,
     tty: bool,
     pid: u32,
@@ -238,7 +241,7 @@ impl Front {
     /// Runs `crush ARGS`, which must reach the stand-in; returns the run
     /// and how the stand-in was started.
     #[track_caller]
-    fn handed_over(&self, args: &[&str]) -> (Run, Started) {
+    pub(crate) fn handed_over(&self, args: &[&str]) -> (Run, Started) {
         let before = self.runs().len();
         let run = self.run(args);
         let runs = self.runs();
@@ -291,9 +294,9 @@ fn every_command_of_crush_goes_to_it_and_the_fronts_own_stay_here() {
     let status = front.own(&["providers", "--status"]);
     status.ok();
     assert!(
-        status
-            .stdout
-            .contains("started with its automatic updates off, reading this cache"),
+        words(&status.stdout).contains(
+            "started with CATWALK_URL=crush-providers:reviewed-cache (it reads only the cache reviewed here) and its own updates off"
+        ),
         "{status:?}"
     );
     let models = front.own(&["provider-models", "--json"]);
@@ -306,9 +309,9 @@ fn every_command_of_crush_goes_to_it_and_the_fronts_own_stay_here() {
 }
 
 /// Crush runs in this very process (exec), on the same terminal, in the
-/// same folder, with the same environment but the marker and the variable
-/// that turns its updates off; its exit code and its death by a signal
-/// are the start's.
+/// same folder, with the same environment but the marker, the failing
+/// `CATWALK_URL` and the variable that turns its updates off; its exit
+/// code and its death by a signal are the start's.
 #[test]
 fn crush_is_handed_over_faithfully() {
     let mut front = Front::new("v0.91.0");
@@ -341,7 +344,8 @@ fn crush_is_handed_over_faithfully() {
         .filter(|k| direct.env.get(*k) != via_front.env.get(*k))
         .collect();
     added.sort();
-    assert_eq!(added, [UPDATES_OFF, MARKER]);
+    assert_eq!(added, ["CATWALK_URL", UPDATES_OFF, MARKER]);
+    assert_eq!(via_front.env["CATWALK_URL"], SENTINEL);
     assert!(direct.env.keys().all(|k| via_front.env.contains_key(k)));
     assert_eq!(via_front.env["SOME_SETTING"], "kept as is");
 
@@ -390,7 +394,7 @@ fn the_version_is_learnt_once_and_remembered() {
         &fs::read(front.home.data_dir().join("providers.front.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(memo["crush"][0]["version"], "v0.91.0", "{memo}");
+    assert_eq!(memo["crush"][0]["answer"]["version"], "v0.91.0", "{memo}");
     // Crush upgraded (to a release that still uses its embedded catalog
     // while its updates are off): asked again, and handed over unchanged.
     front.install_crush("echo 'crush version 0.90.0 (abc1234)'");
@@ -402,22 +406,43 @@ fn the_version_is_learnt_once_and_remembered() {
     assert_eq!(front.probes(), 2);
 }
 
-/// Crush's updates go off only for a release that reads the cache then,
-/// and only when no Hyper key needs them; `providers --status` says why.
+/// Crush's updates go off only where that costs nothing (a release that
+/// reads the cache then, and no Hyper key), where any reading of the
+/// settings turned them off, and for a release that would not start
+/// without its request; the failing `CATWALK_URL` always.
+/// `providers --status` says which, and why.
 #[test]
-fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
+fn updates_go_off_only_where_that_costs_nothing() {
     for (version, off, why) in [
-        ("v0.91.0", true, "started with its automatic updates off"),
         (
-            "v0.90.1-rc.1",
+            "v0.91.0",
             true,
-            "started with its automatic updates off",
+            "its own updates off: it reads the cache then",
         ),
-        ("v0.90.0", false, "Crush v0.90.0 fetches the catalog itself"),
         (
-            "v0.89.2",
+            "0.92.3",
+            true,
+            "its own updates off: it reads the cache then",
+        ),
+        (
+            "v0.91.0-nightly",
             false,
-            "releases up to v0.90 use their embedded catalog",
+            "Crush v0.91.0-nightly uses its embedded catalog while they are off",
+        ),
+        (
+            "v0.90.1",
+            false,
+            "Crush v0.90.1 uses its embedded catalog while they are off",
+        ),
+        (
+            "v0.90.0",
+            false,
+            "its own updates as you set them: Crush v0.90.0 uses its embedded catalog",
+        ),
+        (
+            "v0.24.0",
+            true,
+            "Crush v0.24.0 would not start without its catalog request",
         ),
         ("devel", false, "its version is not known"),
     ] {
@@ -425,26 +450,29 @@ fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
         let (run, started) = front.handed_over(&["run"]);
         run.ok();
         assert_eq!(started.env.contains_key(UPDATES_OFF), off, "{version}");
+        assert_eq!(started.env["CATWALK_URL"], SENTINEL, "{version}");
         let status = front.own(&["providers", "--status"]);
-        assert!(status.stdout.contains(why), "{version}: {status:?}");
+        assert!(words(&status.stdout).contains(why), "{version}: {status:?}");
         let json = front.own(&["providers", "--status", "--json"]).json();
         assert_eq!(json["crush"]["version"], version);
         assert_eq!(
             json["crush"]["path"],
             front.root.path().join("crush/crush").display().to_string()
         );
+        assert_eq!(json["crush"]["catwalk_url"], SENTINEL);
         assert_eq!(
-            json["crush"]["hand_over"],
-            if off { "updates_off" } else { "unchanged" }
+            json["crush"]["updates"],
+            if off { "updates_off" } else { "as_set" }
         );
     }
     let mut front = Front::new("v0.91.0");
     front.set("HYPER_API_KEY", "hk-1");
     let (_, started) = front.handed_over(&["run"]);
     assert!(!started.env.contains_key(UPDATES_OFF));
+    assert_eq!(started.env["CATWALK_URL"], SENTINEL);
     let status = front.own(&["providers", "--status"]);
     assert!(
-        status.stdout.contains("a Hyper key is set (HYPER_API_KEY)"),
+        words(&status.stdout).contains("a Hyper key is set (HYPER_API_KEY)"),
         "{status:?}"
     );
     // `crush login hyper` writes the key into the global state file.
@@ -456,8 +484,9 @@ fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
     .unwrap();
     let (_, started) = front.handed_over(&["run"]);
     assert!(!started.env.contains_key(UPDATES_OFF));
-    // Updates the user turned off are Crush's to honour: nothing added.
-    let front = Front::new("v0.91.0");
+    // Updates the user turned off: Crush, which may read the settings
+    // otherwise, is told so too; no version is needed for that.
+    let front = Front::new("v0.90.0");
     let config = front.home.path().join(".config/crush");
     fs::create_dir_all(&config).unwrap();
     fs::write(
@@ -467,8 +496,13 @@ fn updates_go_off_only_for_a_crush_that_reads_the_cache_and_no_hyper_key() {
     .unwrap();
     let (run, started) = front.handed_over(&["run"]);
     assert!(run.stderr.is_empty(), "{run:?}");
-    assert!(!started.env.contains_key(UPDATES_OFF));
+    assert_eq!(started.env[UPDATES_OFF], "1");
     assert_eq!(front.probes(), 0, "nothing to learn");
+    let status = front.own(&["providers", "--status"]);
+    assert!(
+        words(&status.stdout).contains("you turned provider-auto-update or default-providers off"),
+        "{status:?}"
+    );
 }
 
 /// With a cache due for a refresh, the start hands over at once and the
@@ -518,7 +552,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert_eq!(lines.len(), 1, "{told:?}");
     assert!(
         lines[0].starts_with(
-            "warning: review it with `crush providers --status`: a refresh of the provider catalog was held, the catalog in use is kept: provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443"
+            "warning: review it with `crush providers --status`: a refresh of the provider catalog was held, the one in use is kept: provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443"
         ),
         "{told:?}"
     );
@@ -565,16 +599,17 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert!(
         lines[0].starts_with(
             "warning: the provider catalog could not be refreshed from http://127.0.0.1:"
-        ) && lines[0].contains("the catalog in use is kept"),
+        ) && lines[0].contains("the one in use is kept"),
         "{told:?}"
     );
     let (again, _) = front.handed_over(&["run"]);
     assert!(again.stderr.is_empty(), "told once: {again:?}");
 }
 
-/// A failure of the front itself (a config it cannot read, a broken cache,
-/// a data folder it cannot write) is one line, and Crush starts as it would
-/// without the front.
+/// A failure of the front itself (a config it cannot read, a data folder
+/// it cannot write) is one line, and Crush starts all the same, with the
+/// failing `CATWALK_URL` and its own updates as the user set them; a
+/// broken cache another program wrote is put aside, and said so.
 #[test]
 fn a_broken_config_or_cache_never_stops_the_hand_over() {
     let front = Front::new("v0.91.0");
@@ -585,6 +620,7 @@ fn a_broken_config_or_cache_never_stops_the_hand_over() {
     run.ok();
     assert_one_failure(&run, "crush.json");
     assert!(!started.env.contains_key(UPDATES_OFF), "{started:?}");
+    assert_eq!(started.env["CATWALK_URL"], SENTINEL);
     assert!(started.env.contains_key(MARKER));
 
     let front = Front::new("v0.91.0");
@@ -592,8 +628,18 @@ fn a_broken_config_or_cache_never_stops_the_hand_over() {
     fs::write(front.home.cache_file(), "not a catalog").unwrap();
     let (run, started) = front.handed_over(&["run"]);
     run.ok();
-    assert_one_failure(&run, "providers.json");
-    assert!(!started.env.contains_key(UPDATES_OFF));
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{run:?}");
+    assert!(
+        lines[0].contains("the provider catalog that another program wrote was held and put aside")
+            && lines[0].contains("it is not valid"),
+        "{run:?}"
+    );
+    assert_eq!(
+        front.home.cache().unwrap(),
+        crush_providers::catalog::embedded::catalog_bytes()
+    );
+    assert_eq!(started.env[UPDATES_OFF], "1");
 
     let mut front = Front::new("v0.91.0");
     let file = front.home.path().join("a-file");
@@ -603,6 +649,7 @@ fn a_broken_config_or_cache_never_stops_the_hand_over() {
     run.ok();
     assert_one_failure(&run, "providers.front.json");
     assert!(!started.env.contains_key(UPDATES_OFF));
+    assert_eq!(started.env["CATWALK_URL"], SENTINEL);
 }
 
 #[track_caller]
@@ -612,7 +659,9 @@ fn assert_one_failure(run: &Run, naming: &str) {
     assert!(
         lines[0].starts_with("warning: ")
             && lines[0].contains(naming)
-            && lines[0].ends_with("; Crush starts as it would without this front"),
+            && lines[0].ends_with(
+                "; Crush starts on the cache as it is, with its own updates as you set them"
+            ),
         "{run:?}"
     );
 }
@@ -789,7 +838,7 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
 }
 
 /// The front decides as Crush does: a `.env` in the folder it starts in
-/// and Crush's `-D` count (Crush then keeps its own setting), and a
+/// and Crush's `-D` count (Crush is then told its updates are off), and a
 /// `CATWALK_URL` that is not an http(s) URL is told at every start and
 /// refreshes nothing.
 #[test]
@@ -802,7 +851,7 @@ fn the_front_reads_the_settings_as_crush_does() {
     fs::write(&dotenv, "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1\n").unwrap();
     let (run, started) = front.handed_over(&["run", "x"]);
     run.ok();
-    assert_eq!(off(&started), None, "updates off by .env: Crush unchanged");
+    assert_eq!(off(&started).as_deref(), Some("1"), "updates off by .env");
     fs::remove_file(&dotenv).unwrap();
     let data = front.home.path().join("data");
     fs::create_dir(&data).unwrap();
@@ -813,7 +862,11 @@ fn the_front_reads_the_settings_as_crush_does() {
     .unwrap();
     let data = data.to_str().unwrap();
     let (_, started) = front.handed_over(&["-D", data, "run", "x"]);
-    assert_eq!(off(&started), None, "updates off in -D's workspace file");
+    assert_eq!(
+        off(&started).as_deref(),
+        Some("1"),
+        "updates off in -D's workspace file"
+    );
     front.set("CATWALK_URL", "mirror.corp:8080");
     for _ in 0..2 {
         let (run, started) = front.handed_over(&["run", "x"]);
@@ -918,7 +971,7 @@ fn a_crush_named_by_a_relative_path_is_refused() {
 
 /// The settings are read from the folder `-c`/`--cwd` names, to the byte:
 /// a project whose folder's name is not UTF-8 and turns updates off sees
-/// no request and Crush unchanged, in every form of the flag.
+/// no request, and Crush is told so, in every form of the flag.
 #[test]
 fn the_settings_of_a_folder_not_named_in_utf8_are_its_own() {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -942,10 +995,7 @@ fn the_settings_of_a_folder_not_named_in_utf8_are_its_own() {
         let runs = front.runs();
         assert_eq!(runs.len(), before + 1, "{run:?}");
         let started = runs.last().unwrap();
-        assert!(
-            !started.env.contains_key(UPDATES_OFF),
-            "{arg:?}: {started:?}"
-        );
+        assert_eq!(started.env[UPDATES_OFF], "1", "{arg:?}: {started:?}");
     }
     assert_eq!(front.probes(), 0, "nothing to learn");
 }
@@ -986,57 +1036,6 @@ fn a_projects_dotenv_never_chooses_the_program() {
     }
 }
 
-/// With a Hyper key, Crush fetches for itself (with its updates off it
-/// reads Hyper's provider only from its embedded copy); but while a
-/// refresh the review held is not settled, the front turns its updates
-/// off, so that Crush never fetches and applies what was held, and says
-/// so, as `--status` does. Settled, Crush fetches for itself again.
-#[test]
-fn a_held_refresh_is_never_fetched_by_crush_itself() {
-    let moved = r#"{"id":"hyper","name":"H","type":"hyper","api_endpoint":"https://attacker.example/v1","models":[{"id":"m","name":"M"}]}"#;
-    let (url, _) = keep_alive_server(move |path| {
-        (path == "/api/v1/provider").then(|| moved.as_bytes().to_vec())
-    });
-    let mut front = Front::new("v0.91.0");
-    front.set("HYPER_URL", &url);
-    front.set("HYPER_API_KEY", "hk-1");
-    let (_, started) = front.handed_over(&["run"]);
-    assert!(!started.env.contains_key(UPDATES_OFF));
-    let waited = front.own(&["providers", "--wait"]);
-    assert!(
-        waited.stderr.contains("was held") && !waited.stderr.contains("the one Crush uses is kept"),
-        "{waited:?}"
-    );
-    let (run, started) = front.handed_over(&["run"]);
-    assert_eq!(started.env.get(UPDATES_OFF).map(String::as_str), Some("1"));
-    assert!(
-        run.stderr.contains(
-            "a refresh of Hyper's provider was held for review: Crush starts with its own updates off until it is settled, and uses its own embedded Hyper provider"
-        ),
-        "{run:?}"
-    );
-    let status = front.own(&["providers", "--status", "--json"]).json();
-    assert_eq!(status["crush"]["hand_over"], "updates_off", "{status}");
-    assert!(
-        status["crush"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("a refresh of Hyper's provider is held"),
-        "{status}"
-    );
-    front
-        .own(&[
-            "update-providers",
-            "--source",
-            "hyper",
-            "--keep-current",
-            "-q",
-        ])
-        .ok();
-    let (_, started) = front.handed_over(&["run"]);
-    assert!(!started.env.contains_key(UPDATES_OFF));
-}
-
 /// `-D`'s workspace file is read for the Hyper key by a start as by
 /// `--status`: both see the key it sets, and Crush keeps its own
 /// updates (it reads Hyper's provider only from its embedded copy
@@ -1057,7 +1056,7 @@ fn a_data_dirs_hyper_key_is_seen_by_a_start_as_by_the_status() {
     let status = front
         .own(&["-D", dd, "providers", "--status", "--json"])
         .json();
-    assert_eq!(status["crush"]["hand_over"], "unchanged", "{status}");
+    assert_eq!(status["crush"]["updates"], "as_set", "{status}");
     assert_eq!(status["hyper"]["key"], format!("{dd}/crush.json"));
     // Without -D, neither sees it.
     let (_, started) = front.handed_over(&["run"]);

@@ -1326,14 +1326,7 @@ fn embedded_removes_hyper_json_so_crush_uses_its_own() {
             "{run:?}"
         );
     }
-    assert_eq!(
-        home.data_entries(),
-        [
-            "providers.json",
-            "providers.state.json",
-            "providers.trust.json"
-        ]
-    );
+    assert_eq!(home.data_entries(), CACHE_FILES);
     // --check answers whether there is something to remove; there is no
     // document for --output to write.
     let check = [
@@ -1408,5 +1401,100 @@ async fn a_projects_dotenv_hyper_url_never_gets_the_key_of_an_update() {
     assert_eq!(
         received(&hyper_requests(&server).await, "authorization"),
         ["Bearer sk-users-own"]
+    );
+}
+
+/// A Hyper mirror serving `hyper` signed at `at` by `signer`.
+async fn signed_hyper(signer: &Signer, hyper: &str, at: u64) -> MockServer {
+    let server = serve_at(
+        "/api/v1/provider",
+        ResponseTemplate::new(200).set_body_string(hyper.to_owned()),
+    )
+    .await;
+    Mock::given(method("GET"))
+        .and(path("/api/v1/provider.minisig"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_string(signer.sign(hyper.as_bytes(), Some(at))),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+/// Issue 34, item 4: Hyper's provider has a memory too. A `hyper.json`
+/// Crush rewrote (and its state gone with it) is no way to roll back a
+/// signed document: the newest signing time seen is remembered beside
+/// the places keys went, not only in `hyper.state.json`. Before, the
+/// older document was applied without `--allow-downgrade`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreign_hyper_json_cannot_roll_back_a_signed_document() {
+    let signer = Signer::new();
+    let key = ("CRUSH_PROVIDER_PUBLIC_KEY", signer.public_key());
+    let newer = signed_hyper(&signer, &hyper_next(), 1_700_086_400).await;
+    let older = signed_hyper(&signer, HYPER, 1_700_000_000).await;
+    let home = Home::new();
+    let env = [(key.0, key.1.as_str())];
+    home.run_env(
+        &["update-providers", "--source", "hyper", &newer.uri()],
+        &env,
+    )
+    .ok();
+    assert_eq!(home.hyper().unwrap(), hyper_next().as_bytes());
+    // Crush rewrites hyper.json from its own fetch; its state and the copy
+    // reviewed here are gone with a clean-up.
+    let dir = home.data_dir();
+    fs::write(dir.join("hyper.json.1.tmp"), hyper_next()).unwrap();
+    fs::rename(dir.join("hyper.json.1.tmp"), home.hyper_file()).unwrap();
+    for gone in ["hyper.state.json", "hyper.reviewed.json"] {
+        fs::remove_file(dir.join(gone)).unwrap();
+    }
+    home.run_env(
+        &["update-providers", "--source", "hyper", &older.uri()],
+        &env,
+    )
+    .fails_with(&["before the newest", "--allow-downgrade"]);
+    home.run_env(
+        &[
+            "update-providers",
+            "--source",
+            "hyper",
+            &older.uri(),
+            "--allow-downgrade",
+        ],
+        &env,
+    )
+    .ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+}
+
+/// Issue 34, item 4: a `hyper.json` Crush wrote that sends the Hyper key
+/// where it never went is held at the next start: the one reviewed here
+/// goes back in its place, and the other is kept aside and told.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_foreign_hyper_json_moving_the_key_is_held() {
+    let home = Home::new();
+    let server = server(HYPER).await;
+    home.run(&["update-providers", "--source", "hyper", &server.uri()])
+        .ok();
+    let dir = home.data_dir();
+    fs::write(dir.join("hyper.json.1.tmp"), hyper_moved()).unwrap();
+    fs::rename(dir.join("hyper.json.1.tmp"), home.hyper_file()).unwrap();
+    let run = home.run_env(
+        &["providers", "--json"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    run.ok();
+    assert_eq!(home.hyper().unwrap(), HYPER.as_bytes());
+    let aside = dir.join("hyper.foreign.json");
+    assert_eq!(fs::read(&aside).unwrap(), hyper_moved().as_bytes());
+    let told = words(&run.stderr);
+    assert!(
+        told.contains("Hyper's provider that another program wrote into the cache was held")
+            && told.contains("https://attacker.example:443")
+            && told.contains(&format!(
+                "crush update-providers --source hyper {} --allow-key-move",
+                aside.display()
+            )),
+        "{run:?}"
     );
 }

@@ -14,6 +14,7 @@ mod crushrc;
 mod durability;
 mod escapes;
 mod faults;
+mod foreign;
 mod front;
 mod fuzz_regressions;
 mod go_agreement;

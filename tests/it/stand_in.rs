@@ -28,13 +28,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::common::*;
-use crate::front::{Front, MARKER, UPDATES_OFF};
+use crate::front::{Front, MARKER, SENTINEL, UPDATES_OFF};
 use serde_json::Value;
 use wiremock::ResponseTemplate;
-
-/// The `CATWALK_URL` the front hands Crush: no http(s) URL, so Crush's
-/// catalog request fails at once without one.
-const SENTINEL: &str = "crush-providers:reviewed-cache";
 
 /// The Go stand-in, built once; `None` where there is no `go`.
 fn go_crush() -> Option<&'static Path> {
@@ -144,10 +140,16 @@ fn reads_the_cache_when_off(version: &str) -> bool {
     parts.len() == 3 && numbers.len() == 3 && (numbers[0], numbers[1]) >= (0, 91)
 }
 
-/// What the front sets `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` to: `1` for a
-/// release from v0.91.0 without a Hyper key, else the user's own.
-fn updates_off_handed(version: &str, hyper_key: bool, users: Option<&str>) -> Option<String> {
-    if reads_the_cache_when_off(version) && !hyper_key {
+/// What the front sets `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` to: `1` where
+/// a reading of the settings turned updates off (`off`), and for a release
+/// from v0.91.0 without a Hyper key, else the user's own.
+fn updates_off_handed(
+    version: &str,
+    hyper_key: bool,
+    users: Option<&str>,
+    off: bool,
+) -> Option<String> {
+    if off || (reads_the_cache_when_off(version) && !hyper_key) {
         Some("1".into())
     } else {
         users.map(str::to_owned)
@@ -251,11 +253,9 @@ fn every_version_reads_the_reviewed_cache_and_its_updates_go_off_only_where_free
                 if let Some(value) = users {
                     env.push((UPDATES_OFF, value));
                 }
-                let handed = updates_off_handed(version, hyper_key, users);
-                let updates_on = match &handed {
-                    Some(value) => !go_true(value),
-                    None => !config_off,
-                };
+                let off = config_off || users.is_some_and(go_true);
+                let handed = updates_off_handed(version, hyper_key, users, off);
+                let updates_on = !handed.as_deref().is_some_and(go_true);
                 let (run, report) = start(&front, &home, &env);
                 run.ok();
                 let embedded = !updates_on && !reads_the_cache_when_off(version);
@@ -289,12 +289,14 @@ fn every_version_reads_the_reviewed_cache_and_its_updates_go_off_only_where_free
 #[test]
 fn the_project_configurations_that_fooled_the_old_front_reach_no_catalog() {
     type Files = &'static [(&'static str, &'static str)];
-    let cases: [(&str, Files, Option<&str>, bool); 5] = [
+    // (case, files, the user's variable, a Hyper key, a reading says off)
+    let cases: [(&str, Files, Option<&str>, bool, bool); 5] = [
         (
             "a project's Hyper key",
             &[("crush.json", r#"{"providers":{"hyper":{"api_key":"x"}}}"#)],
             None,
             true,
+            false,
         ),
         (
             "the workspace file off, the project's on",
@@ -310,6 +312,7 @@ fn the_project_configurations_that_fooled_the_old_front_reach_no_catalog() {
             ],
             None,
             false,
+            true,
         ),
         (
             "crushrc off beside .crush.json on",
@@ -322,17 +325,25 @@ fn the_project_configurations_that_fooled_the_old_front_reach_no_catalog() {
             ],
             None,
             false,
+            true,
         ),
-        ("a value Go reads as false", &[], Some("maybe"), false),
+        (
+            "a value Go reads as false",
+            &[],
+            Some("maybe"),
+            false,
+            false,
+        ),
         (
             "a .env's Hyper key",
             &[(".env", "HYPER_API_KEY=from-dotenv\n")],
             None,
             true,
+            false,
         ),
     ];
     for version in ["0.90.0", "0.91.0"] {
-        for (case, files, users, hyper_key) in cases {
+        for (case, files, users, hyper_key, off) in cases {
             let Some(front) = front_of_go(version) else {
                 return;
             };
@@ -348,10 +359,14 @@ fn the_project_configurations_that_fooled_the_old_front_reach_no_catalog() {
             let (run, report) = start(&front, &project, &env);
             run.ok();
             let case = format!("{version}, {case}");
-            assert_reviewed(&report, Some(&cache), &case);
+            let handed = updates_off_handed(version, hyper_key, users, off);
+            // Turned off, a Crush that never reads the cache then uses its
+            // embedded catalog, as the user chose.
+            let embedded = off && !reads_the_cache_when_off(version);
+            assert_reviewed(&report, (!embedded).then_some(&cache[..]), &case);
             assert_eq!(
                 report.env(UPDATES_OFF),
-                updates_off_handed(version, hyper_key, users).as_deref(),
+                handed.as_deref(),
                 "{case}: {report:#?}"
             );
         }
