@@ -146,7 +146,9 @@ impl Marker {
         };
         let catwalk_url = match parts.next()? {
             "-" => None,
-            url => Some(from_bytes(crate::store::digest::unhex(url.strip_prefix('=')?)?)),
+            url => Some(from_bytes(crate::store::digest::unhex(
+                url.strip_prefix('=')?,
+            )?)),
         };
         let mut paths = std::env::split_paths(parts.next().unwrap_or_default());
         let chosen = paths.next().unwrap_or_default();
@@ -175,7 +177,6 @@ fn from_bytes(bytes: Vec<u8>) -> OsString {
     #[cfg(not(unix))]
     return String::from_utf8_lossy(&bytes).into_owned().into();
 }
-
 
 /// What a start that may have been handed over by a front does.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -214,6 +214,15 @@ impl Home {
     }
 }
 
+/// `name` as the test process's own `PATH` finds it (the commands the
+/// tests run get a `PATH` of their own: [`crush_in`]).
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|program| program.is_file())
+}
+
 /// A folder holding only `git` (a link to the one on this process's
 /// `PATH`): the binary's `PATH`, since Crush asks git for the project root
 /// and has none without it, and nothing else of this machine's `PATH`
@@ -221,10 +230,7 @@ impl Home {
 pub fn git_only_path() -> Option<&'static Path> {
     static DIR: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let path = std::env::var_os("PATH")?;
-        let git = std::env::split_paths(&path)
-            .map(|dir| dir.join("git"))
-            .find(|git| git.is_file())?;
+        let git = on_path("git")?;
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("git-only");
         fs::create_dir_all(&dir).ok()?;
         let link = dir.join("git");

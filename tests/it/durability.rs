@@ -17,7 +17,12 @@ use crate::common::*;
 /// cannot run here.
 fn trace(cmd: &Command) -> Option<(Run, String)> {
     let log = tempfile::NamedTempFile::new().unwrap();
-    let mut traced = Command::new("strace");
+    // Found on the tests' own PATH: the command's holds git alone.
+    let Some(strace) = on_path("strace") else {
+        skip_without("strace", "the trace of the flushes");
+        return None;
+    };
+    let mut traced = Command::new(strace);
     traced
         .args(["-f", "-y", "-qq", "-o"])
         .arg(log.path())
