@@ -527,3 +527,191 @@ async fn a_bad_environment_value_never_turns_the_network_on() {
         }
     }
 }
+
+/// A stand-in Crush that writes what it was handed of
+/// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` (`unset` when nothing) to
+/// `$STANDIN_OUT`, and answers `--version` as v0.90.0, which keeps its own
+/// updates unless a reading turned them off.
+const RECORDING_CRUSH: &str = "#!/bin/sh\n\
+if [ \"$1\" = --version ]; then echo 'crush version 0.90.0'; exit 0; fi\n\
+printf '%s' \"${CRUSH_DISABLE_PROVIDER_AUTO_UPDATE-unset}\" > \"$STANDIN_OUT\"\n";
+
+impl Project {
+    /// `crush [flags] run` in `cwd` through the front (this binary as
+    /// `crush` ahead of [`RECORDING_CRUSH`] on `PATH`, git after them
+    /// unless `git` is false), once its background refresh has ended; and
+    /// what Crush was handed of its updates.
+    fn through_front(
+        &self,
+        cwd: &str,
+        flags: &[&str],
+        env: &[(&str, &str)],
+        uri: &str,
+        git: bool,
+    ) -> String {
+        let (front, crush) = (self.path("bin-front"), self.path("bin-crush"));
+        if !front.exists() {
+            fs::create_dir_all(&front).unwrap();
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_crush"), front.join("crush")).unwrap();
+            fs::create_dir_all(&crush).unwrap();
+            write_program(&crush.join("crush"), RECORDING_CRUSH);
+        }
+        let mut path = vec![front, crush];
+        path.extend(git_only_path().filter(|_| git).map(Path::to_path_buf));
+        let out = self.path("handed");
+        let _ = fs::remove_file(&out);
+        let args: Vec<&str> = flags.iter().copied().chain(["run"]).collect();
+        let mut cmd = self.command(cwd, &args, env, uri);
+        cmd.env("PATH", std::env::join_paths(path).unwrap())
+            .env("STANDIN_OUT", &out);
+        Run::from(cmd.output().unwrap()).ok();
+        self.home.wait_for_the_helper();
+        fs::read_to_string(out).expect("Crush started")
+    }
+}
+
+/// Items 1 to 5 through the front: a start that a reading turns off sends
+/// no request (its refresh stays home) and tells Crush, which may read its
+/// settings otherwise, to ask nothing either; one all readings leave on
+/// refreshes once and hands Crush its own setting.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn through_the_front_every_reading_keeps_the_network_off() {
+    let catalog = Catalog::start().await;
+    type Case<'a> = (
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        &'a str,
+        Vec<&'a str>,
+        Vec<(&'a str, &'a str)>,
+        bool,
+        usize,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "Crush's order: state above global crushrc",
+            vec![(GLOBAL_STATE, OFF_JSON), (GLOBAL_RC, ON_RC)],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "Crush's order: crushrc above .crush.json",
+            vec![
+                ("repo/sub/crushrc", OFF_RC),
+                ("repo/sub/.crush.json", ON_JSON),
+            ],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "the spec's order: .crush.json above crushrc",
+            vec![
+                ("repo/sub/crushrc", ON_RC),
+                ("repo/sub/.crush.json", OFF_JSON),
+            ],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "a line inside an if",
+            vec![(
+                "repo/sub/crushrc",
+                "if [ -n \"$X\" ]; then\n  option provider-auto-update false\nfi\n",
+            )],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "a value from a variable",
+            vec![("repo/sub/crushrc", "option default-providers $V\n")],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "no git: the working folder alone",
+            vec![(GLOBAL_RC, OFF_RC), ("repo/.crushrc", ON_RC)],
+            "repo/sub",
+            vec![],
+            vec![],
+            false,
+            0,
+        ),
+        (
+            "a relative -c taken twice",
+            vec![
+                ("repo/sub/sub/.crushrc", OFF_RC),
+                ("repo/sub/.crushrc", ON_RC),
+            ],
+            "repo",
+            vec!["-c", "sub"],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "a bad value beside a file off",
+            vec![("repo/sub/crushrc", OFF_RC)],
+            "repo/sub",
+            vec![],
+            vec![("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "maybe")],
+            true,
+            0,
+        ),
+        (
+            "every reading on",
+            vec![],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            1,
+        ),
+    ];
+    for (case, files, cwd, flags, env, git, expected) in cases {
+        let p = Project::new();
+        for (rel, text) in &files {
+            p.write(rel, text);
+        }
+        let mut handed = String::new();
+        let (made, _) = catalog
+            .made(|uri| {
+                handed = p.through_front(cwd, &flags, &env, uri, git);
+                Run::from(Command::new("true").output().unwrap())
+            })
+            .await;
+        assert_eq!(made, expected, "{case}");
+        let told = if expected == 0 { "1" } else { "unset" };
+        assert_eq!(handed, told, "{case}");
+    }
+    // The working folder through a symbolic link, as Go names it.
+    let p = Project::new();
+    p.write("linked/.crushrc", OFF_RC);
+    std::os::unix::fs::symlink(p.path("repo/sub"), p.path("linked/here")).unwrap();
+    let mut handed = String::new();
+    let (made, _) = catalog
+        .made(|uri| {
+            handed = p.through_front("linked/here", &[], &[], uri, true);
+            Run::from(Command::new("true").output().unwrap())
+        })
+        .await;
+    assert_eq!(
+        (made, handed.as_str()),
+        (0, "1"),
+        "the link's parent's file"
+    );
+}
