@@ -38,6 +38,15 @@ impl Target {
         }
     }
 
+    /// What the document is, in a word or two: `catalog`, `Hyper's
+    /// provider`.
+    pub(crate) fn short(self) -> &'static str {
+        match self {
+            Target::Catalog => "catalog",
+            Target::Hyper => "Hyper's provider",
+        }
+    }
+
     /// What the document is, for messages: `the provider catalog`,
     /// `Hyper's provider`.
     pub fn noun(self) -> &'static str {

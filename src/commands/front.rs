@@ -1,10 +1,10 @@
 //! The front carried out ([`crate::front`]): before the command line is
-//! parsed, a command that is Crush's goes to the real Crush. First what
-//! another program wrote into the cache is reviewed and, if held, the last
-//! reviewed document put back ([`crate::trust::foreign`]); then the
-//! start-up refresh runs when it is due, in the detached helper (nothing
-//! waits on the network); then Crush starts with the failing
-//! `CATWALK_URL`, the marker, and its updates off where that costs nothing.
+//! parsed, a command that is Crush's goes to the real Crush, after the
+//! start-up policy has run as `crush providers` runs it
+//! ([`startup::load`]: what another program wrote into the cache reviewed,
+//! the refresh started in the detached helper when it is due; nothing waits
+//! on the network), with the failing `CATWALK_URL`, the marker, and its
+//! updates off where that costs nothing.
 //!
 //! On Unix Crush replaces this process (`exec`): the same process id,
 //! terminal, signals and exit status. On Windows it is started and waited
@@ -22,19 +22,16 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::context::{pinned_keys, read_settings};
-use super::{program, terminal, told};
-use crate::catalog::Target;
+use super::context::read_settings;
+use super::{program, terminal};
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
-use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing, REAL_CRUSH_ENV};
+use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing};
 use crate::front::version::{self, Answer, Identity, Learnt, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
-use crate::startup::{self, refresh};
-use crate::store::cache::{self, CacheFiles};
+use crate::startup::{self, Background, StartupOptions};
+use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
-use crate::store::state::{self, CacheState};
-use crate::trust::foreign;
 
 /// The exit code for "no Crush to run", as a shell says "command not
 /// found".
@@ -64,55 +61,57 @@ pub(super) fn main(name: &str) -> Option<u8> {
     }
     let args: Vec<OsString> = std::env::args_os().collect();
     let parsed = front::classify(args.get(1..).unwrap_or_default());
-    if parsed.word == Word::Own {
-        return None;
-    }
-    let (fronts, depth) = match this_chain() {
-        Ok(Chain::Search { fronts, depth }) => (fronts, depth),
-        // Asked by a front for Crush's version: this is no Crush.
-        Ok(Chain::Probe) => {
-            let _ = writeln!(std::io::stdout().lock(), "{}", version::FRONT_REPLY);
-            return Some(NOT_FOUND);
-        }
-        Ok(Chain::Wrapper(chosen)) => {
-            let chosen = chosen.display();
+    let shared = parsed.word == Word::Shared;
+    let (fronts, depth) = match (parsed.word, this_chain()) {
+        (Word::Own, _) => return None,
+        (_, Ok(Chain::Search { fronts, depth })) => (fronts, depth),
+        (_, Ok(Chain::Deep(depth))) => {
             return Some(no_crush(&format!(
-                "{chosen} starts this program again instead of Crush (a wrapper that finds `crush` on PATH)"
-            )));
-        }
-        Ok(Chain::Deep(depth)) => {
-            return Some(no_crush(&format!(
-                "{depth} starts of Crush nested in one another: a loop, Crush as found starting this program again"
+                "{depth} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
             )));
         }
         // Not knowing itself, it cannot tell Crush from itself: only its
         // own commands.
-        Err(_) if parsed.word == Word::Shared => return None,
-        Err(why) => return Some(no_crush(&format!("no Crush is started: {why}"))),
+        (_, Err(_)) if shared => return None,
+        (_, Err(why)) => return Some(no_crush(&format!("no Crush is started: {why}"))),
     };
     let crush = match find::find(&users_env, &fronts) {
         Ok(crush) => crush,
         // Without Crush, this program's own commands of before the front.
-        Err(Missing::NotOnPath) if parsed.word == Word::Shared => return None,
+        Err(Missing::NotOnPath) if shared => return None,
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
     let next = Marker {
         depth: depth + 1,
-        pid: std::process::id(),
-        probe: false,
-        chosen: crush.canonical.clone(),
         fronts,
         catwalk_url: environment::process_var(CATWALK_URL),
     };
-    Some(hand_over(&args, &parsed, &crush, next))
+    let updates = match prepare(&crush, &parsed, &next) {
+        Ok(updates) => updates,
+        Err(failure) => {
+            notice(
+                &format!("warning: {failure}"),
+                "; Crush starts on the cache as it is, with its own updates as you set them",
+            );
+            None
+        }
+    };
+    let mut command = Command::new(&crush.path);
+    command
+        .args(args.get(1..).unwrap_or_default())
+        .env(MARKER_ENV, next.encode())
+        .env(CATWALK_URL, FAILING_CATWALK_URL);
+    if let Some(Updates::Off(_)) = updates {
+        command.env(DISABLE_AUTO_UPDATE_ENV, "1");
+    }
+    Some(start(command, args.first(), &crush.path))
 }
 
 /// Whether this invocation stands in front of Crush: invoked as `crush`.
 fn stands_in_front(name: &str) -> bool {
-    if cfg!(windows) {
-        name.eq_ignore_ascii_case("crush")
-    } else {
-        name == "crush"
+    match cfg!(windows) {
+        true => name.eq_ignore_ascii_case("crush"),
+        false => name == "crush",
     }
 }
 
@@ -131,7 +130,7 @@ fn this_chain() -> Result<Chain, String> {
         .and_then(|p| p.canonicalize())
         .map_err(|e| format!("cannot tell where this program is ({e})"))?;
     let marker = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
-    Ok(find::chain(marker.as_ref(), &me, std::process::id()))
+    Ok(find::chain(marker.as_ref(), &me))
 }
 
 /// Says that no Crush runs, why, and how a person names it; exit 127.
@@ -140,118 +139,76 @@ fn no_crush(why: &str) -> u8 {
         .map(|d| d.join("crush.json").display().to_string())
         .unwrap_or_else(|_| "the global crush.json".into());
     line(&format!(
-        "error: {why}; install Crush, or name it: {REAL_CRUSH_ENV}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
-        config::front::REAL_CRUSH_KEY,
+        "error: {why}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
+        find::REAL_CRUSH_ENV,
+        find::REAL_CRUSH_KEY,
     ));
     NOT_FOUND
 }
 
-/// Prepares the start, tells what a person must hear, and starts Crush.
-/// Returns only when Crush could not be started, or has ended (Windows).
-fn hand_over(args: &[OsString], parsed: &front::Parsed, crush: &Crush, next: Marker) -> u8 {
-    let updates = match prepare(crush, parsed, &next) {
-        Ok((updates, notices)) => {
-            for text in notices {
-                notice(&format!("warning: {text}"));
-            }
-            Some(updates)
-        }
-        Err(failure) => {
-            notice(&format!(
-                "warning: {failure}; Crush starts on the cache as it is, with its own updates as you set them"
-            ));
-            None
-        }
-    };
-    let mut command = Command::new(&crush.path);
-    command
-        .args(args.get(1..).unwrap_or_default())
-        .env(MARKER_ENV, next.encode())
-        .env(CATWALK_URL, FAILING_CATWALK_URL);
-    if let Some(Updates::Off(_)) = updates {
-        command.env(DISABLE_AUTO_UPDATE_ENV, "1");
-    }
-    start(command, args.first(), &crush.path)
-}
-
-/// What the start does before Crush runs: what another program wrote
-/// reviewed, the version learnt, the refresh started when it is due;
-/// whether Crush's updates go off, and what to tell.
+/// What a start does before Crush runs: the start-up policy, as `crush
+/// providers` runs it, with its refresh in the detached helper; the
+/// version learnt when it matters; whether Crush's updates go off. What a
+/// person must hear is told, one line each, once per change.
 fn prepare(
     crush: &Crush,
     parsed: &front::Parsed,
     next: &Marker,
-) -> Result<(Updates, Vec<String>), String> {
-    let settings = settings(parsed)?;
-    let data = paths::data_dir(&process_env).map_err(|e| e.to_string())?;
-    let mut notices = Vec::new();
-    // A key that cannot be read pins one all the same: what comes without
-    // a signature is held.
-    let keys = pinned_keys(&settings).map_err(|failure| {
-        notices.push(told(&startup::Warning::BadKey { failure }));
-    });
-    let catalog = CacheFiles::in_dir(&data);
-    let states = [Target::Catalog, Target::Hyper].map(|target| {
-        let files = catalog.with_target(target);
-        reviewed(&files, !matches!(keys, Ok(None)));
-        (target, current_state(&files))
-    });
-    let memo_path = data.join(MEMO_FILE);
-    let mut memo = Memo::read(&memo_path);
-    let on = settings.auto_update.value && settings.default_providers.value;
-    let updates = match on {
-        false => Updates::Off(front::Off::Settings),
-        true => {
-            let answer = learn(crush, &mut memo, next, &mut notices)?;
-            let hyper = config::front::hyper_key_in(&settings, &process_env).map(|k| k.origin);
-            front::updates(&answer, hyper.as_deref(), on)
-        }
-    };
-    if let (true, Ok(keys)) = (on, keys) {
-        refresh_if_due(states[0].1.as_ref(), &catalog, keys, &mut notices)?;
-    }
-    let states = states
-        .each_ref()
-        .map(|(target, state)| (*target, state.as_ref()));
-    if let Some(n) = front::notices(&states, program()) {
-        if memo.told.as_deref() != Some(n.key.as_str()) {
-            notices.push(n.text);
-            memo.told = Some(n.key);
-        }
-    } else {
-        memo.told = None;
-    }
-    memo.write(&memo_path)
-        .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
-    Ok((updates, notices))
-}
-
-/// The settings as Crush reads them: its `-c` (from the working folder as
-/// Go names it) and `-D`, and the `.env` this process loaded.
-fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
+) -> Result<Option<Updates>, String> {
     let cwd = parsed.cwd.as_ref().map(PathBuf::from);
     let folder = config::files::working_folder(cwd.as_deref()).map_err(|e| e.to_string())?;
     let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
-    read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
-}
-
-/// Reviews what another program wrote into `files` before Crush reads it;
-/// one that cannot be reviewed is put aside (Crush then uses its own
-/// embedded document), which a rename does even on a full disk.
-fn reviewed(files: &CacheFiles, pinned: bool) {
-    let settled = foreign::settle(files, pinned, std::time::Duration::ZERO);
-    if !settled.is_ok_and(|settled| settled.readable()) {
-        let _ = std::fs::rename(&files.catalog, &files.foreign);
+    let settings =
+        read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())?;
+    let data = paths::data_dir(&process_env).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&data)
+        .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
+    let files = CacheFiles::in_dir(&data);
+    let mut prepared = StartupOptions::from_settings(&settings, &files);
+    // Crush fetches Hyper's provider itself, with the key, while its
+    // updates are on; what it writes is reviewed at the next start.
+    prepared.options.hyper = None;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot start the background refresh: {e}"))?;
+    prepared.options.background = Background::Process(exe);
+    let loaded = startup::load(&files, &prepared.options);
+    let memo_path = data.join(MEMO_FILE);
+    let mut memo = Memo::read(&memo_path);
+    let mut notices = Vec::new();
+    let answer = match on(&settings) {
+        true => Some(learn(crush, &mut memo, next, &mut notices)?),
+        false => None,
+    };
+    let updates = front::updates(
+        on(&settings),
+        answer.as_ref(),
+        hyper_key(&settings).as_deref(),
+    );
+    let warnings = prepared.warnings.iter().chain(&loaded.warnings);
+    notices.extend(warnings.map(|warning| warning.brief(program())));
+    // Said once per change: the memo keeps the digest of what was said.
+    let key =
+        crate::store::digest::hex(&crate::store::digest::sha256(notices.join("\n").as_bytes()));
+    if memo.told.as_deref() != Some(key.as_str()) {
+        let status = format!(" ({} providers --status)", program());
+        for text in &notices {
+            notice(&format!("warning: {text}"), &status);
+        }
     }
+    memo.told = (!notices.is_empty()).then_some(key);
+    memo.write(&memo_path)
+        .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
+    Ok(updates)
 }
 
-/// The state of `files`' document, without reading the document when the
-/// state vouches for it; a missing Hyper document's own.
-fn current_state(files: &CacheFiles) -> Option<CacheState> {
-    cache::vouched_state(files).or_else(|| match cache::read_valid(files) {
-        Ok(Some(cached)) => cached.state,
-        _ => cache::absent_state(files),
-    })
+/// Whether every reading of `settings` leaves the catalog's updates on.
+fn on(settings: &Settings) -> bool {
+    settings.auto_update.value && settings.default_providers.value
+}
+
+/// Where a Hyper key is set, when one is.
+fn hyper_key(settings: &Settings) -> Option<String> {
+    config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin)
 }
 
 /// What `crush --version` answers: remembered, or learnt now (and
@@ -267,12 +224,10 @@ fn learn(
     if let Some(learnt) = memo.get(&identity) {
         return Ok(learnt.answer.clone());
     }
-    let probe = Marker {
-        probe: true,
-        ..next.clone()
-    };
+    // With the next marker: a copy of this program found as Crush goes on
+    // to the Crush after it, which answers.
     let mut command = Command::new(&crush.path);
-    command.arg("--version").env(MARKER_ENV, probe.encode());
+    command.arg("--version").env(MARKER_ENV, next.encode());
     let answer = version::probe(command, version::PROBE_TIMEOUT);
     if let Answer::Problem(problem) = &answer {
         notices.push(format!(
@@ -285,53 +240,6 @@ fn learn(
         answer: answer.clone(),
     });
     Ok(answer)
-}
-
-/// Starts the background refresh of the catalog when one is due by its
-/// `state`. A `CATWALK_URL` that is not an http(s) URL makes no request,
-/// and is told at every start (in `notices`).
-fn refresh_if_due(
-    state: Option<&CacheState>,
-    files: &CacheFiles,
-    keys: Option<crate::trust::signature::TrustedKeys>,
-    notices: &mut Vec<String>,
-) -> Result<(), String> {
-    // Bad values are warned of by `providers`; a start uses the defaults.
-    let env = startup::options_from_env(
-        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
-        &mut Vec::new(),
-    );
-    let url = match env.url {
-        Ok(url) => url,
-        Err(value) => {
-            notices.push(told(&startup::Warning::NotHttp { value }));
-            return Ok(());
-        }
-    };
-    if refresh::is_confirmed(state, env.interval, state::now()) {
-        return Ok(());
-    }
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot start the background refresh: {e}"))?;
-    let request = refresh::Request {
-        url,
-        timeout: env.timeout,
-        interval: env.interval,
-        keys,
-        watch: Default::default(),
-        bearer: None,
-    };
-    let job = refresh::Job {
-        files,
-        request: &request,
-        known: None,
-    };
-    refresh::spawn_helper(&exe, &[job]).map_err(|e| {
-        format!(
-            "cannot start the background refresh ({}): {e}",
-            exe.display()
-        )
-    })
 }
 
 /// Starts Crush: on Unix in place of this process, with the argv[0] this
@@ -350,10 +258,9 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
         "error: cannot start Crush ({}): {e}",
         path.display()
     ));
-    if e.kind() == std::io::ErrorKind::NotFound {
-        NOT_FOUND
-    } else {
-        126
+    match e.kind() {
+        std::io::ErrorKind::NotFound => NOT_FOUND,
+        _ => 126,
     }
 }
 
@@ -384,19 +291,16 @@ fn line(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{}", plain(text));
 }
 
-/// Lines on stderr just before Crush takes the screen: each cut to the
-/// terminal's width, never wrapped, so that each takes one row.
-fn notice(text: &str) {
-    let text = plain_lines(text);
-    let width = terminal::stderr_width();
-    let mut err = std::io::stderr().lock();
-    for line in text.lines() {
-        let line = match width {
-            Some(width) => terminal::shorten(line, width),
-            None => line.to_owned(),
-        };
-        let _ = writeln!(err, "{line}");
-    }
+/// One line on stderr just before Crush takes the screen, `end` (where a
+/// person reads more) last: cut to the terminal's width, never wrapped, so
+/// that it takes one row, the end always shown.
+fn notice(text: &str, end: &str) {
+    let text = plain(text);
+    let text = match terminal::stderr_width() {
+        Some(width) => terminal::shorten(&text, width.saturating_sub(end.chars().count())),
+        None => text,
+    };
+    let _ = writeln!(std::io::stderr().lock(), "{text}{end}");
 }
 
 /// `text` as it may be printed ([`crate::catalog::escape::safe`]): what a
@@ -404,11 +308,6 @@ fn notice(text: &str) {
 /// a line, or read otherwise than it is stored.
 fn plain(text: &str) -> String {
     crate::catalog::escape::safe(text).into_owned()
-}
-
-/// The same, line by line: the line breaks between notices stay.
-fn plain_lines(text: &str) -> String {
-    text.split('\n').map(plain).collect::<Vec<_>>().join("\n")
 }
 
 /// How a start hands Crush over, for `providers --status`.
@@ -443,21 +342,43 @@ pub(super) struct Status {
 }
 
 impl Status {
+    fn of(
+        crush: Option<&Crush>,
+        version: Option<String>,
+        updates: Option<&Updates>,
+        reason: String,
+    ) -> Status {
+        Status {
+            path: crush.map(|c| c.path.display().to_string()),
+            found_by: crush.map(|c| c.origin.to_string()),
+            version,
+            catwalk_url: FAILING_CATWALK_URL,
+            updates: match (crush, updates) {
+                (None, _) => Handed::None,
+                (_, None) => Handed::NotLearnt,
+                (_, Some(Updates::Off(_))) => Handed::UpdatesOff,
+                (_, Some(Updates::AsSet(_))) => Handed::AsSet,
+            },
+            reason,
+        }
+    }
+
     /// The status row's text: escaped, since a path or a reason may hold
     /// anything a folder's name may.
     pub(super) fn describe(&self) -> String {
-        let Some(crush) = &self.path else {
-            return plain(&format!(
+        plain(&match (&self.path, &self.version) {
+            (None, _) => format!(
                 "none found ({}): this program's own commands only",
                 self.reason
-            ));
-        };
-        let version = self.version.as_deref().unwrap_or("version not learnt");
-        let found_by = self.found_by.as_deref().unwrap_or("PATH");
-        plain(&format!(
-            "{crush} ({version}, from {found_by}): started with CATWALK_URL={} (it reads only the cache reviewed here) and {}",
-            self.catwalk_url, self.reason
-        ))
+            ),
+            (Some(crush), version) => format!(
+                "{crush} ({}, from {}): started with CATWALK_URL={} (it reads only the cache reviewed here) and {}",
+                version.as_deref().unwrap_or("version not learnt"),
+                self.found_by.as_deref().unwrap_or("PATH"),
+                self.catwalk_url,
+                self.reason
+            ),
+        })
     }
 }
 
@@ -472,50 +393,39 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
         Ok(Chain::Search { fronts, .. }) => fronts,
         _ => Vec::new(),
     };
-    let mut status = Status {
-        path: None,
-        found_by: None,
-        version: None,
-        catwalk_url: FAILING_CATWALK_URL,
-        updates: Handed::None,
-        reason: String::new(),
-    };
     let crush = match find::find(&users_env, &fronts) {
-        Ok(crush) => crush,
-        Err(missing) => {
-            status.reason = missing.to_string();
-            return Some(status);
-        }
+        Ok(crush) => Some(crush),
+        Err(missing) => return Some(Status::of(None, None, None, missing.to_string())),
     };
-    status.path = Some(crush.path.display().to_string());
-    status.found_by = Some(crush.origin.to_string());
-    let learnt = paths::data_dir(&process_env).ok().and_then(|data| {
+    let learnt = crush.as_ref().zip(paths::data_dir(&process_env).ok());
+    let learnt = learnt.and_then(|(crush, data)| {
         let identity = Identity::of(&crush.canonical).ok()?;
-        Memo::read(&data.join(MEMO_FILE)).get(&identity).cloned()
+        Some(
+            Memo::read(&data.join(MEMO_FILE))
+                .get(&identity)?
+                .answer
+                .clone(),
+        )
     });
-    if let Some(Answer::Version(v)) = learnt.as_ref().map(|l| &l.answer) {
-        status.version = Some(v.clone());
-    }
-    let on = settings.auto_update.value && settings.default_providers.value;
-    let updates = match (on, learnt) {
-        (false, _) => Updates::Off(front::Off::Settings),
-        (true, None) => {
-            status.updates = Handed::NotLearnt;
-            status.reason =
-                "its own updates as you set them until a start learns its version".into();
-            return Some(status);
-        }
-        (true, Some(learnt)) => {
-            let hyper = config::front::hyper_key_in(settings, &process_env).map(|k| k.origin);
-            front::updates(&learnt.answer, hyper.as_deref(), on)
-        }
+    let updates = front::updates(
+        on(settings),
+        learnt.as_ref(),
+        hyper_key(settings).as_deref(),
+    );
+    let reason = updates.as_ref().map_or_else(
+        || "its own updates as you set them until a start learns its version".into(),
+        ToString::to_string,
+    );
+    let version = match learnt {
+        Some(Answer::Version(v)) => Some(v),
+        _ => None,
     };
-    status.updates = match updates {
-        Updates::Off(_) => Handed::UpdatesOff,
-        Updates::AsSet(_) => Handed::AsSet,
-    };
-    status.reason = updates.to_string();
-    Some(status)
+    Some(Status::of(
+        crush.as_ref(),
+        version,
+        updates.as_ref(),
+        reason,
+    ))
 }
 
 #[cfg(test)]
@@ -526,7 +436,6 @@ mod tests {
     fn control_characters_are_escaped() {
         assert_eq!(plain("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
         assert_eq!(plain("plain — text"), "plain — text");
-        assert_eq!(plain_lines("a\u{1b}\nb"), "a\\u{1b}\nb");
     }
 
     /// What reads otherwise than it is stored is escaped too: a folder

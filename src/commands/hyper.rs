@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::ago;
 use super::providers::LastRefresh;
 use crate::catalog::Target;
-use crate::config::front::HyperKey;
+use crate::config::hyper::HyperKey;
 use crate::environment;
 use crate::fetch::source;
 use crate::startup::settings::{NotAtStartUp, at_start_up};
@@ -119,7 +119,7 @@ pub(super) fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: boo
 /// Where `key` is set, as `--status` shows it: `HYPER_API_KEY`, with the
 /// `.env` file and line when it comes from one (never its value).
 fn key_origin(key: &HyperKey) -> String {
-    let name = crate::config::front::HYPER_KEY_ENV;
+    let name = crate::config::hyper::HYPER_KEY_ENV;
     match environment::source(name) {
         Some(environment::Source::DotEnv(path, line)) if key.origin == name => {
             format!("{name} at {}:{line}", path.display())

@@ -28,7 +28,7 @@ use crate::commands::cli::{Cli, Command};
 use crate::error::Failure;
 use crate::fetch::watch::Signal;
 use context::{Context, listed};
-pub(crate) use output::{Said, say, told, warn};
+pub(crate) use output::{Said, say, warn};
 use output::{ago, count, output_result, print, write_catalog, write_json};
 use table::Table;
 

@@ -344,7 +344,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         crush: super::front::status(settings),
         hyper: super::hyper::status(
             files,
-            crate::config::front::hyper_key_in(settings, &crate::store::paths::process_env)
+            crate::config::hyper::hyper_key_in(settings, &crate::store::paths::process_env)
                 .as_ref(),
             matches!(network, network::Network::Allowed(_)),
         ),

@@ -220,14 +220,14 @@ fn bearer(
     target: Target,
     source: &Source,
 ) -> Option<Bearer> {
-    use crate::config::front::{HYPER_KEY_ENV, HyperKey};
+    use crate::config::hyper::{HYPER_KEY_ENV, HyperKey};
     let Source::Url(url) = source else {
         return None;
     };
     if target != Target::Hyper {
         return None;
     }
-    let key = crate::config::front::hyper_key_in(settings, &process_env);
+    let key = crate::config::hyper::hyper_key_in(settings, &process_env);
     let shown = source::redacted(url.as_str());
     match &key {
         Some(HyperKey { origin, .. }) if origin == HYPER_KEY_ENV => context.say_debug(

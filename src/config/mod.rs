@@ -7,7 +7,7 @@
 
 pub(crate) mod crushrc;
 pub(crate) mod files;
-pub(crate) mod front;
+pub(crate) mod hyper;
 pub(crate) mod merge;
 mod pins;
 mod read;

@@ -5,24 +5,23 @@
 //! again.
 //!
 //! Every hand-over puts a marker in Crush's environment ([`MARKER_ENV`]):
-//! how many hand-overs led there, the process that made the last one, the
-//! program it chose and the fronts before it. A start that finds it knows
-//! whether it is a loop ([`chain`]): a "Crush" that is a wrapper finding
-//! this program again ends with one line, never a fork bomb; a copy of this
-//! program chosen as Crush skips itself and the fronts before it.
+//! how many hand-overs led there, the fronts in the chain, and the user's
+//! own `CATWALK_URL`. A start that finds it knows whether it is a loop
+//! ([`chain`]): a "Crush" that is a wrapper finding this program again
+//! ends in one line after a few nested starts, never a fork bomb; a copy
+//! of this program found as Crush skips itself and the fronts before it.
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::config;
-use crate::store::paths::EnvLookup;
+use crate::store::digest::{hex, unhex};
+use crate::store::paths::{self, EnvLookup};
 
 /// The environment variable that names the real Crush.
 pub(crate) const REAL_CRUSH_ENV: &str = "CRUSH_PROVIDER_REAL_CRUSH";
-/// The marker every hand-over sets: the one variable besides
-/// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` that the front adds to Crush's
-/// environment.
+/// The JSON key, under `options`, that names the real Crush.
+pub(crate) const REAL_CRUSH_KEY: &str = "provider_real_crush";
+/// The marker every hand-over sets.
 pub(crate) const MARKER_ENV: &str = "CRUSH_PROVIDER_FRONT";
 /// More hand-overs than this nested in one another are a loop: Crush
 /// running a tool that starts Crush again nests a few; a wrapper that
@@ -31,29 +30,17 @@ pub(crate) const MARKER_ENV: &str = "CRUSH_PROVIDER_FRONT";
 pub(crate) const MAX_DEPTH: u32 = 8;
 
 /// Where the real Crush was named.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Origin {
     /// [`REAL_CRUSH_ENV`].
+    #[error("{REAL_CRUSH_ENV}")]
     Env,
     /// `options.provider_real_crush` in this file.
+    #[error("options.{REAL_CRUSH_KEY} in {}", .0.display())]
     Config(PathBuf),
     /// The search of `PATH`.
+    #[error("PATH")]
     Path,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Origin::Env => f.write_str(REAL_CRUSH_ENV),
-            Origin::Config(file) => write!(
-                f,
-                "options.{} in {}",
-                config::front::REAL_CRUSH_KEY,
-                file.display()
-            ),
-            Origin::Path => f.write_str("PATH"),
-        }
-    }
 }
 
 /// The real Crush.
@@ -68,30 +55,17 @@ pub(crate) struct Crush {
 }
 
 /// Why no Crush is found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Missing {
     /// None on `PATH` besides this program (and fronts like it).
+    #[error("no Crush on PATH besides this program")]
     NotOnPath,
     /// The one named is not a program that can run (what is wrong).
+    #[error("{0} names {path}, which {2}", path = .1.display())]
     Named(Origin, PathBuf, String),
     /// The one named is this program, or a front before it.
+    #[error("{0} names {path}, which is this program, not Crush", path = .1.display())]
     NamedFront(Origin, PathBuf),
-}
-
-impl fmt::Display for Missing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Missing::NotOnPath => f.write_str("no Crush on PATH besides this program"),
-            Missing::Named(origin, path, why) => {
-                write!(f, "{origin} names {}, which {why}", path.display())
-            }
-            Missing::NamedFront(origin, path) => write!(
-                f,
-                "{origin} names {}, which is this program, not Crush",
-                path.display()
-            ),
-        }
-    }
 }
 
 /// The marker of the hand-over that led to this start.
@@ -99,12 +73,6 @@ impl fmt::Display for Missing {
 pub(crate) struct Marker {
     /// Hand-overs so far in this chain.
     pub depth: u32,
-    /// The process that made the last one (with `exec`, this one).
-    pub pid: u32,
-    /// Whether it only asked for the version (`--version`).
-    pub probe: bool,
-    /// The program it chose as Crush (canonical).
-    pub chosen: PathBuf,
     /// The fronts in the chain (canonical): never Crush.
     pub fronts: Vec<PathBuf>,
     /// The user's own `CATWALK_URL` (`None`: unset), which the front
@@ -114,20 +82,15 @@ pub(crate) struct Marker {
 }
 
 impl Marker {
-    /// `DEPTH:PID:run|probe:URL:` then the chosen program and the fronts
-    /// as a `PATH`-style list (`:` or `;`). `URL` is `-` for none, else `=`
-    /// and its bytes in hex, which hold no separator. Paths that cannot be
-    /// listed so (one holding the separator) are left out: the depth still
-    /// ends a loop.
+    /// `DEPTH:URL:` then the fronts as a `PATH`-style list (`:` or `;`). `URL` is `-` for none, else `=` and its bytes in hex, which
+    /// hold no separator. Paths that cannot be listed so (one holding the
+    /// separator) are left out: the depth still ends a loop.
     pub(crate) fn encode(&self) -> OsString {
-        let kind = if self.probe { "probe" } else { "run" };
-        let url = match &self.catwalk_url {
-            None => "-".to_owned(),
-            Some(url) => format!("={}", crate::store::digest::hex(&os_bytes(url))),
-        };
-        let mut value = OsString::from(format!("{}:{}:{kind}:{url}:", self.depth, self.pid));
-        let paths = std::iter::once(&self.chosen).chain(&self.fronts);
-        if let Ok(list) = std::env::join_paths(paths) {
+        let url = self.catwalk_url.as_ref().map_or("-".into(), |url| {
+            format!("={}", hex(url.as_encoded_bytes()))
+        });
+        let mut value = OsString::from(format!("{}:{url}:", self.depth));
+        if let Ok(list) = std::env::join_paths(&self.fronts) {
             value.push(list);
         }
         value
@@ -135,47 +98,31 @@ impl Marker {
 
     /// The marker in `value`, when it is one.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
-        let text = value.to_str()?;
-        let mut parts = text.splitn(5, ':');
+        let mut parts = value.to_str()?.splitn(3, ':');
         let depth = parts.next()?.parse().ok()?;
-        let pid = parts.next()?.parse().ok()?;
-        let probe = match parts.next()? {
-            "run" => false,
-            "probe" => true,
-            _ => return None,
-        };
         let catwalk_url = match parts.next()? {
             "-" => None,
-            url => Some(from_bytes(crate::store::digest::unhex(
-                url.strip_prefix('=')?,
-            )?)),
+            url => Some(os_string(unhex(url.strip_prefix('=')?)?)),
         };
-        let mut paths = std::env::split_paths(parts.next().unwrap_or_default());
-        let chosen = paths.next().unwrap_or_default();
-        let fronts = paths.filter(|p| !p.as_os_str().is_empty()).collect();
+        let fronts = std::env::split_paths(parts.next().unwrap_or_default());
+        let fronts = fronts.filter(|p| !p.as_os_str().is_empty()).collect();
         Some(Marker {
             depth,
-            pid,
-            probe,
-            chosen,
             fronts,
             catwalk_url,
         })
     }
 }
 
-fn os_bytes(value: &OsStr) -> Vec<u8> {
-    #[cfg(unix)]
-    return std::os::unix::ffi::OsStrExt::as_bytes(value).to_vec();
-    #[cfg(not(unix))]
-    return value.to_string_lossy().into_owned().into_bytes();
+/// The value whose [`OsStr::as_encoded_bytes`] are `bytes`.
+#[cfg(unix)]
+fn os_string(bytes: Vec<u8>) -> OsString {
+    std::os::unix::ffi::OsStringExt::from_vec(bytes)
 }
 
-fn from_bytes(bytes: Vec<u8>) -> OsString {
-    #[cfg(unix)]
-    return std::os::unix::ffi::OsStringExt::from_vec(bytes);
-    #[cfg(not(unix))]
-    return String::from_utf8_lossy(&bytes).into_owned().into();
+#[cfg(not(unix))]
+fn os_string(bytes: Vec<u8>) -> OsString {
+    String::from_utf8_lossy(&bytes).into_owned().into()
 }
 
 /// What a start that may have been handed over by a front does.
@@ -189,60 +136,36 @@ pub(crate) enum Chain {
         /// Hand-overs so far.
         depth: u32,
     },
-    /// A front asked this program for Crush's version: there is none to
-    /// give.
-    Probe,
-    /// A loop: the program chosen as Crush started a front again, in the
-    /// same process.
-    Wrapper(PathBuf),
-    /// A loop: too many hand-overs nested.
+    /// A loop: too many hand-overs nested (a "Crush" that starts this
+    /// program again, as a wrapper looking `crush` up on `PATH` does).
     Deep(u32),
 }
 
-/// Whether this start (`me`, canonical; process `pid`) may look for Crush,
-/// given the marker it found.
-pub(crate) fn chain(marker: Option<&Marker>, me: &Path, pid: u32) -> Chain {
-    let Some(marker) = marker else {
-        return Chain::Search {
-            fronts: vec![me.to_path_buf()],
-            depth: 0,
-        };
+/// Whether this start (`me`, canonical) may look for Crush, given the
+/// marker it found.
+pub(crate) fn chain(marker: Option<&Marker>, me: &Path) -> Chain {
+    let (mut fronts, depth) = match marker {
+        Some(marker) if marker.depth >= MAX_DEPTH => return Chain::Deep(marker.depth),
+        Some(marker) => (marker.fronts.clone(), marker.depth),
+        None => (Vec::new(), 0),
     };
-    if marker.probe {
-        return Chain::Probe;
-    }
-    // The same process: nothing but `exec` ran between that front and this
-    // one. Either the program it chose is this one (a copy of it, found
-    // further on PATH), or it is a wrapper that found this program again.
-    if marker.pid == pid && marker.chosen != me && !marker.chosen.as_os_str().is_empty() {
-        return Chain::Wrapper(marker.chosen.clone());
-    }
-    if marker.depth >= MAX_DEPTH {
-        return Chain::Deep(marker.depth);
-    }
-    let mut fronts = marker.fronts.clone();
     if !fronts.iter().any(|f| f == me) {
         fronts.push(me.to_path_buf());
     }
-    Chain::Search {
-        fronts,
-        depth: marker.depth,
-    }
+    Chain::Search { fronts, depth }
 }
 
-/// Finds the real Crush: named by [`REAL_CRUSH_ENV`], else by the global
-/// JSON config, else on `PATH`; never one of `fronts`.
+/// The real Crush, for a start whose chain holds `fronts`.
 pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
     let named = env(REAL_CRUSH_ENV)
         .map(|p| (PathBuf::from(p), Origin::Env))
-        .or_else(|| config::front::real_crush(env).map(|(p, file)| (p, Origin::Config(file))));
+        .or_else(|| real_crush(env).map(|(p, file)| (p, Origin::Config(file))));
     if let Some((path, origin)) = named {
-        // A relative one would be checked here but started from wherever
-        // the system looks it up (a bare name: on PATH, where this is).
-        if !path.is_absolute() {
-            return Err(Missing::Named(origin, path, "is not a full path".into()));
-        }
-        return match program(&path) {
+        let canonical = match path.is_absolute() {
+            false => Err("is not a full path".to_owned()),
+            true => program(&path),
+        };
+        return match canonical {
             Err(why) => Err(Missing::Named(origin, path, why)),
             Ok(canonical) if fronts.contains(&canonical) => Err(Missing::NamedFront(origin, path)),
             Ok(canonical) => Ok(Crush {
@@ -253,45 +176,58 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
         };
     }
     let path_var = env("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path_var) {
-        // An empty entry is the working directory, as for a shell.
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        for name in names(env) {
-            let path = dir.join(&name);
-            if let Ok(canonical) = program(&path)
-                && !fronts.contains(&canonical)
-            {
-                return Ok(Crush {
-                    path,
-                    canonical,
-                    origin: Origin::Path,
-                });
+    std::env::split_paths(&path_var)
+        // An empty entry is the working folder, as a shell reads it.
+        .map(|dir| {
+            if dir.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                dir
             }
-        }
-    }
-    Err(Missing::NotOnPath)
+        })
+        .flat_map(|dir| names(env).into_iter().map(move |name| dir.join(name)))
+        .find_map(|path| {
+            let canonical = program(&path).ok().filter(|c| !fronts.contains(c))?;
+            Some(Crush {
+                path,
+                canonical,
+                origin: Origin::Path,
+            })
+        })
+        .ok_or(Missing::NotOnPath)
 }
 
-/// The file names `crush` may have in a folder of `PATH`.
+/// The real Crush named by `options.provider_real_crush` in the user's own
+/// global JSON config (`$CRUSH_GLOBAL_CONFIG/crush.json`, else
+/// `~/.config/crush/crush.json`), and that file. Only there: a project's
+/// file must not choose the program every start in it runs, and a crushrc
+/// cannot hold it (Crush refuses to start on an `option` it does not know,
+/// while it ignores a JSON key it does not know). A file that cannot be
+/// read or parsed names none here; the settings, which read it too, say
+/// what is wrong with it.
+pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
+    let file = paths::config_dir(env).ok()?.join("crush.json");
+    let (bytes, _) =
+        crate::store::file::read_regular(&file, crate::store::file::MAX_FILE_BYTES).ok()??;
+    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
+    (!named.is_empty()).then(|| (PathBuf::from(named), file))
+}
+
+/// The names a `crush` program has: `crush`, or on Windows `crush` with
+/// each of `PATHEXT`'s extensions.
 fn names(env: EnvLookup) -> Vec<OsString> {
-    if cfg!(windows) {
-        let exts = env("PATHEXT").unwrap_or_else(|| ".COM;.EXE;.BAT;.CMD".into());
-        exts.to_string_lossy()
-            .split(';')
-            .filter(|e| !e.is_empty())
-            .map(|e| OsString::from(format!("crush{e}")))
-            .collect()
-    } else {
-        vec![OsString::from("crush")]
+    if !cfg!(windows) {
+        return vec![OsString::from("crush")];
     }
+    let exts = env("PATHEXT").unwrap_or_else(|| ".COM;.EXE;.BAT;.CMD".into());
+    let exts = exts.to_string_lossy();
+    let exts = exts.split(';').filter(|e| !e.is_empty());
+    exts.map(|e| OsString::from(format!("crush{e}"))).collect()
 }
 
-/// The canonical path of `path` when it is a program that can run;
-/// otherwise what is wrong, in words that follow "which".
+/// The canonical path of the program at `path`, or why it is none: a file
+/// that exists and, on Unix, may be executed.
 pub(crate) fn program(path: &Path) -> Result<PathBuf, String> {
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => "does not exist".to_string(),
@@ -301,11 +237,8 @@ pub(crate) fn program(path: &Path) -> Result<PathBuf, String> {
         return Err("is not a file".into());
     }
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if meta.permissions().mode() & 0o111 == 0 {
-            return Err("is not executable".into());
-        }
+    if std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 == 0 {
+        return Err("is not executable".into());
     }
     path.canonicalize()
         .map_err(|e| format!("cannot be resolved: {e}"))
@@ -316,12 +249,9 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn marker(depth: u32, pid: u32, chosen: &str, fronts: &[&str]) -> Marker {
+    fn marker(depth: u32, fronts: &[&str]) -> Marker {
         Marker {
             depth,
-            pid,
-            probe: false,
-            chosen: chosen.into(),
             fronts: fronts.iter().map(PathBuf::from).collect(),
             catwalk_url: None,
         }
@@ -329,71 +259,57 @@ mod tests {
 
     #[test]
     fn the_marker_reads_back_what_it_wrote() {
-        let m = marker(2, 42, "/b/crush", &["/a/crush", "/c d/crush"]);
+        let m = marker(2, &["/a/crush", "/c d/crush"]);
         assert_eq!(Marker::parse(&m.encode()), Some(m.clone()));
-        let probe = Marker { probe: true, ..m };
-        assert_eq!(Marker::parse(&probe.encode()), Some(probe.clone()));
         for url in ["", "https://u:p@mirror.example:8443/a;b", "file:c:/x"] {
             let with = Marker {
                 catwalk_url: Some(url.into()),
-                ..probe.clone()
+                ..m.clone()
             };
             assert_eq!(Marker::parse(&with.encode()), Some(with), "{url}");
         }
         for bad in [
             "",
             "x",
-            "1:2",
-            "1:2:walk:-:/a",
-            "-1:2:run:-:/a",
-            "1:2:run:=4:/a",
-            "1:2:run:/a",
+            "1",
+            "1:walk:-:/a",
+            "-1:run:-:/a",
+            "1:run:=4:/a",
+            "1:run:/a",
         ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
     }
 
     #[test]
-    fn a_chain_is_a_loop_only_when_it_comes_back_or_runs_too_deep() {
+    fn a_chain_is_a_loop_only_when_it_runs_too_deep() {
         let me = Path::new("/a/crush");
         assert_eq!(
-            chain(None, me, 7),
+            chain(None, me),
             Chain::Search {
                 fronts: vec![me.into()],
                 depth: 0
             }
         );
-        // Exec'd into by a front that chose a wrapper: a loop.
-        let wrapper = marker(1, 7, "/w/crush", &["/a/crush"]);
+        // A copy of the front found as Crush skips itself and the front
+        // before it; Crush running a tool that runs `crush` nests one more.
+        let copy = marker(1, &["/a/crush"]);
         assert_eq!(
-            chain(Some(&wrapper), me, 7),
-            Chain::Wrapper("/w/crush".into())
-        );
-        // Exec'd into as the chosen Crush: a copy of the front, which skips
-        // itself and the front before it.
-        let copy = marker(1, 7, "/b/crush", &["/a/crush"]);
-        assert_eq!(
-            chain(Some(&copy), Path::new("/b/crush"), 7),
+            chain(Some(&copy), Path::new("/b/crush")),
             Chain::Search {
                 fronts: vec!["/a/crush".into(), "/b/crush".into()],
                 depth: 1
             }
         );
-        // Another process: Crush running a tool that runs `crush`.
         assert_eq!(
-            chain(Some(&wrapper), me, 8),
+            chain(Some(&copy), me),
             Chain::Search {
                 fronts: vec!["/a/crush".into()],
                 depth: 1
             }
         );
-        let deep = marker(MAX_DEPTH, 7, "/w/crush", &["/a/crush"]);
-        assert_eq!(chain(Some(&deep), me, 9), Chain::Deep(MAX_DEPTH));
-        let probe = Marker {
-            probe: true,
-            ..copy
-        };
-        assert_eq!(chain(Some(&probe), me, 7), Chain::Probe);
+        let deep = marker(MAX_DEPTH, &["/a/crush"]);
+        assert_eq!(chain(Some(&deep), me), Chain::Deep(MAX_DEPTH));
     }
 
     /// A relative name would be checked in the working folder but started
@@ -466,5 +382,27 @@ mod tests {
                 c.join("crush").display()
             )
         );
+    }
+
+    #[test]
+    fn the_real_crush_is_named_in_the_global_json_config_only() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().as_os_str().to_owned();
+        let env = move |k: &str| (k == "CRUSH_GLOBAL_CONFIG").then(|| dir.clone());
+        assert_eq!(real_crush(&env), None);
+        let file = root.path().join("crush.json");
+        std::fs::write(&file, r#"{"options":{"provider_real_crush":"/opt/crush"}}"#).unwrap();
+        assert_eq!(
+            real_crush(&env),
+            Some((PathBuf::from("/opt/crush"), file.clone()))
+        );
+        for other in [
+            "{not json",
+            r#"{"options":{"provider_real_crush":""}}"#,
+            r#"{"options":{"provider_real_crush":1}}"#,
+        ] {
+            std::fs::write(&file, other).unwrap();
+            assert_eq!(real_crush(&env), None, "{other}");
+        }
     }
 }

@@ -26,9 +26,7 @@ pub(crate) mod version;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 
-use crate::catalog::Target;
 use crate::startup::refresh::HELPER_COMMAND;
-use crate::store::state::{CacheState, RefreshOutcome};
 
 /// Names this program takes: the only commands that never go to Crush
 /// (Crush has none of these names).
@@ -45,15 +43,14 @@ pub(crate) const OWN_COMMANDS: [&str; 5] = [
 const SHARED_COMMANDS: [&str; 4] = ["models", "dirs", "completion", "help"];
 
 /// Crush's global flags that take a value (`-c DIR`, `--cwd=DIR`): the
-/// word after one is no command.
-const VALUE_FLAGS: [(char, &str); 4] = [
+/// word after one is no command. `--channels` has no short form.
+const VALUE_FLAGS: [(char, &str); 5] = [
     ('c', "cwd"),
     ('D', "data-dir"),
     ('H', "host"),
     ('s', "session"),
+    ('\0', "channels"),
 ];
-/// Long-only flags that take a value.
-const LONG_VALUE_FLAGS: [&str; 1] = ["channels"];
 
 /// Whose command a command line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,77 +77,62 @@ pub(crate) struct Parsed {
 }
 
 /// Reads the arguments (without the program's name) as Crush's command
-/// line parser would find its command: the first word that is neither a
-/// flag nor a flag's value, before any `--`.
+/// line parser (pflag) would find its command: the first word that is
+/// neither a flag nor a flag's value, before any `--`. Bool flags may be
+/// grouped (`-dc DIR`), and the first flag of a group that takes a value
+/// takes the rest of it (`-cDIR`, `-c=DIR`) or the next argument.
 pub(crate) fn classify(args: &[OsString]) -> Parsed {
-    let mut cwd = None;
-    let mut data_dir = None;
-    let mut command: Option<&str> = None;
-    let mut after: Option<&str> = None;
-    let mut flags_only_help = false;
-    let mut i = 0;
-    while i < args.len() {
-        let arg = args[i].to_string_lossy();
-        i += 1;
-        if arg == "--" {
+    let (mut cwd, mut data_dir) = (None, None);
+    let mut words: Vec<&str> = Vec::new();
+    let mut info = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let text = arg.to_string_lossy();
+        // The flag that takes a value, and its value when it is inline.
+        let taking = if text == "--" {
             break;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((name, value)) => (name, Some(value)),
-                None => (long, None),
-            };
-            let takes_value =
-                VALUE_FLAGS.iter().any(|(_, l)| *l == name) || LONG_VALUE_FLAGS.contains(&name);
-            let value = match inline {
-                Some(value) => Some(exact(&args[i - 1], &arg, value)),
-                None if takes_value => {
-                    i += 1;
-                    args.get(i - 1).cloned()
-                }
-                None => None,
-            };
-            match name {
-                "cwd" => cwd = value.or(cwd),
-                "data-dir" => data_dir = value.or(data_dir),
-                _ => {}
-            }
-            flags_only_help |= command.is_none() && matches!(name, "help" | "version");
+        } else if let Some(long) = text.strip_prefix("--") {
+            let (name, inline) = long
+                .split_once('=')
+                .map_or((long, None), |(n, v)| (n, Some(v)));
+            info |= words.is_empty() && matches!(name, "help" | "version");
+            let flag = VALUE_FLAGS.iter().find(|(_, l)| *l == name);
+            flag.map(|(short, _)| (*short, inline))
+        } else if let Some(shorts) = text.strip_prefix('-').filter(|s| !s.is_empty()) {
+            info |= words.is_empty() && shorts.contains(['h', 'v', 'V']);
+            let at = shorts.find(|c| VALUE_FLAGS.iter().any(|(s, _)| *s == c && c != '\0'));
+            at.map(|at| {
+                let rest = &shorts[at + 1..];
+                (
+                    shorts.as_bytes()[at] as char,
+                    (!rest.is_empty()).then(|| rest.strip_prefix('=').unwrap_or(rest)),
+                )
+            })
+        } else {
+            // A word that is not UTF-8 is no command of this program's.
+            words.push(arg.to_str().unwrap_or("\u{fffd}"));
+            None
+        };
+        let Some((flag, inline)) = taking else {
             continue;
-        }
-        if let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) {
-            let (value, flag) = short_value(shorts);
-            let value = match value {
-                ShortValue::None => None,
-                ShortValue::Inline(v) => Some(exact(&args[i - 1], &arg, v)),
-                ShortValue::Next => {
-                    i += 1;
-                    args.get(i - 1).cloned()
-                }
-            };
-            match flag {
-                Some('c') => cwd = value.or(cwd),
-                Some('D') => data_dir = value.or(data_dir),
-                _ => {}
-            }
-            flags_only_help |=
-                command.is_none() && shorts.chars().any(|c| matches!(c, 'h' | 'v' | 'V'));
-            continue;
-        }
-        match command {
-            None => command = Some(args_str(&args[i - 1])),
-            Some(_) if after.is_none() => after = Some(args_str(&args[i - 1])),
-            Some(_) => {}
+        };
+        let value = match inline {
+            Some(value) => Some(exact(arg, &text, value)),
+            None => rest.next().cloned(),
+        };
+        match flag {
+            'c' => cwd = value.or(cwd),
+            'D' => data_dir = value.or(data_dir),
+            _ => {}
         }
     }
-    let word = match command {
-        Some(word) if OWN_COMMANDS.contains(&word) => Word::Own,
+    let word = match words.as_slice() {
+        [word, ..] if OWN_COMMANDS.contains(word) => Word::Own,
         // `crush help providers`: this program's help for its command.
-        Some("help") if after.is_some_and(|w| OWN_COMMANDS.contains(&w)) => Word::Own,
-        Some(word) if SHARED_COMMANDS.contains(&word) => Word::Shared,
-        Some(_) => Word::Crush,
-        None if flags_only_help => Word::Shared,
-        None => Word::Crush,
+        ["help", word, ..] if OWN_COMMANDS.contains(word) => Word::Own,
+        [word, ..] if SHARED_COMMANDS.contains(word) => Word::Shared,
+        [] if info => Word::Shared,
+        _ => Word::Crush,
     };
     Parsed {
         word,
@@ -170,41 +152,8 @@ fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
         use std::os::unix::ffi::OsStrExt;
         return OsStr::from_bytes(&arg.as_bytes()[at..]).to_owned();
     }
-    #[cfg(not(unix))]
     let _ = (arg, at);
     OsString::from(value)
-}
-
-fn args_str(arg: &OsStr) -> &str {
-    // A word that is not UTF-8 is no command of this program's.
-    arg.to_str().unwrap_or("\u{fffd}")
-}
-
-/// Where a cluster of short flags (`-dc`) finds the value of the one that
-/// takes it.
-enum ShortValue<'a> {
-    None,
-    Inline(&'a str),
-    Next,
-}
-
-/// The value of a short-flag cluster (without its `-`), as pflag reads
-/// it: bool flags may be grouped, and the first flag that takes a value
-/// takes the rest of the cluster (`-cDIR`, `-c=DIR`) or the next argument.
-fn short_value(shorts: &str) -> (ShortValue<'_>, Option<char>) {
-    for (at, c) in shorts.char_indices() {
-        if VALUE_FLAGS.iter().any(|(s, _)| *s == c) {
-            let rest = &shorts[at + c.len_utf8()..];
-            let rest = rest.strip_prefix('=').unwrap_or(rest);
-            let value = if rest.is_empty() {
-                ShortValue::Next
-            } else {
-                ShortValue::Inline(rest)
-            };
-            return (value, Some(c));
-        }
-    }
-    (ShortValue::None, None)
 }
 
 /// The `CATWALK_URL` every Crush is started with: not an http(s) URL, so
@@ -252,32 +201,32 @@ pub(crate) enum AsSet {
     Embedded(String),
     /// Its version is not known (why).
     Unknown(String),
-    /// It is a front like this program, which decides for itself.
-    Front,
 }
 
 /// Whether Crush's updates go off: where any reading of the settings
 /// turned them off (`on`: every reading says on), for a release from
 /// v0.91.0 on (which reads the cache while they are off) with no Hyper
 /// key, and for one before v0.26.0 (which would not start without its
-/// request).
-pub(crate) fn updates(answer: &version::Answer, hyper_key: Option<&str>, on: bool) -> Updates {
+/// request). `None` while they are on and its version is not learnt.
+pub(crate) fn updates(
+    on: bool,
+    answer: Option<&version::Answer>,
+    hyper_key: Option<&str>,
+) -> Option<Updates> {
     use version::{Answer, Era};
     let set = Updates::AsSet;
-    if !on {
-        return Updates::Off(Off::Settings);
-    }
-    match answer {
-        Answer::Front => set(AsSet::Front),
-        Answer::Problem(why) => set(AsSet::Unknown(why.clone())),
-        Answer::Version(v) => match (version::era(v), hyper_key) {
+    Some(match answer {
+        _ if !on => Updates::Off(Off::Settings),
+        None => return None,
+        Some(Answer::Problem(why)) => set(AsSet::Unknown(why.clone())),
+        Some(Answer::Version(v)) => match (version::era(v), hyper_key) {
             (Era::Old, _) => Updates::Off(Off::Old(v.clone())),
             (Era::ReadsCache, None) => Updates::Off(Off::ReadsCache),
             (Era::ReadsCache, Some(origin)) => set(AsSet::HyperKey(origin.to_owned())),
             (Era::KeepsCache, _) => set(AsSet::Embedded(v.clone())),
             (Era::Unknown, _) => set(AsSet::Unknown(format!("`{v}` is no release's version"))),
         },
-    }
+    })
 }
 
 impl fmt::Display for Updates {
@@ -305,81 +254,15 @@ impl fmt::Display for Updates {
                         "Crush {v} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
                     ),
                     AsSet::Unknown(why) => write!(f, "its version is not known ({why})"),
-                    AsSet::Front => {
-                        f.write_str("it is a front like this program, which decides for itself")
-                    }
                 }
             }
         }
     }
 }
 
-/// What a start says before Crush takes the screen, and the key that tells
-/// one such thing from another, so that each is said once.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Notice {
-    /// The same key: already told. A digest of what was found, so that
-    /// the memo that keeps it stays small whatever a held refresh found.
-    pub key: String,
-    /// The line, without its `warning: `.
-    pub text: String,
-}
-
-/// What a start tells of each document's last refresh (the catalog's,
-/// Hyper's provider's), when it was held or failed, one line each, and the
-/// key of all of them together.
-pub(crate) fn notices(states: &[(Target, Option<&CacheState>)], program: &str) -> Option<Notice> {
-    let status = format!("`{program} providers --status`");
-    let told: Vec<(String, String)> = states
-        .iter()
-        .filter_map(|(target, state)| {
-            let refresh = state.as_ref()?.refresh.as_ref()?;
-            let noun = target.noun();
-            match (&refresh.outcome, &refresh.held) {
-                (RefreshOutcome::Held, Some(held)) if !held.kept => {
-                    let more = match held.changes.len() {
-                        0 | 1 => String::new(),
-                        n => format!(" (and {} more)", n - 1),
-                    };
-                    let first = held.changes.first().map_or("", String::as_str);
-                    let what = match held.foreign {
-                        true => format!("{noun} that another program wrote was held and put aside, the last one reviewed is in use"),
-                        false => format!("a refresh of {noun} was held, the one in use is kept"),
-                    };
-                    Some((
-                        format!("held\n{}\n{}", refresh.url, held.changes.join("\n")),
-                        format!("review it with {status}: {what}: {first}{more}"),
-                    ))
-                }
-                (RefreshOutcome::Failed, _) => {
-                    let cause = refresh.cause.as_deref().unwrap_or("no cause recorded");
-                    Some((
-                        format!("failed\n{}\n{cause}", refresh.url),
-                        format!(
-                            "{noun} could not be refreshed from {}, the one in use is kept ({status}): {cause}",
-                            refresh.url
-                        ),
-                    ))
-                }
-                _ => None,
-            }
-        })
-        .collect();
-    if told.is_empty() {
-        return None;
-    }
-    let key: Vec<&str> = told.iter().map(|(key, _)| key.as_str()).collect();
-    let text: Vec<&str> = told.iter().map(|(_, text)| text.as_str()).collect();
-    Some(Notice {
-        key: crate::store::digest::hex(&crate::store::digest::sha256(key.join("\n").as_bytes())),
-        text: text.join("\n"),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::state::{Held, RefreshRecord};
 
     fn parse(args: &[&str]) -> Parsed {
         classify(&args.iter().map(OsString::from).collect::<Vec<_>>())
@@ -483,7 +366,7 @@ mod tests {
     }
 
     fn updates_on(answer: &version::Answer, hyper_key: Option<&str>) -> Updates {
-        updates(answer, hyper_key, true)
+        updates(true, Some(answer), hyper_key).unwrap()
     }
 
     #[test]
@@ -492,9 +375,14 @@ mod tests {
         // Turned off by any reading, Crush asks nothing either.
         let v91 = Answer::Version("v0.91.0".into());
         assert_eq!(
-            updates(&v91, Some("HYPER_API_KEY"), false),
-            Updates::Off(Off::Settings)
+            updates(false, Some(&v91), Some("HYPER_API_KEY")),
+            Some(Updates::Off(Off::Settings))
         );
+        assert_eq!(
+            updates(false, None, None),
+            Some(Updates::Off(Off::Settings))
+        );
+        assert_eq!(updates(true, None, None), None, "not learnt");
         let v = |v: &str| Answer::Version(v.into());
         let off = Updates::Off(Off::ReadsCache);
         assert_eq!(updates_on(&v("v0.91.0"), None), off);
@@ -526,87 +414,5 @@ mod tests {
             updates_on(&Answer::Problem("timed out".into()), None),
             set(AsSet::Unknown("timed out".into()))
         );
-        assert_eq!(updates_on(&Answer::Front, None), set(AsSet::Front));
-    }
-
-    fn with_refresh(outcome: RefreshOutcome, cause: Option<&str>, held: &[&str]) -> CacheState {
-        CacheState {
-            refresh: Some(RefreshRecord {
-                at: 1,
-                url: "https://c.example/v2/providers".into(),
-                outcome,
-                cause: cause.map(str::to_owned),
-                told: false,
-                held: (!held.is_empty()).then(|| Held {
-                    changes: held.iter().map(|s| s.to_string()).collect(),
-                    ..Held::default()
-                }),
-            }),
-            ..CacheState::default()
-        }
-    }
-
-    fn told(state: &CacheState) -> Option<Notice> {
-        notices(&[(Target::Catalog, Some(state))], "crush")
-    }
-
-    #[test]
-    fn a_start_tells_of_a_held_or_failed_refresh_in_one_line() {
-        assert_eq!(notices(&[(Target::Catalog, None)], "crush"), None);
-        let quiet = with_refresh(RefreshOutcome::Unchanged, None, &[]);
-        assert_eq!(told(&quiet), None);
-        let held = with_refresh(RefreshOutcome::Held, None, &["key moves", "shrank"]);
-        let told_held = told(&held).unwrap();
-        assert_eq!(
-            told_held.text,
-            "review it with `crush providers --status`: a refresh of the provider catalog was held, the one in use is kept: key moves (and 1 more)"
-        );
-        let failed = with_refresh(RefreshOutcome::Failed, Some("refused"), &[]);
-        let told_failed = told(&failed).unwrap();
-        assert!(told_failed.text.ends_with(": refused"), "{told_failed:?}");
-        assert_ne!(told_held.key, told_failed.key);
-        let other = with_refresh(RefreshOutcome::Failed, Some("timed out"), &[]);
-        assert_ne!(told(&other).unwrap().key, told_failed.key);
-        // Another program's document, and Hyper's provider beside the
-        // catalog: a line each, one key for both.
-        let mut foreign = held.clone();
-        foreign
-            .refresh
-            .as_mut()
-            .unwrap()
-            .held
-            .as_mut()
-            .unwrap()
-            .foreign = true;
-        let both = notices(
-            &[
-                (Target::Catalog, Some(&failed)),
-                (Target::Hyper, Some(&foreign)),
-            ],
-            "crush",
-        )
-        .unwrap();
-        let lines: Vec<&str> = both.text.lines().collect();
-        assert_eq!(lines.len(), 2, "{both:?}");
-        assert!(
-            lines[1].contains("Hyper's provider that another program wrote was held and put aside, the last one reviewed is in use: key moves"),
-            "{both:?}"
-        );
-        assert_ne!(both.key, told_failed.key);
-    }
-
-    /// What was told is remembered in the front's memo: its key stays
-    /// small however much a held refresh found.
-    #[test]
-    fn the_key_of_a_notice_is_small_whatever_it_tells() {
-        let many: Vec<String> = (0..10_000)
-            .map(|n| format!("provider \"p{n}\" would send $K to https://x{n}.example:443"))
-            .collect();
-        let many: Vec<&str> = many.iter().map(String::as_str).collect();
-        let held = with_refresh(RefreshOutcome::Held, None, &many);
-        let told_held = told(&held).unwrap();
-        assert!(told_held.key.len() <= 64, "{} bytes", told_held.key.len());
-        let fewer = with_refresh(RefreshOutcome::Held, None, &many[1..]);
-        assert_ne!(told(&fewer).unwrap().key, told_held.key);
     }
 }

@@ -18,9 +18,6 @@ use serde::{Deserialize, Serialize};
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// The file, in the data folder, that remembers what the front learnt.
 pub(crate) const MEMO_FILE: &str = "providers.front.json";
-/// What a front like this one answers a probe with (it is no Crush, and
-/// has no Crush version to give), on a line of its own.
-pub(crate) const FRONT_REPLY: &str = "crush-providers: a front of Crush, not Crush";
 /// The temporary file a memo is written to before it is renamed in place:
 /// not named as the cache's are (`.providers.*.tmp`), which the cache's
 /// writer removes as a killed writer's leftovers while a start may be
@@ -126,8 +123,6 @@ impl Identity {
 pub(crate) enum Answer {
     /// Its version, as it printed it.
     Version(String),
-    /// It is a front like this one.
-    Front,
     /// No version, and why.
     Problem(String),
 }
@@ -161,17 +156,13 @@ impl Memo {
     /// link to a device would never end it, and one larger than any memo
     /// is not one (the next write replaces each).
     pub(crate) fn read(path: &Path) -> Memo {
-        let plain = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() <= MEMO_LIMIT);
-        if !plain {
-            return Memo::default();
-        }
-        let mut bytes = Vec::new();
-        let read = std::fs::File::open(path)
-            .and_then(|file| file.take(MEMO_LIMIT + 1).read_to_end(&mut bytes));
-        match read {
-            Ok(n) if n as u64 <= MEMO_LIMIT => serde_json::from_slice(&bytes).unwrap_or_default(),
-            _ => Memo::default(),
-        }
+        let read = crate::store::file::read_regular(path, MEMO_LIMIT as usize);
+        let bytes = read
+            .ok()
+            .flatten()
+            .map(|(bytes, _)| bytes)
+            .unwrap_or_default();
+        serde_json::from_slice(&bytes).unwrap_or_default()
     }
 
     /// What was learnt of the binary with this identity.
@@ -234,9 +225,6 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
         return Answer::Problem(format!("`--version` gave no answer within {secs} s"));
     };
     let output = String::from_utf8_lossy(&output);
-    if output.lines().any(|l| l == FRONT_REPLY) {
-        return Answer::Front;
-    }
     match (from_output(&output), status) {
         (Some(version), _) => Answer::Version(version),
         (None, Ok(status)) if !status.success() => {
@@ -403,10 +391,6 @@ mod tests {
             probe(sh("exit 3"), short),
             Answer::Problem(p) if p.starts_with("`--version` failed")
         ));
-        assert_eq!(
-            probe(sh(&format!("echo '{FRONT_REPLY}'")), short),
-            Answer::Front
-        );
         assert_eq!(
             probe(sh("echo hello"), short),
             problem("`--version` printed no version")

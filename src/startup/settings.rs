@@ -7,7 +7,7 @@
 use super::network::{self, Network};
 use super::{Background, EnvOptions, HyperOptions, StartupOptions, Warning, options_from_env};
 use crate::catalog::Target;
-use crate::config::front::HyperKey;
+use crate::config::hyper::HyperKey;
 use crate::config::{self, Settings, shown, shown_path};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
@@ -184,7 +184,7 @@ fn hyper_options(
     files: &CacheFiles,
     warnings: &mut Vec<Warning>,
 ) -> Option<HyperOptions> {
-    let key = config::front::hyper_key_in(settings, &process_env);
+    let key = config::hyper::hyper_key_in(settings, &process_env);
     match at_start_up(files, key.as_ref()) {
         Ok(options) => {
             warnings.extend(routed(Target::Hyper, &options.url, true));

@@ -235,6 +235,53 @@ impl Warning {
     }
 }
 
+impl Warning {
+    /// This warning in one short line, for a start that has one row before
+    /// Crush takes the screen: the finding or the cause first, without the
+    /// URL, the time or the commands (which `providers --status` gives).
+    pub(crate) fn brief(&self, program: &str) -> String {
+        match self {
+            Warning::Held {
+                target,
+                findings,
+                needs,
+                foreign,
+                ..
+            } => {
+                // Short enough for 80 columns with the pointer to
+                // `providers --status`, which has the rest.
+                let what = match foreign {
+                    true => "put aside",
+                    false => "held",
+                };
+                let why: Vec<&str> = needs
+                    .iter()
+                    .map(|need| match need {
+                        Need::KeyMove => "a key would go to a new place",
+                        Need::Shrink => "most providers or models would go",
+                        Need::Downgrade => "older than the newest signed one",
+                        _ => "not signed by the pinned key",
+                    })
+                    .collect();
+                let why = match why.is_empty() {
+                    true => findings.first().map_or("", String::as_str).to_owned(),
+                    false => why.join(", "),
+                };
+                format!("{} {what}: {why}", target.short())
+            }
+            Warning::LastRefreshFailed { target, cause, .. } => format!(
+                "{} not refreshed: {}",
+                target.short(),
+                cause.as_deref().unwrap_or("no cause recorded")
+            ),
+            other => {
+                let told = other.told_by(program).to_string();
+                told.lines().next().unwrap_or_default().to_owned()
+            }
+        }
+    }
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.told_by("crush").fmt(f)

@@ -60,8 +60,9 @@ pub(crate) struct Started {
 }
 
 impl Started {
+    /// A version probe: `crush --version`, which the front asks once.
     fn probe(&self) -> bool {
-        self.env.get(MARKER).is_some_and(|m| m.contains(":probe:"))
+        self.args == ["--version"]
     }
 }
 
@@ -242,15 +243,14 @@ impl Front {
     /// and how the stand-in was started.
     #[track_caller]
     pub(crate) fn handed_over(&self, args: &[&str]) -> (Run, Started) {
-        let before = self.runs().len();
+        let before = self.started().len();
         let run = self.run(args);
-        let runs = self.runs();
-        assert_eq!(
-            runs.len(),
-            before + 1,
-            "{args:?} did not reach Crush: {run:?}"
-        );
-        let started = runs.into_iter().last().unwrap();
+        // The run is the last start: any other is a version probe before it.
+        let mut new = self.started().split_off(before);
+        let started = new
+            .pop()
+            .unwrap_or_else(|| panic!("{args:?} did not reach Crush: {run:?}"));
+        assert!(new.iter().all(Started::probe), "{args:?}: {new:?}");
         assert_eq!(started.args, args, "{run:?}");
         (run, started)
     }
@@ -552,7 +552,7 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert_eq!(lines.len(), 1, "{told:?}");
     assert!(
         lines[0].starts_with(
-            "warning: review it with `crush providers --status`: a refresh of the provider catalog was held, the one in use is kept: provider \"beta\" would send $BETA_API_KEY to https://attacker.example:443"
+            "warning: catalog held: a key would go to a new place (crush providers --status)"
         ),
         "{told:?}"
     );
@@ -581,8 +581,8 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert!(
         // The command first: the cut never falls before it (issue 29
         // findings, C1).
-        rows[0].starts_with("warning: review it with `crush providers --status`: a refresh")
-            && rows[0].ends_with('…')
+        rows[0]
+            == "warning: catalog held: a key would go to a new place (crush providers --status)"
             && unicode_width::UnicodeWidthStr::width(rows[0]) <= 80,
         "{shown:?}"
     );
@@ -597,9 +597,9 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     let lines: Vec<&str> = told.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{told:?}");
     assert!(
-        lines[0].starts_with(
-            "warning: the provider catalog could not be refreshed from http://127.0.0.1:"
-        ) && lines[0].contains("the one in use is kept"),
+        lines[0].starts_with("warning: catalog not refreshed: ")
+            && lines[0].contains("refused the connection")
+            && lines[0].ends_with(" (crush providers --status)"),
         "{told:?}"
     );
     let (again, _) = front.handed_over(&["run"]);
@@ -631,8 +631,7 @@ fn a_broken_config_or_cache_never_stops_the_hand_over() {
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{run:?}");
     assert!(
-        lines[0].contains("the provider catalog that another program wrote was held and put aside")
-            && lines[0].contains("it is not valid"),
+        lines[0].starts_with("warning: catalog put aside: it is not valid"),
         "{run:?}"
     );
     assert_eq!(
@@ -647,7 +646,7 @@ fn a_broken_config_or_cache_never_stops_the_hand_over() {
     front.set("XDG_DATA_HOME", &file);
     let (run, started) = front.handed_over(&["run"]);
     run.ok();
-    assert_one_failure(&run, "providers.front.json");
+    assert_one_failure(&run, "cannot use the data folder");
     assert!(!started.env.contains_key(UPDATES_OFF));
     assert_eq!(started.env["CATWALK_URL"], SENTINEL);
 }
@@ -839,8 +838,8 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
 
 /// The front decides as Crush does: a `.env` in the folder it starts in
 /// and Crush's `-D` count (Crush is then told its updates are off), and a
-/// `CATWALK_URL` that is not an http(s) URL is told at every start and
-/// refreshes nothing.
+/// `CATWALK_URL` that is not an http(s) URL is told (once) and refreshes
+/// nothing.
 #[test]
 fn the_front_reads_the_settings_as_crush_does() {
     let mut front = Front::new("v0.91.0");
@@ -868,11 +867,14 @@ fn the_front_reads_the_settings_as_crush_does() {
         "updates off in -D's workspace file"
     );
     front.set("CATWALK_URL", "mirror.corp:8080");
-    for _ in 0..2 {
+    // Told once, as every line a start says before Crush: again when what
+    // is to be said changes.
+    for told in [true, false] {
         let (run, started) = front.handed_over(&["run", "x"]);
         run.ok();
-        assert!(
+        assert_eq!(
             run.stderr.contains("CATWALK_URL=\"mirror.corp:8080\" is not an http:// or https:// URL: no refresh at start-up"),
+            told,
             "{run:?}"
         );
         assert_eq!(off(&started).as_deref(), Some("1"));
@@ -1019,7 +1021,8 @@ fn a_projects_dotenv_never_chooses_the_program() {
     for dotenv in [
         format!("CRUSH_PROVIDER_REAL_CRUSH={}\n", other.display()),
         format!("CRUSH_GLOBAL_CONFIG={}\n", config.display()),
-        "CRUSH_PROVIDER_FRONT=0:1:probe:\n".to_string(),
+        // Read, this marker would end the start as a loop.
+        "CRUSH_PROVIDER_FRONT=8:-:\n".to_string(),
     ] {
         fs::write(project.join(".env"), &dotenv).unwrap();
         let before = front.runs().len();

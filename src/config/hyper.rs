@@ -1,6 +1,7 @@
-//! What the front ([`crate::front`]) reads from the configuration besides
-//! the settings: the option naming the real Crush, and whether a Hyper key
-//! is set.
+//! Hyper's API key as Crush finds it: `HYPER_API_KEY`, else the merged
+//! configuration's `providers.hyper.api_key` (JSON files, `provider add
+//! hyper --api-key` in a crushrc; `crush login hyper` writes the global
+//! state's).
 
 use std::path::{Path, PathBuf};
 
@@ -9,27 +10,8 @@ use super::files::config_files;
 use super::{Format, crushrc, read};
 use crate::store::paths::{self, EnvLookup};
 
-/// The JSON key, under `options`, that names the real Crush.
-pub(crate) const REAL_CRUSH_KEY: &str = "provider_real_crush";
-
 /// The environment variable Crush takes Hyper's key from first.
 pub(crate) const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
-
-/// The real Crush named by `options.provider_real_crush` in the user's own
-/// global JSON config (`$CRUSH_GLOBAL_CONFIG/crush.json`, else
-/// `~/.config/crush/crush.json`), and that file. Only there: a project's
-/// file must not choose the program every start in it runs, and a crushrc
-/// cannot hold it (Crush refuses to start on an `option` it does not know,
-/// while it ignores a JSON key it does not know). A file that cannot be
-/// read or parsed names none here; the settings, which read it too, say
-/// what is wrong with it.
-pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
-    let file = paths::config_dir(env).ok()?.join("crush.json");
-    let bytes = read::read_regular(&file).ok()??;
-    let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
-    (!named.is_empty()).then(|| (PathBuf::from(named), file))
-}
 
 /// Where a Hyper API key is set, when one is, as Crush looks for it:
 /// `HYPER_API_KEY`, else `providers.hyper.api_key` of the merged
@@ -298,27 +280,6 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))
             .collect();
         move |k| map.get(k).cloned()
-    }
-
-    #[test]
-    fn the_real_crush_is_named_in_the_global_json_config_only() {
-        let root = tempfile::tempdir().unwrap();
-        let env = env_of(&[("CRUSH_GLOBAL_CONFIG", root.path())]);
-        assert_eq!(real_crush(&env), None);
-        let file = root.path().join("crush.json");
-        fs::write(&file, r#"{"options":{"provider_real_crush":"/opt/crush"}}"#).unwrap();
-        assert_eq!(
-            real_crush(&env),
-            Some((PathBuf::from("/opt/crush"), file.clone()))
-        );
-        for other in [
-            "{not json",
-            r#"{"options":{"provider_real_crush":""}}"#,
-            r#"{"options":{"provider_real_crush":1}}"#,
-        ] {
-            fs::write(&file, other).unwrap();
-            assert_eq!(real_crush(&env), None, "{other}");
-        }
     }
 
     #[test]
