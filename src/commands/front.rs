@@ -174,6 +174,7 @@ fn prepare(
     let loaded = startup::load(&files, &prepared.options);
     let memo_path = data.join(MEMO_FILE);
     let mut memo = Memo::read(&memo_path);
+    let read = memo.clone();
     let mut notices = Vec::new();
     let answer = match on(&settings) {
         true => Some(learn(crush, &mut memo, next, &mut notices)?),
@@ -196,8 +197,10 @@ fn prepare(
         }
     }
     memo.told = (!notices.is_empty()).then_some(key);
-    memo.write(&memo_path)
-        .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
+    if memo != read {
+        memo.write(&memo_path)
+            .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
+    }
     Ok(updates)
 }
 

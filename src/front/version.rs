@@ -5,7 +5,7 @@
 //! ([`crate::front::updates`]): only releases from v0.91.0 on (Crush PR
 //! #3693) read the cache while they are off.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -187,7 +187,7 @@ impl Memo {
             .prefix(MEMO_TEMP_PREFIX)
             .suffix(MEMO_TEMP_SUFFIX)
             .tempfile_in(dir)?;
-        serde_json::to_writer_pretty(&mut file, self)?;
+        file.write_all(&serde_json::to_vec_pretty(self)?)?;
         file.persist(path).map(drop).map_err(|e| e.error)
     }
 }
