@@ -22,14 +22,19 @@ use crate::trust::signature::KEYS_ENV;
 /// start does, into the environment every command reads. A key pinned in
 /// it is not taken, nor the system file moved (this tool's own variable,
 /// which Crush does not have): a project's folder cannot pin keys, only
-/// the user.
+/// the user. Nor is the data folder moved: the cache there decides where
+/// keys go, and the memory of where they went lives beside it (the front
+/// hands Crush the same folder).
 pub(super) fn install_dotenv() {
+    let data = "only your own environment moves the data folder, where the cache and the memory of where keys went live";
     let refused = [
         (KEYS_ENV, "only the user pins keys"),
         (
             paths::SYSTEM_CONFIG_ENV,
             "only your own environment moves the system file",
         ),
+        ("XDG_DATA_HOME", data),
+        ("LOCALAPPDATA", data),
     ];
     let loaded = std::env::current_dir()
         .ok()

@@ -22,8 +22,9 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use super::context::read_settings;
+use super::context::{pinned_keys, read_settings};
 use super::{program, terminal};
+use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
 use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing};
@@ -32,12 +33,15 @@ use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
+use crate::trust::foreign;
 
 /// The exit code for "no Crush to run", as a shell says "command not
 /// found".
 const NOT_FOUND: u8 = 127;
 /// The variable Crush asks for its catalog.
 const CATWALK_URL: &str = "CATWALK_URL";
+/// The variable that names the folder of Crush's cache first.
+const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 
 /// Reads the user's own `CATWALK_URL` in place of the one a front handed
 /// a Crush that started this process ([`FAILING_CATWALK_URL`]): kept in
@@ -86,13 +90,31 @@ pub(super) fn main(name: &str) -> Option<u8> {
         fronts,
         catwalk_url: environment::process_var(CATWALK_URL),
     };
-    let updates = match prepare(&crush, &parsed, &next) {
+    // The folder whose cache Crush reads, by the user's own environment:
+    // reviewed before the hand-over, and handed to Crush where a project's
+    // `.env` could otherwise move it.
+    let data = match paths::data_dir(&users_env) {
+        Ok(data) => data,
+        Err(e) => {
+            return Some(refuse(&format!(
+                "{e}, and Crush would read a cache nobody reviewed: set HOME or XDG_DATA_HOME"
+            )));
+        }
+    };
+    let files = CacheFiles::in_dir(&data);
+    let settings = settings(&parsed);
+    let pinned = settings
+        .as_ref()
+        .map_or(true, |s| !matches!(pinned_keys(s), Ok(None)));
+    for target in [Target::Catalog, Target::Hyper] {
+        if let Err(why) = reviewed(&files.with_target(target), pinned) {
+            return Some(refuse(&why));
+        }
+    }
+    let updates = match settings.and_then(|settings| prepare(&crush, &settings, &files, &next)) {
         Ok(updates) => updates,
         Err(failure) => {
-            notice(
-                &format!("warning: {failure}"),
-                "; Crush starts on the cache as it is, with its own updates as you set them",
-            );
+            notice(&format!("warning: {failure}"), "; no refresh this time");
             None
         }
     };
@@ -101,10 +123,60 @@ pub(super) fn main(name: &str) -> Option<u8> {
         .args(args.get(1..).unwrap_or_default())
         .env(MARKER_ENV, next.encode())
         .env(CATWALK_URL, FAILING_CATWALK_URL);
+    if users_env(XDG_DATA_HOME).is_none() && environment::installed().is_some() {
+        command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
+    }
     if let Some(Updates::Off(_)) = updates {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");
     }
     Some(start(command, args.first(), &crush.path))
+}
+
+/// Says why no Crush is started; exit 1.
+fn refuse(why: &str) -> u8 {
+    line(&format!("error: {why}"));
+    1
+}
+
+/// The settings as Crush reads them: its `-c` (from the working folder as
+/// Go names it) and `-D`, and the `.env` this process loaded.
+fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
+    let cwd = parsed.cwd.as_ref().map(PathBuf::from);
+    let folder = config::files::working_folder(cwd.as_deref()).map_err(|e| match &cwd {
+        Some(cwd) => format!("--cwd {}: {e}", cwd.display()),
+        None => format!("cannot read the working folder: {e}"),
+    })?;
+    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
+    read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
+}
+
+/// Reviews what another program wrote into `files` before Crush reads it
+/// ([`foreign::settle`]); one that cannot be reviewed now is put aside,
+/// else removed (Crush then uses its own embedded document), and said.
+/// `Err` only when none of that could be done: then Crush must not start.
+fn reviewed(files: &CacheFiles, pinned: bool) -> Result<(), String> {
+    let why = match foreign::settle(files, pinned, std::time::Duration::ZERO) {
+        Ok(settled) if settled.readable() => return Ok(()),
+        Ok(_) => foreign::unreviewed(files),
+        Err(e) => e.to_string(),
+    };
+    let (path, aside) = (files.catalog.display(), files.foreign.display());
+    let done = match std::fs::rename(&files.catalog, &files.foreign) {
+        Ok(()) => format!("put aside as {aside}"),
+        Err(_) => match std::fs::remove_file(&files.catalog) {
+            Ok(()) => "removed, so that Crush uses its own embedded one".into(),
+            Err(e) => {
+                return Err(format!(
+                    "{path} cannot be reviewed ({why}), nor put aside, nor removed ({e}), and Crush would read it unreviewed: remove it yourself"
+                ));
+            }
+        },
+    };
+    notice(
+        &format!("warning: {path} cannot be reviewed ({why}): {done}"),
+        "",
+    );
+    Ok(())
 }
 
 /// Whether this invocation stands in front of Crush: invoked as `crush`.
@@ -152,38 +224,33 @@ fn no_crush(why: &str) -> u8 {
 /// person must hear is told, one line each, once per change.
 fn prepare(
     crush: &Crush,
-    parsed: &front::Parsed,
+    settings: &Settings,
+    files: &CacheFiles,
     next: &Marker,
 ) -> Result<Option<Updates>, String> {
-    let cwd = parsed.cwd.as_ref().map(PathBuf::from);
-    let folder = config::files::working_folder(cwd.as_deref()).map_err(|e| e.to_string())?;
-    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
-    let settings =
-        read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())?;
-    let data = paths::data_dir(&process_env).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(&data)
+    let data = &files.dir;
+    std::fs::create_dir_all(data)
         .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
-    let files = CacheFiles::in_dir(&data);
-    let mut prepared = StartupOptions::from_settings(&settings, &files);
+    let mut prepared = StartupOptions::from_settings(settings, files);
     // Crush fetches Hyper's provider itself, with the key, while its
     // updates are on; what it writes is reviewed at the next start.
     prepared.options.hyper = None;
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot start the background refresh: {e}"))?;
     prepared.options.background = Background::Process(exe);
-    let loaded = startup::load(&files, &prepared.options);
+    let loaded = startup::load(files, &prepared.options);
     let memo_path = data.join(MEMO_FILE);
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
     let mut notices = Vec::new();
-    let answer = match on(&settings) {
+    let answer = match on(settings) {
         true => Some(learn(crush, &mut memo, next, &mut notices)?),
         false => None,
     };
     let updates = front::updates(
-        on(&settings),
+        on(settings),
         answer.as_ref(),
-        hyper_key(&settings).as_deref(),
+        hyper_key(settings).as_deref(),
     );
     let warnings = prepared.warnings.iter().chain(&loaded.warnings);
     notices.extend(warnings.map(|warning| warning.brief(program())));
@@ -400,7 +467,7 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
         Ok(crush) => Some(crush),
         Err(missing) => return Some(Status::of(None, None, None, missing.to_string())),
     };
-    let learnt = crush.as_ref().zip(paths::data_dir(&process_env).ok());
+    let learnt = crush.as_ref().zip(paths::data_dir(&users_env).ok());
     let learnt = learnt.and_then(|(crush, data)| {
         let identity = Identity::of(&crush.canonical).ok()?;
         Some(

@@ -57,6 +57,12 @@ pub enum Origin {
         /// The line of the command.
         line: usize,
     },
+    /// A `.env` file too large for this reader, which Crush reads whole:
+    /// counted as turning the setting off.
+    UnreadDotEnv {
+        /// The file.
+        path: PathBuf,
+    },
     /// An environment variable.
     Env {
         /// Its name.
@@ -77,6 +83,11 @@ impl fmt::Display for Origin {
             Origin::Unevaluated { path, line } => write!(
                 f,
                 "a command at {}:{line} only a shell can evaluate, counted as off",
+                shown_path(path)
+            ),
+            Origin::UnreadDotEnv { path } => write!(
+                f,
+                "{}, too large for this reader while Crush reads it whole, counted as off",
                 shown_path(path)
             ),
             Origin::Env {
@@ -565,6 +576,16 @@ pub fn resolve_with_flag(
         both_orders(&mut settings.default_providers, crush.default_providers);
     settings.public_keys = pins.keys;
     settings.pin_files = pins.files;
+    // A `.env` too large for this reader may turn updates off for Crush,
+    // which reads it whole: counted as off.
+    if let Some(dotenv) = crate::environment::installed().filter(|d| d.unread) {
+        settings.auto_update = Setting {
+            value: false,
+            origin: Origin::UnreadDotEnv {
+                path: dotenv.path.clone(),
+            },
+        };
+    }
     Ok(settings)
 }
 

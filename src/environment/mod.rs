@@ -48,6 +48,9 @@ pub(crate) struct DotEnv {
     pub refused: Vec<(String, usize, &'static str)>,
     /// Why nothing of it was loaded, when nothing was.
     pub error: Option<String>,
+    /// Whether it was too large to read: Crush, which reads it whole, may
+    /// take what this reader did not.
+    pub unread: bool,
 }
 
 /// Whether a `.env` variable is taken.
@@ -91,6 +94,7 @@ pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEn
     let bytes = if !meta.is_file() {
         Err("not a regular file".to_string())
     } else if meta.len() > MAX_BYTES {
+        loaded.unread = true;
         Err(format!("larger than {} KiB", MAX_BYTES / 1024))
     } else {
         let mut bytes = Vec::new();

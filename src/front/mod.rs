@@ -159,10 +159,11 @@ fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
 /// The `CATWALK_URL` every Crush is started with: not an http(s) URL, so
 /// that Go's client refuses its catalog request at once (`unsupported
 /// protocol scheme`), with no network, and Crush keeps the cache. Read as
-/// a SOURCE it names no file (Crush's own `update-providers` fails on it,
-/// and never resets the cache to its embedded catalog); this program
-/// reads the user's own value from the marker in its place.
-pub(crate) const FAILING_CATWALK_URL: &str = "crush-providers:reviewed-cache";
+/// a file (Crush's own `update-providers` reads a SOURCE that is no URL as
+/// one) it is none: under `/dev/null` on Unix, and with a `|`, which no
+/// Windows file name holds. This program reads the user's own value from
+/// the marker in its place.
+pub(crate) const FAILING_CATWALK_URL: &str = "/dev/null/crush-providers|reviewed-cache";
 
 /// Whether Crush's own automatic updates go off. Safety does not depend on
 /// it (the failing `CATWALK_URL` does that), but speed does, and so does a

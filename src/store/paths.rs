@@ -80,7 +80,10 @@ fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome>
 /// `%LOCALAPPDATA%\crush` on Windows (see `local_app_data`), else
 /// `~/.local/share/crush`.
 pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
-    data_dir_on(Platform::current(), env)
+    // Absolute: the front hands Crush this folder, and Crush may start in
+    // another (`-c`).
+    let dir = data_dir_on(Platform::current(), env)?;
+    Ok(std::path::absolute(&dir).unwrap_or(dir))
 }
 
 /// [`data_dir`] by the rules of `platform`.

@@ -179,3 +179,143 @@ fn through_the_front_crush_reads_only_a_reviewed_catalog() {
         "{status:?}"
     );
 }
+
+/// A project's `.env` never moves the folder whose cache Crush reads, nor
+/// this program's trust store: a project shipping its own `providers.json`,
+/// a "reviewed" copy and a state naming it, under a `.env`'s
+/// `XDG_DATA_HOME`, gets none of them read; Crush is handed the user's own
+/// folder. A `.env` too large for this reader (Crush reads it whole) is no
+/// way around it, and counts as turning updates off.
+#[test]
+fn a_projects_dotenv_never_moves_the_cache_crush_reads() {
+    let front = Front::new("v0.91.0");
+    front.handed_over(&["run"]); // the version learnt
+    let project = front.home.path().join("proj");
+    let theirs = project.join(".data/crush");
+    fs::create_dir_all(&theirs).unwrap();
+    let moved = moving_xais_key();
+    for name in ["providers.json", "providers.reviewed.json"] {
+        fs::write(theirs.join(name), &moved).unwrap();
+    }
+    let sha = crush_providers::internals::digest::hex(&crush_providers::internals::digest::sha256(
+        &moved,
+    ));
+    fs::write(
+        theirs.join("providers.state.json"),
+        format!(r#"{{"sha256":"{sha}","source":"https://catwalk.charm.sh/v2/providers","fetched_at":1,"confirmed_at":1}}"#),
+    )
+    .unwrap();
+    let ours = front.home.data_dir();
+    for dotenv in [
+        "XDG_DATA_HOME=.data\n".to_owned(),
+        format!("{}\nXDG_DATA_HOME=.data\n", "#".repeat(1_100_000)),
+    ] {
+        fs::write(project.join(".env"), &dotenv).unwrap();
+        let before = front.runs().len();
+        let run = Run::from(
+            front
+                .crush(&["run"])
+                .current_dir(&project)
+                .output()
+                .unwrap(),
+        );
+        run.ok();
+        let started = front.runs().pop().unwrap();
+        assert_eq!(front.runs().len(), before + 1, "{run:?}");
+        assert_eq!(
+            started
+                .env
+                .get("XDG_DATA_HOME")
+                .map(std::path::PathBuf::from),
+            Some(ours.parent().unwrap().to_path_buf()),
+            "{run:?}"
+        );
+        assert_eq!(front.home.cache().unwrap(), embedded::catalog_bytes());
+        assert_eq!(fs::read(theirs.join("providers.json")).unwrap(), moved);
+        if dotenv.len() > 1_000_000 {
+            // Read whole by Crush, not here: counted as updates off.
+            assert_eq!(started.env["CRUSH_DISABLE_PROVIDER_AUTO_UPDATE"], "1");
+        }
+    }
+}
+
+/// Without a home, Crush would read a cache relative to its working
+/// folder that nobody reviewed: no Crush is started, and the way out is
+/// named.
+#[test]
+fn without_a_home_no_crush_reads_an_unreviewed_cache() {
+    let front = Front::new("v0.91.0");
+    let before = front.runs().len();
+    let run = Run::from(front.crush(&["run"]).env_remove("HOME").output().unwrap());
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr
+            .starts_with("error: cannot tell where the data folder lives: HOME is not set")
+            && run.stderr.contains("set HOME or XDG_DATA_HOME"),
+        "{run:?}"
+    );
+    assert_eq!(front.runs().len(), before);
+}
+
+/// The review of another program's catalog comes before the settings:
+/// one that cannot be read (a pinned key written as a string) skips no
+/// review, and what cannot be reviewed or put aside in place is removed,
+/// or a FIFO moved aside, so that Crush never reads it (or hangs on it).
+#[test]
+fn what_crush_would_read_is_reviewed_whatever_else_fails() {
+    let front = Front::new("v0.91.0");
+    front.handed_over(&["run"]);
+    let config = front.home.path().join(".config/crush");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("crush.json"),
+        r#"{"options":{"provider_public_keys":"RWQnot-a-list"}}"#,
+    )
+    .unwrap();
+    written_by_crush(&front.home.data_dir(), &moving_xais_key());
+    let (run, _) = front.handed_over(&["run"]);
+    run.ok();
+    assert_eq!(
+        front.home.cache().unwrap(),
+        embedded::catalog_bytes(),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("no refresh this time"), "{run:?}");
+    fs::remove_file(config.join("crush.json")).unwrap();
+
+    // Nowhere to put it aside: removed, and said.
+    let aside = front.home.data_dir().join("providers.foreign.json");
+    let _ = fs::remove_file(&aside);
+    fs::create_dir(&aside).unwrap();
+    written_by_crush(&front.home.data_dir(), &moving_xais_key());
+    let (run, _) = front.handed_over(&["run"]);
+    run.ok();
+    assert!(
+        run.stderr
+            .contains("removed, so that Crush uses its own embedded one"),
+        "{run:?}"
+    );
+    // Gone before Crush started; the refresh that start ran may have put
+    // the embedded snapshot in its place since.
+    front.home.wait_for_the_helper();
+    let cache = front.home.cache();
+    assert!(
+        cache.is_none_or(|c| c == embedded::catalog_bytes()),
+        "{run:?}"
+    );
+    fs::remove_dir(&aside).unwrap();
+
+    // A FIFO: moved aside, not waited on.
+    let _ = fs::remove_file(front.home.cache_file());
+    let made = std::process::Command::new("mkfifo")
+        .arg(front.home.cache_file())
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (run, _) = front.handed_over(&["run"]);
+    run.ok();
+    assert!(run.stderr.contains("put aside as"), "{run:?}");
+    front.home.wait_for_the_helper();
+    let cache = fs::symlink_metadata(front.home.cache_file());
+    assert!(cache.is_err() || cache.unwrap().is_file());
+}
