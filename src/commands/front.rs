@@ -238,7 +238,7 @@ fn prepare(
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot start the background refresh: {e}"))?;
     prepared.options.background = Background::Process(exe);
-    let loaded = startup::load(files, &prepared.options);
+    let told = startup::keep_fresh(files, &prepared.options);
     let memo_path = data.join(MEMO_FILE);
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
@@ -252,7 +252,7 @@ fn prepare(
         answer.as_ref(),
         hyper_key(settings).as_deref(),
     );
-    let warnings = prepared.warnings.iter().chain(&loaded.warnings);
+    let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief(program())));
     // Said once per change: the memo keeps the digest of what was said.
     let key =

@@ -200,6 +200,18 @@ pub(crate) fn decide(
 /// Loads the catalog for start-up, at once unless the caller waits.
 /// Never fails: every problem becomes a warning and a fallback.
 pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
+    run(files, options, true)
+}
+
+/// The start-up policy for a caller that hands no catalog over (the front,
+/// whose Crush reads the cache itself) and has reviewed what another
+/// program wrote ([`foreign::settle`]): [`load`], but the cache is not
+/// read when its state vouches for it, and what it tells is all it gives.
+pub(crate) fn keep_fresh(files: &CacheFiles, options: &StartupOptions) -> Vec<Warning> {
+    run(files, options, false).warnings
+}
+
+fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
@@ -218,12 +230,14 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         return snapshot(warnings);
     }
     // What another program wrote is reviewed before anything calls it
-    // current; one that cannot be reviewed is not handed over.
+    // current; one that cannot be reviewed is not handed over. A caller
+    // that hands nothing over (the front) has reviewed it already.
     let pinned = options.keys.is_some();
     // Told as found: the review of another program's document may replace
     // a state file that cannot be read.
-    let state_problem = state::read(&files.state).err();
+    let state_problem = hand_over.then(|| state::read(&files.state).err()).flatten();
     let unreviewed = |files: &CacheFiles| match foreign::settle(files, pinned, Duration::ZERO) {
+        _ if !hand_over => None,
         Ok(settled) if settled.readable() => None,
         Ok(_) => Some(foreign::unreviewed(files)),
         Err(e) => Some(e.to_string()),
@@ -233,7 +247,8 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
     }
     let cached = match unreviewed(files) {
         Some(problem) => Err(problem),
-        None => cache::read_valid(files),
+        None if hand_over => cache::read_valid(files),
+        None => cache::peek_valid(files),
     };
     let cached = match cached {
         Ok(cached) => cached,
