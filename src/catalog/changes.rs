@@ -3,14 +3,14 @@
 //! models added, removed and changed (with each changed field, old and new).
 //! Values are compared as Crush sees them: an absent field and `null` are
 //! Go's zero value, so a price that goes from absent to `0` is no change.
-//! The changes borrow from the two catalogs.
+//! The changes borrow from the two catalogs: a report of two 50 MB
+//! catalogs holds hundreds of thousands of fields.
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::ser::SerializeMap;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
-use crate::catalog::{Catalog, Model, ModelOptions, Provider, Text};
+use crate::catalog::{Catalog, Model, Provider};
 
 /// The differences between two catalogs.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
@@ -38,15 +38,13 @@ impl Changes<'_> {
 
     /// Models added, removed and changed, over all providers in both.
     pub fn model_counts(&self) -> (usize, usize, usize) {
-        self.providers_changed
-            .iter()
-            .fold((0, 0, 0), |(a, r, c), p| {
-                (
-                    a + p.models_added.len(),
-                    r + p.models_removed.len(),
-                    c + p.models_changed.len(),
-                )
-            })
+        let count =
+            |f: fn(&ProviderChanges<'_>) -> usize| self.providers_changed.iter().map(f).sum();
+        (
+            count(|p| p.models_added.len()),
+            count(|p| p.models_removed.len()),
+            count(|p| p.models_changed.len()),
+        )
     }
 }
 
@@ -87,7 +85,8 @@ pub struct FieldChange<'a> {
 }
 
 /// A field's value, borrowed from its catalog; in JSON, the value itself.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum Scalar<'a> {
     /// Absent (an option Go reads into a pointer); `null`.
     None,
@@ -100,339 +99,170 @@ pub enum Scalar<'a> {
     /// A string (an absent one being empty).
     Text(&'a str),
     /// A list of strings.
-    Texts(&'a [Text<'a>]),
+    Texts(&'a [String]),
     /// Headers: names and values.
-    Headers(&'a BTreeMap<Text<'a>, Text<'a>>),
+    Headers(&'a BTreeMap<String, String>),
     /// An object of anything (`provider_options`).
     Object(&'a serde_json::Map<String, serde_json::Value>),
 }
 
-impl Serialize for Scalar<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match *self {
-            Scalar::None => serializer.serialize_none(),
-            Scalar::Bool(b) => serializer.serialize_bool(b),
-            Scalar::Int(i) => serializer.serialize_i64(i),
-            Scalar::Float(f) => serializer.serialize_f64(f),
-            Scalar::Text(t) => serializer.serialize_str(t),
-            Scalar::Texts(list) => serializer.collect_seq(list),
-            Scalar::Headers(headers) => {
-                let mut map = serializer.serialize_map(Some(headers.len()))?;
-                for (name, value) in headers {
-                    map.serialize_entry(name, value)?;
-                }
-                map.end()
-            }
-            Scalar::Object(object) => object.serialize(serializer),
-        }
-    }
-}
-
-impl<'a> From<&'a str> for Scalar<'a> {
-    fn from(text: &'a str) -> Self {
-        Scalar::Text(text)
-    }
-}
-
-impl From<f64> for Scalar<'_> {
-    fn from(number: f64) -> Self {
-        Scalar::Float(number)
-    }
-}
-
-impl From<i64> for Scalar<'_> {
-    fn from(number: i64) -> Self {
-        Scalar::Int(number)
-    }
-}
-
-impl From<bool> for Scalar<'_> {
-    fn from(b: bool) -> Self {
-        Scalar::Bool(b)
-    }
-}
-
-impl<'a, T: Into<Scalar<'a>>> From<Option<T>> for Scalar<'a> {
-    fn from(value: Option<T>) -> Self {
-        value.map_or(Scalar::None, Into::into)
-    }
-}
-
 /// Compares the `previous` catalog with the `next` one.
-pub fn compare<'a>(previous: &'a Catalog<'a>, next: &'a Catalog<'a>) -> Changes<'a> {
-    let mut old = Matched::new(&previous.providers, |p| p.id.as_str());
+pub fn compare<'a>(previous: &'a Catalog, next: &'a Catalog) -> Changes<'a> {
     let mut changes = Changes::default();
-    for provider in &next.providers {
-        let id = provider.id.as_str();
-        match old.find(id) {
-            None => {
-                changes.providers_added.push(id);
-                changes.models_of_providers.0 += provider.models.len();
+    let (added, removed) = matched(
+        &previous.providers,
+        &next.providers,
+        |p| &p.id,
+        |b, a| {
+            let changed = compare_provider(b, a);
+            if !(changed.fields.is_empty()
+                && changed.models_added.is_empty()
+                && changed.models_removed.is_empty()
+                && changed.models_changed.is_empty())
+            {
+                changes.providers_changed.push(changed);
             }
-            Some(before) => {
-                let changed = compare_provider(before, provider);
-                if !(changed.fields.is_empty()
-                    && changed.models_added.is_empty()
-                    && changed.models_removed.is_empty()
-                    && changed.models_changed.is_empty())
-                {
-                    changes.providers_changed.push(changed);
-                }
-            }
-        }
-    }
-    for provider in old.unmatched() {
-        changes.providers_removed.push(provider.id.as_str());
-        changes.models_of_providers.1 += provider.models.len();
-    }
+        },
+    );
+    let models = |providers: &[&Provider]| providers.iter().map(|p| p.models.len()).sum();
+    changes.models_of_providers = (models(&added), models(&removed));
+    changes.providers_added = added.iter().map(|p| p.id.as_str()).collect();
+    changes.providers_removed = removed.iter().map(|p| p.id.as_str()).collect();
     changes
 }
 
-/// The items of a previous list by id, each marked once an item of the
-/// new list has its id: one map for both questions (which one has this
-/// id, which ones no new item has), each id hashed once on each side.
-struct Matched<'v, T> {
-    items: &'v [T],
-    by_id: HashMap<&'v str, usize>,
-    kept: Vec<bool>,
-    id: fn(&'v T) -> &'v str,
-}
-
-impl<'v, T> Matched<'v, T> {
-    fn new(items: &'v [T], id: fn(&'v T) -> &'v str) -> Self {
-        Matched {
-            items,
-            by_id: items.iter().enumerate().map(|(i, t)| (id(t), i)).collect(),
-            kept: vec![false; items.len()],
-            id,
+/// Matches the items of `new` with those of `old` by `id`, calling `both`
+/// with each pair (old, new) in the order of `new`; the items only in
+/// `new`, and those only in `old` (each in its order).
+fn matched<'a, T>(
+    old: &'a [T],
+    new: &'a [T],
+    id: impl Fn(&'a T) -> &'a str,
+    mut both: impl FnMut(&'a T, &'a T),
+) -> (Vec<&'a T>, Vec<&'a T>) {
+    let mut by_id: HashMap<&str, &T> = old.iter().map(|t| (id(t), t)).collect();
+    let mut added = Vec::new();
+    for item in new {
+        match by_id.remove(id(item)) {
+            Some(before) => both(before, item),
+            None => added.push(item),
         }
     }
+    let removed = old.iter().filter(|t| by_id.contains_key(id(t))).collect();
+    (added, removed)
+}
 
-    /// The item with `id` (the last, should two have it), marked.
-    fn find(&mut self, id: &str) -> Option<&'v T> {
-        let &index = self.by_id.get(id)?;
-        self.kept[index] = true;
-        Some(&self.items[index])
-    }
+/// A string field, absent being empty.
+fn text(value: &Option<String>) -> Scalar<'_> {
+    Scalar::Text(value.as_deref().unwrap_or(""))
+}
 
-    /// The items whose id no new item has, in their order.
-    fn unmatched(&self) -> impl Iterator<Item = &'v T> + '_ {
-        // An earlier item with the same id as a later one (no valid catalog
-        // has one) goes with the one the map holds.
-        self.items
-            .iter()
-            .zip(&self.kept)
-            .filter(|&(item, &kept)| !kept && !self.kept[self.by_id[(self.id)(item)]])
-            .map(|(item, _)| item)
+/// Appends `field` to `fields` when its value changed.
+fn push<'a>(fields: &mut Vec<FieldChange<'a>>, field: &'static str, b: Scalar<'a>, a: Scalar<'a>) {
+    if b != a {
+        fields.push(FieldChange {
+            field,
+            before: b,
+            after: a,
+        });
     }
 }
 
-fn compare_provider<'a>(before: &'a Provider<'a>, after: &'a Provider<'a>) -> ProviderChanges<'a> {
+fn compare_provider<'a>(b: &'a Provider, a: &'a Provider) -> ProviderChanges<'a> {
     let mut fields = Vec::new();
-    let mut changed = Fields(&mut fields);
-    for (field, b, a) in [
-        ("name", Some(&before.name), Some(&after.name)),
-        ("type", before.kind.as_ref(), after.kind.as_ref()),
-        (
-            "api_endpoint",
-            before.api_endpoint.as_ref(),
-            after.api_endpoint.as_ref(),
-        ),
-        ("api_key", before.api_key.as_ref(), after.api_key.as_ref()),
+    push(
+        &mut fields,
+        "name",
+        Scalar::Text(&b.name),
+        Scalar::Text(&a.name),
+    );
+    for (field, before, after) in [
+        ("type", &b.kind, &a.kind),
+        ("api_endpoint", &b.api_endpoint, &a.api_endpoint),
+        ("api_key", &b.api_key, &a.api_key),
         (
             "default_large_model_id",
-            before.default_large_model_id.as_ref(),
-            after.default_large_model_id.as_ref(),
+            &b.default_large_model_id,
+            &a.default_large_model_id,
         ),
         (
             "default_small_model_id",
-            before.default_small_model_id.as_ref(),
-            after.default_small_model_id.as_ref(),
+            &b.default_small_model_id,
+            &a.default_small_model_id,
         ),
     ] {
-        changed.text(field, b, a);
+        push(&mut fields, field, text(before), text(after));
     }
-    changed.push(
-        "default_headers",
-        Scalar::Headers(&before.default_headers),
-        Scalar::Headers(&after.default_headers),
-    );
-    let mut old = Matched::new(before.models(), |m| m.id.as_str());
-    let mut changes = ProviderChanges {
-        provider: after.id.as_str(),
-        fields,
-        models_added: Vec::new(),
-        models_removed: Vec::new(),
-        models_changed: Vec::new(),
-    };
-    for model in after.models() {
-        match old.find(model.id.as_str()) {
-            None => changes.models_added.push(model.id.as_str()),
+    let headers = |p: &'a Provider| Scalar::Headers(&p.default_headers);
+    push(&mut fields, "default_headers", headers(b), headers(a));
+    let mut models_changed = Vec::new();
+    let (added, removed) = matched(
+        &b.models,
+        &a.models,
+        |m| &m.id,
+        |b, a| {
             // Most models are the same from one catalog to the next.
-            Some(previous) if previous == model => {}
-            Some(previous) => {
-                let mut fields = Vec::new();
-                compare_model(previous, model, &mut fields);
+            if b != a {
+                let fields = compare_model(b, a);
                 if !fields.is_empty() {
-                    changes.models_changed.push(ModelChange {
-                        model: model.id.as_str(),
+                    models_changed.push(ModelChange {
+                        model: &a.id,
                         fields,
                     });
                 }
             }
-        }
+        },
+    );
+    ProviderChanges {
+        provider: &a.id,
+        fields,
+        models_added: added.iter().map(|m| m.id.as_str()).collect(),
+        models_removed: removed.iter().map(|m| m.id.as_str()).collect(),
+        models_changed,
     }
-    changes.models_removed = old.unmatched().map(|m| m.id.as_str()).collect();
-    changes
 }
 
-/// Appends to `fields` each field of the model that changed.
-fn compare_model<'a>(
-    before: &'a Model<'a>,
-    after: &'a Model<'a>,
-    fields: &mut Vec<FieldChange<'a>>,
-) {
-    let mut changed = Fields(fields);
-    changed.text("name", before.name.as_ref(), after.name.as_ref());
-    for (field, b, a) in [
-        (
-            "cost_per_1m_in",
-            before.cost_per_1m_in,
-            after.cost_per_1m_in,
-        ),
-        (
-            "cost_per_1m_out",
-            before.cost_per_1m_out,
-            after.cost_per_1m_out,
-        ),
-        (
-            "cost_per_1m_in_cached",
-            before.cost_per_1m_in_cached,
-            after.cost_per_1m_in_cached,
-        ),
-        (
-            "cost_per_1m_out_cached",
-            before.cost_per_1m_out_cached,
-            after.cost_per_1m_out_cached,
-        ),
-    ] {
-        changed.push(field, b.unwrap_or_default(), a.unwrap_or_default());
+/// Each field of the model that changed.
+fn compare_model<'a>(b: &'a Model, a: &'a Model) -> Vec<FieldChange<'a>> {
+    let mut fields = Vec::new();
+    push(&mut fields, "name", text(&b.name), text(&a.name));
+    // Go reads these into values: absent is zero.
+    macro_rules! zero {
+        ($($field:ident: $kind:ident),*) => {$(
+            let (before, after) = (b.$field.unwrap_or_default(), a.$field.unwrap_or_default());
+            push(&mut fields, stringify!($field), Scalar::$kind(before), Scalar::$kind(after));
+        )*};
     }
-    for (field, b, a) in [
-        (
-            "context_window",
-            before.context_window,
-            after.context_window,
-        ),
-        (
-            "default_max_tokens",
-            before.default_max_tokens,
-            after.default_max_tokens,
-        ),
-    ] {
-        changed.push(field, b.unwrap_or_default(), a.unwrap_or_default());
-    }
-    for (field, b, a) in [
-        ("can_reason", before.can_reason, after.can_reason),
-        (
-            "supports_attachments",
-            before.supports_attachments,
-            after.supports_attachments,
-        ),
-    ] {
-        changed.push(field, b.unwrap_or_default(), a.unwrap_or_default());
-    }
-    changed.push(
-        "reasoning_levels",
-        Scalar::Texts(&before.reasoning_levels),
-        Scalar::Texts(&after.reasoning_levels),
-    );
-    changed.text(
+    zero!(cost_per_1m_in: Float, cost_per_1m_out: Float, cost_per_1m_in_cached: Float);
+    zero!(cost_per_1m_out_cached: Float, context_window: Int, default_max_tokens: Int);
+    zero!(can_reason: Bool, supports_attachments: Bool);
+    let levels = |m: &'a Model| Scalar::Texts(&m.reasoning_levels);
+    push(&mut fields, "reasoning_levels", levels(b), levels(a));
+    let (before, after) = (&b.default_reasoning_effort, &a.default_reasoning_effort);
+    push(
+        &mut fields,
         "default_reasoning_effort",
-        before.default_reasoning_effort.as_ref(),
-        after.default_reasoning_effort.as_ref(),
+        text(before),
+        text(after),
     );
-    compare_options(before.options.as_deref(), after.options.as_deref(), fields);
-}
-
-/// Appends to `fields` each of a model's options that changed.
-fn compare_options<'a>(
-    before: Option<&'a ModelOptions>,
-    after: Option<&'a ModelOptions>,
-    fields: &mut Vec<FieldChange<'a>>,
-) {
-    let mut changed = Fields(fields);
-    const NONE: &ModelOptions = &ModelOptions {
-        temperature: None,
-        top_p: None,
-        top_k: None,
-        frequency_penalty: None,
-        presence_penalty: None,
-        provider_options: None,
-    };
-    let (b, a) = (before.unwrap_or(NONE), after.unwrap_or(NONE));
-    // Unlike the fields above, an option Go reads into a pointer: absent
-    // (the provider's default) is not zero.
-    for (field, b, a) in [
-        ("options.temperature", b.temperature, a.temperature),
-        ("options.top_p", b.top_p, a.top_p),
-        (
-            "options.frequency_penalty",
-            b.frequency_penalty,
-            a.frequency_penalty,
-        ),
-        (
-            "options.presence_penalty",
-            b.presence_penalty,
-            a.presence_penalty,
-        ),
-    ] {
-        changed.push(field, b, a);
+    // Go reads options into pointers: absent (the provider's default) is
+    // not zero.
+    macro_rules! option {
+        ($($field:ident: $kind:ident),*) => {$(
+            let value = |m: &Model| m.options.as_ref().and_then(|o| o.$field).map_or(Scalar::None, Scalar::$kind);
+            push(&mut fields, concat!("options.", stringify!($field)), value(b), value(a));
+        )*};
     }
-    changed.push("options.top_k", b.top_k, a.top_k);
+    option!(temperature: Float, top_p: Float, frequency_penalty: Float);
+    option!(presence_penalty: Float, top_k: Int);
     // An empty object is no options at all to Go's map.
-    let provider_options = |o: &'a ModelOptions| match &o.provider_options {
-        Some(map) if !map.is_empty() => Scalar::Object(map),
+    let provider_options = |m: &'a Model| match m.options.as_ref().map(|o| &o.provider_options) {
+        Some(Some(map)) if !map.is_empty() => Scalar::Object(map),
         _ => Scalar::None,
     };
-    changed.push(
-        "options.provider_options",
-        provider_options(b),
-        provider_options(a),
-    );
-}
-
-/// Where the changed fields of one provider or model go.
-struct Fields<'a, 'v>(&'v mut Vec<FieldChange<'a>>);
-
-impl<'a> Fields<'a, '_> {
-    /// Records `field` when its value changed.
-    fn push(
-        &mut self,
-        field: &'static str,
-        before: impl Into<Scalar<'a>>,
-        after: impl Into<Scalar<'a>>,
-    ) {
-        let (before, after) = (before.into(), after.into());
-        if before != after {
-            self.0.push(FieldChange {
-                field,
-                before,
-                after,
-            });
-        }
-    }
-
-    /// A string field, absent being empty.
-    fn text(
-        &mut self,
-        field: &'static str,
-        before: Option<&'a Text<'_>>,
-        after: Option<&'a Text<'_>>,
-    ) {
-        let text = |t: Option<&'a Text<'_>>| Scalar::Text(t.map_or("", Text::as_str));
-        self.push(field, text(before), text(after));
-    }
+    let (before, after) = (provider_options(b), provider_options(a));
+    push(&mut fields, "options.provider_options", before, after);
+    fields
 }
 
 #[cfg(test)]

@@ -10,12 +10,11 @@ pub fn catalog_bytes() -> &'static [u8] {
 /// build, and the floor of the guard (`crate::trust::guard`). It is
 /// valid by construction: `snapshot_is_the_real_catalog` refuses a build
 /// whose snapshot is not, so this never panics in one that passed.
-pub fn catalog() -> &'static crate::catalog::Catalog<'static> {
-    static CATALOG: std::sync::LazyLock<crate::catalog::Catalog<'static>> =
-        std::sync::LazyLock::new(|| {
-            crate::catalog::validate(catalog_bytes())
-                .expect("the embedded snapshot is valid (tested by snapshot_is_the_real_catalog)")
-        });
+pub fn catalog() -> &'static crate::catalog::Catalog {
+    static CATALOG: std::sync::LazyLock<crate::catalog::Catalog> = std::sync::LazyLock::new(|| {
+        crate::catalog::validate(catalog_bytes())
+            .expect("the embedded snapshot is valid (tested by snapshot_is_the_real_catalog)")
+    });
     &CATALOG
 }
 
@@ -68,7 +67,7 @@ mod tests {
                     provider.id
                 );
             }
-            let key = provider.api_key.as_ref().map(|k| k.as_str()).unwrap_or("");
+            let key = provider.api_key.as_deref().unwrap_or("");
             assert!(
                 key.is_empty() || key.starts_with('$'),
                 "{}: api_key must be an env reference",

@@ -2,7 +2,7 @@
 //! may look like on a terminal: the one place that decides it. Whatever
 //! such a string holds, it is printed with [`safe`] (or, quoted, with
 //! [`quoted`] and [`printable`]); JSON this program writes goes through
-//! [`write_json`], which spells the same characters as `\u` escapes.
+//! [`json_bytes`], which spells the same characters as `\u` escapes.
 //!
 //! Escaped are the characters that make a terminal do something other
 //! than show a letter, or that make text read otherwise than it is
@@ -105,97 +105,21 @@ pub(crate) fn quoted(text: &str) -> String {
     quote(text, usize::MAX)
 }
 
-/// A JSON formatter that writes the characters of [`is_unsafe`] that
-/// serde_json leaves as they are (DEL, C1 controls, bidirectional and
-/// zero-width characters, U+2028, U+2029) as `\u` escapes: the same JSON
-/// value, safe on a terminal. Otherwise serde_json's pretty format.
-struct SafeFormatter(serde_json::ser::PrettyFormatter<'static>);
-
-impl serde_json::ser::Formatter for SafeFormatter {
-    fn write_string_fragment<W: ?Sized + io::Write>(
-        &mut self,
-        writer: &mut W,
-        fragment: &str,
-    ) -> io::Result<()> {
-        let mut start = 0;
-        for (at, c) in fragment.char_indices() {
-            if is_unsafe(c) {
-                writer.write_all(&fragment.as_bytes()[start..at])?;
-                // Every such character is in the Basic Multilingual Plane.
-                write!(writer, "\\u{:04x}", c as u32)?;
-                start = at + c.len_utf8();
-            }
-        }
-        writer.write_all(&fragment.as_bytes()[start..])
-    }
-
-    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_array(w)
-    }
-    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_array_value(w)
-    }
-    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object(w)
-    }
-    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object(w)
-    }
-    fn begin_object_key<W: ?Sized + io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> io::Result<()> {
-        self.0.begin_object_key(w, first)
-    }
-    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        self.0.end_object_value(w)
-    }
-}
-
 /// Writes `value` as pretty JSON, every character of [`is_unsafe`] as a
-/// `\u` escape.
+/// `\u` escape ([`json_bytes`]).
 pub(crate) fn write_json(
     out: &mut impl io::Write,
     value: &impl serde::Serialize,
 ) -> io::Result<()> {
-    let formatter = SafeFormatter(serde_json::ser::PrettyFormatter::new());
-    let mut serializer = serde_json::Serializer::with_formatter(out, formatter);
-    value.serialize(&mut serializer).map_err(io::Error::from)
+    out.write_all(&json_bytes(&serde_json::to_vec_pretty(value)?))
 }
 
 /// `value` as one line of JSON, every character of [`is_unsafe`] escaped:
 /// for a list or an object quoted in a message.
 pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
-    struct Compact;
-    impl serde_json::ser::Formatter for Compact {
-        fn write_string_fragment<W: ?Sized + io::Write>(
-            &mut self,
-            writer: &mut W,
-            fragment: &str,
-        ) -> io::Result<()> {
-            SafeFormatter(serde_json::ser::PrettyFormatter::new())
-                .write_string_fragment(writer, fragment)
-        }
-    }
-    let mut bytes = Vec::new();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, Compact);
-    match value.serialize(&mut serializer) {
+    match serde_json::to_vec(value) {
         // serde_json writes UTF-8 only.
-        Ok(()) => String::from_utf8_lossy(&bytes).into_owned(),
+        Ok(bytes) => String::from_utf8_lossy(&json_bytes(&bytes)).into_owned(),
         Err(e) => format!("(cannot be shown: {e})"),
     }
 }

@@ -27,8 +27,6 @@
 //! no variable, backslashes, and a variable anywhere in an endpoint's
 //! scheme or host. No catalog needs them.
 
-use std::fmt;
-
 use super::go_url;
 use super::printable;
 
@@ -121,72 +119,48 @@ impl Endpoint {
 }
 
 /// A value this reader does not accept: what it holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refused {
     /// A command Crush's resolver would run: `$(…)` or a backtick.
+    #[error(
+        "it holds a command substitution ({0}), which Crush would run on this machine; a catalog never needs one"
+    )]
     Command(&'static str),
     /// Another expansion, as written (`${A:-x}`, `$1`, `$((…))`).
+    #[error("it holds the shell expansion {}, which is refused: {ONLY}", printable(.0), ONLY = ONLY)]
     Form(String),
     /// A `$` that starts no `$NAME` or `${NAME}`.
+    #[error("it holds a `$` that starts no variable, which Crush's resolver does not read as text; {ONLY}", ONLY = ONLY)]
     LoneDollar,
     /// A backslash: an escape to the resolver.
+    #[error("it holds a backslash, an escape to Crush's resolver; {ONLY}", ONLY = ONLY)]
     Backslash,
     /// A NUL, which the resolver drops before it reads the value.
+    #[error(
+        "it holds a NUL character, which Crush's resolver drops before it reads the value (so `$A<NUL>B` names $AB); {ONLY}",
+        ONLY = ONLY
+    )]
     Nul,
     /// An endpoint that is neither one variable nor an http(s) URL.
+    #[error("it is neither one variable ($NAME or ${{NAME}}) nor an http:// or https:// URL")]
     NotUrl,
     /// A variable in an endpoint's scheme or host, as written.
+    #[error(
+        "it holds {} in its scheme or host (before the first `/`, `?` or `#`), where a value could send the request anywhere; variables may stand only in the path, query and fragment",
+        printable(.0)
+    )]
     InHost(String),
     /// An endpoint whose host Go's `net/url` cannot read (the authority).
+    #[error("Go's net/url, which Crush sends requests with, cannot read its host {}", printable(.0))]
     NoHost(String),
     /// An endpoint Go's `net/url` cannot read at all.
+    #[error(
+        "Go's net/url, which Crush sends requests with, cannot read it (an escape that is not one, or a control character)"
+    )]
     NotGoUrl,
 }
 
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const ONLY: &str = "only literal text, $NAME and ${NAME} are accepted, whose value goes exactly where the text says";
-        match self {
-            Refused::Command(form) => write!(
-                f,
-                "it holds a command substitution ({form}), which Crush would run on this machine; a catalog never needs one"
-            ),
-            Refused::Form(form) => write!(
-                f,
-                "it holds the shell expansion {}, which is refused: {ONLY}",
-                printable(form)
-            ),
-            Refused::LoneDollar => write!(
-                f,
-                "it holds a `$` that starts no variable, which Crush's resolver does not read as text; {ONLY}"
-            ),
-            Refused::Backslash => write!(
-                f,
-                "it holds a backslash, an escape to Crush's resolver; {ONLY}"
-            ),
-            Refused::Nul => write!(
-                f,
-                "it holds a NUL character, which Crush's resolver drops before it reads the value (so `$A<NUL>B` names $AB); {ONLY}"
-            ),
-            Refused::NotUrl => f.write_str(
-                "it is neither one variable ($NAME or ${NAME}) nor an http:// or https:// URL",
-            ),
-            Refused::InHost(form) => write!(
-                f,
-                "it holds {} in its scheme or host (before the first `/`, `?` or `#`), where a value could send the request anywhere; variables may stand only in the path, query and fragment",
-                printable(form)
-            ),
-            Refused::NotGoUrl => f.write_str(
-                "Go's net/url, which Crush sends requests with, cannot read it (an escape that is not one, or a control character)",
-            ),
-            Refused::NoHost(authority) => write!(
-                f,
-                "Go's net/url, which Crush sends requests with, cannot read its host {}",
-                printable(authority)
-            ),
-        }
-    }
-}
+const ONLY: &str = "only literal text, $NAME and ${NAME} are accepted, whose value goes exactly where the text says";
 
 /// Reads an `api_key` or header value: literal text, `$NAME`, `${NAME}`.
 pub fn parse(value: &str) -> Result<Template, Refused> {

@@ -1,16 +1,18 @@
 //! Go's `encoding/json` rules for reading a struct, as Crush's decode
 //! applies them: which field an object key names, a field named twice,
-//! an object only (never an array of the fields), and the depth Go's
-//! decoder reads.
+//! an object only (never an array of the fields), `null` as the zero
+//! value, and the depth Go's decoder reads. [`go_struct!`] declares a
+//! catwalk struct once and reads it by these rules.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{Text, quoted};
+use super::quoted;
 
 /// Whether Go's `encoding/json` fills the field tagged `name` (lowercase
 /// ASCII, as every catwalk tag is) from the object key `key`: ASCII letters
@@ -27,100 +29,162 @@ pub(crate) fn go_key_matches(key: &str, name: &str) -> bool {
     }) && chars.next().is_none()
 }
 
-/// The members of one JSON object, read into a Go struct's fields: each key
-/// names the field it matches under Go's rules ([`go_key_matches`]), and a
-/// field named twice is refused.
-struct Members<'de> {
-    fields: &'static [&'static str],
-    /// Whether each field was named so far.
-    seen: Vec<bool>,
-    /// The keys that named a field in another spelling than its own, for
-    /// the message about a field named twice; almost always none, and then
-    /// nothing is allocated for each object.
-    spellings: Vec<(usize, Text<'de>)>,
-}
-
-impl<'de> Members<'de> {
-    fn new(fields: &'static [&'static str]) -> Members<'de> {
-        Members {
-            fields,
-            seen: vec![false; fields.len()],
-            spellings: Vec::new(),
-        }
-    }
-
-    /// The next key's field (its index in `fields`; `None` for a key Go
-    /// ignores), or `Ok(None)` at the end of the object.
-    fn next<A: MapAccess<'de>>(&mut self, map: &mut A) -> Result<Option<Option<usize>>, A::Error> {
-        let Some(key) = map.next_key::<Text<'de>>()? else {
-            return Ok(None);
-        };
-        let key_str = key.as_str();
-        let exact = self.fields.iter().position(|name| *name == key_str);
-        let Some(index) = exact.or_else(|| {
-            self.fields
-                .iter()
-                .position(|name| go_key_matches(key_str, name))
-        }) else {
-            return Ok(Some(None));
-        };
-        if self.seen[index] {
-            let first = self
-                .spellings
-                .iter()
-                .find(|(i, _)| *i == index)
-                .map_or(self.fields[index], |(_, spelling)| spelling.as_str());
-            return Err(de::Error::custom(format!(
-                "two keys name the field {}: {} and {} (Crush would read only the last)",
-                self.fields[index],
-                quoted(first),
-                quoted(key_str)
-            )));
-        }
-        self.seen[index] = true;
-        if exact.is_none() {
-            self.spellings.push((index, key));
-        }
-        Ok(Some(Some(index)))
-    }
-}
-
-/// Reads a Go struct from a JSON object (and only an object: serde's derive
-/// would also take an array of the fields, which Go refuses).
-pub(super) trait GoStruct<'de>: Sized {
-    /// The struct's JSON field tags, lowercase.
+/// A Go struct read from a JSON object, and only an object: serde's derive
+/// would also take an array of the fields, which Go refuses.
+pub(super) trait GoStruct<'de>: Default {
+    /// The struct's JSON field tags, lowercase (at most 32).
     const FIELDS: &'static [&'static str];
+    /// The tags that must be present (Go would take none as empty, which
+    /// no catalog means).
+    const REQUIRED: &'static [&'static str];
     /// How deep its object stands in a catalog (the top-level array being
     /// 1 deep), for the depth of what it skips.
     const DEPTH: usize;
     /// What it is, for messages.
     const WHAT: &'static str;
-    /// Reads the value of field `index` from `map` into `self`.
-    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error>;
+    /// Reads the value of the field tagged `field` from `map` into `self`.
+    fn read<A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error>;
 }
 
-struct GoVisitor<T>(PhantomData<T>);
+/// How Go fills a field: `null` is its zero value, but for a required
+/// string, which must be one.
+pub(super) trait GoValue<'de>: Sized {
+    /// Reads the field's value from `map`.
+    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
+}
 
-impl<'de, T: GoStruct<'de> + Default> Visitor<'de> for GoVisitor<T> {
+impl<'de> GoValue<'de> for String {
+    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        map.next_value()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> GoValue<'de> for Option<T> {
+    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        map.next_value()
+    }
+}
+
+impl<'de, T: Deserialize<'de>> GoValue<'de> for Vec<T> {
+    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        Ok(map.next_value::<Option<_>>()?.unwrap_or_default())
+    }
+}
+
+impl<'de> GoValue<'de> for BTreeMap<String, String> {
+    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
+        Ok(map.next_value::<Option<_>>()?.unwrap_or_default())
+    }
+}
+
+/// Declares a catwalk struct once: its fields (each one's JSON tag is its
+/// name, or the literal after `=`), and [`GoStruct`] to read it.
+macro_rules! go_struct {
+    ($(#[$doc:meta])* $name:ident: $what:literal, depth $depth:literal, required $required:expr;
+     $($(#[$field_doc:meta])* $field:ident $(= $tag:literal)?: $ty:ty,)*) => {
+        $(#[$doc])*
+        #[derive(Debug, Default, Clone, PartialEq)]
+        pub struct $name {
+            $($(#[$field_doc])* pub $field: $ty,)*
+        }
+
+        impl<'de> $crate::catalog::go_json::GoStruct<'de> for $name {
+            const FIELDS: &'static [&'static str] = &[$(go_struct!(@tag $field $($tag)?)),*];
+            const REQUIRED: &'static [&'static str] = $required;
+            const DEPTH: usize = $depth;
+            const WHAT: &'static str = $what;
+            fn read<A: serde::de::MapAccess<'de>>(
+                &mut self,
+                field: &str,
+                map: &mut A,
+            ) -> Result<(), A::Error> {
+                $(if field == go_struct!(@tag $field $($tag)?) {
+                    self.$field = $crate::catalog::go_json::GoValue::read(map)?;
+                    return Ok(());
+                })*
+                map.next_value::<serde::de::IgnoredAny>().map(drop)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let visitor = $crate::catalog::go_json::GoVisitor(std::marker::PhantomData);
+                d.deserialize_map(visitor)
+            }
+        }
+    };
+    (@tag $field:ident) => { stringify!($field) };
+    (@tag $field:ident $tag:literal) => { $tag };
+}
+pub(super) use go_struct;
+
+/// Reads an object's key as the index of the field Go fills from it
+/// (`None`: a key Go ignores), and the key as written when it is not the
+/// tag itself, for the message about a field named twice.
+struct Key(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = (Option<usize>, Option<String>);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = (Option<usize>, Option<String>);
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        if let Some(index) = self.0.iter().position(|name| *name == key) {
+            return Ok((Some(index), None));
+        }
+        let index = self.0.iter().position(|name| go_key_matches(key, name));
+        Ok((index, index.map(|_| key.to_owned())))
+    }
+}
+
+pub(super) struct GoVisitor<T>(pub(super) PhantomData<T>);
+
+impl<'de, T: GoStruct<'de>> Visitor<'de> for GoVisitor<T> {
     type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "an object ({})", T::WHAT)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
-        let mut members = Members::new(T::FIELDS);
         let mut value = T::default();
-        while let Some(field) = members.next(&mut map)? {
-            match field {
-                Some(index) => value.read(index, &mut map)?,
+        let mut seen = 0u32;
+        // Almost always none: nothing is allocated for each object.
+        let mut spellings: Vec<(usize, String)> = Vec::new();
+        while let Some((index, spelling)) = map.next_key_seed(Key(T::FIELDS))? {
+            let Some(index) = index else {
                 // A field Crush does not read either: skipped, however it
                 // nests (serde_json skips without a limit), but not past
                 // the depth Go's decoder reads. Every other value has a
                 // depth bounded by the catwalk structs, or by serde_json's
                 // own limit of 128 (`provider_options`).
-                None => map.next_value_seed(Skipped(T::DEPTH))?,
+                map.next_value_seed(Skipped(T::DEPTH))?;
+                continue;
+            };
+            let field = T::FIELDS[index];
+            if seen & 1 << index != 0 {
+                let first = spellings.iter().find(|(i, _)| *i == index);
+                return Err(de::Error::custom(format!(
+                    "two keys name the field {field}: {} and {} (Crush would read only the last)",
+                    quoted(first.map_or(field, |(_, s)| s)),
+                    quoted(spelling.as_deref().unwrap_or(field))
+                )));
             }
+            seen |= 1 << index;
+            spellings.extend(spelling.map(|s| (index, s)));
+            value.read(field, &mut map)?;
         }
-        Ok(value)
+        let missing = (T::FIELDS.iter().enumerate())
+            .find(|(i, field)| seen & 1 << i == 0 && T::REQUIRED.contains(field));
+        match missing {
+            Some((_, field)) => Err(de::Error::missing_field(field)),
+            None => Ok(value),
+        }
     }
 }
 
@@ -129,28 +193,15 @@ impl<'de, T: GoStruct<'de> + Default> Visitor<'de> for GoVisitor<T> {
 /// message names its field).
 struct Skipped(usize);
 
-impl<'de> de::DeserializeSeed<'de> for Skipped {
+impl<'de> DeserializeSeed<'de> for Skipped {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         let skipped = <&'de RawValue>::deserialize(d)?;
         match too_deep(skipped.get().as_bytes(), self.0) {
-            Some(_) => Err(de::Error::custom(TOO_DEEP)),
-            None => Ok(()),
+            true => Err(de::Error::custom(TOO_DEEP)),
+            false => Ok(()),
         }
     }
-}
-
-pub(super) fn go_struct<'de, T: GoStruct<'de> + Default, D: Deserializer<'de>>(
-    d: D,
-) -> Result<T, D::Error> {
-    d.deserialize_map(GoVisitor(PhantomData))
-}
-
-/// A list Go decodes into a slice: an array, or `null` for none.
-pub(super) fn list<'de, T: Deserialize<'de>, A: MapAccess<'de>>(
-    map: &mut A,
-) -> Result<Vec<T>, A::Error> {
-    Ok(map.next_value::<Option<Vec<T>>>()?.unwrap_or_default())
 }
 
 /// The deepest nesting of arrays and objects Go's `encoding/json` reads, the
@@ -160,35 +211,26 @@ pub const GO_MAX_DEPTH: usize = 10_000;
 /// What validation says of nesting past [`GO_MAX_DEPTH`].
 pub(super) const TOO_DEEP: &str = "nested more than 10000 arrays or objects deep, which Go's encoding/json, Crush's reader, refuses (exceeded max depth)";
 
-/// Where the first array or object more than [`GO_MAX_DEPTH`] deep opens
-/// in `bytes`, a JSON value that stands `base` deep in its document (else
-/// what it finds is a guess, and the parse refuses the value anyway).
+/// Whether an array or object in `bytes`, a JSON value that stands `base`
+/// deep in its document, opens more than [`GO_MAX_DEPTH`] deep.
 /// Iterative, one pass: no depth can exhaust it.
-fn too_deep(bytes: &[u8], base: usize) -> Option<usize> {
+fn too_deep(bytes: &[u8], base: usize) -> bool {
     let mut depth = base;
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'"' => {
                 i += 1;
-                while i < bytes.len() {
-                    match bytes[i] {
-                        b'"' => break,
-                        b'\\' => i += 2,
-                        _ => i += 1,
-                    }
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
                 }
             }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > GO_MAX_DEPTH {
-                    return Some(i);
-                }
-            }
+            b'[' | b'{' if depth == GO_MAX_DEPTH => return true,
+            b'[' | b'{' => depth += 1,
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
         i += 1;
     }
-    None
+    false
 }

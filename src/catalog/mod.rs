@@ -23,7 +23,7 @@
 //!
 //! It is stricter than Go in a few places Go would accept (invalid UTF-8
 //! anywhere, `null` for an id or inside a list, nesting deeper than 128 in
-//! `provider_options`), never looser. Validation borrows from the input wherever it can. The raw
+//! `provider_options`), never looser. The raw
 //! bytes themselves are what gets cached and printed, so fields this module
 //! does not know are never lost: they are only skipped here, never
 //! re-serialised.
@@ -39,17 +39,13 @@ mod parse_error;
 pub(crate) mod synthetic;
 pub(crate) mod target;
 mod validate;
-mod warning;
 
 pub use changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 pub(crate) use escape::{printable, quoted};
 pub use go_json::GO_MAX_DEPTH;
 pub(crate) use go_json::go_key_matches;
-pub use model::{Catalog, Model, ModelOptions, Provider, Text};
-pub(crate) use parse_error::BYTE_ORDER_MARK;
-pub(crate) use parse_error::json_problem;
-pub use target::{Target, validate_provider};
+pub use model::{Catalog, Model, ModelOptions, Provider};
+pub(crate) use parse_error::{BYTE_ORDER_MARK, json_problem};
+pub use target::Target;
 pub(crate) use validate::has_control;
-pub use validate::validate;
-pub use validate::{MAX_ID_BYTES, ValidationError};
-pub use warning::{DefaultModel, Warning};
+pub use validate::{MAX_ID_BYTES, ValidationError, Warning, validate};

@@ -27,9 +27,12 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         Err(e) if e.to_string().starts_with("recursion limit exceeded") => None,
         Err(e) => return ValidationError::Invalid(json_syntax(bytes, &e)),
     };
-    if let Some(generic) = &generic
-        && let Some(expected) = target.expected(generic)
-    {
+    let expected = match (target, &generic) {
+        (Target::Catalog, Some(g)) if !g.is_array() => Some("a JSON array of providers"),
+        (Target::Hyper, Some(g)) if !g.is_object() => Some("a JSON object (one provider)"),
+        _ => None,
+    };
+    if let (Some(expected), Some(generic)) = (expected, &generic) {
         return ValidationError::Invalid(format!(
             "expected {expected}, found {}",
             json_kind(generic)
@@ -37,8 +40,8 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let err = match target {
-        Target::Catalog => serde_path_to_error::deserialize::<_, Vec<Provider<'_>>>(&mut de).err(),
-        Target::Hyper => serde_path_to_error::deserialize::<_, Provider<'_>>(&mut de).err(),
+        Target::Catalog => serde_path_to_error::deserialize::<_, Vec<Provider>>(&mut de).err(),
+        Target::Hyper => serde_path_to_error::deserialize::<_, Provider>(&mut de).err(),
     };
     let Some(err) = err else {
         return ValidationError::Invalid("the catalog could not be read".into());

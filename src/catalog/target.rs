@@ -1,7 +1,8 @@
 //! The two documents Crush caches from the network, read by the one
-//! reader of this module's parent: Catwalk's catalog (`providers.json`, an
-//! array of providers) and Hyper's provider (`hyper.json`, the one
-//! provider object Hyper's `/api/v1/provider` answers).
+//! reader of this module's parent ([`Target::validate`]): Catwalk's
+//! catalog (`providers.json`, an array of providers) and Hyper's provider
+//! (`hyper.json`, the one provider object Hyper's `/api/v1/provider`
+//! answers).
 //!
 //! Hyper's document is read as a catalog's provider is, by the same rules
 //! (Go's field names and types, the exact-place forms of the values Crush
@@ -15,10 +16,6 @@
 //! nested exactly to Go's limit is refused here and read by Go (no real
 //! document comes near it).
 
-use super::parse_error::describe_parse_error;
-use super::validate::checked;
-use super::{Catalog, Provider, ValidationError, printable};
-
 /// Which document: what is read, where it is cached, where it is fetched.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Target {
@@ -30,14 +27,6 @@ pub enum Target {
 }
 
 impl Target {
-    /// Parses and validates a document of this kind.
-    pub fn validate(self, bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
-        match self {
-            Target::Catalog => super::validate(bytes),
-            Target::Hyper => validate_provider(bytes),
-        }
-    }
-
     /// What the document is, in a word or two: `catalog`, `Hyper's
     /// provider`.
     pub(crate) fn short(self) -> &'static str {
@@ -53,15 +42,6 @@ impl Target {
         match self {
             Target::Catalog => "the provider catalog",
             Target::Hyper => "Hyper's provider",
-        }
-    }
-
-    /// What the document must be when `value` is not that, for a message.
-    pub(super) fn expected(self, value: &serde_json::Value) -> Option<&'static str> {
-        match self {
-            Target::Catalog if !value.is_array() => Some("a JSON array of providers"),
-            Target::Hyper if !value.is_object() => Some("a JSON object (one provider)"),
-            _ => None,
         }
     }
 }
@@ -80,51 +60,22 @@ pub(crate) fn url_env(target: Target) -> &'static str {
     }
 }
 
-/// Parses and validates Hyper's document, one provider object: a catalog
-/// of that provider, or why not (naming the field, as for a catalog).
-pub fn validate_provider(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(describe_parse_error(bytes, Target::Hyper));
-    };
-    let provider: Provider<'_> = match serde_json::from_str(text) {
-        Ok(provider) => provider,
-        Err(_) => return Err(describe_parse_error(bytes, Target::Hyper)),
-    };
-    let catalog = checked(vec![provider], |_, id| {
-        format!("the provider ({})", printable(id))
-    })?;
-    let provider = &catalog.providers[0];
-    // Crush prepends the cached provider to its list whatever its id, and
-    // gives the Hyper key and Hyper's place to the id `hyper` alone: one
-    // named otherwise would be another provider, and Hyper lost.
-    if provider.id.as_str() != "hyper" {
-        return Err(ValidationError::Invalid(format!(
-            "the provider ({}) is not Hyper's: its id must be \"hyper\", or Crush lists it as another provider and loses Hyper",
-            printable(provider.id.as_str())
-        )));
-    }
-    if provider.models().is_empty() {
-        return Err(ValidationError::Invalid(format!(
-            "the provider ({}) names no model: Crush keeps the Hyper provider it has over one without models",
-            printable(provider.id.as_str())
-        )));
-    }
-    Ok(catalog)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn err(json: &str) -> String {
-        validate_provider(json.as_bytes()).unwrap_err().to_string()
+        Target::Hyper
+            .validate(json.as_bytes())
+            .unwrap_err()
+            .to_string()
     }
 
     const HYPER: &str = r#"{"name":"Charm Hyper","id":"hyper","api_endpoint":"https://hyper.charm.land/api/v1/fantasy","type":"hyper","future":{"x":[1]},"models":[{"id":"m","name":"M"}]}"#;
 
     #[test]
     fn one_provider_is_a_catalog_of_it() {
-        let catalog = validate_provider(HYPER.as_bytes()).unwrap();
+        let catalog = Target::Hyper.validate(HYPER.as_bytes()).unwrap();
         assert_eq!(catalog.providers.len(), 1);
         assert_eq!(catalog.providers[0].id.as_str(), "hyper");
         assert_eq!(catalog.model_count(), 1);

@@ -1,12 +1,12 @@
 //! What makes a read catalog valid beyond its types: ids present, short,
 //! printable and unique, names not blank, the values Crush expands in
 //! forms whose destination is exact; a default model naming no model is
-//! a warning.
+//! a warning. Both documents Crush caches are read here ([`Target`]).
 
 use std::collections::HashSet;
 
 use super::parse_error::describe_parse_error;
-use super::{Catalog, DefaultModel, Provider, Target, Text, Warning, expand, printable};
+use super::{Catalog, Provider, Target, expand, printable};
 
 /// Longest id accepted for a provider or a model, in bytes.
 pub const MAX_ID_BYTES: usize = 256;
@@ -25,85 +25,132 @@ pub enum ValidationError {
     Invalid(String),
 }
 
-/// Parses and validates a catalog.
-pub fn validate(bytes: &[u8]) -> Result<Catalog<'_>, ValidationError> {
-    // serde_json checks UTF-8 only in the strings it decodes; the ones it
-    // skips (unknown fields) would slip through. Checking it all up front is
-    // far cheaper than the parse.
-    let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(describe_parse_error(bytes, Target::Catalog));
-    };
-    let providers: Vec<Provider<'_>> = match serde_json::from_str(text) {
-        Ok(providers) => providers,
-        Err(_) => return Err(describe_parse_error(bytes, Target::Catalog)),
-    };
-    if providers.is_empty() {
-        return Err(ValidationError::Invalid(
-            "the catalog is an empty list: it names no provider".into(),
-        ));
-    }
-    checked(providers, |index, id| {
-        format!("provider {index} ({})", printable(id))
-    })
+/// A problem that does not make a catalog unusable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Warning {
+    /// A provider's default model names none of its models: Crush falls
+    /// back to another.
+    #[error(
+        "{provider}: {field} {} names no model of this provider",
+        printable(id)
+    )]
+    UnknownDefaultModel {
+        /// The provider, as its document names it (its index and id).
+        provider: String,
+        /// Which default: `default_large_model_id` or `default_small_model_id`.
+        field: &'static str,
+        /// The model id it names.
+        id: String,
+    },
 }
 
-/// The checks of a catalog's providers, read: ids, names, the values
+/// Parses and validates a catalog.
+pub fn validate(bytes: &[u8]) -> Result<Catalog, ValidationError> {
+    Target::Catalog.validate(bytes)
+}
+
+impl Target {
+    /// Parses and validates a document of this kind: Hyper's is one
+    /// provider object, read by the rules of a catalog's provider, and
+    /// comes back as a catalog of it.
+    pub fn validate(self, bytes: &[u8]) -> Result<Catalog, ValidationError> {
+        // serde_json checks UTF-8 only in the strings it decodes; the ones
+        // it skips (unknown fields) would slip through. Checking it all up
+        // front is far cheaper than the parse.
+        let text = std::str::from_utf8(bytes).ok();
+        let providers: Option<Vec<Provider>> = match (self, text) {
+            (_, None) => None,
+            (Target::Catalog, Some(text)) => serde_json::from_str(text).ok(),
+            (Target::Hyper, Some(text)) => serde_json::from_str(text).ok().map(|p| vec![p]),
+        };
+        let providers = providers.ok_or_else(|| describe_parse_error(bytes, self))?;
+        if providers.is_empty() {
+            return Err(invalid(
+                "the catalog is an empty list: it names no provider",
+            ));
+        }
+        let catalog = checked(providers, |index, id| match self {
+            Target::Catalog => format!("provider {index} ({})", printable(id)),
+            Target::Hyper => format!("the provider ({})", printable(id)),
+        })?;
+        let provider = &catalog.providers[0];
+        let id = printable(&provider.id);
+        // Crush prepends the cached provider to its list whatever its id,
+        // and gives the Hyper key and Hyper's place to the id `hyper`
+        // alone: one named otherwise would be another provider, and Hyper
+        // lost. It keeps its cached Hyper provider over one without
+        // models.
+        if self == Target::Hyper && provider.id != "hyper" {
+            return Err(invalid(format!(
+                "the provider ({id}) is not Hyper's: its id must be \"hyper\", or Crush lists it as another provider and loses Hyper"
+            )));
+        }
+        if self == Target::Hyper && provider.models.is_empty() {
+            return Err(invalid(format!(
+                "the provider ({id}) names no model: Crush keeps the Hyper provider it has over one without models"
+            )));
+        }
+        Ok(catalog)
+    }
+}
+
+fn invalid(why: impl Into<String>) -> ValidationError {
+    ValidationError::Invalid(why.into())
+}
+
+/// The checks of a document's providers, read: ids, names, the values
 /// Crush expands, model ids; `name` says where a provider is in its
 /// document (its index and id).
-pub(super) fn checked<'a>(
-    providers: Vec<Provider<'a>>,
+fn checked(
+    providers: Vec<Provider>,
     name: impl Fn(usize, &str) -> String,
-) -> Result<Catalog<'a>, ValidationError> {
+) -> Result<Catalog, ValidationError> {
     let mut warnings = Vec::new();
     let mut provider_ids = HashSet::with_capacity(providers.len());
     for (index, provider) in providers.iter().enumerate() {
-        let at = || name(index, provider.id.as_str());
-        check_id(provider.id.as_str())
-            .map_err(|why| ValidationError::Invalid(format!("{}: id {why}", at())))?;
-        if provider.name.as_str().trim().is_empty() {
-            return Err(ValidationError::Invalid(format!("{}: name is empty", at())));
+        let at = name(index, &provider.id);
+        check_id(&provider.id).map_err(|why| invalid(format!("{at}: id {why}")))?;
+        if provider.name.trim().is_empty() {
+            return Err(invalid(format!("{at}: name is empty")));
         }
         if !provider_ids.insert(provider.id.as_str()) {
-            return Err(ValidationError::Invalid(format!(
-                "{}: id is not unique: an earlier provider has the same id",
-                at()
+            return Err(invalid(format!(
+                "{at}: id is not unique: an earlier provider has the same id"
             )));
         }
         for (field, value) in provider.expanded_fields() {
-            let read = if field == "api_endpoint" {
-                expand::endpoint(value).map(drop)
-            } else {
-                expand::parse(value).map(drop)
+            let read = match field == "api_endpoint" {
+                true => expand::endpoint(value).map(drop),
+                false => expand::parse(value).map(drop),
             };
-            read.map_err(|why| {
-                ValidationError::Invalid(format!("{}: field {field}: {why}", at()))
-            })?;
+            read.map_err(|why| invalid(format!("{at}: field {field}: {why}")))?;
         }
-        let mut model_ids = HashSet::with_capacity(provider.models().len());
-        for (model_index, model) in provider.models().iter().enumerate() {
-            let model_at = || format!("{}: models[{model_index}]", at());
-            check_id(model.id.as_str())
-                .map_err(|why| ValidationError::Invalid(format!("{}: id {why}", model_at())))?;
+        let mut model_ids = HashSet::with_capacity(provider.models.len());
+        for (model_index, model) in provider.models.iter().enumerate() {
+            let model_at = || format!("{at}: models[{model_index}]");
+            check_id(&model.id).map_err(|why| invalid(format!("{}: id {why}", model_at())))?;
             if !model_ids.insert(model.id.as_str()) {
-                return Err(ValidationError::Invalid(format!(
+                return Err(invalid(format!(
                     "{} ({}): id is not unique within the provider",
                     model_at(),
-                    printable(model.id.as_str())
+                    printable(&model.id)
                 )));
             }
         }
-        for (default, value) in [
-            (DefaultModel::Large, &provider.default_large_model_id),
-            (DefaultModel::Small, &provider.default_small_model_id),
+        for (field, value) in [
+            ("default_large_model_id", &provider.default_large_model_id),
+            ("default_small_model_id", &provider.default_small_model_id),
         ] {
-            if let Some(id) = value.as_ref().map(Text::as_str)
+            if let Some(id) = value.as_deref()
                 && !id.is_empty()
                 && !model_ids.contains(id)
             {
+                let (provider, id) = (at.clone(), id.to_owned());
                 warnings.push(Warning::UnknownDefaultModel {
-                    provider: at(),
-                    default,
-                    id: id.to_owned(),
+                    provider,
+                    field,
+                    id,
                 });
             }
         }
@@ -141,19 +188,17 @@ mod tests {
     use super::*;
     use crate::catalog::GO_MAX_DEPTH;
     use crate::catalog::go_json::TOO_DEEP;
-    use std::borrow::Cow;
 
     fn err(json: &str) -> String {
         validate(json.as_bytes()).unwrap_err().to_string()
     }
 
     #[test]
-    fn accepts_minimal_catalog_and_borrows_strings() {
+    fn accepts_minimal_catalog() {
         let json = r#"[{"id":"a","name":"A","models":[{"id":"m"}]}]"#;
         let catalog = validate(json.as_bytes()).unwrap();
         assert_eq!(catalog.providers.len(), 1);
         assert_eq!(catalog.model_count(), 1);
-        assert!(matches!(catalog.providers[0].id.0, Cow::Borrowed(_)));
         assert!(catalog.warnings.is_empty());
     }
 
@@ -398,7 +443,7 @@ mod tests {
         let values: Vec<&str> = headers.providers[0]
             .default_headers
             .values()
-            .map(Text::as_str)
+            .map(String::as_str)
             .collect();
         assert_eq!(values, ["2", "3"]);
     }
@@ -478,7 +523,7 @@ mod tests {
             br#"[{"id":"a","name":"A","models":[{"id":"m","options":{"temperature":0.5,"top_k":40,"provider_options":{"thinking":{"budget":1}}}}]}]"#,
         )
         .unwrap();
-        let o = options.providers[0].models()[0].options.as_deref().unwrap();
+        let o = options.providers[0].models()[0].options.as_ref().unwrap();
         assert_eq!((o.temperature, o.top_k), (Some(0.5), Some(40)));
         assert!(
             o.provider_options

@@ -19,11 +19,7 @@ pub(super) fn parts<'a>(field: &FieldChange<'a>) -> Vec<Atom> {
                 .chain(after.keys())
                 .map(|k| k.as_str())
                 .collect();
-            let value = |map: &std::collections::BTreeMap<
-                crate::catalog::Text<'_>,
-                crate::catalog::Text<'_>,
-            >,
-                         key: &str| {
+            let value = |map: &std::collections::BTreeMap<String, String>, key: &str| {
                 map.iter()
                     .find(|(k, _)| k.as_str() == key)
                     .map_or("(none)".to_string(), |(_, v)| quoted(v.as_str()))

@@ -295,12 +295,12 @@ pub(crate) fn read_settings(
 /// The catalog a listing command shows: the start-up catalog, validated;
 /// or, with `default-providers` off, `None`, the command having said that
 /// there are no `what` (`[]` in JSON).
-pub(super) fn listed<'a>(
-    loaded: &'a StartupCatalog,
+pub(super) fn listed(
+    loaded: &StartupCatalog,
     settings: &Settings,
     what: &str,
     json: bool,
-) -> Result<Option<Catalog<'a>>, Exit> {
+) -> Result<Option<Catalog>, Exit> {
     if loaded.provenance == Provenance::Disabled {
         print(|out| {
             if json {

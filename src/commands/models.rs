@@ -50,12 +50,12 @@ pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
 
 /// The models whose provider id or name, or own id or name, contains every
 /// term, case aside.
-fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog<'a>) -> Vec<ModelRow<'a>> {
+fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog) -> Vec<ModelRow<'a>> {
     let terms: Vec<String> = args.terms.iter().map(|t| t.to_lowercase()).collect();
     let mut rows = Vec::new();
     for provider in &catalog.providers {
         for model in provider.models() {
-            let name = model.name.as_ref().map(|n| n.as_str());
+            let name = model.name.as_deref();
             let haystack = [
                 provider.id.as_str(),
                 provider.name.as_str(),

@@ -43,9 +43,9 @@ fn write_providers(
     out: &mut impl Write,
     context: &Context,
     loaded: &StartupCatalog,
-    catalog: &Catalog<'_>,
+    catalog: &Catalog,
 ) -> io::Result<()> {
-    let text = |t: Option<&catalog::Text<'_>>| t.map_or("", |t| t.as_str()).to_owned();
+    let text = |t: Option<&String>| t.map_or("", |t| t.as_str()).to_owned();
     // On a pipe, one provider a line, its fields separated by tabs, for a
     // script (`cut -f1`); where the catalog came from, with `--debug`.
     let Some(width) = terminal::stdout_width() else {
@@ -497,7 +497,7 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
                 .as_ref()
                 .map(|at| format!(", newest signature seen {at}"))
                 .unwrap_or_default();
-            let missing = if state == "missing" {
+            let missing = if state == memory::FileState::Missing {
                 " (no file yet: the embedded snapshot's and the cache's)"
             } else {
                 ""

@@ -22,7 +22,7 @@ use crate::store::digest::{self, hex};
 use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState, Held, Need, RefreshOutcome, RefreshRecord};
 
-use super::guard::Review;
+use super::guard::{Review, Unreviewable};
 use super::hyper;
 use super::memory;
 use super::policy::{self, Applied, Destination, Replacing};
@@ -170,24 +170,22 @@ fn learn(
     previous: Option<&[u8]>,
 ) -> Result<(), WriteError> {
     let previous = previous.and_then(|bytes| files.target.validate(bytes).ok());
+    // Valid: the review read it.
+    let Ok(next) = files.target.validate(&found.bytes) else {
+        return Ok(());
+    };
+    let applied = Applied {
+        target: files.target,
+        next: &next,
+        review,
+        label: FOREIGN_SOURCE,
+        embedded: false,
+        signed_at: None,
+    };
     memory::record(
         files,
         || hyper::rebuilt(files, previous.as_ref()),
-        |memory| {
-            let next = files
-                .target
-                .validate(&found.bytes)
-                .map_err(|e| e.to_string())?;
-            let applied = Applied {
-                target: files.target,
-                next: &next,
-                review,
-                label: FOREIGN_SOURCE,
-                embedded: false,
-                signed_at: None,
-            };
-            policy::learn(memory, &applied)
-        },
+        |memory| policy::learn(memory, &applied),
     )
 }
 
@@ -246,6 +244,7 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
         .as_deref()
         .and_then(|bytes| files.target.validate(bytes).ok());
     let review = memory::read(files)
+        .map_err(Unreviewable::from)
         .and_then(|file| policy::known(files, Destination::Cache, file, previous_catalog.as_ref()))
         .and_then(|known| {
             let replacing = Replacing {

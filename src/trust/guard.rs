@@ -26,13 +26,13 @@
 //! reaching its first place (a new provider's own key, or any other
 //! variable).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use crate::catalog::{Catalog, Provider, expand, quoted};
 use crate::store::state::{Need, rfc3339};
 
-use super::memory::Ids;
+use super::memory::{Ids, Places, Unusable, ids};
 use super::place::{self, Place};
 
 /// What the user's own configuration gives provider `id`, by the name the
@@ -56,66 +56,10 @@ pub(crate) fn is_configured(holder: &str) -> bool {
 /// A variable's name in capitals, as Windows compares them; what the
 /// configuration gives a provider as it is (provider ids tell case).
 fn case_folded(holder: &str) -> String {
-    match holder.starts_with(CONFIGURED) {
+    match is_configured(holder) {
         true => holder.to_owned(),
         false => holder.to_ascii_uppercase(),
     }
-}
-
-/// A variable, or what the configuration gives a provider, as a finding
-/// names it.
-fn holder(name: &str) -> String {
-    match name.strip_prefix(CONFIGURED) {
-        Some(id) => format!(
-            "the key your configuration gives it ({CONFIGURED}{} in crush.json)",
-            crate::catalog::escape::safe(id)
-        ),
-        None => format!("${name}"),
-    }
-}
-
-/// The places a provider's key reaches (first where its requests go:
-/// [`place::of_provider`]), and what it carries there: the variables its
-/// values name, then what the configuration gives it ([`configured`]);
-/// why not, for a value the catalog reader would have refused (a catalog
-/// that did not come through it).
-pub fn reach(provider: &Provider<'_>) -> Result<(Vec<Place>, Vec<String>), String> {
-    let refused = |field: &str, why: expand::Refused| {
-        format!(
-            "provider {}: field {field}: {why}",
-            quoted(provider.id.as_str())
-        )
-    };
-    let endpoint = provider.api_endpoint.as_ref().map_or("", |e| e.as_str());
-    let endpoint = expand::endpoint(endpoint).map_err(|why| refused("api_endpoint", why))?;
-    let kind = provider.kind.as_ref().map_or("", |k| k.as_str());
-    let id = provider.id.as_str();
-    let places = place::of_provider(&endpoint, kind);
-    let mut variables: Vec<String> = Vec::new();
-    // Looked up in a set: a provider may name thousands.
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut add = |names: Vec<&str>| {
-        for name in names {
-            if seen.insert(name.to_owned()) {
-                variables.push(name.to_owned());
-            }
-        }
-    };
-    for (field, value) in provider.expanded_fields() {
-        if field == "api_endpoint" {
-            add(endpoint.variables());
-        } else {
-            add(expand::parse(value)
-                .map_err(|why| refused(&field, why))?
-                .variables());
-        }
-    }
-    // Crush sends the Hyper key to this provider whatever its fields say.
-    if id == super::hyper::PROVIDER_ID {
-        add(vec![super::hyper::KEY_VARIABLE]);
-    }
-    variables.push(configured(id));
-    Ok((places, variables))
 }
 
 /// Most variables one catalog may name. The real one names 37 (Catwalk
@@ -143,100 +87,111 @@ pub const MAX_PLACES: usize = 10_000;
 /// person's approvals are never dropped silently).
 pub const MAX_PLACES_IN_ALL: usize = 20_000;
 
-/// Why a catalog's places are not known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Unplaced {
+/// Why a document cannot be reviewed: nothing of it is applied (a refresh
+/// holds it, a person's update refuses it), never "no change".
+#[derive(Debug, thiserror::Error)]
+pub enum Unreviewable {
     /// A value the catalog reader would have refused (a catalog that did
     /// not come through it).
-    Refused(String),
-    /// It names more than [`MAX_VARIABLES`] variables or teaches more than
-    /// [`MAX_PLACES`] places.
-    TooMuch(String),
+    #[error("provider {}: field {field}: {why}", quoted(provider))]
+    Refused {
+        /// The provider's id.
+        provider: String,
+        /// The field.
+        field: String,
+        /// What it holds.
+        why: expand::Refused,
+    },
+    /// It names more than [`MAX_VARIABLES`] variables.
+    #[error(
+        "the catalog names more than {MAX_VARIABLES} variables, the most one catalog may teach the memory of where keys went (the real one names 37): nothing of it is applied"
+    )]
+    TooManyVariables,
+    /// It teaches more than [`MAX_PLACES`] places.
+    #[error(
+        "the catalog sends keys to more than {MAX_PLACES} places (each variable, and each provider's configured key, counted once for every place it reaches), the most one catalog may teach the memory of where keys went (the real one teaches 80): nothing of it is applied"
+    )]
+    TooManyPlaces,
+    /// What it teaches (`new` places) would take the memory, which holds
+    /// `held`, past [`MAX_PLACES_IN_ALL`].
+    #[error(
+        "the catalog sends keys to {new} places never seen, which would take the memory of where keys went past the {MAX_PLACES_IN_ALL} places it may hold in all (it holds {held}; the real catalog teaches 80): nothing of it is applied; check where it comes from, since every catalog that sends keys to new places adds to the memory; to start the memory over, remove providers.trust.json from the data folder (`crush provider-dirs` shows it), which forgets every place a person approved (--allow-key-move), the floor and the newest signing time"
+    )]
+    PastTheBound {
+        /// Places never seen.
+        new: usize,
+        /// Places the memory holds.
+        held: usize,
+    },
+    /// What is remembered of where keys went cannot be read.
+    #[error(transparent)]
+    Memory(#[from] Unusable),
 }
 
-impl From<Unplaced> for String {
-    fn from(unplaced: Unplaced) -> String {
-        match unplaced {
-            Unplaced::Refused(why) | Unplaced::TooMuch(why) => why,
+/// The places a provider's key reaches (first where its requests go:
+/// [`place::of_provider`]), and what it carries there: the variables its
+/// values name, then what the configuration gives it ([`configured`]).
+pub fn reach(provider: &Provider) -> Result<(Vec<Place>, Vec<String>), Unreviewable> {
+    let refused = |field: &str, why| Unreviewable::Refused {
+        provider: provider.id.clone(),
+        field: field.to_owned(),
+        why,
+    };
+    let endpoint = provider.api_endpoint.as_deref().unwrap_or("");
+    let endpoint = expand::endpoint(endpoint).map_err(|why| refused("api_endpoint", why))?;
+    let places = place::of_provider(&endpoint, provider.kind.as_deref().unwrap_or(""));
+    let mut holders: Vec<String> = Vec::new();
+    // Looked up in a set: a provider may name thousands.
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut add = |name: &str| {
+        if seen.insert(name.to_owned()) {
+            holders.push(name.to_owned());
+        }
+    };
+    for (field, value) in provider.expanded_fields() {
+        match field == "api_endpoint" {
+            true => endpoint.variables().into_iter().for_each(&mut add),
+            false => (expand::parse(value).map_err(|why| refused(&field, why))?)
+                .variables()
+                .into_iter()
+                .for_each(&mut add),
         }
     }
+    // Crush sends the Hyper key to this provider whatever its fields say.
+    if provider.id == super::hyper::PROVIDER_ID {
+        add(super::hyper::KEY_VARIABLE);
+    }
+    holders.push(configured(&provider.id));
+    Ok((places, holders))
 }
 
-/// Every variable of a catalog and the places it is sent to; why not,
-/// for a value the catalog reader would have refused, or for a catalog
-/// that names more than [`MAX_VARIABLES`] variables or teaches more than
-/// [`MAX_PLACES`] places.
-pub fn places(catalog: &Catalog<'_>) -> Result<BTreeMap<String, BTreeSet<Place>>, String> {
-    Ok(bounded_places(catalog)?)
-}
-
-/// [`places`], telling a catalog that teaches too much apart (counted as
-/// the places are found: such a catalog is refused before it is read
-/// whole).
-pub(crate) fn bounded_places(
-    catalog: &Catalog<'_>,
-) -> Result<BTreeMap<String, BTreeSet<Place>>, Unplaced> {
-    let mut places: BTreeMap<String, BTreeSet<Place>> = BTreeMap::new();
+/// Every variable of a catalog and the places it is sent to; refused for
+/// a catalog that names more than [`MAX_VARIABLES`] variables or teaches
+/// more than [`MAX_PLACES`] places (counted as they are found: such a
+/// catalog is refused before it is read whole).
+pub fn places(catalog: &Catalog) -> Result<Places, Unreviewable> {
+    let mut places = Places::new();
     let (mut named, mut taught) = (0, 0);
     for provider in &catalog.providers {
-        let (reached, variables) = reach(provider).map_err(Unplaced::Refused)?;
-        for variable in variables {
-            if !is_configured(&variable) && !places.contains_key(&variable) {
+        let (reached, holders) = reach(provider)?;
+        for holder in holders {
+            if !is_configured(&holder) && !places.contains_key(&holder) {
                 named += 1;
-                if named > MAX_VARIABLES {
-                    return Err(too_much(
-                        &format!("names more than {MAX_VARIABLES} variables"),
-                        "names 37",
-                    ));
-                }
             }
-            let known = places.entry(variable).or_default();
+            let known = places.entry(holder).or_default();
             taught += reached
                 .iter()
                 .filter(|p| known.insert((*p).clone()))
                 .count();
+            if named > MAX_VARIABLES {
+                return Err(Unreviewable::TooManyVariables);
+            }
             if taught > MAX_PLACES {
-                return Err(too_much(
-                    &format!(
-                        "sends keys to more than {MAX_PLACES} places (each variable, and each provider's configured key, counted once for every place it reaches)"
-                    ),
-                    "teaches 80",
-                ));
+                return Err(Unreviewable::TooManyPlaces);
             }
         }
     }
     Ok(places)
-}
-
-/// Why a catalog that `does` more than one may (the real one: `real`)
-/// is refused.
-fn too_much(does: &str, real: &str) -> Unplaced {
-    Unplaced::TooMuch(format!(
-        "the catalog {does}, the most one catalog may teach the memory of where keys went (the real one {real}): nothing of it is applied"
-    ))
-}
-
-/// Why what a catalog teaches (`taught`) would take the memory `known`
-/// past [`MAX_PLACES_IN_ALL`]; `None` when it stays within, or teaches
-/// nothing new (the memory then does not grow, however large it is).
-pub(crate) fn past_the_bound(
-    known: &BTreeMap<String, BTreeSet<Place>>,
-    taught: &BTreeMap<String, BTreeSet<Place>>,
-) -> Option<String> {
-    // Counted as the memory learns them: by the holder's exact name.
-    let new: usize = taught
-        .iter()
-        .map(|(holder, places)| match known.get(holder) {
-            Some(known) => places.difference(known).count(),
-            None => places.len(),
-        })
-        .sum();
-    let held: usize = known.values().map(BTreeSet::len).sum();
-    (new > 0 && held + new > MAX_PLACES_IN_ALL).then(|| {
-        format!(
-            "the catalog sends keys to {new} places never seen, which would take the memory of where keys went past the {MAX_PLACES_IN_ALL} places it may hold in all (it holds {held}; the real catalog teaches 80): nothing of it is applied; check where it comes from, since every catalog that sends keys to new places adds to the memory; to start the memory over, remove providers.trust.json from the data folder (`crush provider-dirs` shows it), which forgets every place a person approved (--allow-key-move), the floor and the newest signing time"
-        )
-    })
 }
 
 /// A provider of the new catalog that sends a known variable to a place it
@@ -256,12 +211,18 @@ pub struct KeyMove {
 
 impl fmt::Display for KeyMove {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let holder = match self.variable.strip_prefix(CONFIGURED) {
+            Some(id) => format!(
+                "the key your configuration gives it ({CONFIGURED}{} in crush.json)",
+                crate::catalog::escape::safe(id)
+            ),
+            None => format!("${}", self.variable),
+        };
         let from: Vec<String> = self.from.iter().map(Place::to_string).collect();
         write!(
             f,
-            "provider {} would send {} to {}, where it was never sent before (only to {})",
+            "provider {} would send {holder} to {}, where it was never sent before (only to {})",
             quoted(&self.provider),
-            holder(&self.variable),
             self.to,
             from.join(", ")
         )
@@ -270,37 +231,34 @@ impl fmt::Display for KeyMove {
 
 /// The key moves of `next` against what `known` says each variable may
 /// reach.
-pub(crate) fn key_moves(
-    known: &BTreeMap<String, BTreeSet<Place>>,
-    next: &Catalog<'_>,
-) -> Result<Vec<KeyMove>, String> {
+pub(crate) fn key_moves(known: &Places, next: &Catalog) -> Result<Vec<KeyMove>, Unreviewable> {
     // Windows tells no case in variables' names, and neither does Crush's
     // resolver there: every spelling of a name is one variable's.
-    let mut folded: BTreeMap<String, BTreeSet<Place>> = BTreeMap::new();
+    let mut folded = Places::new();
     for (holder, places) in known {
+        let places = places.iter().cloned();
         folded
             .entry(case_folded(holder))
             .or_default()
-            .extend(places.iter().cloned());
+            .extend(places);
     }
-    let known = &folded;
     let mut moves = Vec::new();
     for provider in &next.providers {
-        let (places, variables) = reach(provider)?;
+        let (places, holders) = reach(provider)?;
         for place in places {
             let own = moves.len();
-            for variable in &variables {
+            for holder in &holders {
                 // What the configuration gives it comes last: moved along
                 // with a variable, it is told by that variable's finding.
-                if moves.len() > own && variable.starts_with(CONFIGURED) {
+                if moves.len() > own && is_configured(holder) {
                     continue;
                 }
-                if let Some(before) = known.get(&case_folded(variable))
+                if let Some(before) = folded.get(&case_folded(holder))
                     && !before.contains(&place)
                 {
                     moves.push(KeyMove {
-                        provider: provider.id.as_str().to_owned(),
-                        variable: variable.clone(),
+                        provider: provider.id.clone(),
+                        variable: holder.clone(),
                         to: place.clone(),
                         from: before.iter().cloned().collect(),
                     });
@@ -338,91 +296,40 @@ pub struct Shrink {
 
 impl fmt::Display for Shrink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (p, m) = (self.providers, self.models);
+        let ((p, all_p), (m, all_m)) = (self.providers, self.models);
         match &self.against {
             Against::Cache => write!(
                 f,
-                "the new catalog keeps only {} of the {} cached providers and {} of the {} cached models",
-                p.0, p.1, m.0, m.1
+                "the new catalog keeps only {p} of the {all_p} cached providers and {m} of the {all_m} cached models"
             ),
             Against::Embedded => write!(
                 f,
-                "the new catalog keeps only {} of the {} providers of the embedded snapshot and {} of its {} models",
-                p.0, p.1, m.0, m.1
+                "the new catalog keeps only {p} of the {all_p} providers of the embedded snapshot and {m} of its {all_m} models"
             ),
             Against::Applied(source) => write!(
                 f,
-                "the new catalog keeps only {} of the {} providers of the catalog last applied with --allow-shrink (from {source}) and {} of its {} models",
-                p.0, p.1, m.0, m.1
+                "the new catalog keeps only {p} of the {all_p} providers of the catalog last applied with --allow-shrink (from {source}) and {m} of its {all_m} models"
             ),
         }
     }
 }
 
-/// The ids of a new catalog, each provider's with its models': made once
-/// for every shrink check of a review (the cache's, the floor's), which
-/// look them up.
-pub(crate) struct NextIds<'n>(HashMap<&'n str, HashSet<&'n str>>);
-
-impl<'n> NextIds<'n> {
-    /// The ids of `next`.
-    pub(crate) fn of(next: &'n Catalog<'_>) -> NextIds<'n> {
-        let mut ids: HashMap<&str, HashSet<&str>> = HashMap::with_capacity(next.providers.len());
-        for provider in &next.providers {
-            let models = provider.models().iter().map(|m| m.id.as_str());
-            ids.entry(provider.id.as_str()).or_default().extend(models);
-        }
-        NextIds(ids)
+/// Whether the catalog whose ids are `next` kept fewer than half of the
+/// providers or of the models of `previous`' ids.
+fn shrink(previous: &Ids, next: &Ids, against: Against) -> Option<Shrink> {
+    let (mut providers, mut models) = ((0, 0), (0, 0));
+    for (provider, ids) in previous {
+        let kept = next.get(provider);
+        providers = (providers.0 + usize::from(kept.is_some()), providers.1 + 1);
+        let kept = kept.map_or(0, |kept| ids.intersection(kept).count());
+        models = (models.0 + kept, models.1 + ids.len());
     }
-}
-
-/// Whether `next` kept fewer than half of the providers or of the models
-/// whose ids `previous` lists (each provider's id with its models').
-fn shrink<'x, M: Iterator<Item = &'x str>>(
-    previous: impl Iterator<Item = (&'x str, M)>,
-    next: &NextIds<'_>,
-    against: Against,
-) -> Option<Shrink> {
-    let (mut p_kept, mut p_all, mut m_kept, mut m_all) = (0, 0, 0, 0);
-    for (provider, models) in previous {
-        p_all += 1;
-        let kept = next.0.get(provider);
-        p_kept += usize::from(kept.is_some());
-        for model in models {
-            m_all += 1;
-            m_kept += usize::from(kept.is_some_and(|kept| kept.contains(model)));
-        }
-    }
-    let halved = |kept: usize, all: usize| kept * 2 < all;
-    (halved(p_kept, p_all) || halved(m_kept, m_all)).then_some(Shrink {
-        providers: (p_kept, p_all),
-        models: (m_kept, m_all),
+    let halved = |(kept, all): (usize, usize)| kept * 2 < all;
+    (halved(providers) || halved(models)).then_some(Shrink {
+        providers,
+        models,
         against,
     })
-}
-
-/// Whether the catalog whose ids are `next` kept fewer than half of the
-/// providers or models of `previous`.
-pub(crate) fn shrink_from(previous: &Catalog<'_>, next: &NextIds<'_>) -> Option<Shrink> {
-    shrink(
-        previous
-            .providers
-            .iter()
-            .map(|p| (p.id.as_str(), p.models().iter().map(|m| m.id.as_str()))),
-        next,
-        Against::Cache,
-    )
-}
-
-/// Whether the catalog whose ids are `next` kept fewer than half of the
-/// providers or models of a floor's `ids`.
-pub(crate) fn shrink_from_ids(ids: &Ids, next: &NextIds<'_>, against: Against) -> Option<Shrink> {
-    shrink(
-        ids.iter()
-            .map(|(p, models)| (p.as_str(), models.iter().map(String::as_str))),
-        next,
-        against,
-    )
 }
 
 /// A signed catalog signed before the newest one seen: a replay.
@@ -459,12 +366,12 @@ pub enum Floor<'c> {
 
 /// What a new catalog is compared with.
 #[derive(Debug, Clone, Copy)]
-pub struct Baseline<'c, 'a> {
+pub struct Baseline<'c> {
     /// The valid catalog it replaces (not the embedded snapshot standing
     /// in for none), for the half of it to keep.
-    pub previous: Option<&'c Catalog<'a>>,
+    pub previous: Option<&'c Catalog>,
     /// Every place each known variable may reach.
-    pub places: &'c BTreeMap<String, BTreeSet<Place>>,
+    pub places: &'c Places,
     /// The floor.
     pub floor: Floor<'c>,
     /// The newest signing time seen.
@@ -498,43 +405,37 @@ impl Review {
 
     /// What a person must allow to apply it.
     pub fn needs(&self) -> Vec<Need> {
-        let mut needs = Vec::new();
-        if !self.shrinks.is_empty() {
-            needs.push(Need::Shrink);
-        }
-        if self.downgrade.is_some() {
-            needs.push(Need::Downgrade);
-        }
-        if !self.moves.is_empty() {
-            needs.push(Need::KeyMove);
-        }
-        needs
+        let found = [
+            (!self.shrinks.is_empty(), Need::Shrink),
+            (self.downgrade.is_some(), Need::Downgrade),
+            (!self.moves.is_empty(), Need::KeyMove),
+        ];
+        found
+            .into_iter()
+            .filter_map(|(found, need)| found.then_some(need))
+            .collect()
     }
 
     /// The flags `update-providers` needs to apply it: its
     /// [`needs`](Review::needs) as they are typed.
     pub fn flags(&self) -> Vec<String> {
-        self.needs()
-            .into_iter()
-            .map(|need| super::policy::flag(need).to_owned())
-            .collect()
+        let flag = |need| super::policy::flag(need).to_owned();
+        self.needs().into_iter().map(flag).collect()
     }
 
     /// What remains once a person allowed shrinks, downgrades or key moves.
     pub fn unallowed(&self, shrink: bool, downgrade: bool, key_move: bool) -> Review {
-        Review {
-            moves: if key_move {
-                Vec::new()
-            } else {
-                self.moves.clone()
-            },
-            shrinks: if shrink {
-                Vec::new()
-            } else {
-                self.shrinks.clone()
-            },
-            downgrade: self.downgrade.filter(|_| !downgrade),
+        let mut left = self.clone();
+        if shrink {
+            left.shrinks.clear();
         }
+        if downgrade {
+            left.downgrade = None;
+        }
+        if key_move {
+            left.moves.clear();
+        }
+        left
     }
 }
 
@@ -547,41 +448,38 @@ pub(crate) const ALLOW_KEY_MOVE: &str = "--allow-key-move";
 
 /// Reviews `next` (signed at `signed`, when a key is pinned) against
 /// `baseline`: the one policy of both `update-providers` and the refresh.
-/// An error (a value the catalog reader would have refused) is never "no
-/// change": the caller holds or refuses.
 pub fn review(
-    baseline: &Baseline<'_, '_>,
-    next: &Catalog<'_>,
+    baseline: &Baseline<'_>,
+    next: &Catalog,
     signed: Option<u64>,
-) -> Result<Review, String> {
+) -> Result<Review, Unreviewable> {
     // What it would teach, bounded first: no review of a catalog that
-    // could not be remembered.
+    // could not be remembered. Counted as the memory learns them: by the
+    // holder's exact name.
     let taught = places(next)?;
-    if let Some(why) = past_the_bound(baseline.places, &taught) {
-        return Err(why);
+    let new: usize = (taught.iter())
+        .map(|(holder, places)| match baseline.places.get(holder) {
+            Some(known) => places.difference(known).count(),
+            None => places.len(),
+        })
+        .sum();
+    let held: usize = baseline.places.values().map(BTreeSet::len).sum();
+    if new > 0 && held + new > MAX_PLACES_IN_ALL {
+        return Err(Unreviewable::PastTheBound { new, held });
     }
-    let next_ids = NextIds::of(next);
-    let mut shrinks: Vec<Shrink> = baseline
-        .previous
-        .and_then(|previous| shrink_from(previous, &next_ids))
-        .into_iter()
-        .collect();
+    let next_ids = ids(next);
+    let previous = baseline.previous.map(|p| (ids(p), Against::Cache));
     let floor = match baseline.floor {
         Floor::None => None,
-        Floor::Embedded => {
-            shrink_from(crate::catalog::embedded::catalog(), &next_ids).map(|s| Shrink {
-                against: Against::Embedded,
-                ..s
-            })
-        }
-        Floor::Applied(ids, source) => {
-            shrink_from_ids(ids, &next_ids, Against::Applied(source.to_owned()))
-        }
+        Floor::Embedded => Some((ids(crate::catalog::embedded::catalog()), Against::Embedded)),
+        Floor::Applied(ids, source) => Some((ids.clone(), Against::Applied(source.to_owned()))),
     };
-    shrinks.extend(floor);
+    let shrinks = [previous, floor].into_iter().flatten();
     Ok(Review {
         moves: key_moves(baseline.places, next)?,
-        shrinks,
+        shrinks: shrinks
+            .filter_map(|(ids, against)| shrink(&ids, &next_ids, against))
+            .collect(),
         downgrade: match (signed, baseline.signed) {
             (Some(signed), Some(newest)) if signed < newest => Some(Downgrade { signed, newest }),
             _ => None,
@@ -873,7 +771,8 @@ mod tests {
         let previous = validate(previous_text.as_bytes()).unwrap();
         let check = |providers, models| {
             let next = catalog(providers, models);
-            shrink_from(&previous, &NextIds::of(&validate(next.as_bytes()).unwrap()))
+            let next = ids(&validate(next.as_bytes()).unwrap());
+            shrink(&ids(&previous), &next, Against::Cache)
         };
         assert_eq!(check(0..40, 40), None);
         assert_eq!(check(0..20, 40), None, "half is not fewer than half");
@@ -889,11 +788,9 @@ mod tests {
         assert_eq!(unrelated.providers, (0, 40));
         assert_eq!(unrelated.models, (0, 1600));
         // The same against a floor's ids.
-        let ids = crate::trust::memory::ids(&previous);
         let text = catalog(0..5, 40);
-        let next = validate(text.as_bytes()).unwrap();
-        let floor =
-            shrink_from_ids(&ids, &NextIds::of(&next), Against::Applied("x".into())).unwrap();
+        let next = ids(&validate(text.as_bytes()).unwrap());
+        let floor = shrink(&ids(&previous), &next, Against::Applied("x".into())).unwrap();
         assert_eq!((floor.providers, floor.models), ((5, 40), (200, 1600)));
     }
 
@@ -945,15 +842,15 @@ mod tests {
     #[test]
     fn what_cannot_be_placed_is_an_error_not_no_change() {
         let mut next = validate(br#"[{"id":"x","name":"X","api_key":"$K"}]"#).unwrap();
-        next.providers[0].api_endpoint = Some(crate::catalog::Text("https://$HOST/".into()));
-        let known = BTreeMap::new();
+        next.providers[0].api_endpoint = Some("https://$HOST/".into());
+        let known = Places::new();
         let baseline = Baseline {
             previous: None,
             places: &known,
             floor: Floor::None,
             signed: None,
         };
-        let e = review(&baseline, &next, None).unwrap_err();
+        let e = review(&baseline, &next, None).unwrap_err().to_string();
         assert!(
             e.starts_with("provider \"x\": field api_endpoint: it holds \"$HOST\""),
             "{e}"
@@ -985,7 +882,7 @@ mod tests {
                 .collect();
             format!("[{}]", providers.join(","))
         };
-        let known = BTreeMap::new();
+        let known = Places::new();
         let baseline = Baseline {
             previous: None,
             places: &known,
@@ -994,12 +891,12 @@ mod tests {
         };
         let attack = catalog(700, 1000);
         let attack = validate(attack.as_bytes()).unwrap();
-        let e = review(&baseline, &attack, None).unwrap_err();
+        let e = review(&baseline, &attack, None).unwrap_err().to_string();
         assert!(e.contains("sends keys to more than 10000 places"), "{e}");
         assert!(places(&attack).is_err());
         let named = catalog(1, MAX_VARIABLES + 1);
         let named = validate(named.as_bytes()).unwrap();
-        let e = review(&baseline, &named, None).unwrap_err();
+        let e = review(&baseline, &named, None).unwrap_err().to_string();
         assert!(e.contains("names more than 1000 variables"), "{e}");
         // 99 providers of 100 variables and their configured keys: 9,999.
         let within = catalog(99, 100);
@@ -1032,7 +929,7 @@ mod tests {
             )
         };
         let places_of = |text: &str| places(&validate(text.as_bytes()).unwrap()).unwrap();
-        let reviewed = |known: &BTreeMap<String, BTreeSet<Place>>, text: &str| {
+        let reviewed = |known: &Places, text: &str| {
             let baseline = Baseline {
                 previous: None,
                 places: known,
@@ -1046,7 +943,9 @@ mod tests {
         assert_eq!(known.values().map(BTreeSet::len).sum::<usize>(), 19_998);
         // 2 new places: 20,000 in all.
         assert!(reviewed(&known, &reaching("$N1")).unwrap().is_clear());
-        let e = reviewed(&known, &reaching("$N1$N2")).unwrap_err();
+        let e = reviewed(&known, &reaching("$N1$N2"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "the catalog sends keys to 3 places never seen, which would take the memory of where keys went past the 20000 places it may hold in all (it holds 19998; the real catalog teaches 80): nothing of it is applied; check where it comes from, since every catalog that sends keys to new places adds to the memory; to start the memory over, remove providers.trust.json from the data folder (`crush provider-dirs` shows it), which forgets every place a person approved (--allow-key-move), the floor and the newest signing time"

@@ -18,6 +18,7 @@ use crate::catalog::{self, Catalog, Target, expand};
 use crate::environment;
 use crate::store::cache::{self, CacheFiles};
 
+use super::guard::Unreviewable;
 use super::memory::Memory;
 use super::place::{self, Place};
 
@@ -53,7 +54,7 @@ pub(crate) fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
 /// does not choose where the key may go, as it pins no key, since
 /// `hyper.json` is the user's everywhere, not the project's.
 pub(crate) fn crush_places() -> Vec<Place> {
-    let name = url_env(crate::catalog::Target::Hyper);
+    let name = url_env(Target::Hyper);
     let url = match environment::source(name) {
         Some(environment::Source::DotEnv(..)) => None,
         _ => environment::var(name),
@@ -79,7 +80,8 @@ pub(crate) fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
     let previous = cached
         .as_ref()
         .and_then(|c| Target::Hyper.validate(&c.bytes).ok());
-    super::memory::read(&files)
+    let memory = super::memory::read(&files).map_err(Unreviewable::from);
+    memory
         .and_then(|file| effective(&files, file, previous.as_ref()))
         .is_ok_and(|memory| {
             memory
@@ -95,8 +97,8 @@ pub(crate) fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
 /// memory file remembers what both documents send.
 pub(crate) fn rebuilt(
     files: &CacheFiles,
-    previous: Option<&Catalog<'_>>,
-) -> Result<Memory, String> {
+    previous: Option<&Catalog>,
+) -> Result<Memory, Unreviewable> {
     if files.target == Target::Catalog {
         return Memory::rebuilt(previous);
     }
@@ -119,8 +121,8 @@ pub(crate) fn rebuilt(
 pub(crate) fn effective(
     files: &CacheFiles,
     file: Option<Memory>,
-    previous: Option<&Catalog<'_>>,
-) -> Result<Memory, String> {
+    previous: Option<&Catalog>,
+) -> Result<Memory, Unreviewable> {
     match (files.target, file) {
         (Target::Hyper, None) => Memory::effective(Some(rebuilt(files, previous)?), None),
         (_, file) => Memory::effective(file, previous),

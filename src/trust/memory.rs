@@ -30,15 +30,16 @@
 //! | `hyper_signed_at` | the same of Hyper's provider: here, not only in `hyper.state.json`, which is dropped whenever Crush rewrites `hyper.json` |
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::CacheFiles;
-use crate::store::file;
+use crate::store::file::{self, FileError};
 
-use super::guard;
+use super::guard::{self, Unreviewable};
 use super::place::Place;
 
 /// The format this version writes and reads.
@@ -58,18 +59,12 @@ pub(crate) type Places = BTreeMap<String, BTreeSet<Place>>;
 pub(crate) type Ids = BTreeMap<String, BTreeSet<String>>;
 
 /// The ids of `catalog`.
-pub fn ids(catalog: &Catalog<'_>) -> Ids {
+pub fn ids(catalog: &Catalog) -> Ids {
+    let models = |p: &crate::catalog::Provider| p.models.iter().map(|m| m.id.clone()).collect();
     catalog
         .providers
         .iter()
-        .map(|p| {
-            let models = p
-                .models()
-                .iter()
-                .map(|m| m.id.as_str().to_owned())
-                .collect();
-            (p.id.as_str().to_owned(), models)
-        })
+        .map(|p| (p.id.clone(), models(p)))
         .collect()
 }
 
@@ -110,7 +105,7 @@ impl Memory {
     /// one catalog may ([`guard::MAX_PLACES`]: Crush writes what it
     /// fetches unreviewed), which is then known to send keys nowhere:
     /// what it sends is held, or needs a person.
-    pub fn rebuilt(cache: Option<&Catalog<'_>>) -> Result<Memory, String> {
+    pub fn rebuilt(cache: Option<&Catalog>) -> Result<Memory, Unreviewable> {
         let mut memory = Memory {
             version: VERSION,
             places: Places::new(),
@@ -119,13 +114,9 @@ impl Memory {
             hyper_signed_at: None,
         };
         memory.learn(embedded::catalog())?;
-        let Some(cache) = cache else {
-            return Ok(memory);
-        };
-        match guard::bounded_places(cache) {
-            Ok(places) => memory.add(places),
-            Err(guard::Unplaced::TooMuch(_)) => {}
-            Err(guard::Unplaced::Refused(why)) => return Err(why),
+        match cache.map(guard::places) {
+            None | Some(Err(Unreviewable::TooManyVariables | Unreviewable::TooManyPlaces)) => {}
+            Some(places) => memory.add(places?),
         }
         Ok(memory)
     }
@@ -134,7 +125,10 @@ impl Memory {
     /// of the embedded snapshot are always known (the user trusted them
     /// by installing this build), and so is where Crush's own Hyper
     /// provider sends the Hyper key ([`super::hyper::crush_places`]).
-    pub fn effective(file: Option<Memory>, cache: Option<&Catalog<'_>>) -> Result<Memory, String> {
+    pub fn effective(
+        file: Option<Memory>,
+        cache: Option<&Catalog>,
+    ) -> Result<Memory, Unreviewable> {
         let mut memory = match file {
             Some(mut memory) => {
                 memory.learn(embedded::catalog())?;
@@ -152,7 +146,7 @@ impl Memory {
 
     /// Adds every place a variable of `catalog` reaches; why not, for a
     /// catalog whose places are not known ([`guard::places`]).
-    pub fn learn(&mut self, catalog: &Catalog<'_>) -> Result<(), String> {
+    pub fn learn(&mut self, catalog: &Catalog) -> Result<(), Unreviewable> {
         self.add(guard::places(catalog)?);
         Ok(())
     }
@@ -185,46 +179,83 @@ impl Memory {
     }
 }
 
+/// Why the memory file cannot be used: then no catalog is applied without
+/// a person.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the memory of where API keys went, {}, cannot be used ({why}), so no catalog is applied without a person; {}remove it to rebuild it from the embedded snapshot and the cache, which forgets every other place a person approved (--allow-key-move), the floor and the newest signing time",
+    path.display(),
+    why.keep()
+)]
+pub struct Unusable {
+    path: PathBuf,
+    why: Why,
+}
+
+/// What is wrong with the memory file.
+#[derive(Debug, thiserror::Error)]
+enum Why {
+    #[error(transparent)]
+    Read(#[from] FileError),
+    #[error("{0}")]
+    Untrusted(String),
+    #[error("not the JSON it should be: {0}")]
+    NotJson(serde_json::Error),
+    #[error("format {0}, not {VERSION}: written by another version")]
+    Version(u32),
+}
+
+impl Why {
+    /// How to keep what it knows, when there is a way.
+    fn keep(&self) -> &'static str {
+        match self {
+            Why::Untrusted(_) => {
+                "to keep what it knows, if you trust what it holds, make it yours and writable by you alone (chown, chmod go-w); or "
+            }
+            Why::Version(_) => {
+                "to keep what it knows, use the version of this tool that wrote it; or "
+            }
+            Why::Read(_) | Why::NotJson(_) => "",
+        }
+    }
+}
+
 /// The memory file of `files`: `Ok(None)` when there is none; why it
-/// cannot be used, in one line naming it, when it is there but cannot be
-/// read, is not one, or may have been written by another user.
-pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
-    let path = files.memory.display();
-    // Removing it forgets what people approved: said, with the way to
-    // keep it where there is one.
-    let fail = |why: String, keep: Option<&str>| {
-        let keep = keep
-            .map(|k| format!("to keep what it knows, {k}; or "))
-            .unwrap_or_default();
-        format!(
-            "the memory of where API keys went, {path}, cannot be used ({why}), so no catalog is applied without a person; {keep}remove it to rebuild it from the embedded snapshot and the cache, which forgets every other place a person approved (--allow-key-move), the floor and the newest signing time"
-        )
+/// cannot be used (naming it) when it is there but cannot be read, is not
+/// one, or may have been written by another user.
+pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, Unusable> {
+    let fail = |why| Unusable {
+        path: files.memory.clone(),
+        why,
     };
     let (bytes, meta) = match file::read_regular(&files.memory, MAX_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         // A data folder that is a file holds no memory (nor a cache).
-        Err(file::FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            return Ok(None);
-        }
-        Err(e) => return Err(fail(e.to_string(), None)),
+        Err(FileError::Io(e)) if e.kind() == std::io::ErrorKind::NotADirectory => return Ok(None),
+        Err(e) => return Err(fail(Why::Read(e))),
     };
     if let Some(why) = file::untrusted(&meta) {
-        let keep = "if you trust what it holds, make it yours and writable by you alone (chown, chmod go-w)";
-        return Err(fail(why, Some(keep)));
+        return Err(fail(Why::Untrusted(why)));
     }
-    let memory: Memory = serde_json::from_slice(&bytes)
-        .map_err(|e| fail(format!("not the JSON it should be: {e}"), None))?;
-    if memory.version != VERSION {
-        return Err(fail(
-            format!(
-                "format {}, not {VERSION}: written by another version",
-                memory.version
-            ),
-            Some("use the version of this tool that wrote it"),
-        ));
+    let memory: Memory = serde_json::from_slice(&bytes).map_err(|e| fail(Why::NotJson(e)))?;
+    match memory.version {
+        VERSION => Ok(Some(memory)),
+        other => Err(fail(Why::Version(other))),
     }
-    Ok(Some(memory))
+}
+
+/// Whether a data folder has a memory file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum FileState {
+    /// It has one.
+    Recorded,
+    /// It has none: what is known is the embedded snapshot's and the
+    /// cache's places.
+    Missing,
+    /// It has one that cannot be used.
+    Unusable,
 }
 
 /// What `providers --status` says of the memory of a data folder.
@@ -232,9 +263,8 @@ pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, String> {
 pub(crate) struct Summary {
     /// The file.
     pub path: String,
-    /// `recorded`; `missing` (what is known is then the embedded
-    /// snapshot's and the cache's places); or `unusable`, and why.
-    pub state: &'static str,
+    /// Whether there is one.
+    pub state: FileState,
     /// Why it cannot be used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -262,38 +292,34 @@ pub(crate) struct FloorSummary {
 
 /// The memory of `files` as the guard would use it against `cache` (the
 /// valid cache), summed up.
-pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog<'_>>) -> Summary {
+pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
     let mut summary = Summary {
         path: files.memory.display().to_string(),
-        state: "missing",
+        state: FileState::Missing,
         problem: None,
         variables: 0,
         providers: 0,
         floor: None,
         signed_at: None,
     };
-    let memory = match read(files) {
-        Ok(file) => {
-            summary.state = if file.is_some() {
-                "recorded"
-            } else {
-                "missing"
-            };
-            Memory::effective(file, cache)
-        }
+    let file = match read(files) {
+        Ok(file) => file,
         Err(why) => {
-            summary.state = "unusable";
-            summary.problem = Some(why);
+            summary.state = FileState::Unusable;
+            summary.problem = Some(why.to_string());
             return summary;
         }
     };
-    let Ok(memory) = memory else {
+    if file.is_some() {
+        summary.state = FileState::Recorded;
+    }
+    let Ok(memory) = Memory::effective(file, cache) else {
         return summary;
     };
     let configured = memory
         .places
         .keys()
-        .filter(|holder| guard::is_configured(holder))
+        .filter(|h| guard::is_configured(h))
         .count();
     summary.providers = configured;
     summary.variables = memory.places.len() - configured;
@@ -312,8 +338,8 @@ pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog<'_>>) -> Summar
 /// that no other writer's change is lost.
 pub fn record(
     files: &CacheFiles,
-    start: impl FnOnce() -> Result<Memory, String>,
-    change: impl FnOnce(&mut Memory) -> Result<(), String>,
+    start: impl FnOnce() -> Result<Memory, Unreviewable>,
+    change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
 ) -> Result<(), WriteError> {
     write(files, start, change, false)
 }
@@ -322,42 +348,36 @@ pub fn record(
 /// `update-providers embedded`, the way back a person takes.
 pub(crate) fn rebuild(
     files: &CacheFiles,
-    start: impl FnOnce() -> Result<Memory, String>,
-    change: impl FnOnce(&mut Memory) -> Result<(), String>,
+    start: impl FnOnce() -> Result<Memory, Unreviewable>,
+    change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
 ) -> Result<(), WriteError> {
     write(files, start, change, true)
 }
 
 fn write(
     files: &CacheFiles,
-    start: impl FnOnce() -> Result<Memory, String>,
-    change: impl FnOnce(&mut Memory) -> Result<(), String>,
+    start: impl FnOnce() -> Result<Memory, Unreviewable>,
+    change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
     replace_unreadable: bool,
 ) -> Result<(), WriteError> {
-    let failed = |why: String| WriteError {
-        step: "record where API keys go in",
-        path: files.memory.clone(),
-        source: std::io::Error::other(why),
+    let failed = WriteError::at("record where API keys go in", &files.memory);
+    let changed = || -> Result<Option<Memory>, Unreviewable> {
+        let now = match read(files) {
+            Err(_) if replace_unreadable => None,
+            other => other?,
+        };
+        let existed = now.is_some();
+        let mut memory = now.map_or_else(start, Ok)?;
+        let before = memory.clone();
+        change(&mut memory)?;
+        Ok((!existed || memory != before).then_some(memory))
     };
-    let now = match read(files) {
-        Err(_) if replace_unreadable => None,
-        other => other.map_err(failed)?,
+    let memory = match changed() {
+        Ok(Some(memory)) => memory,
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(failed(std::io::Error::other(e))),
     };
-    let existed = now.is_some();
-    let mut memory = match now {
-        Some(memory) => memory,
-        None => start().map_err(failed)?,
-    };
-    let before = memory.clone();
-    change(&mut memory).map_err(failed)?;
-    if existed && memory == before {
-        return Ok(());
-    }
-    let json = bytes_of(&memory, MAX_BYTES).map_err(|e| WriteError {
-        step: "record where API keys go in",
-        path: files.memory.clone(),
-        source: e,
-    })?;
+    let json = bytes_of(&memory, MAX_BYTES).map_err(failed)?;
     atomic::write_atomically(&files.memory, &json, true)
 }
 
@@ -366,7 +386,7 @@ fn write(
 /// Such a write is an error of kind `FileTooLarge`, and nothing is
 /// written (neither the memory nor the document that taught it).
 fn bytes_of(memory: &Memory, limit: usize) -> Result<Vec<u8>, std::io::Error> {
-    let json = serde_json::to_vec_pretty(memory).map_err(std::io::Error::other)?;
+    let json = serde_json::to_vec_pretty(memory)?;
     if json.len() > limit {
         return Err(std::io::Error::new(
             std::io::ErrorKind::FileTooLarge,
@@ -453,7 +473,7 @@ mod tests {
     fn it_is_written_whole_and_refused_when_unreadable() {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path());
-        assert_eq!(read(&files), Ok(None));
+        assert!(read(&files).unwrap().is_none());
         let catalog = validate(CATALOG.as_bytes()).unwrap();
         cache::locked(&files, Duration::from_secs(5), || {
             record(&files, || Memory::rebuilt(None), |m| m.learn(&catalog))
@@ -467,7 +487,7 @@ mod tests {
             br#"{"version":1,"places":{"K":[{"to":"moon"}]}}"#,
         ] {
             std::fs::write(&files.memory, bad).unwrap();
-            let e = read(&files).unwrap_err();
+            let e = read(&files).unwrap_err().to_string();
             assert!(
                 e.starts_with(&format!(
                     "the memory of where API keys went, {}, cannot be used (",
@@ -481,7 +501,7 @@ mod tests {
         }
         // Of another version, the way to keep it comes first.
         std::fs::write(&files.memory, br#"{"version":2}"#).unwrap();
-        assert!(read(&files).unwrap_err().contains(
+        assert!(read(&files).unwrap_err().to_string().contains(
             "to keep what it knows, use the version of this tool that wrote it; or remove it"
         ));
     }

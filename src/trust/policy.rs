@@ -10,7 +10,7 @@ use crate::catalog::{Catalog, Target};
 use crate::store::cache::CacheFiles;
 use crate::store::state::{Held, Need};
 
-use super::guard::{self, Baseline, Review};
+use super::guard::{self, Baseline, Review, Unreviewable};
 use super::hyper;
 use super::memory::{self, Floor, Memory};
 
@@ -26,14 +26,14 @@ pub(crate) enum Destination {
 
 /// What a new document replaces, as the review sees it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Replacing<'r, 'a> {
+pub(crate) struct Replacing<'r> {
     /// Which document.
     pub target: Target,
     /// Where it goes.
     pub into: Destination,
     /// The valid document it replaces, not the embedded snapshot standing
     /// in for none (nobody chose that one).
-    pub previous: Option<&'r Catalog<'a>>,
+    pub previous: Option<&'r Catalog>,
     /// What is remembered of where keys went ([`known`]).
     pub known: &'r Memory,
     /// The signing time the cache's state records.
@@ -49,8 +49,8 @@ pub(crate) fn known(
     files: &CacheFiles,
     into: Destination,
     file: Option<Memory>,
-    previous: Option<&Catalog<'_>>,
-) -> Result<Memory, String> {
+    previous: Option<&Catalog>,
+) -> Result<Memory, Unreviewable> {
     match into {
         Destination::Cache => hyper::effective(files, file, previous),
         Destination::File => Memory::rebuilt(previous),
@@ -66,10 +66,10 @@ pub(crate) fn known(
 /// value the catalog reader would refuse, a place that cannot be made)
 /// is the caller's to hold or refuse.
 pub(crate) fn review(
-    replacing: &Replacing<'_, '_>,
-    next: &Catalog<'_>,
+    replacing: &Replacing<'_>,
+    next: &Catalog,
     signed_at: Option<u64>,
-) -> Result<Review, String> {
+) -> Result<Review, Unreviewable> {
     let known = replacing.known;
     let floor = match (replacing.into, replacing.target, &known.floor) {
         (Destination::File, _, _) | (Destination::Cache, Target::Hyper, _) => guard::Floor::None,
@@ -95,7 +95,7 @@ pub(crate) fn review(
 /// (lowercase hex) does with `review`: apply it when nothing in it needs
 /// a person; else what it holds back, for every start to tell. A review
 /// that could not be made is held too: where keys would go is not known.
-pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Review, Held> {
+pub(crate) fn hold(review: Result<Review, Unreviewable>, sha256: &str) -> Result<Review, Held> {
     match review {
         Ok(review) if review.is_clear() => Ok(review),
         Ok(review) => Err(Held {
@@ -104,7 +104,7 @@ pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Revie
             sha256: Some(sha256.to_owned()),
             ..Held::default()
         }),
-        Err(why) => Err(held_for(why, Some(sha256))),
+        Err(why) => Err(held_for(why.to_string(), Some(sha256))),
     }
 }
 
@@ -135,11 +135,11 @@ const SIGNATURE_FLAG: &str = "--signature";
 
 /// What an applied document teaches.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Applied<'r, 'a> {
+pub(crate) struct Applied<'r> {
     /// Which document.
     pub target: Target,
     /// It.
-    pub next: &'r Catalog<'a>,
+    pub next: &'r Catalog,
     /// Its review (a person may have allowed what it found).
     pub review: &'r Review,
     /// Where it came from, as shown.
@@ -155,7 +155,7 @@ pub(crate) struct Applied<'r, 'a> {
 /// variables reach; for the catalog, the floor (what a person applied
 /// with `--allow-shrink`; none again for the embedded snapshot); for
 /// both, the signing time (the newest, or an older one a person allowed).
-pub(crate) fn learn(memory: &mut Memory, applied: &Applied<'_, '_>) -> Result<(), String> {
+pub(crate) fn learn(memory: &mut Memory, applied: &Applied<'_>) -> Result<(), Unreviewable> {
     memory.learn(applied.next)?;
     if let Some(signed_at) = applied.signed_at {
         let allowed = applied.review.downgrade.is_some();
@@ -237,8 +237,8 @@ mod tests {
     /// person must allow.
     #[test]
     fn what_is_held_fails_closed() {
-        let held = hold(Err("cannot read the memory".into()), "ab").unwrap_err();
-        assert_eq!(held.changes, ["cannot read the memory"]);
+        let held = hold(Err(Unreviewable::TooManyPlaces), "ab").unwrap_err();
+        assert!(held.changes[0].starts_with("the catalog sends keys to more than"));
         assert_eq!(held.sha256.as_deref(), Some("ab"));
         assert!(hold(Ok(Review::default()), "ab").is_ok());
         let known = Memory::effective(None, None).unwrap();
@@ -265,9 +265,11 @@ mod tests {
         let next = validate(br#"[{"id":"x","name":"X","api_key":"$X_KEY","api_endpoint":"https://x.example","models":[{"id":"m"}]}]"#).unwrap();
         let mut memory = Memory::rebuilt(None).unwrap();
         let shrunk = Review {
-            shrinks: vec![
-                guard::shrink_from(embedded::catalog(), &guard::NextIds::of(&next)).unwrap(),
-            ],
+            shrinks: vec![guard::Shrink {
+                providers: (1, 40),
+                models: (1, 1500),
+                against: guard::Against::Embedded,
+            }],
             ..Review::default()
         };
         let applied = |review, embedded| Applied {

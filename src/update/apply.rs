@@ -27,10 +27,10 @@ pub struct Parsed<'i> {
     inputs: &'i Inputs,
     /// Lowercase hex SHA-256 of the new bytes.
     sha256: String,
-    next: Catalog<'i>,
+    next: Catalog,
     /// What it replaces, when that is valid (`None` too when it is the
     /// same bytes: then `next` stands for it).
-    previous: Option<Catalog<'i>>,
+    previous: Option<Catalog>,
     /// The new document's warnings.
     warnings: Vec<crate::catalog::Warning>,
 }
@@ -88,11 +88,13 @@ impl<'i> Parsed<'i> {
         // the commit.
         let memory = match &staged {
             Some(Ok(Staging::Cache(_))) if !inputs.rebuild_memory => {
-                memory::read(cache).map_err(|why| fail(Cause::Review(why)))?
+                memory::read(cache).map_err(|why| fail(Cause::Review(why.to_string())))?
             }
             _ => inputs.memory.clone(),
         };
-        let review = self.review(cache, &options.output, memory);
+        let review = self
+            .review(cache, &options.output, memory)
+            .map_err(|e| e.to_string());
         let allowed = Allowed {
             shrink: options.allow_shrink,
             downgrade: options.allow_downgrade,
@@ -121,14 +123,14 @@ impl<'i> Parsed<'i> {
 
     /// The valid document the new one replaces, the same bytes standing
     /// for themselves.
-    fn previous(&self) -> Option<&Catalog<'i>> {
+    fn previous(&self) -> Option<&Catalog> {
         let same = self.inputs.up_to_date().then_some(&self.next);
         self.previous.as_ref().or(same)
     }
 
     /// The previous document to compare with: not the embedded snapshot
     /// standing in for no cache.
-    fn baseline(&self) -> Option<&Catalog<'i>> {
+    fn baseline(&self) -> Option<&Catalog> {
         self.previous().filter(|_| !self.inputs.stand_in())
     }
 
@@ -139,7 +141,7 @@ impl<'i> Parsed<'i> {
         cache: &CacheFiles,
         output: &Output,
         memory: Option<Memory>,
-    ) -> Result<Review, String> {
+    ) -> Result<Review, crate::trust::guard::Unreviewable> {
         let into = match output {
             Output::Cache => Destination::Cache,
             Output::File(_) | Output::Stdout => Destination::File,

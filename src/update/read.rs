@@ -245,7 +245,7 @@ fn read_memory(
             });
             Ok((None, true))
         }
-        Err(why) => Err(Cause::Review(why)),
+        Err(why) => Err(Cause::Review(why.to_string())),
     }
 }
 

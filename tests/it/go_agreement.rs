@@ -179,7 +179,7 @@ fn split(url: &str) -> String {
 /// the guard's place (a literal host: that host, or no request where the
 /// path makes the URL one Go refuses; no endpoint: the type's default; a
 /// whole variable: wherever its value points).
-fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
+fn our_view(catalog: &Catalog) -> Vec<View> {
     catalog
         .providers
         .iter()
@@ -188,8 +188,7 @@ fn our_view(catalog: &Catalog<'_>) -> Vec<View> {
             // The values' variables; not what the configuration gives it.
             variables.retain(|v| *v != guard::configured(p.id.as_str()));
             variables.sort();
-            let text =
-                |t: &Option<catalog::Text<'_>>| t.as_ref().map_or("", |t| t.as_str()).to_owned();
+            let text = |t: &Option<String>| t.as_deref().unwrap_or("").to_owned();
             let endpoint = expand::endpoint(&text(&p.api_endpoint)).unwrap();
             // Where the endpoint points, which a client of most types uses.
             let place = place::place(&endpoint, &text(&p.kind));

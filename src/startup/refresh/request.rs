@@ -28,7 +28,7 @@ pub(crate) enum Answer<'b> {
         bytes: &'b [u8],
         /// The document read from them, valid: read once, here, and
         /// handed on to the review and the save.
-        catalog: Catalog<'b>,
+        catalog: Catalog,
         /// The server's validators.
         validators: Validators,
         /// When it was signed, when keys are pinned (then it was verified).

@@ -11,7 +11,7 @@ use crate::store::cache::{self, CacheFiles, Cached};
 use crate::store::digest::{self, hex};
 use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
 use crate::store::validators::Validators;
-use crate::trust::guard::Review;
+use crate::trust::guard::{Review, Unreviewable};
 use crate::trust::hyper;
 use crate::trust::memory;
 use crate::trust::policy::{self, Applied, Destination, Replacing};
@@ -62,7 +62,7 @@ pub(super) fn take(
     url: &Url,
     cached: Option<&Cached>,
     seen: &Seen,
-    fetched: NewCatalog<'_>,
+    fetched: NewCatalog,
     now: u64,
 ) -> Taken {
     let sha256 = hex(&fetched.digest);
@@ -116,10 +116,10 @@ impl From<atomic::WriteError> for NotSaved {
 fn review(
     files: &CacheFiles,
     cached: Option<&Cached>,
-    previous: Option<&Catalog<'_>>,
-    next: &Catalog<'_>,
+    previous: Option<&Catalog>,
+    next: &Catalog,
     signed_at: Option<u64>,
-) -> Result<Review, String> {
+) -> Result<Review, Unreviewable> {
     let file = memory::read(files)?;
     let known = policy::known(files, Destination::Cache, file, previous)?;
     let replacing = Replacing {
@@ -173,7 +173,7 @@ pub(crate) struct NewCatalog<'a> {
     /// Their SHA-256.
     pub digest: [u8; 32],
     /// The document read from them.
-    pub catalog: Catalog<'a>,
+    pub catalog: Catalog,
     /// The server's validators.
     pub validators: Validators,
     /// When it was signed, when keys are pinned.
@@ -192,9 +192,9 @@ pub(crate) fn save(
     url: &Url,
     cached: Option<&Cached>,
     seen: &Seen,
-    fetched: NewCatalog<'_>,
+    fetched: NewCatalog,
     now: u64,
-    previous: Option<&Catalog<'_>>,
+    previous: Option<&Catalog>,
 ) -> Result<(), NotSaved> {
     let NewCatalog {
         bytes,
