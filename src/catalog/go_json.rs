@@ -4,7 +4,6 @@
 //! value, and the depth Go's decoder reads. [`go_struct!`] declares a
 //! catwalk struct once and reads it by these rules.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -46,37 +45,6 @@ pub(super) trait GoStruct<'de>: Default {
     fn read<A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error>;
 }
 
-/// How Go fills a field: `null` is its zero value, but for a required
-/// string, which must be one.
-pub(super) trait GoValue<'de>: Sized {
-    /// Reads the field's value from `map`.
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error>;
-}
-
-impl<'de> GoValue<'de> for String {
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
-        map.next_value()
-    }
-}
-
-impl<'de, T: Deserialize<'de>> GoValue<'de> for Option<T> {
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
-        map.next_value()
-    }
-}
-
-impl<'de, T: Deserialize<'de>> GoValue<'de> for Vec<T> {
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
-        Ok(map.next_value::<Option<_>>()?.unwrap_or_default())
-    }
-}
-
-impl<'de> GoValue<'de> for BTreeMap<String, String> {
-    fn read<A: MapAccess<'de>>(map: &mut A) -> Result<Self, A::Error> {
-        Ok(map.next_value::<Option<_>>()?.unwrap_or_default())
-    }
-}
-
 /// Declares a catwalk struct once: its fields (each one's JSON tag is its
 /// name, or the literal after `=`), and [`GoStruct`] to read it.
 macro_rules! go_struct {
@@ -99,7 +67,8 @@ macro_rules! go_struct {
                 map: &mut A,
             ) -> Result<(), A::Error> {
                 $(if field == go_struct!(@tag $field $($tag)?) {
-                    self.$field = $crate::catalog::go_json::GoValue::read(map)?;
+                    // `null` is Go's zero value.
+                    self.$field = map.next_value::<Option<$ty>>()?.unwrap_or_default();
                     return Ok(());
                 })*
                 map.next_value::<serde::de::IgnoredAny>().map(drop)

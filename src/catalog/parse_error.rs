@@ -2,30 +2,28 @@
 //! provider's index and id, the model, the field), and what, in JSON's
 //! terms rather than serde's or Rust's.
 
+use serde_path_to_error::Segment;
+
 use super::{Provider, Target, ValidationError, escape, printable};
 
 /// Builds a precise message for bytes that did not deserialize. This is the
 /// slow path, run only on failure: it parses again, tracking the path.
 pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationError {
     if let Err(e) = std::str::from_utf8(bytes) {
-        return ValidationError::Invalid(format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.valid_up_to()
-        ));
+        let at = e.valid_up_to();
+        return invalid(format!("not UTF-8 text (invalid byte at offset {at})"));
     }
     if bytes.trim_ascii().is_empty() {
-        return ValidationError::Invalid("it is empty".into());
+        return invalid("it is empty".into());
     }
     // A generic reading, for the ids the message names; none for a
     // document nested deeper than serde_json's limit for it (128), whose
     // error the typed reading below says.
     let generic: Option<serde_json::Value> = match serde_json::from_slice(bytes) {
         Ok(value) => Some(value),
-        Err(_) if looks_like_html(bytes) => {
-            return ValidationError::HtmlPage;
-        }
+        Err(_) if looks_like_html(bytes) => return ValidationError::HtmlPage,
         Err(e) if e.to_string().starts_with("recursion limit exceeded") => None,
-        Err(e) => return ValidationError::Invalid(json_syntax(bytes, &e)),
+        Err(e) => return invalid(json_syntax(bytes, &e)),
     };
     let expected = match (target, &generic) {
         (Target::Catalog, Some(g)) if !g.is_array() => Some("a JSON array of providers"),
@@ -33,10 +31,7 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         _ => None,
     };
     if let (Some(expected), Some(generic)) = (expected, &generic) {
-        return ValidationError::Invalid(format!(
-            "expected {expected}, found {}",
-            json_kind(generic)
-        ));
+        return invalid(format!("expected {expected}, found {}", json_kind(generic)));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let err = match target {
@@ -44,59 +39,39 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         Target::Hyper => serde_path_to_error::deserialize::<_, Provider>(&mut de).err(),
     };
     let Some(err) = err else {
-        return ValidationError::Invalid("the catalog could not be read".into());
+        return invalid("the catalog could not be read".into());
     };
     let segments: Vec<_> = err.path().iter().collect();
     let inner = plain_serde_message(err.inner());
-    // The provider: one of the catalog's, or the document itself.
-    let (provider, path, place) = match (target, segments.first()) {
-        (Target::Hyper, _) => {
-            let provider = generic.as_ref();
-            (
-                provider,
-                &segments[..],
-                format!("the provider{}", value_id(provider)),
-            )
-        }
-        (Target::Catalog, Some(serde_path_to_error::Segment::Seq { index })) => {
+    // Where it is: the provider (one of the catalog's, or the document
+    // itself, read generically for its id and its models'), the model, the
+    // field.
+    let (mut value, path, mut place) = match (target, segments.split_first()) {
+        (Target::Hyper, _) => (generic.as_ref(), &segments[..], "the provider".to_owned()),
+        (Target::Catalog, Some((Segment::Seq { index }, path))) => {
             let provider = generic.as_ref().and_then(|g| g.get(*index));
-            if let Some(provider) = provider
-                && !provider.is_object()
-            {
-                return ValidationError::Invalid(format!(
-                    "provider {index}: expected an object, found {}",
-                    json_kind(provider)
+            if let Some(provider) = provider.filter(|p| !p.is_object()) {
+                let found = json_kind(provider);
+                return invalid(format!(
+                    "provider {index}: expected an object, found {found}"
                 ));
             }
-            let place = format!("provider {index}{}", value_id(provider));
-            (provider, &segments[1..], place)
+            (provider, path, format!("provider {index}"))
         }
-        (Target::Catalog, _) => return ValidationError::Invalid(inner),
+        (Target::Catalog, _) => return invalid(inner),
     };
-    ValidationError::Invalid(at_path(provider, path, place, &inner))
-}
-
-/// `inner`, the message of an error at `path` inside `provider` (read
-/// generically, for the ids of its models), said where it is: `place` (the
-/// provider), the model, the field.
-fn at_path(
-    provider: Option<&serde_json::Value>,
-    path: &[&serde_path_to_error::Segment],
-    mut place: String,
-    inner: &str,
-) -> String {
-    let mut value = provider;
+    place.push_str(&value_id(value));
     let mut field = String::new();
     for segment in path {
         match segment {
-            serde_path_to_error::Segment::Map { key } => {
+            Segment::Map { key } => {
                 value = value.and_then(|v| v.get(key.as_str()));
                 if !field.is_empty() {
                     field.push('.');
                 }
                 field.push_str(key);
             }
-            serde_path_to_error::Segment::Seq { index } => {
+            Segment::Seq { index } => {
                 value = value.and_then(|v| v.get(*index));
                 if field == "models" {
                     place = format!("{place}: models[{index}]{}", value_id(value));
@@ -108,11 +83,14 @@ fn at_path(
             _ => {}
         }
     }
-    if field.is_empty() {
-        format!("{place}: {inner}")
-    } else {
-        format!("{place}: field {field}: {inner}")
-    }
+    invalid(match field.is_empty() {
+        true => format!("{place}: {inner}"),
+        false => format!("{place}: field {field}: {inner}"),
+    })
+}
+
+fn invalid(why: String) -> ValidationError {
+    ValidationError::Invalid(why)
 }
 
 /// What a file that starts with a byte-order mark is told: the mark is

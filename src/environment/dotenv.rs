@@ -21,8 +21,6 @@
 //!   nothing; `\$` is a literal `$`;
 //! - a name given twice keeps its last value.
 
-use std::fmt;
-
 /// One variable a `.env` file sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
@@ -35,18 +33,13 @@ pub struct Entry {
 }
 
 /// Why a `.env` file is not loaded at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct ParseError {
     /// The line of the statement at fault (1-based).
     pub line: usize,
     /// What is wrong, in godotenv's terms.
     pub message: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
 }
 
 /// Parses a `.env` file's bytes into the variables it sets, in the order
@@ -71,17 +64,11 @@ pub fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
 }
 
 fn replace_crlf(src: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(src.len());
-    let mut i = 0;
-    while i < src.len() {
-        if src[i] == b'\r' && src.get(i + 1) == Some(&b'\n') {
-            i += 1;
-            continue;
-        }
-        out.push(src[i]);
-        i += 1;
-    }
-    out
+    let crlf = |i: usize| src[i] == b'\r' && src.get(i + 1) == Some(&b'\n');
+    (0..src.len())
+        .filter(|&i| !crlf(i))
+        .map(|i| src[i])
+        .collect()
 }
 
 /// The line of `part`, a suffix of `whole`.

@@ -53,67 +53,45 @@ pub(crate) struct DotEnv {
     pub unread: bool,
 }
 
-/// Whether a `.env` variable is taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Taken {
-    /// It joins the environment.
-    Yes,
-    /// The process already has the variable: its value stands.
-    Shadowed,
-    /// Never from a `.env`, for this reason.
-    Refused(&'static str),
-}
-
-/// Decides whether the `.env` variable `name` is taken: not when the
-/// process has it (`in_process`), nor for one Crush reads before the file
-/// is loaded, nor for one of `refused` (the caller's own rule, e.g. that a
-/// project's file cannot pin keys).
-pub(crate) fn taken(name: &str, in_process: bool, refused: &[(&str, &'static str)]) -> Taken {
-    if let Some((_, why)) = refused.iter().find(|(n, _)| *n == name) {
-        Taken::Refused(why)
-    } else if READ_BEFORE.contains(&name) {
-        Taken::Refused("Crush reads it before it loads .env")
-    } else if in_process {
-        Taken::Shadowed
-    } else {
-        Taken::Yes
-    }
-}
-
 /// Reads `dir/.env` as Crush would: `None` when there is none. A file that
 /// cannot be read or parsed loads nothing, as in Crush (which says
 /// nothing); here [`DotEnv::error`] says why. Only a regular file is read:
-/// a FIFO there would block a start for good.
+/// a FIFO there would block a start for good. A variable is taken unless
+/// the process has it, Crush reads it before the file is loaded, or it is
+/// one of `refused` (the caller's own rule, e.g. that a project's file
+/// cannot pin keys), with why.
 pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEnv> {
     let path = dir.join(FILE_NAME);
     let meta = fs::metadata(&path).ok()?;
     let mut loaded = DotEnv {
         path: path.clone(),
+        unread: meta.is_file() && meta.len() > MAX_BYTES,
         ..DotEnv::default()
     };
-    let bytes = if !meta.is_file() {
+    let mut bytes = Vec::new();
+    let read = if !meta.is_file() {
         Err("not a regular file".to_string())
-    } else if meta.len() > MAX_BYTES {
-        loaded.unread = true;
+    } else if loaded.unread {
         Err(format!("larger than {} KiB", MAX_BYTES / 1024))
     } else {
-        let mut bytes = Vec::new();
         fs::File::open(&path)
             .and_then(|f| f.take(MAX_BYTES).read_to_end(&mut bytes))
-            .map(|_| bytes)
             .map_err(|e| format!("cannot read it: {e}"))
     };
-    let entries = bytes.and_then(|b| dotenv::parse(&b).map_err(|e| e.to_string()));
-    match entries {
+    match read.and_then(|_| dotenv::parse(&bytes).map_err(|e| e.to_string())) {
         Err(why) => loaded.error = Some(why),
         Ok(entries) => {
             for entry in entries {
-                let in_process = process_var(&entry.name).is_some();
-                match taken(&entry.name, in_process, refused) {
-                    Taken::Yes if entry.value.contains(&0) => {}
-                    Taken::Yes => loaded.entries.push(entry),
-                    Taken::Shadowed => loaded.shadowed.push(entry.name),
-                    Taken::Refused(why) => loaded.refused.push((entry.name, entry.line, why)),
+                let refused = refused.iter().find(|(n, _)| *n == entry.name);
+                if let Some((_, why)) = refused {
+                    loaded.refused.push((entry.name, entry.line, why));
+                } else if READ_BEFORE.contains(&entry.name.as_str()) {
+                    let why = "Crush reads it before it loads .env";
+                    loaded.refused.push((entry.name, entry.line, why));
+                } else if process_var(&entry.name).is_some() {
+                    loaded.shadowed.push(entry.name);
+                } else if !entry.value.contains(&0) {
+                    loaded.entries.push(entry);
                 }
             }
         }
@@ -160,11 +138,9 @@ pub(crate) fn installed() -> Option<&'static DotEnv> {
 /// `.env` file's. An empty value counts as unset, as it does for every
 /// variable this tool reads.
 pub(crate) fn var(name: &str) -> Option<OsString> {
-    match process_var(name) {
-        Some(value) => Some(value),
-        None => dotenv_entry(name).map(|entry| os_string(&entry.value)),
-    }
-    .filter(|v| !v.is_empty())
+    let from_dotenv = || installed()?.entries.iter().find(|e| e.name == name);
+    (process_var(name).or_else(|| from_dotenv().map(|e| os_string(&e.value))))
+        .filter(|v| !v.is_empty())
 }
 
 /// Where a variable's value comes from.
@@ -179,12 +155,9 @@ pub(crate) enum Source {
 /// Where [`var`] finds `name`; `None` when it is unset.
 pub(crate) fn source(name: &str) -> Option<Source> {
     var(name)?;
-    match dotenv_entry(name) {
-        Some(entry) if process_var(name).is_none() => Some(Source::DotEnv(
-            installed().map(|d| d.path.clone()).unwrap_or_default(),
-            entry.line,
-        )),
-        _ => Some(Source::Process),
+    match process_var(name) {
+        Some(_) => Some(Source::Process),
+        None => dotenv_source(name, false),
     }
 }
 
@@ -192,19 +165,16 @@ pub(crate) fn source(name: &str) -> Option<Source> {
 /// unset; where it was set, when it is.
 pub(crate) fn set_but_empty(name: &str) -> Option<Source> {
     match process_var(name) {
-        Some(value) if value.is_empty() => Some(Source::Process),
-        Some(_) => None,
-        None => dotenv_entry(name).filter(|e| e.value.is_empty()).map(|e| {
-            Source::DotEnv(
-                installed().map(|d| d.path.clone()).unwrap_or_default(),
-                e.line,
-            )
-        }),
+        Some(value) => value.is_empty().then_some(Source::Process),
+        None => dotenv_source(name, true),
     }
 }
 
-fn dotenv_entry(name: &str) -> Option<&'static dotenv::Entry> {
-    installed()?.entries.iter().find(|e| e.name == name)
+/// Where the installed `.env` file sets `name`, to an empty value or not.
+fn dotenv_source(name: &str, empty: bool) -> Option<Source> {
+    let dotenv = installed()?;
+    let entry = (dotenv.entries.iter()).find(|e| e.name == name && e.value.is_empty() == empty)?;
+    Some(Source::DotEnv(dotenv.path.clone(), entry.line))
 }
 
 #[cfg(unix)]
@@ -223,22 +193,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_process_wins_and_some_names_never_come_from_a_file() {
-        let keys = [("CRUSH_PROVIDER_PUBLIC_KEY", "only the user pins keys")];
-        assert_eq!(taken("CATWALK_URL", false, &keys), Taken::Yes);
-        assert_eq!(taken("CATWALK_URL", true, &keys), Taken::Shadowed);
-        assert!(matches!(taken("HOME", false, &keys), Taken::Refused(_)));
-        assert!(matches!(
-            taken("USERPROFILE", false, &keys),
-            Taken::Refused(_)
-        ));
-        assert_eq!(
-            taken("CRUSH_PROVIDER_PUBLIC_KEY", false, &keys),
-            Taken::Refused("only the user pins keys")
-        );
-    }
-
-    #[test]
     fn load_reads_a_regular_file_and_tells_what_it_could_not() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(load(dir.path(), &[]), None);
@@ -251,6 +205,15 @@ mod tests {
         assert_eq!(loaded.entries.len(), 1);
         assert_eq!(loaded.entries[0].name, "CRUSH_TEST_DOTENV_UNSET_VAR");
         assert_eq!(loaded.refused[0].0, "HOME");
+        // The process's own value stands; the caller's rule refuses.
+        fs::write(dir.path().join(".env"), "PATH=/x\nCRUSH_TEST_DOTENV_K=1\n").unwrap();
+        let loaded = load(dir.path(), &[("CRUSH_TEST_DOTENV_K", "only the user")]).unwrap();
+        assert_eq!(loaded.shadowed, ["PATH"]);
+        assert_eq!(
+            loaded.refused,
+            [("CRUSH_TEST_DOTENV_K".into(), 2, "only the user")]
+        );
+        assert!(loaded.entries.is_empty());
         fs::write(dir.path().join(".env"), "A=1\nbad-name=2\n").unwrap();
         let loaded = load(dir.path(), &[]).unwrap();
         assert!(loaded.entries.is_empty());

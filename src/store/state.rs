@@ -192,12 +192,14 @@ pub enum Need {
 
 /// [`Held`] as the state file has it: with `needs`, or, written by a build
 /// before them, `flags`, the flags of `update-providers` that allowed the
-/// same.
+/// same. `needs` that are not a list, or a need a later build added, are
+/// passed over, as the build before passed over the key it did not know
+/// (the rest of the state is not lost over them).
 #[derive(Deserialize)]
 struct StoredHeld {
     changes: Vec<String>,
     #[serde(default)]
-    needs: Option<StoredNeeds>,
+    needs: Option<serde_json::Value>,
     #[serde(default)]
     flags: Vec<String>,
     #[serde(default)]
@@ -208,36 +210,14 @@ struct StoredHeld {
     foreign: bool,
 }
 
-/// `needs` as written: a list, or, from a hand or a later build, anything
-/// else, which is passed over as the build before passed over the key it
-/// did not know (the rest of the state is not lost over it).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum StoredNeeds {
-    List(Vec<StoredNeed>),
-    Other(serde::de::IgnoredAny),
-}
-
-/// A need as written: one this build knows, or one a later build added,
-/// which it cannot tell (and the held record is not lost over it).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum StoredNeed {
-    Known(Need),
-    Other(serde::de::IgnoredAny),
-}
-
 impl From<StoredHeld> for Held {
     fn from(stored: StoredHeld) -> Held {
         let needs = match stored.needs {
-            Some(StoredNeeds::List(needs)) => needs
+            Some(serde_json::Value::Array(needs)) => needs
                 .into_iter()
-                .filter_map(|need| match need {
-                    StoredNeed::Known(need) => Some(need),
-                    StoredNeed::Other(_) => None,
-                })
+                .filter_map(|need| serde_json::from_value(need).ok())
                 .collect(),
-            Some(StoredNeeds::Other(_)) | None => stored
+            _ => stored
                 .flags
                 .iter()
                 .filter_map(|f| need_of_flag(f))
