@@ -8,9 +8,12 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use crush_providers::catalog;
+use crush_providers::internals::changes;
 use crush_providers::internals::digest;
 use crush_providers::internals::guard::{self, Baseline, Floor};
-use crush_providers::internals::{changes, synthetic};
+
+#[path = "../tests/it/synthetic.rs"]
+mod synthetic;
 
 fn validate(c: &mut Criterion) {
     let mut group = c.benchmark_group("validate");

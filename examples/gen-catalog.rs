@@ -6,6 +6,9 @@
 
 use std::process::ExitCode;
 
+#[path = "../tests/it/synthetic.rs"]
+mod synthetic;
+
 fn parse_size(text: &str) -> Option<usize> {
     let upper = text.trim().to_ascii_uppercase();
     let (number, scale) =
@@ -30,7 +33,7 @@ fn main() -> ExitCode {
         eprintln!("gen-catalog: SEED must be a whole number");
         return ExitCode::from(2);
     };
-    let text = crush_providers::internals::synthetic::catalog(size, seed);
+    let text = synthetic::catalog(size, seed);
     let written = match args.get(2) {
         Some(path) => std::fs::write(path, &text),
         None => std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes()),

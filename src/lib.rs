@@ -147,7 +147,7 @@
 //!   limits, the resolver's forms whose destination is exact, Go's URL
 //!   split), the two documents it comes as (the Catwalk catalog, Hyper's
 //!   one provider), the changes between two catalogs, what a terminal may
-//!   be shown, the embedded snapshot, synthetic catalogs for benchmarks.
+//!   be shown, the embedded snapshot.
 //! - [`store`]: files on disk: the cache's atomic, durable swap (the
 //!   catalog's, and Hyper's `hyper.json` beside it), its state file, the
 //!   lock, the digest, HTTP validators, local files read as a careful tool
@@ -230,10 +230,6 @@ pub mod internals {
     /// From `catalog/go_url.rs`.
     pub mod go_url {
         pub use crate::catalog::go_url::parse;
-    }
-    /// From `catalog/synthetic.rs`.
-    pub mod synthetic {
-        pub use crate::catalog::synthetic::catalog;
     }
     /// From `config/`.
     pub mod config {

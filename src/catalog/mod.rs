@@ -36,7 +36,6 @@ mod go_json;
 pub(crate) mod go_url;
 mod model;
 mod parse_error;
-pub(crate) mod synthetic;
 pub(crate) mod target;
 mod validate;
 

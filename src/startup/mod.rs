@@ -235,7 +235,10 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     let pinned = options.keys.is_some();
     // Told as found: the review of another program's document may replace
     // a state file that cannot be read.
-    let state_problem = hand_over.then(|| state::read(&files.state).err()).flatten();
+    let state_problem = hand_over
+        .then(|| state::read(&files.state).err())
+        .flatten()
+        .map(|e| e.to_string());
     let unreviewed = |files: &CacheFiles| match foreign::settle(files, pinned, Duration::ZERO) {
         _ if !hand_over => None,
         Ok(settled) if settled.readable() => None,

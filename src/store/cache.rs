@@ -233,7 +233,7 @@ pub(crate) fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
     let identity = identity(&meta);
     let (state, state_problem) = match state::read(&files.state) {
         Ok(state) => (state, None),
-        Err(problem) => (None, Some(problem)),
+        Err(problem) => (None, Some(problem.to_string())),
     };
     let recorded = state
         .as_ref()

@@ -22,7 +22,7 @@
 //! Keys it does not know are ignored, and every key but `sha256` may be
 //! missing (files written by earlier versions have no `confirmed_at`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -272,18 +272,29 @@ impl RefreshOutcome {
     }
 }
 
+/// A state file that cannot be read: it is ignored, and the next update
+/// replaces it.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the state file {} cannot be read ({why}); it is ignored, and replaced by the next update",
+    path.display()
+)]
+pub(crate) struct Unreadable {
+    path: PathBuf,
+    why: file::FileError,
+}
+
 /// The state file at `path`, when it holds one (`Ok(None)` when it is
 /// missing or not a state file: nothing in it is needed, and the next write
 /// replaces it); why, when something else than a regular file stands
 /// there, or it cannot be read.
-pub(crate) fn read(path: &Path) -> Result<Option<CacheState>, String> {
+pub(crate) fn read(path: &Path) -> Result<Option<CacheState>, Unreadable> {
     match file::read_regular(path, file::MAX_FILE_BYTES) {
-        Ok(Some((bytes, _))) => Ok(serde_json::from_slice(&bytes).ok()),
-        Ok(None) => Ok(None),
-        Err(e) => Err(format!(
-            "the state file {} cannot be read ({e}); it is ignored, and replaced by the next update",
-            path.display()
-        )),
+        Ok(read) => Ok(read.and_then(|(bytes, _)| serde_json::from_slice(&bytes).ok())),
+        Err(why) => Err(Unreadable {
+            path: path.to_owned(),
+            why,
+        }),
     }
 }
 

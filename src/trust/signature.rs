@@ -56,40 +56,13 @@ impl TrustedKeys {
     /// there are none. A bad entry is an error naming it: a pinned key
     /// must never be ignored.
     pub fn parse(entries: &[String]) -> Result<Option<TrustedKeys>, KeyError> {
-        let entries: Vec<String> = entries
-            .iter()
-            .map(|e| e.trim().to_owned())
+        let entries: Vec<String> = (entries.iter().map(|e| e.trim().to_owned()))
             .filter(|e| !e.is_empty())
             .collect();
-        let mut keys = Vec::new();
-        for entry in &entries {
-            let key = match PublicKey::from_base64(entry) {
-                Ok(key) => key,
-                Err(_) if Path::new(entry.as_str()).is_file() => {
-                    let text = file::read_regular(Path::new(entry), MAX_SIGNATURE_BYTES)
-                        .map_err(|e| e.to_string())
-                        .and_then(|read| {
-                            let (bytes, _) = read.ok_or("it does not exist")?;
-                            String::from_utf8(bytes).map_err(|_| "it is not text".to_string())
-                        })
-                        .map_err(|why| KeyError::Unreadable {
-                            entry: entry.clone(),
-                            why,
-                        })?;
-                    PublicKey::decode(&text).map_err(|e| KeyError::NotAKeyFile {
-                        entry: entry.clone(),
-                        why: describe(&e),
-                    })?
-                }
-                Err(e) => {
-                    return Err(KeyError::Neither {
-                        entry: entry.clone(),
-                        why: describe(&e),
-                    });
-                }
-            };
-            keys.push(key);
-        }
+        let keys = entries
+            .iter()
+            .map(|entry| key(entry))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok((!keys.is_empty()).then_some(TrustedKeys { keys, entries }))
     }
 
@@ -112,10 +85,8 @@ impl TrustedKeys {
                 Ok(()) => {
                     let signed = timestamp(signature.trusted_comment())?;
                     if signed > now.saturating_add(MAX_AHEAD) {
-                        return Err(SignatureError::Future {
-                            signed: rfc3339(signed),
-                            now: rfc3339(now),
-                        });
+                        let (signed, now) = (rfc3339(signed), rfc3339(now));
+                        return Err(SignatureError::Future { signed, now });
                     }
                     return Ok(signed);
                 }
@@ -133,6 +104,35 @@ impl TrustedKeys {
     }
 }
 
+/// The key of one entry: its base64 line, else the `.pub` file it names.
+fn key(entry: &str) -> Result<PublicKey, KeyError> {
+    let entry_owned = || entry.to_owned();
+    let e = match PublicKey::from_base64(entry) {
+        Ok(key) => return Ok(key),
+        Err(e) if !Path::new(entry).is_file() => e,
+        Err(_) => {
+            let unreadable = |why: String| KeyError::Unreadable {
+                entry: entry_owned(),
+                why,
+            };
+            let text = match file::read_regular(Path::new(entry), MAX_SIGNATURE_BYTES) {
+                Ok(Some((bytes, _))) => String::from_utf8(bytes).map_err(|_| "it is not text"),
+                Ok(None) => Err("it does not exist"),
+                Err(e) => return Err(unreadable(e.to_string())),
+            };
+            let text = text.map_err(|why| unreadable(why.into()))?;
+            return PublicKey::decode(&text).map_err(|e| KeyError::NotAKeyFile {
+                entry: entry_owned(),
+                why: describe(&e),
+            });
+        }
+    };
+    Err(KeyError::Neither {
+        entry: entry_owned(),
+        why: describe(&e),
+    })
+}
+
 /// The id of the key that made `signature` (the text of a `.minisig`
 /// file), as minisign shows it (`minisign public key 1A2B…`: 16 hex digits
 /// of the little-endian number); `None` when it cannot be read.
@@ -140,24 +140,16 @@ pub(crate) fn key_id(signature: &[u8]) -> Option<String> {
     let line = std::str::from_utf8(signature).ok()?.lines().nth(1)?.trim();
     // The algorithm (2 bytes), then the key id (8): the first 16 base64
     // characters hold 12 bytes.
-    let digit = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
-        _ => None,
-    };
-    let digits: Vec<u8> = line.bytes().take(16).map(digit).collect::<Option<_>>()?;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digits: Vec<u32> = (line.bytes().take(16))
+        .map(|c| ALPHABET.iter().position(|&a| a == c).map(|d| d as u32))
+        .collect::<Option<_>>()?;
     if digits.len() < 16 {
         return None;
     }
-    let bytes: Vec<u8> = digits
-        .chunks(4)
-        .flat_map(|q| {
-            let n = q.iter().fold(0u32, |n, &d| (n << 6) | u32::from(d));
-            [(n >> 16) as u8, (n >> 8) as u8, n as u8]
-        })
+    let bytes: Vec<u8> = (digits.chunks(4))
+        .map(|q| q.iter().fold(0, |n, &d| (n << 6) | d))
+        .flat_map(|n: u32| [(n >> 16) as u8, (n >> 8) as u8, n as u8])
         .collect();
     let id = u64::from_le_bytes(bytes[2..10].try_into().ok()?);
     Some(format!("{id:016X}"))
@@ -166,10 +158,7 @@ pub(crate) fn key_id(signature: &[u8]) -> Option<String> {
 /// Decodes the text of a `.minisig` file, refusing what it cannot read.
 pub fn parse(signature: &[u8]) -> Result<Signature, SignatureError> {
     if signature.len() > MAX_SIGNATURE_BYTES {
-        return Err(SignatureError::Malformed(format!(
-            "it is larger than {} KiB",
-            MAX_SIGNATURE_BYTES / 1024
-        )));
+        return Err(NoSignature::TooLarge.into());
     }
     let text = std::str::from_utf8(signature)
         .map_err(|_| SignatureError::Malformed("it is not text".into()))?;
@@ -179,14 +168,12 @@ pub fn parse(signature: &[u8]) -> Result<Signature, SignatureError> {
 /// The signing time in a trusted comment: the `timestamp:` field among
 /// its tab-separated fields, as minisign writes it: digits, given once.
 pub fn timestamp(trusted_comment: &str) -> Result<u64, SignatureError> {
-    let mut times = trusted_comment
-        .split(['\t', ' '])
-        .filter_map(|field| field.strip_prefix("timestamp:"));
+    let mut times =
+        (trusted_comment.split(['\t', ' '])).filter_map(|field| field.strip_prefix("timestamp:"));
     let time = times.next();
     if times.next().is_some() {
-        return Err(SignatureError::Malformed(
-            "its trusted comment has two timestamps".into(),
-        ));
+        let why = "its trusted comment has two timestamps".into();
+        return Err(SignatureError::Malformed(why));
     }
     time.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
         .and_then(|t| t.parse().ok())
@@ -274,10 +261,10 @@ impl From<NoSignature> for SignatureError {
     fn from(e: NoSignature) -> Self {
         match e {
             NoSignature::Missing(why) => SignatureError::Missing(why),
-            NoSignature::TooLarge => SignatureError::Malformed(format!(
-                "it is larger than {} KiB",
-                MAX_SIGNATURE_BYTES / 1024
-            )),
+            NoSignature::TooLarge => {
+                let limit = MAX_SIGNATURE_BYTES / 1024;
+                SignatureError::Malformed(format!("it is larger than {limit} KiB"))
+            }
         }
     }
 }

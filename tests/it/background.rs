@@ -593,7 +593,7 @@ async fn output_through_a_pipe_ends_when_the_command_does() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_helper_killed_at_any_moment_leaves_one_whole_catalog() {
-    use crush_providers::internals::synthetic;
+    use crate::synthetic;
     let old = synthetic::catalog(600_000, 1);
     let new = synthetic::catalog(500_000, 2);
     let server = serve_at(

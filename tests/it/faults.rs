@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use crush_providers::internals::synthetic;
+use crate::synthetic;
 
 /// A small xorshift generator: random enough for kill delays, no dependency.
 struct Rng(u64);

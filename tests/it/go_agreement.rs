@@ -28,10 +28,11 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::common::*;
+use crate::synthetic;
 use crush_providers::catalog::{self, Catalog, embedded};
 use crush_providers::internals::guard;
 use crush_providers::internals::place::{self, Place};
-use crush_providers::internals::{self, expand, go_url, synthetic};
+use crush_providers::internals::{self, expand, go_url};
 use serde_json::Value;
 
 /// The Go reader, built once; `None` where there is no Go.

@@ -4,6 +4,7 @@
 //! suites do).
 
 mod common;
+mod synthetic;
 
 mod attacks;
 

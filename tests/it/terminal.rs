@@ -360,7 +360,7 @@ fn ctrl_c_at_the_terminal_leaves_one_line_and_no_bar() {
 /// Two catalogs far apart (the same providers, other models): a report
 /// longer than any screen.
 fn far_apart(home: &Home) -> (tempfile::TempDir, String, String) {
-    use crush_providers::internals::synthetic;
+    use crate::synthetic;
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     std::fs::write(&a, synthetic::catalog(400_000, 1)).unwrap();

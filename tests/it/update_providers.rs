@@ -757,7 +757,7 @@ fn xdg_data_home_moves_the_cache() {
 /// happened last; `--verbose` and `--json` list every id.
 #[test]
 fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
-    use crush_providers::internals::synthetic;
+    use crate::synthetic;
     let home = Home::new();
     // About 70 providers each; the same provider ids with other models.
     let (_dir, a) = temp_file("a.json", synthetic::catalog(5_000_000, 1).as_bytes());

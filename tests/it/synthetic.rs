@@ -1,4 +1,5 @@
-//! Synthetic catalogs of a requested size, for benchmarks and tests: the
+//! Synthetic catalogs of a requested size, for the tests, the benchmarks
+//! (`#[path]`) and `examples/gen-catalog.rs`: the
 //! realistic shape of a Catwalk catalog (providers of 30 to 300 models, every
 //! known field, a few unknown ones, some escaped strings), deterministic for a
 //! given seed, and valid by construction.
@@ -100,23 +101,17 @@ fn model(out: &mut String, p: usize, m: usize, next: &mut impl FnMut(u64) -> u64
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalog;
-
-    #[test]
-    fn synthetic_catalogs_are_valid_and_sized() {
-        for size in [1, 100_000, 700_000] {
-            let text = catalog(size, 7);
-            assert!(text.len() >= size);
-            let parsed = catalog::validate(text.as_bytes()).unwrap();
-            assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
-            for p in &parsed.providers {
-                assert!((30..=300).contains(&p.models().len()));
-            }
+#[test]
+fn synthetic_catalogs_are_valid_and_sized() {
+    for size in [1, 100_000, 700_000] {
+        let text = catalog(size, 7);
+        assert!(text.len() >= size);
+        let parsed = crush_providers::catalog::validate(text.as_bytes()).unwrap();
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        for p in &parsed.providers {
+            assert!((30..=300).contains(&p.models().len()));
         }
-        assert_eq!(catalog(10_000, 1), catalog(10_000, 1));
-        assert_ne!(catalog(10_000, 1), catalog(10_000, 2));
     }
+    assert_eq!(catalog(10_000, 1), catalog(10_000, 1));
+    assert_ne!(catalog(10_000, 1), catalog(10_000, 2));
 }
