@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
         }
         Err(e) => {
             // Errors are shown on one line of a terminal.
-            assert!(!e.0.is_empty());
+            assert!(!e.to_string().is_empty());
             assert!(!e.to_string().contains('\n'), "multi-line error: {e}");
         }
     }

@@ -166,8 +166,8 @@ pub fn reach(provider: &Provider) -> Result<(Vec<Place>, Vec<String>), Unreviewa
 }
 
 /// Every variable of a catalog and the places it is sent to; refused for
-/// a catalog that names more than [`MAX_VARIABLES`] variables or teaches
-/// more than [`MAX_PLACES`] places (counted as they are found: such a
+/// a catalog that names more than `MAX_VARIABLES` variables or teaches
+/// more than `MAX_PLACES` places (counted as they are found: such a
 /// catalog is refused before it is read whole).
 pub fn places(catalog: &Catalog) -> Result<Places, Unreviewable> {
     let mut places = Places::new();

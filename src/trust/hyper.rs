@@ -38,7 +38,6 @@ pub(crate) fn crush_places_for(hyper_url: Option<&str>) -> Vec<Place> {
         expand::endpoint(&format!("{base}/api/v1/fantasy"))
             .ok()
             .map(|endpoint| place::place(&endpoint, KIND))
-            .filter(|place| matches!(place, Place::Url { .. }))
     };
     let mut places: Vec<Place> = place_of(DEFAULT_HYPER_URL).into_iter().collect();
     if let Some(place) = hyper_url.filter(|url| !url.is_empty()).and_then(place_of)
