@@ -293,43 +293,30 @@ pub(crate) struct FloorSummary {
 /// The memory of `files` as the guard would use it against `cache` (the
 /// valid cache), summed up.
 pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
-    let mut summary = Summary {
+    let read = read(files);
+    let state = match &read {
+        Ok(Some(_)) => FileState::Recorded,
+        Ok(None) => FileState::Missing,
+        Err(_) => FileState::Unusable,
+    };
+    let problem = read.as_ref().err().map(ToString::to_string);
+    let memory = read.ok().and_then(|file| Memory::effective(file, cache).ok());
+    let places = memory.as_ref().map(|m| &m.places);
+    let configured = places.map_or(0, |p| p.keys().filter(|h| guard::is_configured(h)).count());
+    let floor = memory.as_ref().and_then(|m| m.floor.as_ref());
+    Summary {
         path: files.memory.display().to_string(),
-        state: FileState::Missing,
-        problem: None,
-        variables: 0,
-        providers: 0,
-        floor: None,
-        signed_at: None,
-    };
-    let file = match read(files) {
-        Ok(file) => file,
-        Err(why) => {
-            summary.state = FileState::Unusable;
-            summary.problem = Some(why.to_string());
-            return summary;
-        }
-    };
-    if file.is_some() {
-        summary.state = FileState::Recorded;
+        state,
+        problem,
+        variables: places.map_or(0, BTreeMap::len) - configured,
+        providers: configured,
+        floor: floor.map(|floor| FloorSummary {
+            source: floor.source.clone(),
+            providers: floor.providers.len(),
+            models: floor.providers.values().map(BTreeSet::len).sum(),
+        }),
+        signed_at: memory.and_then(|m| m.signed_at).map(crate::store::state::rfc3339),
     }
-    let Ok(memory) = Memory::effective(file, cache) else {
-        return summary;
-    };
-    let configured = memory
-        .places
-        .keys()
-        .filter(|h| guard::is_configured(h))
-        .count();
-    summary.providers = configured;
-    summary.variables = memory.places.len() - configured;
-    summary.floor = memory.floor.map(|floor| FloorSummary {
-        source: floor.source,
-        providers: floor.providers.len(),
-        models: floor.providers.values().map(BTreeSet::len).sum(),
-    });
-    summary.signed_at = memory.signed_at.map(crate::store::state::rfc3339);
-    summary
 }
 
 /// Changes the memory file of `files`: `change` gets the one there now, or,
