@@ -2,15 +2,21 @@
 //! this tool earns its keep, and there a failure message is the whole user
 //! interface: the project's own causes, naming what failed (the host, the
 //! proxy and the variable it came from, the certificate) and, apart, the
-//! one thing that fixes it. The HTTP stack's errors (reqwest, hyper,
-//! rustls, the operating system) are turned into them once, in
-//! `fetch/classify.rs`; no wording of those libraries reaches the
-//! user, and the raw chain is kept for `--verbose`.
+//! one thing that fixes it. The HTTP client's errors (reqwest, hyper,
+//! rustls, the operating system) are read here ([`network`]) and nowhere
+//! else; no wording of those libraries reaches the user, and the client's
+//! error stays the failure's source, for `--verbose`.
 
+use std::error::Error as StdError;
 use std::fmt;
+use std::io;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
+use rustls::CertificateError;
+
+use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 
 /// Words of the HTTP libraries that never reach the user: the tests check
 /// every failure message against them.
@@ -68,24 +74,28 @@ pub enum Certificate {
     Expired,
     /// Not valid yet.
     NotYetValid,
-    /// Made out for other names.
-    WrongName {
-        /// The names it is valid for, when the TLS library says.
-        valid_for: Vec<String>,
-    },
+    /// Made out for other names: these, when the TLS library says.
+    WrongName(Vec<String>),
     /// Revoked by its authority.
     Revoked,
-    /// Anything else, in the TLS library's words (rare).
-    Other(String),
+    /// Refused for another reason (the TLS library's, in `--verbose`).
+    Other,
 }
 
 /// What went wrong with a proxy.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Proxy {
-    /// It could not be reached.
-    Unreachable(String),
-    /// It answered the request for a tunnel with this status (when known).
-    RefusedTunnel(Option<String>),
+    /// It refused the connection.
+    Refused,
+    /// There is no route to it.
+    NoRoute,
+    /// Its name does not resolve.
+    NoName,
+    /// The connection to it failed otherwise.
+    Unreachable,
+    /// It answered the request for a tunnel with a status other than 200
+    /// and 407 (the HTTP client keeps no more of it).
+    RefusedTunnel,
     /// It wants credentials (407).
     WantsCredentials,
     /// It closed the connection instead of answering.
@@ -93,7 +103,7 @@ pub enum Proxy {
 }
 
 /// Why no answer came from the network.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Network {
     /// The host name does not resolve.
     #[error("the name {host} does not resolve{}", if *.around_proxy { " (it is looked up here, not by the proxy: NO_PROXY sends it around the proxy)" } else { "" })]
@@ -120,6 +130,12 @@ pub enum Network {
         /// As for [`Network::Refused`].
         proxy_variable: Option<&'static str>,
     },
+    /// The connection could not be made otherwise.
+    #[error("cannot connect to {target}")]
+    Connect {
+        /// `host:port`.
+        target: String,
+    },
     /// The server closed or reset the connection before answering.
     #[error("{target} closed the connection before answering")]
     Closed {
@@ -127,7 +143,7 @@ pub enum Network {
         target: String,
     },
     /// The server's certificate was refused.
-    #[error("{}", describe_certificate(host, problem))]
+    #[error("{}", certificate_words(host, problem))]
     Certificate {
         /// The host whose certificate it is.
         host: String,
@@ -141,15 +157,15 @@ pub enum Network {
         target: String,
     },
     /// The TLS handshake failed otherwise.
-    #[error("the secure connection to {host} failed: {detail}")]
+    #[error("the secure connection to {host} failed: {error}")]
     Tls {
         /// The host.
         host: String,
         /// The TLS library's reason.
-        detail: String,
+        error: rustls::Error,
     },
     /// The proxy failed.
-    #[error("{}", describe_proxy(proxy, problem, target))]
+    #[error("{}", proxy_words(proxy, *problem, target))]
     Proxy {
         /// Which proxy.
         proxy: ProxyOrigin,
@@ -158,63 +174,61 @@ pub enum Network {
         /// `host:port` that was asked for.
         target: String,
     },
-    /// The answer broke off.
-    #[error("the answer broke off after {received} bytes ({detail})")]
-    Broken {
-        /// How much had arrived.
-        received: u64,
-        /// Why, in a few words.
-        detail: String,
-    },
-    /// Something else, in a few words.
-    #[error("{0}")]
-    Other(String),
+    /// The answer broke off after this many bytes of its body.
+    #[error("the answer broke off after {0} bytes")]
+    Broken(u64),
 }
 
-fn describe_certificate(host: &str, problem: &Certificate) -> String {
+fn certificate_words(host: &str, problem: &Certificate) -> String {
     match problem {
         Certificate::UnknownIssuer => format!(
             "the certificate of {host} is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)"
         ),
         Certificate::Expired => format!("the certificate of {host} has expired"),
         Certificate::NotYetValid => format!("the certificate of {host} is not valid yet"),
-        Certificate::WrongName { valid_for } if valid_for.is_empty() => {
+        Certificate::WrongName(names) if names.is_empty() => {
             format!("the certificate presented by {host} is made out for another name")
         }
-        Certificate::WrongName { valid_for } => format!(
+        Certificate::WrongName(names) => format!(
             "the certificate presented by {host} is valid only for {}",
-            valid_for.join(", ")
+            names.join(", ")
         ),
         Certificate::Revoked => format!("the certificate of {host} has been revoked"),
-        Certificate::Other(detail) => format!("the certificate of {host} was refused: {detail}"),
+        Certificate::Other => {
+            format!("the certificate of {host} was refused: it did not pass verification")
+        }
     }
 }
 
-fn describe_proxy(proxy: &ProxyOrigin, problem: &Proxy, target: &str) -> String {
-    match problem {
-        Proxy::Unreachable(why) => format!("{proxy} cannot be reached: {why}"),
-        Proxy::RefusedTunnel(Some(status)) => {
-            format!("{proxy} refused the tunnel to {target}: it answered {status}")
-        }
-        Proxy::RefusedTunnel(None) => format!("{proxy} refused the tunnel to {target}"),
-        Proxy::WantsCredentials => match &proxy.user {
-            Some(user) => format!(
-                "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
-                crate::catalog::escape::quoted(user)
-            ),
-            None => {
-                format!("{proxy} wants credentials: it answered 407 Proxy Authentication Required")
-            }
-        },
+fn proxy_words(proxy: &ProxyOrigin, problem: Proxy, target: &str) -> String {
+    let why = match problem {
+        Proxy::Refused => "it refused the connection",
+        Proxy::NoRoute => "there is no route to it",
+        Proxy::NoName => "its name does not resolve",
+        Proxy::Unreachable => "the connection to it failed",
+        Proxy::RefusedTunnel => return format!("{proxy} refused the tunnel to {target}"),
         Proxy::Closed => {
-            format!("{proxy} closed the connection when asked for a tunnel to {target}")
+            return format!("{proxy} closed the connection when asked for a tunnel to {target}");
         }
-    }
+        Proxy::WantsCredentials => {
+            return match &proxy.user {
+                Some(user) => format!(
+                    "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
+                    crate::catalog::escape::quoted(user)
+                ),
+                None => format!(
+                    "{proxy} wants credentials: it answered 407 Proxy Authentication Required"
+                ),
+            };
+        }
+    };
+    format!("{proxy} cannot be reached: {why}")
 }
 
 impl Network {
     /// The one thing that fixes it, for a request for `url`.
     pub fn hint(&self, url: &Url) -> String {
+        let tls = "have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem";
         match self {
             Network::Dns { .. } => {
                 "check the host name, and the network's name service (DNS)".into()
@@ -226,71 +240,224 @@ impl Network {
                 ),
                 None => "check the URL and that the server runs on this machine".into(),
             },
-            Network::Closed { .. } | Network::Broken { .. } | Network::Other(_) => format!(
+            Network::Connect { .. } | Network::Closed { .. } | Network::Broken(_) => format!(
                 "try again; if it persists, check the network and the proxy ({})",
-                super::proxy::variable_for(url)
+                proxy::variable_for(url)
             ),
-            Network::Certificate {
-                problem: Certificate::UnknownIssuer,
-                ..
-            } => "trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)".into(),
-            Network::Certificate {
-                problem: Certificate::Expired | Certificate::NotYetValid,
-                ..
-            } => "check this machine's date and time; if they are right, the server's certificate must be renewed".into(),
-            Network::Certificate {
-                problem: Certificate::WrongName { .. },
-                ..
-            } => "use a host name the certificate names, or have the server's certificate fixed".into(),
+            Network::Certificate { problem, .. } => match problem {
+                Certificate::UnknownIssuer => "trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)".into(),
+                Certificate::Expired | Certificate::NotYetValid => "check this machine's date and time; if they are right, the server's certificate must be renewed".into(),
+                Certificate::WrongName(_) => "use a host name the certificate names, or have the server's certificate fixed".into(),
+                Certificate::Revoked | Certificate::Other => tls.into(),
+            },
             Network::PlainHttp { .. } => {
                 "the server speaks plain http on that port: use http:// instead of https:// (or the port where it speaks TLS)".into()
             }
-            Network::Certificate { .. } | Network::Tls { .. } => {
-                "have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem".into()
-            }
-            Network::Proxy {
-                proxy, problem, ..
-            } => {
+            Network::Tls { .. } => tls.into(),
+            Network::Proxy { proxy, problem, .. } => {
                 let variable = proxy.variable;
                 match problem {
-                    Proxy::Unreachable(_) | Proxy::Closed => {
-                        format!("check {variable}: is the proxy running, and is its address right?")
-                    }
-                    Proxy::RefusedTunnel(_) => "the proxy does not let this host through: ask its administrator, or, if the host can be reached directly, add it to NO_PROXY".into(),
+                    Proxy::RefusedTunnel => "the proxy does not let this host through: ask its administrator, or, if the host can be reached directly, add it to NO_PROXY".into(),
                     Proxy::WantsCredentials if proxy.user.is_some() => {
                         format!("check the user name and password in {variable}")
                     }
                     Proxy::WantsCredentials => format!(
                         "put them in the proxy's URL: {variable}=http://user:password@host:port"
                     ),
+                    _ => format!("check {variable}: is the proxy running, and is its address right?"),
                 }
             }
         }
     }
 }
 
+/// The cause of the HTTP client's `error` on a request for `url`, routed
+/// as `env` says; `received` is how much of the body had come when it
+/// failed, `None` before the answer.
+pub(crate) fn network(
+    error: &reqwest::Error,
+    url: &Url,
+    env: &ProxyEnv,
+    received: Option<u64>,
+) -> Network {
+    let failed = Failed {
+        url,
+        route: proxy::route(url, env),
+        connecting: error.is_connect(),
+        dns: error.is_dns(),
+        received,
+    };
+    failed.cause(&chain(error))
+}
+
+/// What a failed request was doing.
+struct Failed<'a> {
+    url: &'a Url,
+    /// The route the client took ([`proxy::route`], as it decides).
+    route: Route,
+    /// It failed making the connection (the proxy's tunnel and TLS
+    /// included).
+    connecting: bool,
+    /// A name did not resolve.
+    dns: bool,
+    received: Option<u64>,
+}
+
+impl Failed<'_> {
+    /// The cause `links` (the client's error and its sources) come to.
+    fn cause(&self, links: &[&(dyn StdError + 'static)]) -> Network {
+        use io::ErrorKind as Kind;
+        // hyper-util's tunnel errors have no public type: their words are
+        // read (hyper-util 0.1, `TunnelError`'s `Display`).
+        let says = |words: &str| links.iter().any(|e| e.to_string().starts_with(words));
+        let kind = links
+            .iter()
+            .find_map(|e| e.downcast_ref::<io::Error>())
+            .map(io::Error::kind);
+        let (url, target) = (self.url, target_of(self.url));
+        // An https request goes through the proxy's tunnel, whose failures
+        // say so; a plain-http one is sent to the proxy itself, so a
+        // failure to connect is the proxy's.
+        if let Route::Proxy(proxy, variable) = &self.route
+            && (says("tunnel error") || (self.connecting && url.scheme() == "http"))
+        {
+            let problem = match kind {
+                _ if says("tunnel error: proxy authorization required") => Proxy::WantsCredentials,
+                _ if says("tunnel error: unsuccessful") => Proxy::RefusedTunnel,
+                _ if says("tunnel error: unexpected end of file") => Proxy::Closed,
+                _ if self.dns => Proxy::NoName,
+                Some(Kind::ConnectionRefused) => Proxy::Refused,
+                Some(Kind::HostUnreachable | Kind::NetworkUnreachable) => Proxy::NoRoute,
+                Some(Kind::ConnectionReset | Kind::ConnectionAborted) => Proxy::Closed,
+                _ => Proxy::Unreachable,
+            };
+            let proxy = ProxyOrigin::new(proxy, variable);
+            return Network::Proxy {
+                proxy,
+                problem,
+                target,
+            };
+        }
+        if let Some(tls) = links.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
+            return tls_problem(tls, url);
+        }
+        if self.dns {
+            let host = url.host_str().unwrap_or_default().to_owned();
+            let around_proxy = matches!(self.route, Route::Direct(Direct::Excepted { .. }));
+            return Network::Dns { host, around_proxy };
+        }
+        // No proxy serves this machine (Go's rule): no hint of one for it.
+        let proxy_variable = (!proxy::is_loopback(url)).then(|| proxy::variable_for(url));
+        match kind {
+            Some(Kind::ConnectionRefused) => Network::Refused {
+                target,
+                proxy_variable,
+            },
+            Some(Kind::HostUnreachable | Kind::NetworkUnreachable) => Network::Unreachable {
+                target,
+                proxy_variable,
+            },
+            Some(
+                Kind::ConnectionReset
+                | Kind::ConnectionAborted
+                | Kind::BrokenPipe
+                | Kind::UnexpectedEof,
+            ) if self.received.unwrap_or(0) == 0 => Network::Closed { target },
+            _ if self.connecting => Network::Connect { target },
+            _ => Network::Broken(self.received.unwrap_or(0)),
+        }
+    }
+}
+
+/// The TLS library's error as the project's cause.
+fn tls_problem(error: &rustls::Error, url: &Url) -> Network {
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let rustls::Error::InvalidCertificate(refused) = error else {
+        return match error {
+            // Not a TLS record at all: the other side speaks plain HTTP.
+            rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+                Network::PlainHttp {
+                    target: target_of(url),
+                }
+            }
+            other => Network::Tls {
+                host,
+                error: other.clone(),
+            },
+        };
+    };
+    let problem = match refused {
+        CertificateError::UnknownIssuer => Certificate::UnknownIssuer,
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => Certificate::Expired,
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            Certificate::NotYetValid
+        }
+        CertificateError::NotValidForName => Certificate::WrongName(Vec::new()),
+        // The names in the TLS library's debugging form:
+        // `DnsName("catalog.corp")`, `IpAddress(10.0.0.7)`.
+        CertificateError::NotValidForNameContext { presented, .. } => Certificate::WrongName(
+            presented
+                .iter()
+                .map(|name| {
+                    let inner = name.split_once('(').and_then(|(_, r)| r.strip_suffix(')'));
+                    inner.unwrap_or(name).trim_matches('"').to_owned()
+                })
+                .collect(),
+        ),
+        CertificateError::Revoked => Certificate::Revoked,
+        _ => Certificate::Other,
+    };
+    Network::Certificate { host, problem }
+}
+
+/// `host:port` of `url`.
+pub(crate) fn target_of(url: &Url) -> String {
+    format!(
+        "{}:{}",
+        url.host_str().unwrap_or_default(),
+        url.port_or_known_default().unwrap_or_default()
+    )
+}
+
+/// The error and its sources, outermost first. An I/O error that wraps
+/// another (as the TLS library's errors reach the HTTP client) shows the
+/// wrapped one too, which its `source` skips.
+pub(crate) fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
+    let mut links = Vec::new();
+    let mut current = Some(error);
+    while let Some(link) = current {
+        links.push(link);
+        current = link
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::get_ref)
+            .map(|inner| inner as &(dyn StdError + 'static))
+            .or_else(|| link.source());
+    }
+    links
+}
+
 /// Why the HTTP client could not be set up: no request was sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Setup {
     /// The runtime the download runs on could not start (the system
-    /// refused a thread or a descriptor), in the system's words.
+    /// refused a thread or a descriptor).
     #[error("cannot start the network runtime: {0}")]
-    Runtime(String),
+    Runtime(io::Error),
     /// `SSL_CERT_FILE` names a file that cannot be read.
-    #[error("cannot read SSL_CERT_FILE {path}: {why}")]
+    #[error("cannot read SSL_CERT_FILE {}: {}", path.display(), crate::store::file::io_words(error))]
     CertFileUnreadable {
         /// The path it names.
-        path: String,
-        /// Why, in words.
-        why: String,
+        path: PathBuf,
+        /// Why.
+        error: io::Error,
     },
     /// `SSL_CERT_FILE` names a file without a PEM certificate.
-    #[error("SSL_CERT_FILE {0} holds no PEM certificate")]
-    CertFileEmpty(String),
-    /// The HTTP client refused its configuration, in its words.
+    #[error("SSL_CERT_FILE {} holds no PEM certificate", .0.display())]
+    CertFileEmpty(PathBuf),
+    /// The HTTP client refused its configuration.
     #[error("cannot set up the HTTP client: {0}")]
-    Client(String),
+    Client(reqwest::Error),
 }
 
 impl Setup {
@@ -311,15 +478,15 @@ impl Setup {
 /// A timeout, by the phase it struck in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Timeout {
-    /// No connection within the time.
+    /// No connection within the client's bound on connecting.
     #[error("could not connect within {}", seconds(*.0))]
     Connect(Duration),
-    /// Connected, but no answer within the time.
-    #[error("connected, but no answer came within {}", seconds(*.0))]
+    /// No answer within the time (the connection made, or not).
+    #[error("no answer came within {}", seconds(*.0))]
     Answer(Duration),
     /// The answer began, and was not complete within the time: slow, or
     /// stalled, it is the same to the bound.
-    #[error("the download did not finish in time: {}", body_progress(*.received, *.total, *.after))]
+    #[error("the download did not finish in time: {received}{} bytes in {}{}", total.map(|t| format!(" of {t}")).unwrap_or_default(), seconds(*.after), if total.is_none() { " (the server did not say how many to expect)" } else { "" })]
     Body {
         /// The time allowed.
         after: Duration,
@@ -328,17 +495,6 @@ pub enum Timeout {
         /// How much the server said it would send, when it said.
         total: Option<u64>,
     },
-}
-
-/// `90000 of 606845 bytes in 2 s`.
-fn body_progress(received: u64, total: Option<u64>, after: Duration) -> String {
-    match total {
-        Some(total) => format!("{received} of {total} bytes in {}", seconds(after)),
-        None => format!(
-            "{received} bytes in {} (the server did not say how many to expect)",
-            seconds(after)
-        ),
-    }
 }
 
 impl Timeout {
@@ -362,17 +518,176 @@ pub(crate) fn seconds(d: Duration) -> String {
 /// a moment (three pairs: what building it and its signal driver took,
 /// counted with `ulimit -n`) turn those into this failure; they are closed
 /// at once, for the runtime to take.
-pub(crate) fn spare_descriptors() -> std::io::Result<()> {
+pub(crate) fn spare_descriptors() -> io::Result<()> {
     #[cfg(unix)]
     (0..3)
         .map(|_| std::os::unix::net::UnixStream::pair())
-        .collect::<std::io::Result<Vec<_>>>()?;
+        .collect::<io::Result<Vec<_>>>()?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error with a message and a source, as the libraries chain them.
+    #[derive(Debug)]
+    struct Link(&'static str, Option<Box<dyn StdError + Send + Sync>>);
+
+    impl fmt::Display for Link {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl StdError for Link {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            self.1.as_deref().map(|e| e as &(dyn StdError + 'static))
+        }
+    }
+
+    fn link(message: &'static str, source: impl StdError + Send + Sync + 'static) -> Link {
+        Link(message, Some(Box::new(source)))
+    }
+
+    const URL: &str = "https://catalog.mirror.corp.test/v2/providers";
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> ProxyEnv {
+        ProxyEnv::read(|name| {
+            let value = pairs.iter().find(|(k, _)| *k == name);
+            value.map(|(_, v)| v.to_string())
+        })
+    }
+
+    /// The cause and its hint of `error`, with the flags the HTTP client
+    /// tells (connecting, a name that did not resolve).
+    fn said(
+        error: &(dyn StdError + 'static),
+        env: &ProxyEnv,
+        connecting: bool,
+        dns: bool,
+    ) -> String {
+        let url: Url = URL.parse().unwrap();
+        let failed = Failed {
+            url: &url,
+            route: proxy::route(&url, env),
+            connecting,
+            dns,
+            received: None,
+        };
+        let cause = failed.cause(&chain(error));
+        let text = format!("{cause}; {}", cause.hint(&url));
+        for word in LIBRARY_WORDING {
+            assert!(!text.contains(word), "{word:?} in {text:?}");
+        }
+        text
+    }
+
+    fn tls(refused: CertificateError) -> String {
+        let error = link(
+            "client error (Connect)",
+            rustls::Error::InvalidCertificate(refused),
+        );
+        said(&error, &ProxyEnv::default(), true, false)
+    }
+
+    #[test]
+    fn certificates_are_told_by_what_is_wrong_with_them() {
+        assert_eq!(
+            tls(CertificateError::UnknownIssuer),
+            "the certificate of catalog.mirror.corp.test is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS); trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)"
+        );
+        for (refused, words) in [
+            (CertificateError::Expired, "has expired"),
+            (CertificateError::NotValidYet, "is not valid yet"),
+        ] {
+            let text = tls(refused);
+            assert!(
+                text.contains(words) && text.contains("date and time"),
+                "{text}"
+            );
+        }
+        let wrong_name = tls(CertificateError::NotValidForNameContext {
+            expected: rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(),
+            presented: vec![
+                "DnsName(\"catalog.mirror.corp.test\")".into(),
+                "IpAddress(10.0.0.7)".into(),
+            ],
+        });
+        assert!(
+            wrong_name
+                .contains("is valid only for catalog.mirror.corp.test, 10.0.0.7; use a host name"),
+            "{wrong_name}"
+        );
+        // The rest in one plain sentence: the TLS library's reason is in
+        // `--verbose`.
+        assert_eq!(
+            tls(CertificateError::BadSignature),
+            "the certificate of catalog.mirror.corp.test was refused: it did not pass verification; have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem"
+        );
+    }
+
+    #[test]
+    fn the_proxy_is_named_with_its_variable_whatever_it_did() {
+        let env = env(&[("https_proxy", "http://u:secret@proxy.corp:3128")]);
+        let refused = link(
+            "tunnel error: failed to create underlying connection",
+            io::Error::from(io::ErrorKind::ConnectionRefused),
+        );
+        assert_eq!(
+            said(&refused, &env, true, false),
+            "the proxy http://proxy.corp:3128 (from https_proxy) cannot be reached: it refused the connection; check https_proxy: is the proxy running, and is its address right?"
+        );
+        let refused_tunnel = Link("tunnel error: unsuccessful", None);
+        let text = said(&refused_tunnel, &env, true, false);
+        assert!(
+            text.starts_with("the proxy http://proxy.corp:3128 (from https_proxy) refused the tunnel to catalog.mirror.corp.test:443; ")
+                && text.contains("NO_PROXY"),
+            "{text}"
+        );
+        let auth = Link("tunnel error: proxy authorization required", None);
+        let text = said(&auth, &env, true, false);
+        assert!(
+            text.contains("refused the credentials in its URL (user \"u\")")
+                && text.contains("check the user name and password in https_proxy"),
+            "{text}"
+        );
+        let closed = Link("tunnel error: unexpected end of file", None);
+        assert!(
+            said(&closed, &env, true, false)
+                .contains("closed the connection when asked for a tunnel")
+        );
+        let dns = Link("tunnel error: failed to create underlying connection", None);
+        assert!(
+            said(&dns, &env, true, true).contains("cannot be reached: its name does not resolve")
+        );
+    }
+
+    #[test]
+    fn names_that_do_not_resolve_and_refused_connections() {
+        let dns = Link("dns error", None);
+        let text = said(&dns, &ProxyEnv::default(), true, true);
+        assert!(
+            text.starts_with(
+                "the name catalog.mirror.corp.test does not resolve; check the host name"
+            ),
+            "{text}"
+        );
+        let around = env(&[("HTTPS_PROXY", "http://p:1"), ("NO_PROXY", ".corp.test")]);
+        assert!(said(&dns, &around, true, true).contains("NO_PROXY sends it around the proxy"));
+        let refused = link(
+            "tcp connect error",
+            io::Error::from(io::ErrorKind::ConnectionRefused),
+        );
+        let text = said(&refused, &ProxyEnv::default(), true, false);
+        assert!(
+            text.starts_with("catalog.mirror.corp.test:443 refused the connection")
+                && text.contains("needs HTTPS_PROXY"),
+            "{text}"
+        );
+        let unreachable = io::Error::from(io::ErrorKind::NetworkUnreachable);
+        assert!(said(&unreachable, &ProxyEnv::default(), true, false).contains("no route"));
+    }
 
     #[test]
     fn timeouts_name_their_phase() {
@@ -382,25 +697,20 @@ mod tests {
         );
         assert_eq!(
             Timeout::Answer(Duration::from_millis(500)).to_string(),
-            "connected, but no answer came within 0.5 s"
+            "no answer came within 0.5 s"
         );
+        let body = |total| Timeout::Body {
+            after: Duration::from_secs(2),
+            received: 90000,
+            total,
+        };
         assert_eq!(
-            Timeout::Body {
-                after: Duration::from_secs(2),
-                received: 90000,
-                total: Some(606845),
-            }
-            .to_string(),
+            body(Some(606845)).to_string(),
             "the download did not finish in time: 90000 of 606845 bytes in 2 s"
         );
         assert_eq!(
-            Timeout::Body {
-                after: Duration::from_secs(10),
-                received: 1234,
-                total: None,
-            }
-            .to_string(),
-            "the download did not finish in time: 1234 bytes in 10 s (the server did not say how many to expect)"
+            body(None).to_string(),
+            "the download did not finish in time: 90000 bytes in 2 s (the server did not say how many to expect)"
         );
     }
 }

@@ -93,10 +93,45 @@ pub(crate) fn go_accepts(text: &str) -> bool {
     !authority.contains([' ', '\\'])
 }
 
-/// A `SOURCE` argument or `CATWALK_URL` that is not usable (a usage error).
+/// A `SOURCE` argument, `CATWALK_URL` or `HYPER_URL` that is not usable (a
+/// usage error). Each holds the text as shown: a password replaced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct SourceError(String);
+pub(crate) enum SourceError {
+    /// White space around a URL ([`stray_space`]).
+    #[error(
+        "{shown:?} {what}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {url:?}"
+    )]
+    StraySpace {
+        shown: String,
+        what: String,
+        url: String,
+    },
+    /// An http(s) URL Go's parser refuses ([`go_accepts`]).
+    #[error(
+        "{0:?}: Go refuses it, so Crush sends no request with it (a control character, or a space or backslash before the path); write the URL without it"
+    )]
+    GoRefuses(String),
+    /// Another scheme than http(s) or file.
+    #[error(
+        "{shown:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
+    )]
+    Scheme { shown: String, scheme: String },
+    /// Not a URL at all.
+    #[error("{shown:?} is not a valid URL: {error}")]
+    NotUrl {
+        shown: String,
+        error: url::ParseError,
+    },
+    /// A URL without a host name.
+    #[error("{0:?} has no host name")]
+    NoHost(String),
+    /// A `file://` URL of another machine's file.
+    #[error("{0:?} does not name a local file; use file:///absolute/path")]
+    NotLocal(String),
+    /// One of the above, in this variable.
+    #[error("{0}: {1}")]
+    In(&'static str, Box<SourceError>),
+}
 
 /// Which input named the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,9 +180,9 @@ pub(crate) fn resolve_for(
     env_url: Option<&str>,
 ) -> Result<Source, SourceError> {
     let (text, from) = given_for(target, arg, env_url);
-    resolve_text(target, text).map_err(|SourceError(why)| match from {
-        Given::Variable(name) => SourceError(format!("{name}: {why}")),
-        _ => SourceError(why),
+    resolve_text(target, text).map_err(|error| match from {
+        Given::Variable(name) => SourceError::In(name, Box::new(error)),
+        _ => error,
     })
 }
 
@@ -174,32 +209,27 @@ pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<U
 fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     let shown = redacted(arg);
     if let Some((what, url)) = stray_space(arg) {
-        return Err(SourceError(format!(
-            "{shown:?} {what}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {:?}",
-            redacted(url)
-        )));
+        let url = redacted(url);
+        return Err(SourceError::StraySpace { shown, what, url });
     }
+    let file = starts_with_ignore_case(arg, "file:");
     match arg {
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
-        _ if is_http(arg) && !go_accepts(arg) => Err(SourceError(format!(
-            "{shown:?}: Go refuses it, so Crush sends no request with it (a control character, or a space or backslash before the path); write the URL without it"
-        ))),
+        _ if is_http(arg) && !go_accepts(arg) => Err(SourceError::GoRefuses(shown)),
         _ if is_http(arg) => document_url(target, arg).map(Source::Url),
-        _ if arg.contains("://") && !starts_with_ignore_case(arg, "file:") => {
-            let scheme = arg.split("://").next().unwrap_or_default();
-            Err(SourceError(format!(
-                "{shown:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
-            )))
+        _ if arg.contains("://") && !file => {
+            let scheme = arg.split("://").next().unwrap_or_default().to_owned();
+            Err(SourceError::Scheme { shown, scheme })
         }
-        _ if starts_with_ignore_case(arg, "file:") => {
-            let url = Url::parse(arg)
-                .map_err(|e| SourceError(format!("{shown:?} is not a valid file:// URL: {e}")))?;
-            url.to_file_path().map(Source::File).map_err(|()| {
-                SourceError(format!(
-                    "{shown:?} does not name a local file; use file:///absolute/path"
-                ))
-            })
+        _ if file => {
+            let url = Url::parse(arg).map_err(|error| SourceError::NotUrl {
+                shown: shown.clone(),
+                error,
+            })?;
+            url.to_file_path()
+                .map(Source::File)
+                .map_err(|()| SourceError::NotLocal(shown))
         }
         _ => Ok(Source::File(PathBuf::from(arg))),
     }
@@ -241,13 +271,12 @@ pub(crate) fn catalog_url(given: &str) -> Result<Url, SourceError> {
 /// `HYPER_URL` and the path as text; a trailing slash makes no other
 /// place here).
 pub(crate) fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
-    let mut url = Url::parse(given)
-        .map_err(|e| SourceError(format!("{:?} is not a valid URL: {e}", redacted(given))))?;
+    let mut url = Url::parse(given).map_err(|error| SourceError::NotUrl {
+        shown: redacted(given),
+        error,
+    })?;
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(SourceError(format!(
-            "{:?} has no host name",
-            redacted(given)
-        )));
+        return Err(SourceError::NoHost(redacted(given)));
     }
     let path = url.path().trim_end_matches('/');
     let document = document_path(target);
@@ -585,7 +614,7 @@ mod tests {
         assert!(
             resolve(None, Some("ftp://x/y"))
                 .unwrap_err()
-                .0
+                .to_string()
                 .starts_with("CATWALK_URL: ")
         );
         assert_eq!(
@@ -606,7 +635,7 @@ mod tests {
         let hyper = |arg, env| {
             resolve_for(Target::Hyper, arg, env)
                 .map(|s| s.to_string())
-                .map_err(|e| e.0)
+                .map_err(|e| e.to_string())
         };
         assert_eq!(
             hyper(None, None).unwrap(),
@@ -747,7 +776,7 @@ mod tests {
     #[test]
     fn other_schemes_are_usage_errors_and_bare_hosts_are_told() {
         for arg in ["htp://mirror.corp/x", "ftp://files.example/providers.json"] {
-            let err = resolve(Some(arg), None).unwrap_err().0;
+            let err = resolve(Some(arg), None).unwrap_err().to_string();
             assert!(err.contains("is not a scheme this reads"), "{err}");
         }
         assert_eq!(
