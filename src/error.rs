@@ -475,10 +475,10 @@ mod tests {
             certificates
         );
         assert_eq!(
-            hint(Setup::CertFileUnreadable {
-                path: "/etc/ca.pem".into(),
-                error: std::io::ErrorKind::PermissionDenied.into(),
-            }),
+            hint(Setup::CertFileUnreadable(
+                "/etc/ca.pem".into(),
+                std::io::ErrorKind::PermissionDenied.into(),
+            )),
             certificates
         );
         let runtime = std::io::Error::other("too many open files");

@@ -65,20 +65,25 @@ impl ProxyOrigin {
     }
 }
 
-/// What was wrong with a server's certificate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What was wrong with a server's certificate (but its names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Certificate {
     /// Signed by an authority this machine does not trust.
+    #[error(
+        "is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)"
+    )]
     UnknownIssuer,
     /// Expired.
+    #[error("has expired")]
     Expired,
     /// Not valid yet.
+    #[error("is not valid yet")]
     NotYetValid,
-    /// Made out for other names: these, when the TLS library says.
-    WrongName(Vec<String>),
     /// Revoked by its authority.
+    #[error("has been revoked")]
     Revoked,
     /// Refused for another reason (the TLS library's, in `--verbose`).
+    #[error("was refused: it did not pass verification")]
     Other,
 }
 
@@ -102,102 +107,44 @@ pub enum Proxy {
     Closed,
 }
 
-/// Why no answer came from the network.
+/// Why no answer came from the network. `host:port` is said of a
+/// connection, the host alone of a name or a certificate.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Network {
-    /// The host name does not resolve.
-    #[error("the name {host} does not resolve{}", if *.around_proxy { " (it is looked up here, not by the proxy: NO_PROXY sends it around the proxy)" } else { "" })]
-    Dns {
-        /// The name.
-        host: String,
-        /// Whether a proxy is set that this host goes around.
-        around_proxy: bool,
-    },
-    /// The connection was refused.
-    #[error("{target} refused the connection (nothing listens there, or a firewall turns it away)")]
-    Refused {
-        /// `host:port`.
-        target: String,
-        /// The variable a proxy for it would come from; `None` for this
-        /// machine, which no proxy serves.
-        proxy_variable: Option<&'static str>,
-    },
-    /// No route to the host.
-    #[error("{target} cannot be reached from this machine (no route to it)")]
-    Unreachable {
-        /// `host:port`.
-        target: String,
-        /// As for [`Network::Refused`].
-        proxy_variable: Option<&'static str>,
-    },
-    /// The connection could not be made otherwise.
-    #[error("cannot connect to {target}")]
-    Connect {
-        /// `host:port`.
-        target: String,
-    },
-    /// The server closed or reset the connection before answering.
-    #[error("{target} closed the connection before answering")]
-    Closed {
-        /// `host:port`.
-        target: String,
-    },
-    /// The server's certificate was refused.
-    #[error("{}", certificate_words(host, problem))]
-    Certificate {
-        /// The host whose certificate it is.
-        host: String,
-        /// What is wrong with it.
-        problem: Certificate,
-    },
-    /// An https request answered in plain HTTP, not TLS.
-    #[error("{target} answered in plain HTTP, not TLS")]
-    PlainHttp {
-        /// `host:port`.
-        target: String,
-    },
-    /// The TLS handshake failed otherwise.
-    #[error("the secure connection to {host} failed: {error}")]
-    Tls {
-        /// The host.
-        host: String,
-        /// The TLS library's reason.
-        error: rustls::Error,
-    },
-    /// The proxy failed.
-    #[error("{}", proxy_words(proxy, *problem, target))]
-    Proxy {
-        /// Which proxy.
-        proxy: ProxyOrigin,
-        /// What it did.
-        problem: Proxy,
-        /// `host:port` that was asked for.
-        target: String,
-    },
+    /// The host name does not resolve; whether a proxy is set that
+    /// `NO_PROXY` sends this host around.
+    #[error("the name {} does not resolve{}", .0, if *.1 { " (it is looked up here, not by the proxy: NO_PROXY sends it around the proxy)" } else { "" })]
+    Dns(String, bool),
+    /// `host:port` refused the connection.
+    #[error("{0} refused the connection (nothing listens there, or a firewall turns it away)")]
+    Refused(String),
+    /// The connection to `host:port` could not be made otherwise (no
+    /// route to it, ...: the system's words follow).
+    #[error("cannot connect to {0}")]
+    Connect(String),
+    /// `host:port` closed or reset the connection before answering.
+    #[error("{0} closed the connection before answering")]
+    Closed(String),
+    /// The host's certificate was refused, for this.
+    #[error("the certificate of {0} {1}")]
+    Certificate(String, Certificate),
+    /// The host's certificate is made out for other names: these, when
+    /// the TLS library says.
+    #[error("the certificate presented by {} {}", .0, if .1.is_empty() { "is made out for another name".into() } else { format!("is valid only for {}", .1.join(", ")) })]
+    WrongName(String, Vec<String>),
+    /// `host:port` answered an https request in plain HTTP, not TLS.
+    #[error("{0} answered in plain HTTP, not TLS")]
+    PlainHttp(String),
+    /// The TLS handshake with the host failed otherwise, for the TLS
+    /// library's reason.
+    #[error("the secure connection to {0} failed: {1}")]
+    Tls(String, rustls::Error),
+    /// The proxy failed so, asked for `host:port`.
+    #[error("{}", proxy_words(.0, *.1, .2))]
+    Proxy(ProxyOrigin, Proxy, String),
     /// The answer broke off after this many bytes of its body.
     #[error("the answer broke off after {0} bytes")]
     Broken(u64),
-}
-
-fn certificate_words(host: &str, problem: &Certificate) -> String {
-    match problem {
-        Certificate::UnknownIssuer => format!(
-            "the certificate of {host} is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)"
-        ),
-        Certificate::Expired => format!("the certificate of {host} has expired"),
-        Certificate::NotYetValid => format!("the certificate of {host} is not valid yet"),
-        Certificate::WrongName(names) if names.is_empty() => {
-            format!("the certificate presented by {host} is made out for another name")
-        }
-        Certificate::WrongName(names) => format!(
-            "the certificate presented by {host} is valid only for {}",
-            names.join(", ")
-        ),
-        Certificate::Revoked => format!("the certificate of {host} has been revoked"),
-        Certificate::Other => {
-            format!("the certificate of {host} was refused: it did not pass verification")
-        }
-    }
 }
 
 fn proxy_words(proxy: &ProxyOrigin, problem: Proxy, target: &str) -> String {
@@ -229,32 +176,30 @@ impl Network {
     /// The one thing that fixes it, for a request for `url`.
     pub fn hint(&self, url: &Url) -> String {
         let tls = "have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem";
+        let variable = proxy::variable_for(url);
         match self {
-            Network::Dns { .. } => {
-                "check the host name, and the network's name service (DNS)".into()
+            Network::Dns(..) => "check the host name, and the network's name service (DNS)".into(),
+            // No proxy serves this machine (Go's rule): no hint of one.
+            Network::Refused(_) if proxy::is_loopback(url) => {
+                "check the URL and that the server runs on this machine".into()
             }
-            Network::Refused { proxy_variable, .. }
-            | Network::Unreachable { proxy_variable, .. } => match proxy_variable {
-                Some(variable) => format!(
-                    "check the URL and that the server runs; a network that allows the web only through a proxy needs {variable}"
-                ),
-                None => "check the URL and that the server runs on this machine".into(),
-            },
-            Network::Connect { .. } | Network::Closed { .. } | Network::Broken(_) => format!(
-                "try again; if it persists, check the network and the proxy ({})",
-                proxy::variable_for(url)
+            Network::Refused(_) => format!(
+                "check the URL and that the server runs; a network that allows the web only through a proxy needs {variable}"
             ),
-            Network::Certificate { problem, .. } => match problem {
+            Network::Connect(_) | Network::Closed(_) | Network::Broken(_) => format!(
+                "try again; if it persists, check the network and the proxy ({variable})"
+            ),
+            Network::Certificate(_, problem) => match problem {
                 Certificate::UnknownIssuer => "trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)".into(),
                 Certificate::Expired | Certificate::NotYetValid => "check this machine's date and time; if they are right, the server's certificate must be renewed".into(),
-                Certificate::WrongName(_) => "use a host name the certificate names, or have the server's certificate fixed".into(),
                 Certificate::Revoked | Certificate::Other => tls.into(),
             },
-            Network::PlainHttp { .. } => {
+            Network::WrongName(..) => "use a host name the certificate names, or have the server's certificate fixed".into(),
+            Network::PlainHttp(_) => {
                 "the server speaks plain http on that port: use http:// instead of https:// (or the port where it speaks TLS)".into()
             }
-            Network::Tls { .. } => tls.into(),
-            Network::Proxy { proxy, problem, .. } => {
+            Network::Tls(..) => tls.into(),
+            Network::Proxy(proxy, problem, _) => {
                 let variable = proxy.variable;
                 match problem {
                     Proxy::RefusedTunnel => "the proxy does not let this host through: ask its administrator, or, if the host can be reached directly, add it to NO_PROXY".into(),
@@ -280,134 +225,100 @@ pub(crate) fn network(
     env: &ProxyEnv,
     received: Option<u64>,
 ) -> Network {
-    let failed = Failed {
-        url,
-        route: proxy::route(url, env),
-        connecting: error.is_connect(),
-        dns: error.is_dns(),
-        received,
-    };
-    failed.cause(&chain(error))
+    let route = proxy::route(url, env);
+    let how = (error.is_connect(), error.is_dns(), received);
+    cause(&chain(error), url, &route, how)
 }
 
-/// What a failed request was doing.
-struct Failed<'a> {
-    url: &'a Url,
-    /// The route the client took ([`proxy::route`], as it decides).
-    route: Route,
-    /// It failed making the connection (the proxy's tunnel and TLS
-    /// included).
-    connecting: bool,
-    /// A name did not resolve.
-    dns: bool,
-    received: Option<u64>,
-}
-
-impl Failed<'_> {
-    /// The cause `links` (the client's error and its sources) come to.
-    fn cause(&self, links: &[&(dyn StdError + 'static)]) -> Network {
-        use io::ErrorKind as Kind;
-        // hyper-util's tunnel errors have no public type: their words are
-        // read (hyper-util 0.1, `TunnelError`'s `Display`).
-        let says = |words: &str| links.iter().any(|e| e.to_string().starts_with(words));
-        let kind = links
-            .iter()
-            .find_map(|e| e.downcast_ref::<io::Error>())
-            .map(io::Error::kind);
-        let (url, target) = (self.url, target_of(self.url));
-        // An https request goes through the proxy's tunnel, whose failures
-        // say so; a plain-http one is sent to the proxy itself, so a
-        // failure to connect is the proxy's.
-        if let Route::Proxy(proxy, variable) = &self.route
-            && (says("tunnel error") || (self.connecting && url.scheme() == "http"))
-        {
-            let problem = match kind {
-                _ if says("tunnel error: proxy authorization required") => Proxy::WantsCredentials,
-                _ if says("tunnel error: unsuccessful") => Proxy::RefusedTunnel,
-                _ if says("tunnel error: unexpected end of file") => Proxy::Closed,
-                _ if self.dns => Proxy::NoName,
-                Some(Kind::ConnectionRefused) => Proxy::Refused,
-                Some(Kind::HostUnreachable | Kind::NetworkUnreachable) => Proxy::NoRoute,
-                Some(Kind::ConnectionReset | Kind::ConnectionAborted) => Proxy::Closed,
-                _ => Proxy::Unreachable,
-            };
-            let proxy = ProxyOrigin::new(proxy, variable);
-            return Network::Proxy {
-                proxy,
-                problem,
-                target,
-            };
-        }
-        if let Some(tls) = links.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
-            return tls_problem(tls, url);
-        }
-        if self.dns {
-            let host = url.host_str().unwrap_or_default().to_owned();
-            let around_proxy = matches!(self.route, Route::Direct(Direct::Excepted { .. }));
-            return Network::Dns { host, around_proxy };
-        }
-        // No proxy serves this machine (Go's rule): no hint of one for it.
-        let proxy_variable = (!proxy::is_loopback(url)).then(|| proxy::variable_for(url));
-        match kind {
-            Some(Kind::ConnectionRefused) => Network::Refused {
-                target,
-                proxy_variable,
-            },
-            Some(Kind::HostUnreachable | Kind::NetworkUnreachable) => Network::Unreachable {
-                target,
-                proxy_variable,
-            },
-            Some(
-                Kind::ConnectionReset
-                | Kind::ConnectionAborted
-                | Kind::BrokenPipe
-                | Kind::UnexpectedEof,
-            ) if self.received.unwrap_or(0) == 0 => Network::Closed { target },
-            _ if self.connecting => Network::Connect { target },
-            _ => Network::Broken(self.received.unwrap_or(0)),
-        }
+/// The cause `links` (the client's error and its sources) come to, for a
+/// request for `url` that took `route`, `how` it failed: while connecting
+/// (the proxy's tunnel and TLS included), on a name that did not resolve,
+/// with how much of the body had come.
+fn cause(
+    links: &[&(dyn StdError + 'static)],
+    url: &Url,
+    route: &Route,
+    (connecting, dns, received): (bool, bool, Option<u64>),
+) -> Network {
+    use io::ErrorKind as Kind;
+    // hyper-util's tunnel errors have no public type: their words are
+    // read (hyper-util 0.1, `TunnelError`'s `Display`).
+    let says = |words: &str| links.iter().any(|e| e.to_string().starts_with(words));
+    let kind = links
+        .iter()
+        .find_map(|e| e.downcast_ref::<io::Error>())
+        .map(io::Error::kind);
+    let (host, target) = (
+        url.host_str().unwrap_or_default().to_owned(),
+        target_of(url),
+    );
+    // An https request goes through the proxy's tunnel, whose failures say
+    // so; a plain-http one is sent to the proxy itself, so a failure to
+    // connect is the proxy's.
+    if let Route::Proxy(proxy, variable) = route
+        && (says("tunnel error") || (connecting && url.scheme() == "http"))
+    {
+        let problem = match kind {
+            _ if says("tunnel error: proxy authorization required") => Proxy::WantsCredentials,
+            _ if says("tunnel error: unsuccessful") => Proxy::RefusedTunnel,
+            _ if says("tunnel error: unexpected end of file") => Proxy::Closed,
+            _ if dns => Proxy::NoName,
+            Some(Kind::ConnectionRefused) => Proxy::Refused,
+            Some(Kind::HostUnreachable | Kind::NetworkUnreachable) => Proxy::NoRoute,
+            Some(Kind::ConnectionReset | Kind::ConnectionAborted) => Proxy::Closed,
+            _ => Proxy::Unreachable,
+        };
+        return Network::Proxy(ProxyOrigin::new(proxy, variable), problem, target);
+    }
+    if let Some(tls) = links.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
+        return match tls {
+            rustls::Error::InvalidCertificate(refused) => certificate(refused, host),
+            // Not a TLS record at all: the other side speaks plain HTTP.
+            rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+                Network::PlainHttp(target)
+            }
+            other => Network::Tls(host, other.clone()),
+        };
+    }
+    if dns {
+        let around_proxy = matches!(route, Route::Direct(Direct::Excepted { .. }));
+        return Network::Dns(host, around_proxy);
+    }
+    match kind {
+        Some(Kind::ConnectionRefused) => Network::Refused(target),
+        Some(
+            Kind::ConnectionReset
+            | Kind::ConnectionAborted
+            | Kind::BrokenPipe
+            | Kind::UnexpectedEof,
+        ) if received.unwrap_or(0) == 0 => Network::Closed(target),
+        _ if connecting => Network::Connect(target),
+        _ => Network::Broken(received.unwrap_or(0)),
     }
 }
 
-/// The TLS library's error as the project's cause.
-fn tls_problem(error: &rustls::Error, url: &Url) -> Network {
-    let host = url.host_str().unwrap_or_default().to_owned();
-    let rustls::Error::InvalidCertificate(refused) = error else {
-        return match error {
-            // Not a TLS record at all: the other side speaks plain HTTP.
-            rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
-                Network::PlainHttp {
-                    target: target_of(url),
-                }
-            }
-            other => Network::Tls {
-                host,
-                error: other.clone(),
-            },
-        };
-    };
+/// The refusal of `host`'s certificate, as the TLS library tells it.
+fn certificate(refused: &CertificateError, host: String) -> Network {
     let problem = match refused {
         CertificateError::UnknownIssuer => Certificate::UnknownIssuer,
         CertificateError::Expired | CertificateError::ExpiredContext { .. } => Certificate::Expired,
         CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
             Certificate::NotYetValid
         }
-        CertificateError::NotValidForName => Certificate::WrongName(Vec::new()),
+        CertificateError::Revoked => Certificate::Revoked,
+        CertificateError::NotValidForName => return Network::WrongName(host, Vec::new()),
         // The names in the TLS library's debugging form:
         // `DnsName("catalog.corp")`, `IpAddress(10.0.0.7)`.
-        CertificateError::NotValidForNameContext { presented, .. } => Certificate::WrongName(
-            presented
-                .iter()
-                .map(|name| {
-                    let inner = name.split_once('(').and_then(|(_, r)| r.strip_suffix(')'));
-                    inner.unwrap_or(name).trim_matches('"').to_owned()
-                })
-                .collect(),
-        ),
-        CertificateError::Revoked => Certificate::Revoked,
+        CertificateError::NotValidForNameContext { presented, .. } => {
+            let unwrapped = presented.iter().map(|name| {
+                let inner = name.split_once('(').and_then(|(_, r)| r.strip_suffix(')'));
+                inner.unwrap_or(name).trim_matches('"').to_owned()
+            });
+            return Network::WrongName(host, unwrapped.collect());
+        }
         _ => Certificate::Other,
     };
-    Network::Certificate { host, problem }
+    Network::Certificate(host, problem)
 }
 
 /// `host:port` of `url`.
@@ -444,14 +355,9 @@ pub enum Setup {
     /// refused a thread or a descriptor).
     #[error("cannot start the network runtime: {0}")]
     Runtime(io::Error),
-    /// `SSL_CERT_FILE` names a file that cannot be read.
-    #[error("cannot read SSL_CERT_FILE {}: {}", path.display(), crate::store::file::io_words(error))]
-    CertFileUnreadable {
-        /// The path it names.
-        path: PathBuf,
-        /// Why.
-        error: io::Error,
-    },
+    /// `SSL_CERT_FILE` names a file that cannot be read, for this.
+    #[error("cannot read SSL_CERT_FILE {}: {}", .0.display(), crate::store::file::io_words(.1))]
+    CertFileUnreadable(PathBuf, io::Error),
     /// `SSL_CERT_FILE` names a file without a PEM certificate.
     #[error("SSL_CERT_FILE {} holds no PEM certificate", .0.display())]
     CertFileEmpty(PathBuf),
@@ -464,7 +370,7 @@ impl Setup {
     /// The one thing that fixes it.
     pub fn hint(&self) -> &'static str {
         match self {
-            Setup::CertFileUnreadable { .. } | Setup::CertFileEmpty(_) => {
+            Setup::CertFileUnreadable(..) | Setup::CertFileEmpty(_) => {
                 "point SSL_CERT_FILE at a readable PEM file, or unset it"
             }
             Setup::Runtime(_) => {
@@ -568,14 +474,8 @@ mod tests {
         dns: bool,
     ) -> String {
         let url: Url = URL.parse().unwrap();
-        let failed = Failed {
-            url: &url,
-            route: proxy::route(&url, env),
-            connecting,
-            dns,
-            received: None,
-        };
-        let cause = failed.cause(&chain(error));
+        let route = proxy::route(&url, env);
+        let cause = cause(&chain(error), &url, &route, (connecting, dns, None));
         let text = format!("{cause}; {}", cause.hint(&url));
         for word in LIBRARY_WORDING {
             assert!(!text.contains(word), "{word:?} in {text:?}");
@@ -686,7 +586,15 @@ mod tests {
             "{text}"
         );
         let unreachable = io::Error::from(io::ErrorKind::NetworkUnreachable);
-        assert!(said(&unreachable, &ProxyEnv::default(), true, false).contains("no route"));
+        assert_eq!(
+            cause(
+                &[&unreachable],
+                &URL.parse().unwrap(),
+                &Route::Direct(Direct::NoneSet),
+                (true, false, None)
+            ),
+            Network::Connect("catalog.mirror.corp.test:443".into())
+        );
     }
 
     #[test]

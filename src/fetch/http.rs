@@ -159,7 +159,7 @@ fn redirected_to(redirected: &Option<String>) -> String {
 /// most often), in brackets.
 fn last_word(cause: &Network, source: &Option<reqwest::Error>) -> String {
     match (cause, source) {
-        (Network::Connect { .. } | Network::Broken(_), Some(error)) => {
+        (Network::Connect(_) | Network::Broken(_), Some(error)) => {
             let links = diagnosis::chain(error);
             links.last().map(|l| format!(" ({l})")).unwrap_or_default()
         }
@@ -227,18 +227,17 @@ impl FetchError {
 
     /// The HTTP stack's own account of the failure, for a bug report.
     pub fn detail(&self) -> Option<String> {
-        let FetchError::Network {
-            source: Some(error),
-            ..
-        } = self
-        else {
+        let FetchError::Network { source, .. } = self else {
             return None;
         };
-        let links: Vec<String> = diagnosis::chain(error)
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        Some(links.join(": "))
+        let links = diagnosis::chain(source.as_ref()?);
+        Some(
+            links
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(": "),
+        )
     }
 }
 
@@ -262,15 +261,9 @@ pub(crate) fn parse_seconds(s: &str) -> Result<Duration, NotSeconds> {
 /// signature goes on the connection that brought the catalog (kept alive),
 /// not behind a new name lookup and TLS handshake. The client is set up on
 /// the first fetch; a session that fetches nothing costs nothing.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Session {
     client: OnceLock<Client>,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Session")
-    }
 }
 
 /// How much of a body had come, and of how much when the server said:
@@ -292,18 +285,17 @@ impl Session {
             let bounded = async {
                 let fetch = client.fetch(url, options, &body);
                 let after = options.timeout;
-                tokio::time::timeout(after, fetch)
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(FetchError::Timeout(match body.get() {
-                            Some((received, total)) => Timeout::Body {
-                                after,
-                                received,
-                                total,
-                            },
-                            None => Timeout::Answer(after),
-                        }))
-                    })
+                let Ok(fetched) = tokio::time::timeout(after, fetch).await else {
+                    return Err(FetchError::Timeout(match body.get() {
+                        Some((received, total)) => Timeout::Body {
+                            after,
+                            received,
+                            total,
+                        },
+                        None => Timeout::Answer(after),
+                    }));
+                };
+                fetched
             };
             let Some(cancel) = &options.watch.cancel else {
                 return bounded.await;
@@ -323,6 +315,7 @@ impl Session {
 /// proxy each request is routed to by [`proxy::route`] (Go's rules, never
 /// the system's settings), gzip, and no redirect followed by the client
 /// itself ([`Client::follow`]).
+#[derive(Debug)]
 struct Client {
     runtime: tokio::runtime::Runtime,
     http: reqwest::Client,
@@ -400,11 +393,9 @@ impl Client {
         if status == StatusCode::PROXY_AUTHENTICATION_REQUIRED
             && let Route::Proxy(proxy, variable) = proxy::route(last, &self.proxies)
         {
-            let cause = Network::Proxy {
-                proxy: ProxyOrigin::new(&proxy, variable),
-                problem: Proxy::WantsCredentials,
-                target: diagnosis::target_of(last),
-            };
+            let proxy = ProxyOrigin::new(&proxy, variable);
+            let target = diagnosis::target_of(last);
+            let cause = Network::Proxy(proxy, Proxy::WantsCredentials, target);
             return Err(FetchError::Network {
                 cause: Box::new(cause),
                 source: None,
@@ -448,7 +439,7 @@ impl Client {
             }
             bytes.extend_from_slice(&chunk);
             if let Some(reported) = &reported {
-                reported.progress(bytes.len() as u64);
+                reported.0.on_download_progress(bytes.len() as u64);
             }
         }
     }

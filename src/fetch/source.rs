@@ -16,11 +16,6 @@ use crate::store::file;
 use crate::store::validators::Validators;
 use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
 
-/// Path of the catalog on a Catwalk server, below its base URL.
-pub(crate) const CATALOG_PATH: &str = "v2/providers";
-/// Path of Hyper's provider on its server, below its base URL.
-pub(crate) const HYPER_PATH: &str = "api/v1/provider";
-
 /// `target`'s public server, when [`url_env`] names none.
 pub(crate) fn default_url(target: Target) -> &'static str {
     match target {
@@ -32,8 +27,8 @@ pub(crate) fn default_url(target: Target) -> &'static str {
 /// The path of `target`'s document below its server's base URL.
 fn document_path(target: Target) -> &'static str {
     match target {
-        Target::Catalog => CATALOG_PATH,
-        Target::Hyper => HYPER_PATH,
+        Target::Catalog => "v2/providers",
+        Target::Hyper => "api/v1/provider",
     }
 }
 
@@ -97,31 +92,25 @@ pub(crate) fn go_accepts(text: &str) -> bool {
 /// usage error). Each holds the text as shown: a password replaced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum SourceError {
-    /// White space around a URL ([`stray_space`]).
+    /// White space around a URL ([`stray_space`]): where, and the URL
+    /// without it.
     #[error(
-        "{shown:?} {what}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {url:?}"
+        "{0:?} {1}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {2:?}"
     )]
-    StraySpace {
-        shown: String,
-        what: String,
-        url: String,
-    },
+    StraySpace(String, String, String),
     /// An http(s) URL Go's parser refuses ([`go_accepts`]).
     #[error(
         "{0:?}: Go refuses it, so Crush sends no request with it (a control character, or a space or backslash before the path); write the URL without it"
     )]
     GoRefuses(String),
-    /// Another scheme than http(s) or file.
+    /// Another scheme than http(s) or file: this one.
     #[error(
-        "{shown:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
+        "{0:?}: {1}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
     )]
-    Scheme { shown: String, scheme: String },
-    /// Not a URL at all.
-    #[error("{shown:?} is not a valid URL: {error}")]
-    NotUrl {
-        shown: String,
-        error: url::ParseError,
-    },
+    Scheme(String, String),
+    /// Not a URL at all, for this.
+    #[error("{0:?} is not a valid URL: {1}")]
+    NotUrl(String, url::ParseError),
     /// A URL without a host name.
     #[error("{0:?} has no host name")]
     NoHost(String),
@@ -163,15 +152,7 @@ pub(crate) fn given_for<'a>(
     }
 }
 
-/// Resolves the `SOURCE` argument. `catwalk_url` is the value of
-/// `CATWALK_URL`, used when the argument is omitted or empty, and read
-/// the same way: `embedded`, a file or a URL, as Crush reads it.
-#[cfg(test)]
-pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
-    resolve_for(Target::Catalog, arg, catwalk_url)
-}
-
-/// [`resolve`] for `target`, `env_url` being the value of its
+/// Resolves `SOURCE` for `target`, `env_url` being the value of its
 /// [`url_env`]: a URL names a server's base (or the document itself),
 /// as for the catalog.
 pub(crate) fn resolve_for(
@@ -209,8 +190,7 @@ pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<U
 fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     let shown = redacted(arg);
     if let Some((what, url)) = stray_space(arg) {
-        let url = redacted(url);
-        return Err(SourceError::StraySpace { shown, what, url });
+        return Err(SourceError::StraySpace(shown, what, redacted(url)));
     }
     let file = starts_with_ignore_case(arg, "file:");
     match arg {
@@ -220,13 +200,10 @@ fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
         _ if is_http(arg) => document_url(target, arg).map(Source::Url),
         _ if arg.contains("://") && !file => {
             let scheme = arg.split("://").next().unwrap_or_default().to_owned();
-            Err(SourceError::Scheme { shown, scheme })
+            Err(SourceError::Scheme(shown, scheme))
         }
         _ if file => {
-            let url = Url::parse(arg).map_err(|error| SourceError::NotUrl {
-                shown: shown.clone(),
-                error,
-            })?;
+            let url = Url::parse(arg).map_err(|e| SourceError::NotUrl(shown.clone(), e))?;
             url.to_file_path()
                 .map(Source::File)
                 .map_err(|()| SourceError::NotLocal(shown))
@@ -271,10 +248,7 @@ pub(crate) fn catalog_url(given: &str) -> Result<Url, SourceError> {
 /// `HYPER_URL` and the path as text; a trailing slash makes no other
 /// place here).
 pub(crate) fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
-    let mut url = Url::parse(given).map_err(|error| SourceError::NotUrl {
-        shown: redacted(given),
-        error,
-    })?;
+    let mut url = Url::parse(given).map_err(|e| SourceError::NotUrl(redacted(given), e))?;
     if url.host_str().is_none_or(str::is_empty) {
         return Err(SourceError::NoHost(redacted(given)));
     }
@@ -311,9 +285,6 @@ pub(crate) fn stray_space(text: &str) -> Option<(String, &str)> {
         first.is_some_and(char::is_whitespace),
         last.is_some_and(char::is_whitespace),
     ) {
-        (true, true) if blank(first) == blank(last) => {
-            format!("starts and ends with {}", blank(first))
-        }
         (true, true) => format!("starts with {} and ends with {}", blank(first), blank(last)),
         (true, false) => format!("starts with {}", blank(first)),
         _ => format!("ends with {}", blank(last)),
@@ -330,16 +301,11 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
 }
 
-/// Whether a URL's host is this machine (traffic to it never leaves it).
+/// Whether a URL's host is this machine (traffic to it never leaves it):
+/// a name below `localhost` too, which no proxy rule excepts.
 pub(crate) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => {
-            d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost")
-        }
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    let below = url.host_str().is_some_and(|h| h.ends_with(".localhost"));
+    crate::fetch::proxy::is_loopback(url) || below
 }
 
 /// Why a source could not be read.
@@ -403,9 +369,7 @@ impl Source {
             },
         }
     }
-}
 
-impl Source {
     /// Reads this source's detached signature, at most
     /// [`MAX_SIGNATURE_BYTES`]: for a URL, the same URL with `.minisig`
     /// appended, fetched on `session` (the connection that brought the
@@ -521,6 +485,13 @@ fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resolves the `SOURCE` argument. `catwalk_url` is the value of
+    /// `CATWALK_URL`, used when the argument is omitted or empty, and read
+    /// the same way: `embedded`, a file or a URL, as Crush reads it.
+    fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
+        resolve_for(Target::Catalog, arg, catwalk_url)
+    }
 
     /// A password is never shown, whether the text parses as a URL or not
     /// (`user:pass@proxy:3128` is a proxy without its scheme; a value Go

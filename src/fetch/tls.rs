@@ -53,10 +53,7 @@ pub(crate) fn extra_roots(
         return Ok(Vec::new());
     };
     let path = std::path::PathBuf::from(path);
-    let pem = std::fs::read(&path).map_err(|error| Setup::CertFileUnreadable {
-        path: path.clone(),
-        error,
-    })?;
+    let pem = std::fs::read(&path).map_err(|e| Setup::CertFileUnreadable(path.clone(), e))?;
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
         .filter_map(Result::ok)
         .collect();
