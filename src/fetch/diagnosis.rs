@@ -88,22 +88,31 @@ pub enum Certificate {
 }
 
 /// What went wrong with a proxy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Proxy {
     /// It refused the connection.
+    #[error("cannot be reached: it refused the connection")]
     Refused,
     /// There is no route to it.
+    #[error("cannot be reached: there is no route to it")]
     NoRoute,
     /// Its name does not resolve.
+    #[error("cannot be reached: its name does not resolve")]
     NoName,
     /// The connection to it failed otherwise.
+    #[error("cannot be reached: the connection to it failed")]
     Unreachable,
-    /// It answered the request for a tunnel with a status other than 200
-    /// and 407 (the HTTP client keeps no more of it).
+    /// It answered the request for a tunnel (to the host that follows)
+    /// with a status other than 200 and 407 (the HTTP client keeps no more
+    /// of it).
+    #[error("refused the tunnel to")]
     RefusedTunnel,
     /// It wants credentials (407).
+    #[error("wants credentials: it answered 407 Proxy Authentication Required")]
     WantsCredentials,
-    /// It closed the connection instead of answering.
+    /// It closed the connection instead of answering (the request for a
+    /// tunnel to the host that follows).
+    #[error("closed the connection when asked for a tunnel to")]
     Closed,
 }
 
@@ -148,28 +157,14 @@ pub enum Network {
 }
 
 fn proxy_words(proxy: &ProxyOrigin, problem: Proxy, target: &str) -> String {
-    let why = match problem {
-        Proxy::Refused => "it refused the connection",
-        Proxy::NoRoute => "there is no route to it",
-        Proxy::NoName => "its name does not resolve",
-        Proxy::Unreachable => "the connection to it failed",
-        Proxy::RefusedTunnel => return format!("{proxy} refused the tunnel to {target}"),
-        Proxy::Closed => {
-            return format!("{proxy} closed the connection when asked for a tunnel to {target}");
-        }
-        Proxy::WantsCredentials => {
-            return match &proxy.user {
-                Some(user) => format!(
-                    "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
-                    crate::catalog::escape::quoted(user)
-                ),
-                None => format!(
-                    "{proxy} wants credentials: it answered 407 Proxy Authentication Required"
-                ),
-            };
-        }
-    };
-    format!("{proxy} cannot be reached: {why}")
+    match (problem, &proxy.user) {
+        (Proxy::RefusedTunnel | Proxy::Closed, _) => format!("{proxy} {problem} {target}"),
+        (Proxy::WantsCredentials, Some(user)) => format!(
+            "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
+            crate::catalog::escape::quoted(user)
+        ),
+        _ => format!("{proxy} {problem}"),
+    }
 }
 
 impl Network {
@@ -248,10 +243,8 @@ fn cause(
         .iter()
         .find_map(|e| e.downcast_ref::<io::Error>())
         .map(io::Error::kind);
-    let (host, target) = (
-        url.host_str().unwrap_or_default().to_owned(),
-        target_of(url),
-    );
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let target = target_of(url);
     // An https request goes through the proxy's tunnel, whose failures say
     // so; a plain-http one is sent to the proxy itself, so a failure to
     // connect is the proxy's.
@@ -323,11 +316,8 @@ fn certificate(refused: &CertificateError, host: String) -> Network {
 
 /// `host:port` of `url`.
 pub(crate) fn target_of(url: &Url) -> String {
-    format!(
-        "{}:{}",
-        url.host_str().unwrap_or_default(),
-        url.port_or_known_default().unwrap_or_default()
-    )
+    let port = url.port_or_known_default().unwrap_or_default();
+    format!("{}:{port}", url.host_str().unwrap_or_default())
 }
 
 /// The error and its sources, outermost first. An I/O error that wraps

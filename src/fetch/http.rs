@@ -98,7 +98,7 @@ pub enum FetchError {
         #[source]
         source: Option<reqwest::Error>,
         /// Where the last redirect led, when the failure was there, as
-        /// shown ([`redacted`]).
+        /// shown (a password replaced).
         redirected: Option<String>,
     },
     /// The Hyper key holds a character no HTTP header carries (a line

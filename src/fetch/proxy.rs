@@ -82,12 +82,11 @@ pub(crate) enum Direct {
     NoneSet,
     /// It is for this machine, which never goes through a proxy.
     Loopback,
-    /// This `NO_PROXY` entry names its host; the proxy it goes around.
+    /// This `NO_PROXY` entry names its host, which goes around the proxy
+    /// of this variable.
     Excepted {
         /// The entry.
         entry: String,
-        /// The proxy that would have been used, and its variable.
-        proxy: Url,
         /// The variable of the proxy.
         variable: &'static str,
     },
@@ -138,12 +137,8 @@ pub(crate) fn route(url: &Url, env: &ProxyEnv) -> Route {
         let entry = entry.to_ascii_lowercase();
         !entry.is_empty() && excepts(&entry, &host, ip, &port)
     });
-    match entry {
-        Some(entry) => Route::Direct(Direct::Excepted {
-            entry: entry.to_owned(),
-            proxy,
-            variable,
-        }),
+    match entry.map(str::to_owned) {
+        Some(entry) => Route::Direct(Direct::Excepted { entry, variable }),
         None => Route::Proxy(proxy, variable),
     }
 }

@@ -383,63 +383,48 @@ impl Source {
         options: &FetchOptions,
         session: &Session,
     ) -> Result<Option<Vec<u8>>, Unsigned> {
-        let read_file = |path: &std::path::Path| -> Result<Vec<u8>, NoSignature> {
-            let file = std::fs::File::open(path).map_err(|e| {
-                NoSignature::Missing(format!(
-                    "cannot read {}: {}",
-                    path.display(),
-                    crate::store::file::io_words(&e)
-                ))
-            })?;
-            match read_capped(file, 0, MAX_SIGNATURE_BYTES) {
-                Ok(bytes) => Ok(bytes),
-                Err(ReadError::TooLarge(_)) => Err(NoSignature::TooLarge),
-                Err(e) => Err(NoSignature::Missing(format!("{}: {e}", path.display()))),
-            }
-        };
+        let missing = |why: String| Err(Unsigned::None(NoSignature::Missing(why)));
+        let too_large = || Err(Unsigned::None(NoSignature::TooLarge));
         match (self, given) {
             (Source::Embedded, _) => Ok(None),
             // Named by the person: it may be a pipe.
-            (_, Some(path)) => Ok(Some(read_file(path)?)),
-            (Source::Stdin, None) => {
-                Err(NoSignature::Missing("standard input brings none".into()).into())
+            (_, Some(path)) => {
+                let shown = path.display();
+                let read = std::fs::File::open(path).map_err(ReadError::Io);
+                match read.and_then(|file| read_capped(file, 0, MAX_SIGNATURE_BYTES)) {
+                    Ok(bytes) => Ok(Some(bytes)),
+                    Err(ReadError::TooLarge(_)) => too_large(),
+                    Err(e) => missing(format!("{shown}: {e}")),
+                }
             }
+            (Source::Stdin, None) => missing("standard input brings none".into()),
             // Found beside the file: only a regular one, never waited on.
             (Source::File(path), None) => {
                 let mut name = path.clone().into_os_string();
                 name.push(SIGNATURE_SUFFIX);
-                let path = std::path::Path::new(&name);
-                let none = match file::read_regular(path, MAX_SIGNATURE_BYTES) {
-                    Ok(Some((bytes, _))) => return Ok(Some(bytes)),
-                    Ok(None) => NoSignature::Missing(format!(
-                        "cannot read {}: it does not exist",
-                        path.display()
-                    )),
-                    Err(file::FileError::TooLarge(_)) => NoSignature::TooLarge,
-                    Err(e) => NoSignature::Missing(format!("cannot read {}: {e}", path.display())),
-                };
-                Err(none.into())
+                let shown = std::path::Path::new(&name).display();
+                match file::read_regular(std::path::Path::new(&name), MAX_SIGNATURE_BYTES) {
+                    Ok(Some((bytes, _))) => Ok(Some(bytes)),
+                    Ok(None) => missing(format!("cannot read {shown}: it does not exist")),
+                    Err(file::FileError::TooLarge(_)) => too_large(),
+                    Err(e) => missing(format!("cannot read {shown}: {e}")),
+                }
             }
             (Source::Url(url), None) => {
                 let url = signature_url(url);
-                let shown = redacted(url.as_str());
                 let options = FetchOptions {
                     max_body: MAX_SIGNATURE_BYTES,
                     watch: options.watch.unreported(),
                     ..options.clone()
                 };
-                let none = match session.fetch(&url, &options) {
-                    Ok(Fetched::Body { bytes, .. }) => return Ok(Some(bytes)),
-                    Ok(Fetched::NotModified) => {
-                        NoSignature::Missing(format!("{shown}: answered 304"))
-                    }
-                    Err(FetchError::TooLarge(_)) => NoSignature::TooLarge,
-                    Err(FetchError::Interrupted(signal)) => {
-                        return Err(Unsigned::Interrupted(signal));
-                    }
-                    Err(e) => NoSignature::Missing(format!("{shown}: {e}")),
-                };
-                Err(none.into())
+                let shown = redacted(url.as_str());
+                match session.fetch(&url, &options) {
+                    Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
+                    Ok(Fetched::NotModified) => missing(format!("{shown}: answered 304")),
+                    Err(FetchError::TooLarge(_)) => too_large(),
+                    Err(FetchError::Interrupted(signal)) => Err(Unsigned::Interrupted(signal)),
+                    Err(e) => missing(format!("{shown}: {e}")),
+                }
             }
         }
     }
