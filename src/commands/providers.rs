@@ -48,20 +48,7 @@ fn write_providers(
     loaded: &StartupCatalog,
     catalog: &Catalog<'_>,
 ) -> io::Result<()> {
-    let text = |t: Option<&catalog::Text<'_>>| t.map_or("", |t| t.as_str()).to_owned();
-    let rows: Vec<[String; 4]> = catalog
-        .providers
-        .iter()
-        .map(|p| {
-            let models = p.models().len().to_string();
-            [
-                text(Some(&p.id)),
-                text(Some(&p.name)),
-                text(p.kind.as_ref()),
-                models,
-            ]
-        })
-        .collect();
+    let rows: Vec<[String; 4]> = catalog.providers.iter().map(provider_row).collect();
     // On a pipe, one provider a line, its fields separated by tabs, for a
     // script (`cut -f1`); where the catalog came from, with `--debug`.
     let Some(width) = terminal::stdout_width() else {
@@ -73,58 +60,57 @@ fn write_providers(
     };
     let header = terminal::wrap(&safe(&header(loaded)), Some(width), "  ");
     writeln!(out, "{header}")?;
+    let (head, droppable) = (["ID", "NAME", "TYPE", "MODELS"], &[2]);
     Table {
-        head: ["ID", "NAME", "TYPE", "MODELS"],
+        head,
         rows: &rows,
-        droppable: &[2],
+        droppable,
     }
     .write(out, Some(width))
 }
 
+/// A provider's row: its id, name, type and number of models.
+fn provider_row(p: &catalog::Provider<'_>) -> [String; 4] {
+    let kind = p.kind.as_ref().map_or("", |kind| kind.as_str());
+    let models = p.models().len().to_string();
+    [p.id.as_str(), p.name.as_str(), kind, &models].map(String::from)
+}
+
+/// Where the catalog came from, in a line.
 fn header(loaded: &StartupCatalog) -> String {
-    let when = |t: Option<u64>| {
-        t.map(|t| format!(" {}", ago(state::now().saturating_sub(t))))
-            .unwrap_or_default()
-    };
-    let snapshot = embedded::origin();
+    let when = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {}", since(t)));
+    let (written, snapshot) = (when(loaded.fetched_at), embedded::origin());
     let origin = match (loaded.provenance, loaded.source.as_deref()) {
-        (Provenance::Fresh, from) => {
-            let from = from.map(|s| format!(" from {s}")).unwrap_or_default();
-            return format!("Providers: fresh{from}, fetched just now");
-        }
         (Provenance::Disabled, _) => return "No providers".into(),
-        (Provenance::Embedded, _) if loaded.refreshing.contains(&Target::Catalog) => {
-            return format!(
-                "Providers: embedded snapshot ({snapshot}); fetching the current catalog in the background"
-            );
-        }
-        (Provenance::Embedded, _) => return format!("Providers: embedded snapshot ({snapshot})"),
-        (_, Some(s)) if s == EMBEDDED => {
-            let written = when(loaded.fetched_at);
+        (Provenance::Fresh, Some(s)) => format!("fresh from {s}, fetched just now"),
+        (Provenance::Fresh, None) => "fresh, fetched just now".into(),
+        (Provenance::Embedded, _) => format!("embedded snapshot ({snapshot})"),
+        (_, Some(EMBEDDED)) => {
             format!("the embedded snapshot ({snapshot}), installed in the cache{written}")
         }
+        // Only a server confirms a catalog current.
         (_, Some(s)) if s.starts_with("http://") || s.starts_with("https://") => {
-            // Only a server confirms a catalog current.
-            let confirmed = loaded
-                .confirmed_at
-                .map(|t| format!(", confirmed current{}", when(Some(t))));
-            let confirmed = confirmed.unwrap_or_default();
-            format!(
-                "cached, fetched from {s}{}{confirmed}",
-                when(loaded.fetched_at)
-            )
+            let confirmed = when(loaded.confirmed_at);
+            let confirmed = match loaded.confirmed_at {
+                Some(_) => format!(", confirmed current{confirmed}"),
+                None => String::new(),
+            };
+            format!("cached, fetched from {s}{written}{confirmed}")
         }
-        (_, Some(s)) => format!("cached, read from {s}{}", when(loaded.fetched_at)),
-        (_, None) => format!(
-            "cached, written{} by another program",
-            when(loaded.fetched_at)
-        ),
+        (_, Some(s)) => format!("cached, read from {s}{written}"),
+        (_, None) => format!("cached, written{written} by another program"),
     };
-    let refreshing = match loaded.refreshing.contains(&Target::Catalog) {
-        true => "; refreshing in the background",
-        false => "",
+    let refreshing = match loaded.provenance {
+        _ if !loaded.refreshing.contains(&Target::Catalog) => "",
+        Provenance::Embedded => "; fetching the current catalog in the background",
+        _ => "; refreshing in the background",
     };
     format!("Providers: {origin}{refreshing}")
+}
+
+/// How long ago `at` (seconds since the Unix epoch) was, in words.
+fn since(at: u64) -> String {
+    ago(state::now().saturating_sub(at))
 }
 
 /// The source a cache records for the embedded snapshot installed there.
@@ -219,12 +205,14 @@ impl Cached {
     fn read(files: &CacheFiles, valid: impl FnOnce(Option<&Catalog<'_>>)) -> Cached {
         let (target, now) = (files.target, state::now());
         let aged = |at: Option<u64>| (at.map(state::rfc3339), at.map(|at| now.saturating_sub(at)));
+        let cache = files.catalog.display().to_string();
         let mut doc = Cached {
             target,
-            cache: files.catalog.display().to_string(),
+            cache,
             ..Cached::default()
         };
         let state = match cache::read(files) {
+            Ok(None) => cache::absent_state(files),
             Err(e) => {
                 doc.cache_state = match e {
                     cache::CacheError::Read { .. } => CacheState::Unreadable,
@@ -233,79 +221,71 @@ impl Cached {
                 doc.problem = Some(e.to_string());
                 None
             }
-            Ok(None) => cache::absent_state(files),
             Ok(Some(cached)) => {
-                doc.sha256 = Some(digest::hex(&cached.sha256));
+                doc.cache_state = CacheState::Valid;
                 match target.validate(&cached.bytes) {
                     Ok(catalog) => {
-                        doc.cache_state = CacheState::Valid;
-                        doc.providers =
-                            (target == Target::Catalog).then_some(catalog.providers.len());
+                        let providers = catalog.providers.len();
+                        doc.providers = (target == Target::Catalog).then_some(providers);
                         doc.models = Some(catalog.model_count());
                         valid(Some(&catalog).filter(|_| !cached.is_stand_in()));
                     }
                     Err(e) => {
-                        doc.cache_state = CacheState::Invalid;
-                        doc.problem = Some(e.to_string());
+                        (doc.cache_state, doc.problem) = (CacheState::Invalid, Some(e.to_string()))
                     }
                 }
+                doc.sha256 = Some(digest::hex(&cached.sha256));
                 (doc.fetched_at, doc.age_seconds) = aged(cached.written_at());
                 let validators = cached.validators();
                 (doc.etag, doc.last_modified) = (validators.etag, validators.last_modified);
                 cached.state
             }
         };
-        if let Some(state) = state {
-            // An absent document's state records only its last refresh.
-            if !state.sha256.is_empty() {
-                doc.source = Some(state.source.clone());
-                (doc.confirmed_at, doc.confirmed_age_seconds) = aged(state.confirmed_at);
-                doc.signed_at = state.signed_at.map(state::rfc3339);
-            }
-            doc.last_refresh = (state.refresh.as_ref()).map(|r| LastRefresh::of(r, target, now));
+        let Some(state) = state else {
+            return doc;
+        };
+        // An absent document's state records only its last refresh.
+        if !state.sha256.is_empty() {
+            doc.source = Some(state.source);
+            (doc.confirmed_at, doc.confirmed_age_seconds) = aged(state.confirmed_at);
+            doc.signed_at = state.signed_at.map(state::rfc3339);
         }
+        doc.last_refresh = state.refresh.map(|r| LastRefresh::of(&r, target, now));
         doc
     }
 
     /// The rows of the text status, key and value: Hyper's named so.
     fn rows(&self) -> Vec<(String, String)> {
-        let (first, none, confirmed, prefix) = match self.target {
-            Target::Catalog => (
-                "cache",
-                "the embedded snapshot is used",
-                "confirmed current",
-                "",
-            ),
-            Target::Hyper => (
-                "hyper",
-                "Crush uses its own embedded Hyper provider",
-                "confirmed",
-                "hyper ",
-            ),
+        let (none, confirmed) = match self.target {
+            Target::Catalog => ("the embedded snapshot is used", "confirmed current"),
+            Target::Hyper => ("Crush uses its own embedded Hyper provider", "confirmed"),
         };
         let state = match (self.cache_state, &self.problem) {
             (CacheState::Valid, _) => String::new(),
             (CacheState::Missing, _) => format!(" (none: {none})"),
-            (state, problem) => format!(
-                " ({}: {})",
-                json_word(state),
-                problem.as_deref().unwrap_or("")
-            ),
+            (state, problem) => {
+                let state = format!("{state:?}").to_lowercase();
+                format!(" ({state}: {})", problem.as_deref().unwrap_or(""))
+            }
         };
         let aged = |at: &Option<String>, age: Option<u64>| {
-            at.as_ref().map(|at| {
-                format!(
-                    "{at}{}",
-                    age.map(|a| format!(" ({})", ago(a))).unwrap_or_default()
-                )
-            })
+            Some(format!("{} ({})", at.as_ref()?, ago(age?)))
         };
         // The embedded snapshot was installed, not fetched.
-        let fetched = match self.source.as_deref() == Some(EMBEDDED) {
-            true => "installed",
-            false => "fetched",
+        let fetched = match self.source.as_deref() {
+            Some(EMBEDDED) => "installed",
+            _ => "fetched",
         };
-        let mut rows = vec![
+        let models = self.models.map(|m| count(m, "model"));
+        let counts = match self.providers {
+            Some(p) => (
+                "catalog",
+                models.map(|m| format!("{}, {m}", count(p, "provider"))),
+            ),
+            None => ("models", models),
+        };
+        let last = self.last_refresh.iter().flat_map(LastRefresh::rows);
+        let rows = [
             ("source", self.source.clone()),
             (fetched, aged(&self.fetched_at, self.age_seconds)),
             (
@@ -313,39 +293,37 @@ impl Cached {
                 aged(&self.confirmed_at, self.confirmed_age_seconds),
             ),
         ];
-        let last = self.last_refresh.iter().flat_map(LastRefresh::rows);
-        rows.extend(last.map(|(key, value)| (key, Some(value))));
-        rows.extend([
+        let more = [
             ("signed", self.signed_at.clone()),
             ("etag", self.etag.clone()),
             ("last-modified", self.last_modified.clone()),
             ("sha256", self.sha256.clone()),
-        ]);
-        let models = self.models.map(|m| count(m, "model"));
-        match self.providers {
-            Some(p) => rows.push(("", models.map(|m| format!("{}, {m}", count(p, "provider"))))),
-            None => rows.push(("models", models)),
-        }
-        let prefixed = rows.into_iter().filter_map(|(key, value)| {
-            let key = match (key, self.providers) {
-                ("", Some(_)) => "catalog".to_owned(),
-                ("", None) => String::new(),
-                (key, _) => format!("{prefix}{key}"),
-            };
-            Some((key, value?))
+            counts,
+        ];
+        let rows = rows
+            .into_iter()
+            .chain(last.map(|(key, value)| (key, Some(value))));
+        let rows = keyed(rows.chain(more)).map(|(key, value)| match (self.target, key.as_str()) {
+            (Target::Catalog, _) | (_, "") => (key, value),
+            (Target::Hyper, _) => (format!("hyper {key}"), value),
         });
-        std::iter::once((first.to_owned(), format!("{}{state}", self.cache)))
-            .chain(prefixed)
+        let first = match self.target {
+            Target::Catalog => "cache",
+            Target::Hyper => "hyper",
+        };
+        let state = format!("{}{state}", self.cache);
+        std::iter::once((first.to_owned(), state))
+            .chain(rows)
             .collect()
     }
 }
 
-/// `state` as the JSON names it.
-fn json_word(state: CacheState) -> String {
-    serde_json::to_value(state)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+/// The rows of `rows` that have a value, their keys owned.
+fn keyed<'a>(
+    rows: impl IntoIterator<Item = (&'a str, Option<String>)>,
+) -> impl Iterator<Item = (String, String)> {
+    rows.into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
 }
 
 /// The last automatic refresh, as `--status` shows it.
@@ -371,32 +349,29 @@ struct LastRefresh {
 impl LastRefresh {
     /// The record `r` of a refresh of `target`'s document, as of `now`.
     fn of(r: &RefreshRecord, target: Target, now: u64) -> LastRefresh {
+        let held = r.held.as_ref();
+        let pending = held.filter(|h| !h.kept);
         LastRefresh {
             at: state::rfc3339(r.at),
             age_seconds: now.saturating_sub(r.at),
             url: r.url.clone(),
             outcome: r.outcome,
             cause: r.cause.clone(),
-            held: r.held.as_ref().map(|h| h.changes.clone()),
-            accept: r
-                .held
-                .as_ref()
-                .filter(|h| !h.kept)
-                .map(|h| startup::held_hint_for(program(), target, &r.url, &h.needs)),
-            kept: r.held.as_ref().is_some_and(|h| h.kept),
+            held: held.map(|h| h.changes.clone()),
+            accept: pending.map(|h| startup::held_hint_for(program(), target, &r.url, &h.needs)),
+            kept: held.is_some_and(|h| h.kept),
         }
     }
 
     /// Its rows of the text status: how it ended, what it held back, and
     /// the commands that settle it (or that a person settled it).
     fn rows(&self) -> Vec<(&'static str, String)> {
-        let cause = self.cause.as_ref().map(|c| format!(": {c}"));
+        let cause = self
+            .cause
+            .as_ref()
+            .map_or(String::new(), |c| format!(": {c}"));
         let (outcome, age) = (self.outcome.word(), ago(self.age_seconds));
-        let outcome = format!(
-            "{outcome} {age} from {}{}",
-            self.url,
-            cause.unwrap_or_default()
-        );
+        let outcome = format!("{outcome} {age} from {}{cause}", self.url);
         let first = |i: usize, label: &'static str| if i == 0 { label } else { "" };
         let held = self.held.iter().flatten().enumerate();
         let commands = self.accept.iter().flat_map(|a| a.lines()).enumerate();
@@ -435,17 +410,18 @@ struct OrdersJson {
 }
 
 impl SettingJson {
-    fn of(setting: &Setting, orders: Option<&Disagreement>) -> SettingJson {
+    fn of(setting: &Setting, orders: &Option<Disagreement>) -> SettingJson {
+        let orders = orders.as_ref().map(|both| OrdersJson {
+            spec: SettingJson::of(&both.spec, &None),
+            crush_v0_90: SettingJson::of(&both.crush_v090, &None),
+            kept_off_by: both.kept_off_by().key(),
+        });
+        let (value, origin) = (setting.value, setting.origin.to_string());
+        let orders = orders.map(Box::new);
         SettingJson {
-            value: setting.value,
-            origin: setting.origin.to_string(),
-            orders: orders.map(|both| {
-                Box::new(OrdersJson {
-                    spec: SettingJson::of(&both.spec, None),
-                    crush_v0_90: SettingJson::of(&both.crush_v090, None),
-                    kept_off_by: both.kept_off_by().key(),
-                })
-            }),
+            value,
+            origin,
+            orders,
         }
     }
 }
@@ -461,26 +437,25 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let mut memory = memory::summary(files, None);
     let catalog = Cached::read(files, |valid| memory = memory::summary(files, valid));
     let key = config::hyper::hyper_key_in(settings, &crate::store::paths::process_env);
+    let public_keys = settings.public_keys.as_ref().map(|p| PinnedJson {
+        keys: p.entries.clone(),
+        origin: p.origin.to_string(),
+    });
+    let on = matches!(network, Network::Allowed(_));
     let status = Status {
         catalog,
         memory,
-        public_keys: settings.public_keys.as_ref().map(|p| PinnedJson {
-            keys: p.entries.clone(),
-            origin: p.origin.to_string(),
-        }),
+        public_keys,
         refresh_interval_seconds: env.interval.as_secs_f64(),
         refresh_interval_origin: env.interval_origin.clone(),
         embedded_snapshot: embedded::origin(),
-        provider_auto_update: SettingJson::of(
-            &settings.auto_update,
-            settings.auto_update_orders.as_ref(),
-        ),
+        provider_auto_update: SettingJson::of(&settings.auto_update, &settings.auto_update_orders),
         default_providers: SettingJson::of(
             &settings.default_providers,
-            settings.default_providers_orders.as_ref(),
+            &settings.default_providers_orders,
         ),
         crush: super::front::status(settings),
-        hyper: hyper_status(files, key.as_ref(), matches!(network, Network::Allowed(_))),
+        hyper: hyper_status(files, key.as_ref(), on),
         inputs: inputs::gather(settings, &env, &network),
     };
     print(|out| match json {
@@ -500,6 +475,10 @@ fn hyper_status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) ->
     let name = catalog::target::url_env(Target::Hyper);
     let value = environment::var(name);
     let url = source::startup_url_for(Target::Hyper, value.as_deref().and_then(|v| v.to_str()));
+    let url = url.map_or_else(
+        |value| format!("none: {} is not an http(s) URL", source::redacted(&value)),
+        |url| source::redacted(url.as_str()),
+    );
     // Where the key is set: `HYPER_API_KEY`, with the `.env` file and
     // line when it comes from one (never its value).
     let key = key.map(|key| match environment::source(HYPER_KEY_ENV) {
@@ -508,13 +487,12 @@ fn hyper_status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) ->
         }
         _ => key.origin.clone(),
     });
+    let url_origin = inputs::env_origin(name).unwrap_or_else(|| "default".into());
+    let cache = Cached::read(&files.with_target(Target::Hyper), |_| {});
     HyperStatus {
-        url: url.map_or_else(
-            |value| format!("none: {} is not an http(s) URL", source::redacted(&value)),
-            |url| source::redacted(url.as_str()),
-        ),
-        url_origin: inputs::env_origin(name).unwrap_or_else(|| "default".into()),
-        cache: Cached::read(&files.with_target(Target::Hyper), |_| {}),
+        url,
+        url_origin,
+        cache,
         key,
         refresh_at_start_up,
     }
@@ -526,115 +504,104 @@ fn status_row(
     out: &mut impl Write,
     width: Option<usize>,
     key: &str,
-    value: String,
+    value: &str,
 ) -> io::Result<()> {
-    let key = if key.is_empty() {
-        String::new()
-    } else {
-        format!("{key}:")
-    };
+    let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
     // A source, a cause, a finding: from a server or the state file.
-    let value = safe(&value);
-    let line = format!("{key:<21} {value}");
-    let wrapped = terminal::wrap(&line, width, &" ".repeat(22));
+    let value = safe(value);
+    let wrapped = terminal::wrap(&format!("{key:<21} {value}"), width, &" ".repeat(22));
     // A word too long for the value's column (a digest, a path) goes on a
     // line of its own under the key, rather than past the edge.
-    let fits = width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w));
-    if fits {
-        writeln!(out, "{wrapped}")
-    } else {
-        let value = terminal::wrap(&format!("  {value}"), width, "  ");
-        writeln!(out, "{key}\n{value}")
+    if width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w)) {
+        return writeln!(out, "{wrapped}");
     }
+    let value = terminal::wrap(&format!("  {value}"), width, "  ");
+    writeln!(out, "{key}\n{value}")
 }
 
 fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
-    let width = terminal::stdout_width();
-    let (where_keys_went, floor) = describe_memory(&status.memory);
-    let mut rows = status.catalog.rows();
-    rows.push(("where keys went".into(), where_keys_went));
-    rows.push(("floor".into(), floor));
-    rows.extend(status.hyper.cache.rows());
-    let hyper = &status.hyper;
-    rows.extend(
-        [
-            ("hyper url", format!("{} ({})", hyper.url, hyper.url_origin)),
-            ("hyper key", hyper.key.clone().unwrap_or("none".into())),
-            ("hyper at start-up", hyper.refresh_at_start_up.clone()),
-            ("embedded snapshot", status.embedded_snapshot.to_string()),
-            ("provider-auto-update", settings.auto_update.to_string()),
-        ]
-        .map(|(key, value)| (key.to_owned(), value)),
-    );
-    let both = |orders: &Option<Disagreement>| {
-        orders
-            .as_ref()
-            .map(|both| (String::new(), both.to_string()))
-    };
-    rows.extend(both(&settings.auto_update_orders));
+    let (hyper, width) = (&status.hyper, terminal::stdout_width());
+    let (followed, floor) = describe_memory(&status.memory);
+    let both = |orders: &Option<Disagreement>| orders.as_ref().map(ToString::to_string);
     // The pinned keys, and where from: the variable, not its value again.
-    if let Some(pinned) = &status.public_keys {
-        let env = format!("{}=", crate::trust::signature::KEYS_ENV);
-        let origin = match pinned.origin.starts_with(&env) {
-            true => crate::trust::signature::KEYS_ENV,
-            false => pinned.origin.as_str(),
+    let keys = status.public_keys.as_ref().map(|pinned| {
+        let env = crate::trust::signature::KEYS_ENV;
+        let origin = pinned.origin.as_str();
+        let origin = if origin.starts_with(&format!("{env}=")) {
+            env
+        } else {
+            origin
         };
-        rows.push((
-            "public keys".into(),
-            format!("{} (from {origin})", pinned.keys.join(", ")),
-        ));
-    }
+        format!("{} (from {origin})", pinned.keys.join(", "))
+    });
     let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
     let interval = humantime::format_duration(interval);
-    rows.push((
-        "refresh interval".into(),
-        format!("{interval} ({})", status.refresh_interval_origin),
-    ));
-    rows.push((
-        "default-providers".into(),
-        settings.default_providers.to_string(),
-    ));
-    rows.extend(both(&settings.default_providers_orders));
-    rows.extend(
-        status
-            .inputs
-            .rows()
-            .into_iter()
-            .map(|(key, value)| (key.to_owned(), value)),
-    );
-    rows.extend(
-        status
-            .crush
-            .as_ref()
-            .map(|crush| ("crush".into(), crush.describe())),
-    );
+    let rows = [("where keys went", Some(followed)), ("floor", Some(floor))];
+    let more = [
+        (
+            "hyper url",
+            Some(format!("{} ({})", hyper.url, hyper.url_origin)),
+        ),
+        (
+            "hyper key",
+            Some(hyper.key.clone().unwrap_or("none".into())),
+        ),
+        ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
+        ("embedded snapshot", Some(status.embedded_snapshot.into())),
+        (
+            "provider-auto-update",
+            Some(settings.auto_update.to_string()),
+        ),
+        ("", both(&settings.auto_update_orders)),
+        ("public keys", keys),
+        (
+            "refresh interval",
+            Some(format!("{interval} ({})", status.refresh_interval_origin)),
+        ),
+        (
+            "default-providers",
+            Some(settings.default_providers.to_string()),
+        ),
+        ("", both(&settings.default_providers_orders)),
+    ];
+    let inputs = status
+        .inputs
+        .rows()
+        .into_iter()
+        .map(|(key, value)| (key, Some(value)));
+    let crush = status
+        .crush
+        .as_ref()
+        .map(|crush| ("crush", Some(crush.describe())));
+    let rows = (status.catalog.rows().into_iter())
+        .chain(keyed(rows))
+        .chain(hyper.cache.rows())
+        .chain(keyed(more.into_iter().chain(inputs).chain(crush)));
     rows.into_iter()
-        .try_for_each(|(key, value)| status_row(out, width, &key, value))
+        .try_for_each(|(key, value)| status_row(out, width, &key, &value))
 }
 
 /// The two rows of what is remembered of where keys went: what it
 /// follows, and the floor.
 fn describe_memory(memory: &memory::Summary) -> (String, String) {
-    let followed = match (memory.state, &memory.problem) {
-        (_, Some(why)) => why.clone(),
-        (state, None) => {
-            let signed = memory
-                .signed_at
-                .as_ref()
-                .map(|at| format!(", newest signature seen {at}"))
-                .unwrap_or_default();
-            let missing = match state == "missing" {
-                true => " (no file yet: the embedded snapshot's and the cache's)",
-                false => "",
-            };
-            format!(
-                "{}: {} and the configured keys of {} followed{missing}{signed}",
-                memory.path,
-                count(memory.variables, "variable"),
-                count(memory.providers, "provider"),
-            )
-        }
+    let signed = memory
+        .signed_at
+        .as_ref()
+        .map(|at| format!(", newest signature seen {at}"));
+    let missing = match memory.state == "missing" {
+        true => " (no file yet: the embedded snapshot's and the cache's)",
+        false => "",
     };
+    let followed = memory.problem.clone().unwrap_or_else(|| {
+        format!(
+            "{}: {} and the configured keys of {} followed{missing}{}",
+            memory.path,
+            count(memory.variables, "variable"),
+            count(memory.providers, "provider"),
+            signed.unwrap_or_default()
+        )
+    });
+    let snapshot = embedded::catalog();
     let (source, providers, models) = match &memory.floor {
         Some(floor) => (
             format!(
@@ -645,7 +612,6 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
             floor.models,
         ),
         None => {
-            let snapshot = embedded::catalog();
             let models = snapshot.model_count();
             (
                 "the embedded snapshot".into(),

@@ -250,8 +250,12 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
         });
         return snapshot(warnings);
     }
-    let mut handed = None;
-    let mut due = Vec::new();
+    let (mut handed, mut due) = (None, Vec::new());
+    // Only a refresh waited for shows its progress, and ends early.
+    let watch = match options.wait {
+        true => options.watch.clone(),
+        false => Watch::default(),
+    };
     for target in [Target::Catalog, Target::Hyper] {
         let files = files.with_target(target);
         let cached = read(&files, options.keys.is_some(), hand_over, &mut warnings);
@@ -259,16 +263,17 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
             Target::Catalog => Some((options.url.clone(), None)),
             Target::Hyper => (options.hyper.as_ref()).map(|h| (h.url.clone(), Some(h.key.clone()))),
         };
-        let decision = match from {
-            Some(_) => decide(
+        let now = state::now();
+        let decision = from.as_ref().map_or(Decision::Offline, |_| {
+            let cached = cached.as_ref();
+            decide(
                 options.auto_update,
-                cached.as_ref(),
+                cached,
                 options.interval,
-                state::now(),
+                now,
                 options.wait,
-            ),
-            None => Decision::Offline,
-        };
+            )
+        });
         // A refresh waited for tells its own outcome: the last one's is
         // stale by then. What is held is told even with updates off.
         if decision != Decision::Wait {
@@ -283,7 +288,7 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
                 timeout: options.timeout,
                 interval: options.interval,
                 keys: options.keys.clone(),
-                watch: options.refresh_watch(),
+                watch: watch.clone(),
                 bearer,
             };
             let (known, using) = (
@@ -309,18 +314,6 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     loaded
 }
 
-impl StartupOptions {
-    /// The watch of a refresh: the caller's for one waited for, none for
-    /// one in the background.
-    fn refresh_watch(&self) -> Watch {
-        if self.wait {
-            self.watch.clone()
-        } else {
-            Watch::default()
-        }
-    }
-}
-
 /// The valid cache of `files`' document, and why it cannot be used when
 /// it cannot: what another program wrote that cannot be reviewed (by a
 /// caller that hands it over: the front has reviewed it), a file that is
@@ -332,34 +325,22 @@ fn read(
     hand_over: bool,
     warnings: &mut Vec<Warning>,
 ) -> Option<Cached> {
-    if !hand_over {
-        return cache::peek_valid(files).unwrap_or_else(|problem| {
-            warnings.push(Warning::InvalidCache {
-                target: files.target,
-                problem,
-            });
-            None
-        });
-    }
     // Told as found: the review of another program's document may replace
     // a state file that cannot be read.
-    let state_problem = state::read(&files.state).err();
-    let read = match foreign::settle(files, pinned, Duration::ZERO) {
-        Ok(settled) if settled.readable() => cache::read_valid(files),
-        Ok(_) => Err(foreign::unreviewed(files)),
-        Err(e) => Err(e.to_string()),
+    let state_problem_before = hand_over.then(|| state::read(&files.state).err());
+    let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
+        None => cache::peek_valid(files),
+        Some(Ok(settled)) if settled.readable() => cache::read_valid(files),
+        Some(Ok(_)) => Err(foreign::unreviewed(files)),
+        Some(Err(e)) => Err(e.to_string()),
     };
+    let target = files.target;
     let cached = read.unwrap_or_else(|problem| {
-        warnings.push(Warning::InvalidCache {
-            target: files.target,
-            problem,
-        });
+        warnings.push(Warning::InvalidCache { target, problem });
         None
     });
-    let state_problem = cached
-        .as_ref()
-        .and_then(|c| c.state_problem.clone())
-        .or(state_problem);
+    let state_problem = cached.as_ref().and_then(|c| c.state_problem.clone());
+    let state_problem = state_problem.or(state_problem_before.flatten());
     warnings.extend(state_problem.map(|problem| Warning::UnreadableState { problem }));
     cached
 }

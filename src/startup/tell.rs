@@ -227,14 +227,11 @@ impl Warning {
                 let cause = cause.as_deref().unwrap_or("no cause recorded");
                 let host = Url::parse(url)
                     .ok()
-                    .and_then(|u| u.host_str().map(String::from));
-                let rest = host.and_then(|host| cause.strip_prefix(host.as_str()));
-                let cause =
-                    rest.filter(|rest| rest.starts_with([':', ' ']))
-                        .map_or(cause, |rest| {
-                            rest.trim_start_matches(|c: char| c == ':' || c.is_ascii_digit())
-                                .trim_start()
-                        });
+                    .and_then(|u| Some(u.host_str()?.to_owned()));
+                let cause = match cause.split_once(' ') {
+                    Some((first, rest)) if host.is_some_and(|h| first.starts_with(&h)) => rest,
+                    _ => cause,
+                };
                 format!("{} not refreshed: {cause}", target.short())
             }
             other => {
