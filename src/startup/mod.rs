@@ -399,15 +399,18 @@ fn waited(
                 None
             }
             // In the state too, told by every start while it is held.
-            Outcome::Held(findings) => {
+            Outcome::Held(changes) => {
                 let needs = held_needs(&doc.files);
+                let held = state::Held {
+                    changes,
+                    needs,
+                    ..Default::default()
+                };
                 warnings.push(Warning::Held {
                     target,
                     url,
                     at: None,
-                    findings,
-                    needs,
-                    foreign: false,
+                    held,
                 });
                 None
             }

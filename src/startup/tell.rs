@@ -56,13 +56,11 @@ pub enum Warning {
         /// When it was held (seconds since the Unix epoch), when it was
         /// not just now.
         at: Option<u64>,
-        /// What needs a person, one finding a line.
-        findings: Vec<String>,
-        /// What a person must allow to apply it.
-        needs: Vec<Need>,
-        /// Another program wrote it into the cache (`url` is where it is
-        /// kept aside): the last reviewed document is back in place.
-        foreign: bool,
+        /// What needs a person (one finding a line), what a person must
+        /// allow to apply it, and whether another program wrote it into
+        /// the cache (`url` is then where it is kept aside: the last
+        /// reviewed document is back in place).
+        held: state::Held,
     },
     /// A refresh failed: the one a person waited for, or (with `at`) the
     /// last one in the background, told once.
@@ -193,17 +191,11 @@ impl Warning {
     /// URL, the time or the commands (which `providers --status` gives).
     pub(crate) fn brief(&self, program: &str) -> String {
         match self {
-            Warning::Held {
-                target,
-                findings,
-                needs,
-                foreign,
-                ..
-            } => {
+            Warning::Held { target, held, .. } => {
                 // Short enough for 80 columns with the pointer to
                 // `providers --status`, which has the rest.
-                let what = if *foreign { "put aside" } else { "held" };
-                let why: Vec<&str> = needs
+                let what = if held.foreign { "put aside" } else { "held" };
+                let why: Vec<&str> = (held.needs)
                     .iter()
                     .map(|need| match need {
                         Need::KeyMove => "a key would go to a new place",
@@ -213,7 +205,7 @@ impl Warning {
                     })
                     .collect();
                 let why = match why.is_empty() {
-                    true => findings.first().map_or("", String::as_str).to_owned(),
+                    true => held.changes.first().map_or("", String::as_str).to_owned(),
                     false => why.join(", "),
                 };
                 format!("{} {what}: {why}", target.short())
@@ -411,13 +403,12 @@ fn held(f: &mut fmt::Formatter<'_>, me: &str, warning: &Warning) -> fmt::Result 
         target,
         url,
         at,
-        findings,
-        needs,
-        foreign,
+        held,
     } = warning
     else {
         return Ok(());
     };
+    let findings = &held.changes;
     let more = match findings.len() {
         0 | 1 => String::new(),
         n => format!(
@@ -435,9 +426,9 @@ fn held(f: &mut fmt::Formatter<'_>, me: &str, warning: &Warning) -> fmt::Result 
         }
     };
     let first = findings.first().map_or("", String::as_str);
-    let hint = held_hint_for(me, *target, url, needs);
+    let hint = held_hint_for(me, *target, url, &held.needs);
     let noun = target.noun();
-    if *foreign {
+    if held.foreign {
         return write!(
             f,
             "{noun} that another program wrote into the cache was held{when} and put aside as {url}; the last one reviewed here is back in place: {first}{more}\n{hint}"
@@ -498,9 +489,7 @@ pub(super) fn tell_last(
             target,
             url: refresh.url.clone(),
             at: Some(refresh.at),
-            findings: held.changes.clone(),
-            needs: held.needs.clone(),
-            foreign: held.foreign,
+            held: held.clone(),
         });
     }
     let Some(last) = state.untold_failure().filter(|_| failure) else {
@@ -558,9 +547,11 @@ mod tests {
             target: Target::Catalog,
             url: "https://mirror.example/v2/providers".into(),
             at: None,
-            findings: vec!["moves a key".into(), "and another".into()],
-            needs: vec![Need::Shrink, Need::KeyMove],
-            foreign: false,
+            held: state::Held {
+                changes: vec!["moves a key".into(), "and another".into()],
+                needs: vec![Need::Shrink, Need::KeyMove],
+                ..Default::default()
+            },
         };
         let invalid = Warning::InvalidCache {
             target: Target::Catalog,
