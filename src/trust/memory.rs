@@ -300,7 +300,9 @@ pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
         Err(_) => FileState::Unusable,
     };
     let problem = read.as_ref().err().map(ToString::to_string);
-    let memory = read.ok().and_then(|file| Memory::effective(file, cache).ok());
+    let memory = read
+        .ok()
+        .and_then(|file| Memory::effective(file, cache).ok());
     let places = memory.as_ref().map(|m| &m.places);
     let configured = places.map_or(0, |p| p.keys().filter(|h| guard::is_configured(h)).count());
     let floor = memory.as_ref().and_then(|m| m.floor.as_ref());
@@ -315,7 +317,9 @@ pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
             providers: floor.providers.len(),
             models: floor.providers.values().map(BTreeSet::len).sum(),
         }),
-        signed_at: memory.and_then(|m| m.signed_at).map(crate::store::state::rfc3339),
+        signed_at: memory
+            .and_then(|m| m.signed_at)
+            .map(crate::store::state::rfc3339),
     }
 }
 
