@@ -11,7 +11,7 @@ use crate::config::hyper::HyperKey;
 use crate::environment;
 use crate::fetch::source;
 use crate::startup::settings::{NotAtStartUp, at_start_up};
-use crate::store::cache::{self, CacheFiles};
+use crate::store::cache::{self, CacheFiles, Found};
 use crate::store::digest::hex;
 use crate::store::state::{self, CacheState};
 
@@ -82,14 +82,14 @@ pub(super) fn status(files: &CacheFiles, key: Option<&HyperKey>, network_on: boo
         key: key.map(key_origin),
         refresh_at_start_up,
     };
-    let state = match cache::read(&files) {
-        Err(e) => {
+    let state = match cache::read(&files, cache::Bytes::Read) {
+        Found::Unusable(e) => {
             status.cache_state = "unreadable";
             status.problem = Some(e.to_string());
             None
         }
-        Ok(None) => cache::absent_state(&files),
-        Ok(Some(cached)) => {
+        Found::Missing(state) => state,
+        Found::Vouched(cached) | Found::Foreign(cached) => {
             status.sha256 = Some(hex(&cached.sha256));
             match Target::Hyper.validate(&cached.bytes) {
                 Ok(provider) => {

@@ -16,7 +16,7 @@ use crate::commands::cli::ProvidersArgs;
 use crate::config::{Disagreement, Setting, Settings};
 use crate::startup::network;
 use crate::startup::{self, Provenance, StartupCatalog};
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, CacheFiles, Cached, Found};
 use crate::store::digest;
 use crate::store::state::{self, RefreshRecord};
 use crate::trust::memory;
@@ -301,7 +301,7 @@ impl SettingJson {
 }
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
-    let cached = cache::read(files);
+    let cached = cache::read(files, cache::Bytes::Read);
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
     for warning in &warnings {
@@ -351,15 +351,17 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         inputs: inputs::gather(settings, &env, &network),
     };
     match &cached {
-        Err(e) => {
+        Found::Unusable(e) => {
             status.cache_state = match e {
                 cache::CacheError::Read { .. } => "unreadable",
                 _ => "untrusted",
             };
             status.problem = Some(e.to_string());
         }
-        Ok(None) => {}
-        Ok(Some(cached)) => describe_cache(cached, &mut status, files),
+        Found::Missing(_) => {}
+        Found::Vouched(cached) | Found::Foreign(cached) => {
+            describe_cache(cached, &mut status, files)
+        }
     }
     print(|out| {
         if json {

@@ -13,7 +13,7 @@ use super::{Decision, InUse, StartupCatalog, StartupOptions, Warning, crushrc, d
 use crate::catalog::Target;
 use crate::fetch::http::Bearer;
 use crate::fetch::watch::Signal;
-use crate::store::cache::{self, CacheFiles};
+use crate::store::cache::{self, Bytes, CacheFiles};
 use crate::store::state;
 
 /// Hyper's provider to keep fresh: where from, and the key its requests
@@ -63,7 +63,9 @@ pub(super) fn plan(
 ) -> Option<Plan> {
     let hyper = options.hyper.as_ref()?;
     let files = files.with_target(Target::Hyper);
-    let cached = cache::read_valid(&files).unwrap_or_else(|problem| {
+    let found = cache::read(&files, Bytes::Read);
+    let cached = found.valid(files.target).unwrap_or_else(|e| {
+        let problem = e.to_string();
         warnings.push(Warning::InvalidHyperCache { problem });
         None
     });
@@ -101,7 +103,8 @@ fn told(plan: &Plan, outcome: Outcome) -> Result<Option<Warning>, Signal> {
         Outcome::Interrupted(code) => return Err(code),
         Outcome::Unsaved(_, why) => Some(Warning::HyperUnsaved { url, cause: why }),
         Outcome::Failed(why) => {
-            let cached = cache::read_valid(&plan.files).ok().flatten();
+            let cached = cache::read(&plan.files, Bytes::Read).valid(Target::Hyper);
+            let cached = cached.ok().flatten();
             Some(Warning::HyperRefreshFailed {
                 url,
                 cause: why,

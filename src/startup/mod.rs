@@ -41,7 +41,7 @@ use self::tell::{crushrc, held_needs, mark_told, report_held, report_refresh};
 use crate::catalog::{Target, embedded};
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached};
 use crate::store::digest;
 use crate::store::state;
 pub use crate::store::state::Need;
@@ -225,7 +225,7 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     if let Err(e) = cache::check_folder(files) {
         warnings.push(Warning::UntrustedFolder {
             problem: e.to_string(),
-            fix: e.fix,
+            fix: e.fix(),
         });
         return snapshot(warnings);
     }
@@ -247,8 +247,11 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     }
     let cached = match unreviewed(files) {
         Some(problem) => Err(problem),
-        None if hand_over => cache::read_valid(files),
-        None => cache::peek_valid(files),
+        None => {
+            let bytes = if hand_over { Bytes::Read } else { Bytes::Peek };
+            let found = cache::read(files, bytes);
+            found.valid(files.target).map_err(|e| e.to_string())
+        }
     };
     let cached = match cached {
         Ok(cached) => cached,
@@ -285,8 +288,8 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     if hyper.is_none() {
         // Crush may have written Hyper's provider without a key here.
         let files = files.with_target(Target::Hyper);
-        let cached = cache::read_valid(&files).ok().flatten();
-        report_held(&files, cached.as_ref(), &mut warnings);
+        let cached = cache::read(&files, Bytes::Read).valid(files.target);
+        report_held(&files, cached.ok().flatten().as_ref(), &mut warnings);
     }
     let hyper = hyper.as_ref().filter(|plan| plan.is_due());
     let request = refresh::Request {
@@ -345,7 +348,7 @@ fn waited(
             interrupted: Some(code),
             ..snapshot(warnings)
         },
-        Outcome::Unchanged => match cache::read_valid(files) {
+        Outcome::Unchanged => match cache::read(files, Bytes::Read).valid(files.target) {
             Ok(Some(cached)) => from_cache(cached, warnings),
             _ => at_hand(cached, warnings),
         },
@@ -353,7 +356,7 @@ fn waited(
         // is online.
         Outcome::Failed(why) => {
             // Told now: the next start does not tell it again.
-            if let Ok(Some(now)) = cache::read_valid(files) {
+            if let Ok(Some(now)) = cache::read(files, Bytes::Read).valid(files.target) {
                 mark_told(files, Some(&now), Some(why.clone()));
             }
             warnings.push(Warning::RefreshFailed {
@@ -568,6 +571,7 @@ mod tests {
                 confirmed_at,
                 ..CacheState::default()
             }),
+            path: PathBuf::new(),
             modified: None,
             identity: None,
             state_problem: None,

@@ -11,7 +11,7 @@ use super::{DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::{Target, embedded, quoted};
 use crate::error::Failure;
 use crate::fetch::source;
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached};
 use crate::store::state::{self, Need, RefreshOutcome};
 use crate::trust::policy::flag;
 
@@ -571,7 +571,7 @@ pub(super) fn report_held(
 ) {
     let state = match cached {
         Some(cached) => cached.state.clone(),
-        None => cache::absent_state(files),
+        None => cache::read(files, Bytes::Peek).state().cloned(),
     };
     if let Some(state) = &state {
         held_in(files.target, state, warnings);
@@ -598,7 +598,7 @@ pub(super) fn report_refresh(
 ) {
     let state = match cached {
         Some(cached) => cached.state.clone(),
-        None => cache::absent_state(files),
+        None => cache::read(files, Bytes::Peek).state().cloned(),
     };
     let Some(state) = &state else {
         return;
@@ -639,21 +639,19 @@ pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Opti
         }
     };
     let wait = Duration::from_millis(200);
-    let _ = match cached {
-        Some(cached) => cache::update_state(files, cached, wait, told),
-        None => cache::update_absent_state(files, wait, told),
-    };
+    let _ = cache::update_state(files, cached, wait, told);
 }
 
 /// What a person must allow to apply what the last refresh of `files`'
 /// document held back, as its state records it (nothing when it records
 /// no hold).
 pub(super) fn held_needs(files: &CacheFiles) -> Vec<Need> {
-    let state = match cache::read_valid(files) {
-        Ok(Some(cached)) => cached.state,
-        _ => cache::absent_state(files),
-    };
-    match state.and_then(|s| s.refresh).and_then(|r| r.held) {
+    let found = cache::read(files, Bytes::Peek);
+    match found
+        .state()
+        .and_then(|s| s.refresh.clone())
+        .and_then(|r| r.held)
+    {
         Some(held) => held.needs,
         None => Vec::new(),
     }
