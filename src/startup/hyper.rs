@@ -64,7 +64,7 @@ pub(super) fn plan(
     let hyper = options.hyper.as_ref()?;
     let files = files.with_target(Target::Hyper);
     let found = cache::read(&files, Bytes::Read);
-    let cached = found.valid(files.target).unwrap_or_else(|e| {
+    let cached = found.valid(&files).unwrap_or_else(|e| {
         let problem = e.to_string();
         warnings.push(Warning::InvalidHyperCache { problem });
         None
@@ -103,7 +103,7 @@ fn told(plan: &Plan, outcome: Outcome) -> Result<Option<Warning>, Signal> {
         Outcome::Interrupted(code) => return Err(code),
         Outcome::Unsaved(_, why) => Some(Warning::HyperUnsaved { url, cause: why }),
         Outcome::Failed(why) => {
-            let cached = cache::read(&plan.files, Bytes::Read).valid(Target::Hyper);
+            let cached = cache::read(&plan.files, Bytes::Read).valid(&plan.files);
             let cached = cached.ok().flatten();
             Some(Warning::HyperRefreshFailed {
                 url,

@@ -250,7 +250,7 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
         None => {
             let bytes = if hand_over { Bytes::Read } else { Bytes::Peek };
             let found = cache::read(files, bytes);
-            found.valid(files.target).map_err(|e| e.to_string())
+            found.valid(files).map_err(|e| e.to_string())
         }
     };
     let cached = match cached {
@@ -288,7 +288,7 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     if hyper.is_none() {
         // Crush may have written Hyper's provider without a key here.
         let files = files.with_target(Target::Hyper);
-        let cached = cache::read(&files, Bytes::Read).valid(files.target);
+        let cached = cache::read(&files, Bytes::Read).valid(&files);
         report_held(&files, cached.ok().flatten().as_ref(), &mut warnings);
     }
     let hyper = hyper.as_ref().filter(|plan| plan.is_due());
@@ -348,7 +348,7 @@ fn waited(
             interrupted: Some(code),
             ..snapshot(warnings)
         },
-        Outcome::Unchanged => match cache::read(files, Bytes::Read).valid(files.target) {
+        Outcome::Unchanged => match cache::read(files, Bytes::Read).valid(files) {
             Ok(Some(cached)) => from_cache(cached, warnings),
             _ => at_hand(cached, warnings),
         },
@@ -356,7 +356,7 @@ fn waited(
         // is online.
         Outcome::Failed(why) => {
             // Told now: the next start does not tell it again.
-            if let Ok(Some(now)) = cache::read(files, Bytes::Read).valid(files.target) {
+            if let Ok(Some(now)) = cache::read(files, Bytes::Read).valid(files) {
                 mark_told(files, Some(&now), Some(why.clone()));
             }
             warnings.push(Warning::RefreshFailed {
@@ -571,7 +571,6 @@ mod tests {
                 confirmed_at,
                 ..CacheState::default()
             }),
-            path: PathBuf::new(),
             modified: None,
             identity: None,
             state_problem: None,

@@ -130,18 +130,18 @@ impl Found {
         }
     }
 
-    /// The document, when it is a valid one of `target`: `Ok(None)` when
+    /// The document of `files`, when it is a valid one: `Ok(None)` when
     /// there is none. A state that vouches for it proves it was validated
     /// when written, which spares parsing it.
-    pub(crate) fn valid(self, target: Target) -> Result<Option<Cached>, CacheError> {
+    pub(crate) fn valid(self, files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
         match self {
             Found::Missing(_) => Ok(None),
             Found::Vouched(cached) => Ok(Some(cached)),
-            Found::Foreign(cached) => match target.validate(&cached.bytes) {
+            Found::Foreign(cached) => match files.target.validate(&cached.bytes) {
                 Ok(_) => Ok(Some(cached)),
                 Err(source) => Err(CacheError::Invalid {
-                    target,
-                    path: cached.path,
+                    target: files.target,
+                    path: files.catalog.clone(),
                     source,
                 }),
             },
@@ -153,8 +153,6 @@ impl Found {
 /// A cached document as found on disk.
 #[derive(Debug)]
 pub(crate) struct Cached {
-    /// Its path.
-    pub path: PathBuf,
     /// Its bytes (empty when peeked: [`Bytes::Peek`]).
     pub bytes: Vec<u8>,
     /// Their SHA-256.
@@ -319,61 +317,43 @@ pub(crate) fn read(files: &CacheFiles, bytes: Bytes) -> Found {
     if let Err(e) = check_folder(files) {
         return Found::Unusable(CacheError::Folder(e));
     }
-    let state = state::read(&files.state);
-    let recorded = state.as_ref().ok().and_then(Option::as_ref);
-    if bytes == Bytes::Peek
-        && let Ok(meta) = fs::metadata(&files.catalog)
-        && file::untrusted(&meta).is_none()
-        && let Some(state) = recorded.filter(|s| s.vouches_for(&identity(&meta)))
-        && let Some(sha256) = unhex32(&state.sha256)
-    {
-        return Found::Vouched(Cached {
-            path: files.catalog.clone(),
-            bytes: Vec::new(),
-            sha256,
-            state: Some(state.clone()),
-            modified: meta.modified().ok(),
-            identity: identity(&meta),
-            state_problem: None,
-        });
-    }
-    let failed = |source| {
-        Found::Unusable(CacheError::Read {
-            path: files.catalog.clone(),
-            source,
-        })
+    let (state, state_problem) = match state::read(&files.state) {
+        Ok(state) => (state, None),
+        Err(problem) => (None, Some(problem)),
     };
-    let (opened, meta) = match file::open_regular(&files.catalog) {
-        Ok(Some(opened)) => opened,
-        Ok(None) => return Found::Missing(recorded.filter(|s| s.sha256.is_empty()).cloned()),
-        Err(e) => return failed(e),
+    // The SHA-256 the state records, when it vouches for the file by its
+    // identity.
+    let vouched = |meta: &fs::Metadata| {
+        let state = state.as_ref().filter(|s| s.vouches_for(&identity(meta)))?;
+        unhex32(&state.sha256)
+    };
+    let unusable = |source| {
+        let path = files.catalog.clone();
+        Found::Unusable(CacheError::Read { path, source })
+    };
+    let (bytes, meta) = match fs::metadata(&files.catalog) {
+        Ok(meta) if bytes == Bytes::Peek && vouched(&meta).is_some() => (Vec::new(), meta),
+        _ => match file::open_regular(&files.catalog) {
+            Ok(Some((opened, meta))) => match file::read_all(opened, &meta, file::MAX_FILE_BYTES) {
+                Ok(bytes) => (bytes, meta),
+                Err(e) => return unusable(e),
+            },
+            Ok(None) => return Found::Missing(state.filter(|s| s.sha256.is_empty())),
+            Err(e) => return unusable(e),
+        },
     };
     if let Some(why) = file::untrusted(&meta) {
         let path = files.catalog.clone();
         return Found::Unusable(CacheError::Untrusted { path, why });
     }
-    let bytes = match file::read_all(opened, &meta, file::MAX_FILE_BYTES) {
-        Ok(bytes) => bytes,
-        Err(e) => return failed(e),
-    };
-    let identity = identity(&meta);
-    let vouched = recorded.filter(|s| s.vouches_for(&identity));
-    let sha256 = match vouched.and_then(|s| unhex32(&s.sha256)) {
-        Some(sha256) => sha256,
-        None => digest::sha256(&bytes),
-    };
-    let (state, state_problem) = match state {
-        Ok(state) => (state.filter(|s| s.sha256 == hex(&sha256)), None),
-        Err(problem) => (None, Some(problem)),
-    };
+    let sha256 = vouched(&meta).unwrap_or_else(|| digest::sha256(&bytes));
     let cached = Cached {
-        path: files.catalog.clone(),
         bytes,
         sha256,
+        state: state.filter(|s| s.sha256 == hex(&sha256)),
         modified: meta.modified().ok(),
-        identity,
+        identity: identity(&meta),
         state_problem,
-        state,
     };
     match cached.state {
         Some(_) => Found::Vouched(cached),
@@ -848,7 +828,7 @@ mod tests {
         );
         assert_eq!(
             read(&hyper, Bytes::Read)
-                .valid(Target::Hyper)
+                .valid(&hyper)
                 .unwrap()
                 .unwrap()
                 .bytes,

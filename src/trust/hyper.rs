@@ -75,7 +75,7 @@ pub(crate) fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
     };
     let at = place::place(&endpoint, KIND);
     let files = files.with_target(Target::Hyper);
-    let cached = cache::read(&files, Bytes::Read).valid(Target::Hyper);
+    let cached = cache::read(&files, Bytes::Read).valid(&files);
     let cached = cached.ok().flatten();
     let previous = cached
         .as_ref()
@@ -101,8 +101,9 @@ pub(crate) fn rebuilt(
     if files.target == Target::Catalog {
         return Memory::rebuilt(previous);
     }
-    let beside = cache::read(&files.with_target(Target::Catalog), Bytes::Read)
-        .valid(Target::Catalog)
+    let catalog_files = files.with_target(Target::Catalog);
+    let beside = cache::read(&catalog_files, Bytes::Read)
+        .valid(&catalog_files)
         .ok()
         .flatten()
         .filter(|c| !c.is_stand_in());

@@ -47,28 +47,18 @@ pub(crate) fn action(output: &Output, dry_run: bool, up_to_date: bool) -> Action
     }
 }
 
-/// What a person allowed of what a refresh would hold.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Allowed {
-    /// `--allow-shrink`.
-    pub shrink: bool,
-    /// `--allow-downgrade`.
-    pub downgrade: bool,
-    /// `--allow-key-move`.
-    pub key_move: bool,
-}
-
 /// Who asked for a change, and so what becomes of what its review finds.
 #[derive(Debug, Clone)]
-pub(crate) enum By {
-    /// A person's command: what they did not allow is refused, naming the
-    /// flag that allows it (the embedded snapshot, which they installed,
-    /// needs none for a shrink or a key move); a memory that cannot be
-    /// read is rebuilt when `rebuild` (by the embedded snapshot, the way
-    /// back), else a refusal too.
+pub(crate) enum By<'o> {
+    /// A person's command, with its options: what they did not allow
+    /// (`--allow-shrink`, ...) is refused, naming the flag that allows it
+    /// (the embedded snapshot, which they installed, needs none for a
+    /// shrink or a key move); a memory that cannot be read is rebuilt when
+    /// `rebuild` (by the embedded snapshot, the way back), else a refusal
+    /// too.
     Person {
-        /// What they allowed.
-        allowed: Allowed,
+        /// The command's options.
+        options: &'o UpdateOptions,
         /// Whether the memory is rebuilt.
         rebuild: bool,
     },
@@ -98,7 +88,7 @@ impl From<WriteError> for NotApplied {
     }
 }
 
-impl By {
+impl By<'_> {
     /// What `review` (or why none could be made) of a document whose
     /// SHA-256 is `sha256` (the embedded snapshot or not) comes to.
     fn judge(
@@ -107,14 +97,14 @@ impl By {
         embedded: bool,
         sha256: &str,
     ) -> Result<Review, NotApplied> {
-        let By::Person { allowed, .. } = self else {
+        let By::Person { options: o, .. } = self else {
             return policy::hold(review, sha256).map_err(NotApplied::Held);
         };
         let review = review.map_err(|why| NotApplied::Refused(Cause::Review(why)))?;
         let unallowed = review.unallowed(
-            allowed.shrink || embedded,
-            allowed.downgrade,
-            allowed.key_move || embedded,
+            o.allow_shrink || embedded,
+            o.allow_downgrade,
+            o.allow_key_move || embedded,
         );
         match unallowed.is_clear() {
             true => Ok(review),
@@ -144,7 +134,7 @@ pub(crate) struct Change<'c, 'a> {
     /// in for none (nobody chose that one): what it is compared with.
     pub previous: Option<&'c Catalog<'a>>,
     /// Who asked.
-    pub by: By,
+    pub by: By<'c>,
 }
 
 impl Change<'_, '_> {
@@ -227,8 +217,6 @@ pub struct Parsed<'i> {
     /// What it replaces, when that is valid (`None` too when it is the
     /// same bytes: then `next` stands for it).
     previous: Option<Catalog<'i>>,
-    /// The new document's warnings.
-    warnings: Vec<crate::catalog::Warning>,
 }
 
 impl Inputs {
@@ -244,7 +232,7 @@ impl Inputs {
                 actual: sha256,
             }));
         }
-        let mut next = target
+        let next = target
             .validate(self.bytes())
             .map_err(|e| self.fail(Cause::invalid(target, e)))?;
         let previous = self
@@ -254,7 +242,6 @@ impl Inputs {
         Ok(Parsed {
             inputs: self,
             sha256,
-            warnings: std::mem::take(&mut next.warnings),
             next,
             previous,
         })
@@ -273,14 +260,8 @@ impl<'i> Parsed<'i> {
     ) -> Result<(UpdateReport<'_>, Option<Failure>), Failure> {
         let inputs = self.inputs;
         let action = action(&options.output, options.dry_run, inputs.up_to_date());
-        let by = By::Person {
-            allowed: Allowed {
-                shrink: options.allow_shrink,
-                downgrade: options.allow_downgrade,
-                key_move: options.allow_key_move,
-            },
-            rebuild: inputs.rebuild_memory,
-        };
+        let rebuild = inputs.rebuild_memory;
+        let by = By::Person { options, rebuild };
         let applied = match &options.output {
             Output::Cache => self.change(cache, by).apply(action),
             Output::File(_) | Output::Stdout => self.to_file(cache, options, action, &by),
@@ -310,7 +291,7 @@ impl<'i> Parsed<'i> {
 
     /// The change into the cache: a person asked for these bytes, so
     /// they are current.
-    fn change(&self, cache: &'i CacheFiles, by: By) -> Change<'_, 'i> {
+    fn change<'c>(&'c self, cache: &'c CacheFiles, by: By<'c>) -> Change<'c, 'i> {
         let inputs = self.inputs;
         Change {
             files: cache,
@@ -319,7 +300,7 @@ impl<'i> Parsed<'i> {
             state: CacheState {
                 sha256: self.sha256.clone(),
                 validators: inputs.loaded.validators.clone(),
-                source: inputs.label.clone(),
+                source: inputs.source.to_string(),
                 fetched_at: state::now(),
                 confirmed_at: Some(state::now()),
                 signed_at: inputs.signed_at,
@@ -340,7 +321,7 @@ impl<'i> Parsed<'i> {
         cache: &CacheFiles,
         options: &UpdateOptions,
         action: Action,
-        by: &By,
+        by: &By<'_>,
     ) -> Result<(Review, Option<String>), NotApplied> {
         let inputs = self.inputs;
         let replacing = Replacing {
@@ -408,7 +389,7 @@ impl<'i> Parsed<'i> {
             stand_in: c.is_stand_in(),
         });
         UpdateReport {
-            source: inputs.label.clone(),
+            source: inputs.source.to_string(),
             providers: self.next.providers.len(),
             models: self.next.model_count(),
             target,
@@ -426,7 +407,7 @@ impl<'i> Parsed<'i> {
             // on their own, for a quiet run.
             warnings: (notices.iter().cloned())
                 .chain(inputs.warnings.iter().cloned())
-                .chain(self.warnings.iter().cloned().map(Warning::Catalog))
+                .chain(self.next.warnings.iter().cloned().map(Warning::Catalog))
                 .collect(),
             notices,
             catalog: (options.output == Output::Stdout).then_some(inputs.bytes()),
@@ -472,12 +453,13 @@ mod tests {
     /// shrink. A refresh holds the same findings instead.
     #[test]
     fn a_person_refuses_what_a_refresh_holds() {
-        let person = |allowed| By::Person {
-            allowed,
+        let none = UpdateOptions::default();
+        let person = |options| By::Person {
+            options,
             rebuild: false,
         };
         let why = || Err("unreadable".to_owned());
-        let refused = person(Allowed::default()).judge(why(), true, "ab");
+        let refused = person(&none).judge(why(), true, "ab");
         assert!(matches!(refused, Err(NotApplied::Refused(Cause::Review(w))) if w == "unreadable"));
         let downgrade = || {
             Ok(Review {
@@ -488,16 +470,16 @@ mod tests {
                 ..Review::default()
             })
         };
-        let refused = person(Allowed::default()).judge(downgrade(), true, "ab");
+        let refused = person(&none).judge(downgrade(), true, "ab");
         assert!(matches!(
             refused,
             Err(NotApplied::Refused(Cause::Refused(_)))
         ));
-        let allowed = Allowed {
-            downgrade: true,
-            ..Allowed::default()
+        let allowed = UpdateOptions {
+            allow_downgrade: true,
+            ..UpdateOptions::default()
         };
-        assert!(person(allowed).judge(downgrade(), false, "ab").is_ok());
+        assert!(person(&allowed).judge(downgrade(), false, "ab").is_ok());
         let refresh = By::Refresh(Seen::now(&CacheFiles::in_dir("/nonexistent")));
         let Err(NotApplied::Held(held)) = refresh.judge(downgrade(), false, "ab") else {
             panic!("not held")

@@ -20,8 +20,6 @@ use crate::trust::{foreign, memory};
 /// the bytes that the parsed catalogs and the report borrow.
 #[derive(Debug)]
 pub struct Inputs {
-    /// The source, as shown to the user.
-    pub(super) label: String,
     /// The source, which a failure names.
     pub(super) source: Source,
     /// What the source brought.
@@ -153,7 +151,6 @@ pub fn read(
         _ => None,
     };
     Ok(Inputs {
-        label: source.to_string(),
         source: source.clone(),
         loaded,
         signature,

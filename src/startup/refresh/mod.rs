@@ -150,26 +150,26 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
         IfBusy::Skip => Duration::ZERO,
         IfBusy::Wait => jobs.iter().map(|job| job.request.timeout).sum::<Duration>() + LOCK_WAIT,
     };
+    let started = Instant::now();
     // A folder where no lock can be made is one where no catalog can be
     // saved either: the refresh still brings one for this run.
     let (lock, joined) = match lock_refreshes(&first.files.dir, bound) {
-        Ok(Taken::Free(lock)) => (Some(lock), false),
-        Ok(Taken::Joined(lock)) => (Some(lock), true),
-        Ok(Taken::Busy) if if_busy == IfBusy::Skip => {
+        Ok((None, true)) if if_busy == IfBusy::Skip => {
             return jobs.iter().map(|_| Outcome::Unchanged).collect();
         }
-        Ok(Taken::Busy) => (None, true),
+        Ok(taken) => taken,
         // Recorded for the next start to tell, and told now to one that
         // waits.
         Err(e @ LockError::NotRegular { .. }) => {
-            return jobs
-                .iter()
-                .map(|job| unlocked(job, e.to_string()))
-                .collect();
+            let unlocked = |job| match reviewed_first(job) {
+                Ok(()) => Done::new(job, cache::read(job.files, Bytes::Read).vouched().as_ref())
+                    .fail(e.to_string()),
+                Err(failed) => failed,
+            };
+            return jobs.iter().map(unlocked).collect();
         }
         Err(LockError::Io(_)) => (None, false),
     };
-    let started = Instant::now();
     let outcomes = (jobs.iter().zip(before))
         .map(|(job, before)| {
             let recorded = last_refresh(job.files).filter(|now| Some(now) != before.as_ref());
@@ -177,18 +177,16 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
             // do, or could not write) leaves this one what remains of the
             // bound.
             let left = bound.saturating_sub(started.elapsed());
-            match (joined, recorded) {
-                (true, Some(record)) => told(job, record),
-                (true, None) if lock.is_none() || left.is_zero() => Outcome::Failed(format!(
+            match recorded {
+                Some(record) if joined => told(job, record),
+                None if joined && (lock.is_none() || left.is_zero()) => Outcome::Failed(format!(
                     "another refresh of {} did not end within {} s; the next start tells how it ended",
                     job.files.dir.display(),
                     bound.as_secs_f64()
                 )),
                 _ => {
-                    let request = Request {
-                        timeout: job.request.timeout.min(if joined { left } else { Duration::MAX }),
-                        ..job.request.clone()
-                    };
+                    let timeout = job.request.timeout.min(if joined { left } else { Duration::MAX });
+                    let request = Request { timeout, ..job.request.clone() };
                     let job = Job { request: &request, ..*job };
                     reviewed_first(&job).map_or_else(|failed| failed, |()| refresh_locked(&job))
                 }
@@ -210,10 +208,10 @@ fn told(job: &Job<'_>, record: RefreshRecord) -> Outcome {
             cause,
             ..
         } => Outcome::Failed(cause.unwrap_or_default()),
-        _ => match cache::read(job.files, Bytes::Read).vouched() {
-            Some(cached) => settled(&cached, job.known),
-            None => Outcome::Unchanged,
-        },
+        _ => settled(
+            cache::read(job.files, Bytes::Read).vouched().as_ref(),
+            job.known,
+        ),
     }
 }
 
@@ -240,15 +238,6 @@ fn reviewed_first(job: &Job<'_>) -> Result<(), Outcome> {
     }
 }
 
-/// Records that `job` could not take the refresh lock, for `why`.
-fn unlocked(job: &Job<'_>, why: String) -> Outcome {
-    if let Err(failed) = reviewed_first(job) {
-        return failed;
-    }
-    let cached = cache::read(job.files, Bytes::Read).vouched();
-    Done::new(job, cached.as_ref()).fail(why)
-}
-
 /// One refresh of `job`, under the refresh lock: the request, and its
 /// answer carried out.
 fn refresh_locked(job: &Job<'_>) -> Outcome {
@@ -265,7 +254,7 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
         && is_confirmed(cached.state.as_ref(), request.interval, done.now)
     {
         // Another refresh confirmed the cache while this one waited.
-        return settled(cached, job.known);
+        return settled(Some(cached), job.known);
     }
     // Without a cache, an unconditional request.
     let fetch = FetchOptions {
@@ -336,10 +325,10 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
         Err(NotApplied::Refused(cause)) => done.fail(cause.to_string()),
         // Another writer replaced the cache while this refresh fetched:
         // its answer is dropped, and the caller told what the cache holds.
-        Err(NotApplied::Overtaken) => match cache::read(files, Bytes::Read).vouched() {
-            Some(now) => settled(&now, job.known),
-            None => Outcome::Unchanged,
-        },
+        Err(NotApplied::Overtaken) => settled(
+            cache::read(files, Bytes::Read).vouched().as_ref(),
+            job.known,
+        ),
     }
 }
 
@@ -425,7 +414,7 @@ impl<'r> Done<'r> {
             state.confirmed_at = Some(self.now);
             state.record_refresh(self.record(RefreshOutcome::Unchanged, None, None));
         });
-        settled(cached, self.job.known)
+        settled(Some(cached), self.job.known)
     }
 
     /// The cache stays; the state says what was held back, for every start
@@ -448,7 +437,7 @@ impl<'r> Done<'r> {
             }
         });
         match (kept, self.cached) {
-            (true, Some(cached)) => settled(cached, self.job.known),
+            (true, Some(cached)) => settled(Some(cached), self.job.known),
             _ => Outcome::Held(findings),
         }
     }
@@ -456,9 +445,11 @@ impl<'r> Done<'r> {
 
 /// The outcome for a caller holding `known`, now that the cache is
 /// `cached`.
-fn settled(cached: &Cached, known: Option<[u8; 32]>) -> Outcome {
-    match known {
-        Some(known) if known != cached.sha256 => Outcome::Updated(cached.bytes.clone()),
+fn settled(cached: Option<&Cached>, known: Option<[u8; 32]>) -> Outcome {
+    match (cached, known) {
+        (Some(cached), Some(known)) if known != cached.sha256 => {
+            Outcome::Updated(cached.bytes.clone())
+        }
         _ => Outcome::Unchanged,
     }
 }
@@ -484,16 +475,6 @@ pub(crate) fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: 
     at <= now && Duration::from_secs(now - at) < interval
 }
 
-/// The refresh lock, as taken.
-enum Taken {
-    /// No other refresh held it.
-    Free(Lock),
-    /// Another held it, and ended within the bound.
-    Joined(Lock),
-    /// Another holds it still.
-    Busy,
-}
-
 /// Why the refresh lock could not be taken.
 #[derive(Debug, thiserror::Error)]
 enum LockError {
@@ -512,18 +493,13 @@ enum LockError {
 }
 
 /// The lock that keeps refreshes of the folder `dir` apart (a file beside
-/// the cache), waiting at most `bound` for a refresh that holds it.
-fn lock_refreshes(dir: &Path, bound: Duration) -> Result<Taken, LockError> {
-    if let Some(lock) = Lock::on(open_lock(dir)?, Duration::ZERO)? {
-        return Ok(Taken::Free(lock));
+/// the cache), and whether another refresh held it: then waited for at
+/// most `bound`, and `None` when it holds it still.
+fn lock_refreshes(dir: &Path, bound: Duration) -> Result<(Option<Lock>, bool), LockError> {
+    match Lock::on(open_lock(dir)?, Duration::ZERO)? {
+        Some(lock) => Ok((Some(lock), false)),
+        None => Ok((Lock::on(open_lock(dir)?, bound)?, true)),
     }
-    if bound.is_zero() {
-        return Ok(Taken::Busy);
-    }
-    Ok(match Lock::on(open_lock(dir)?, bound)? {
-        Some(lock) => Taken::Joined(lock),
-        None => Taken::Busy,
-    })
 }
 
 fn open_lock(dir: &Path) -> Result<File, LockError> {
