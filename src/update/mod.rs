@@ -1,5 +1,5 @@
 //! `update-providers`, and the one application of a new document that it
-//! shares with the refresh ([`apply`]): an update reads the source and
+//! shares with the refresh (`apply`): an update reads the source and
 //! what the new document replaces ([`read`], all of the input's I/O),
 //! checks and parses them ([`Inputs::parse`]), and applies it
 //! ([`Parsed::apply`]): staged, reviewed against what is remembered of

@@ -143,7 +143,8 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     };
     // What each state recorded before: a refresh this one joins records
     // its own outcome over it.
-    let before: Vec<_> = jobs.iter().map(|job| last_refresh(job.files)).collect();
+    let before = |job: &Job<'_>| (if_busy == IfBusy::Wait).then(|| last_refresh(job.files));
+    let before: Vec<_> = jobs.iter().map(before).collect();
     // Joined, no longer than this refresh would take: its requests, and
     // the wait for the folder lock to save what they bring.
     let bound = match if_busy {
@@ -172,7 +173,8 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     };
     let outcomes = (jobs.iter().zip(before))
         .map(|(job, before)| {
-            let recorded = last_refresh(job.files).filter(|now| Some(now) != before.as_ref());
+            let recorded = joined.then(|| last_refresh(job.files));
+            let recorded = recorded.filter(|now| Some(now) != before.as_ref()).flatten();
             // A refresh joined that recorded nothing (it found nothing to
             // do, or could not write) leaves this one what remains of the
             // bound.
