@@ -281,7 +281,15 @@ impl<'i> Parsed<'i> {
                 Output::File(path) => return Err(Failure::new(path.display(), e)),
                 _ => return Err(inputs.fail(e)),
             },
-            Err(NotApplied::Held(_) | NotApplied::Overtaken) => unreachable!("a person's update"),
+            // A person's update refuses rather than holds, and is no
+            // refresh that another writer overtakes; said, never a panic.
+            Err(NotApplied::Held(held)) => {
+                return Err(inputs.fail(Cause::Review(held.changes.join("; "))));
+            }
+            Err(NotApplied::Overtaken) => {
+                let why = "another program replaced the cache meanwhile; run the update again";
+                return Err(inputs.fail(Cause::Review(why.into())));
+            }
         };
         Ok((
             self.report(cache, options, action, settled, Some(&review)),
