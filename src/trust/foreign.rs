@@ -15,7 +15,7 @@
 use std::fs;
 use std::time::Duration;
 
-use crate::catalog::{Target, embedded};
+use crate::catalog::{Catalog, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::{self, Bytes, CacheError, CacheFiles, Cached, Found};
 use crate::store::digest::{self, hex};
@@ -121,10 +121,30 @@ pub(crate) fn settle(
             (Err(_), (_, Verdict::Same)) => Some(Settled::Vouched),
             (Err(_), (_, Verdict::Adopt(..))) => Some(Settled::Busy { clear: true }),
             (Err(_), (_, Verdict::Hold(..))) => Some(Settled::Busy { clear: false }),
-            (Ok(_), (found, Verdict::Same)) => same(files, &found)?,
-            (Ok(_), (found, Verdict::Adopt(review, previous))) => {
-                learn(files, &found, &review, previous.as_deref())?;
-                adopt(files, &found)?.then_some(Settled::Adopted)
+            (Ok(_), (found, Verdict::Same)) => {
+                let state = |file| CacheState {
+                    file,
+                    ..found.state.clone().unwrap_or_default()
+                };
+                keep(files, &found, state)?.then_some(Settled::Vouched)
+            }
+            (Ok(_), (found, Verdict::Adopt(adopted))) => {
+                let applied = Applied {
+                    next: &adopted.next,
+                    review: &adopted.review,
+                    label: FOREIGN_SOURCE,
+                    embedded: false,
+                    signed_at: None,
+                };
+                policy::learn(files, adopted.previous.as_ref(), &applied, false)?;
+                let state = |file| CacheState {
+                    sha256: hex(&found.sha256),
+                    file,
+                    source: FOREIGN_SOURCE.to_owned(),
+                    fetched_at: found.written_at().unwrap_or_else(state::now),
+                    ..CacheState::default()
+                };
+                keep(files, &found, state)?.then_some(Settled::Adopted)
             }
             (Ok(_), (found, Verdict::Hold(held, reviewed))) => hold(files, &found, reviewed, held)?,
         };
@@ -151,51 +171,38 @@ enum Verdict {
     /// The bytes this program reviewed, under another identity (copied
     /// back, touched).
     Same,
-    /// Nothing found: adopt it, and remember what it teaches beside the last
-    /// reviewed document (its bytes, when there is one to compare with).
-    Adopt(Review, Option<Vec<u8>>),
+    /// Nothing found: adopt it.
+    Adopt(Box<Adopted>),
     /// Held; the last reviewed document's bytes, when the copy of them is
     /// there.
     Hold(Held, Option<Vec<u8>>),
 }
 
-/// Remembers the places an adopted document's variables reach.
-fn learn(
-    files: &CacheFiles,
-    found: &Cached,
-    review: &Review,
-    previous: Option<&[u8]>,
-) -> Result<(), WriteError> {
-    let previous = previous.and_then(|bytes| files.target.validate(bytes).ok());
-    // Valid: the review read it.
-    let Ok(next) = files.target.validate(&found.bytes) else {
-        return Ok(());
-    };
-    let applied = Applied {
-        next: &next,
-        review,
-        label: FOREIGN_SOURCE,
-        embedded: false,
-        signed_at: None,
-    };
-    policy::learn(files, previous.as_ref(), &applied, false)
+/// A document to adopt: it, its review, and the last reviewed document
+/// (when there is one to compare with), beside which the memory learns
+/// what it teaches.
+struct Adopted {
+    next: Catalog,
+    review: Review,
+    previous: Option<Catalog>,
 }
 
-/// Records the identity `found` has now, and keeps its copy: the bytes
-/// this program reviewed. `None` when the file changed meanwhile.
-fn same(files: &CacheFiles, found: &Cached) -> Result<Option<Settled>, SettleError> {
+/// Keeps the copy of `found` as the last reviewed document, and records
+/// the `state` made with the identity it has now: `false` when the file
+/// changed meanwhile. Bound to the bytes by their digest, a state that
+/// cannot be written costs the next start a hash or the review again,
+/// nothing more.
+fn keep(
+    files: &CacheFiles,
+    found: &Cached,
+    state: impl FnOnce(Option<String>) -> CacheState,
+) -> Result<bool, SettleError> {
     atomic::write_atomically(&files.reviewed, &found.bytes, false)?;
     let Some(identity) = identity_now(files, found) else {
-        return Ok(None);
+        return Ok(false);
     };
-    let state = CacheState {
-        file: identity,
-        ..found.state.clone().unwrap_or_default()
-    };
-    // Bound to the bytes by their digest: one that cannot be written costs
-    // the next start a hash, nothing more.
-    let _ = cache::write_state(&files.state, &state);
-    Ok(Some(Settled::Vouched))
+    let _ = cache::write_state(&files.state, &state(identity));
+    Ok(true)
 }
 
 /// The identity of the cached document now; `None` when it is no longer
@@ -220,10 +227,9 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
     // stands in for no cache (as [`Cached::is_stand_in`] says).
     let stand_in = recorded.as_ref().is_some_and(|s| s.confirmed_at.is_none())
         && reviewed.as_deref() == Some(embedded::catalog_bytes());
-    let previous = reviewed
-        .clone()
+    let previous = (reviewed.as_deref())
         .filter(|_| !stand_in)
-        .filter(|bytes| files.target.validate(bytes).is_ok());
+        .and_then(|bytes| files.target.validate(bytes).ok());
     let sha256 = hex(&found.sha256);
     let next = match files.target.validate(&found.bytes) {
         Ok(next) => next,
@@ -232,13 +238,10 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
             return Verdict::Hold(policy::held_for(why, Some(&sha256)), reviewed);
         }
     };
-    let previous_catalog = previous
-        .as_deref()
-        .and_then(|bytes| files.target.validate(bytes).ok());
     let replacing = Replacing {
         files,
         into: Destination::Cache,
-        previous: previous_catalog.as_ref(),
+        previous: previous.as_ref(),
         state_signed: recorded.as_ref().and_then(|s| s.signed_at),
     };
     let review = memory::read(files)
@@ -261,7 +264,11 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
             };
             Verdict::Hold(held, reviewed)
         }
-        Ok(review) => Verdict::Adopt(review, previous),
+        Ok(review) => Verdict::Adopt(Box::new(Adopted {
+            next,
+            review,
+            previous,
+        })),
     }
 }
 
@@ -273,27 +280,6 @@ fn reviewed_bytes(files: &CacheFiles, recorded: Option<&CacheState>) -> Option<V
         crate::store::file::read_regular(&files.reviewed, crate::store::file::MAX_FILE_BYTES)
             .ok()??;
     (hex(&digest::sha256(&bytes)) == recorded.sha256).then_some(bytes)
-}
-
-/// Records `found` as the cache: its state, and the copy of it as the last
-/// reviewed document. `Ok(false)` when the file changed since it was read.
-fn adopt(files: &CacheFiles, found: &Cached) -> Result<bool, SettleError> {
-    atomic::write_atomically(&files.reviewed, &found.bytes, false)?;
-    let Some(identity) = identity_now(files, found) else {
-        return Ok(false);
-    };
-    let state = CacheState {
-        sha256: hex(&found.sha256),
-        file: identity,
-        source: FOREIGN_SOURCE.to_owned(),
-        fetched_at: found.written_at().unwrap_or_else(state::now),
-        ..CacheState::default()
-    };
-    // Reviewed and remembered: a state that cannot be written (what stands
-    // in its place is told at the start) costs the next start the review
-    // again, nothing more.
-    let _ = cache::write_state(&files.state, &state);
-    Ok(true)
 }
 
 /// Puts `found` aside and the last reviewed document (`reviewed`, else the
