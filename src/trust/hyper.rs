@@ -14,7 +14,7 @@
 //! also send it wherever one applied here did.
 
 use crate::catalog::target::{DEFAULT_HYPER_URL, url_env};
-use crate::catalog::{self, Catalog, Target, expand};
+use crate::catalog::{self, Catalog, Target, embedded, expand};
 use crate::environment;
 use crate::store::cache::{self, Bytes, CacheFiles};
 
@@ -62,7 +62,7 @@ pub(crate) fn crush_places() -> Vec<Place> {
 }
 
 /// Whether the Hyper key is known to go to `url`'s place (its scheme,
-/// host and port): where it may always go ([`Memory::effective`], which
+/// host and port): where it may always go ([`effective`], which
 /// counts a `HYPER_URL` of the user's own environment but not a
 /// project's `.env`), or where a document applied beside `files` sent
 /// it. A memory that cannot be read knows of no place: the key stays.
@@ -118,17 +118,27 @@ pub(crate) fn rebuilt(
     Ok(memory)
 }
 
-/// [`Memory::effective`] for the document of `files` replacing
-/// `previous`, `file` being the memory file's (`None`: none there).
+/// What is known of where keys went for the document of `files`
+/// replacing `previous`: the memory file's (`file`; `None`: none there,
+/// and then what the folder rebuilds, [`rebuilt`]). The places of the
+/// embedded snapshot are always known (the user trusted them by
+/// installing this build), and so is where Crush's own Hyper provider
+/// sends the Hyper key ([`crush_places`]).
 pub(crate) fn effective(
     files: &CacheFiles,
     file: Option<Memory>,
     previous: Option<&Catalog>,
 ) -> Result<Memory, Unreviewable> {
-    match (files.target, file) {
-        (Target::Hyper, None) => Memory::effective(Some(rebuilt(files, previous)?), None),
-        (_, file) => Memory::effective(file, previous),
-    }
+    let mut memory = match file {
+        Some(mut memory) => {
+            memory.learn(embedded::catalog())?;
+            memory
+        }
+        None => rebuilt(files, previous)?,
+    };
+    let places = memory.places.entry(KEY_VARIABLE.to_owned()).or_default();
+    places.extend(crush_places());
+    Ok(memory)
 }
 
 #[cfg(test)]
@@ -142,7 +152,7 @@ mod tests {
     #[test]
     fn the_provider_hyper_carries_the_hyper_key() {
         let doc = r#"{"id":"hyper","name":"H","api_endpoint":"https://evil.example/v1","models":[{"id":"m"}]}"#;
-        let known = Memory::effective(None, None).unwrap();
+        let known = effective(&CacheFiles::in_dir("/nonexistent"), None, None).unwrap();
         let moves = |doc: &str, target: Target| {
             let doc = match target {
                 Target::Hyper => doc.to_owned(),

@@ -121,29 +121,6 @@ impl Memory {
         Ok(memory)
     }
 
-    /// The memory file's, or, without one, [`Memory::rebuilt`]; the places
-    /// of the embedded snapshot are always known (the user trusted them
-    /// by installing this build), and so is where Crush's own Hyper
-    /// provider sends the Hyper key ([`super::hyper::crush_places`]).
-    pub fn effective(
-        file: Option<Memory>,
-        cache: Option<&Catalog>,
-    ) -> Result<Memory, Unreviewable> {
-        let mut memory = match file {
-            Some(mut memory) => {
-                memory.learn(embedded::catalog())?;
-                memory
-            }
-            None => Memory::rebuilt(cache)?,
-        };
-        memory
-            .places
-            .entry(super::hyper::KEY_VARIABLE.to_owned())
-            .or_default()
-            .extend(super::hyper::crush_places());
-        Ok(memory)
-    }
-
     /// Adds every place a variable of `catalog` reaches; why not, for a
     /// catalog whose places are not known ([`guard::places`]).
     pub fn learn(&mut self, catalog: &Catalog) -> Result<(), Unreviewable> {
@@ -302,7 +279,7 @@ pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
     let problem = read.as_ref().err().map(ToString::to_string);
     let memory = read
         .ok()
-        .and_then(|file| Memory::effective(file, cache).ok());
+        .and_then(|file| super::hyper::effective(files, file, cache).ok());
     let places = memory.as_ref().map(|m| &m.places);
     let configured = places.map_or(0, |p| p.keys().filter(|h| guard::is_configured(h)).count());
     let floor = memory.as_ref().and_then(|m| m.floor.as_ref());
@@ -420,7 +397,8 @@ mod tests {
             signed_at: Some(5),
             hyper_signed_at: None,
         };
-        let memory = Memory::effective(Some(file), Some(&cache)).unwrap();
+        let files = CacheFiles::in_dir("/nonexistent");
+        let memory = super::super::hyper::effective(&files, Some(file), Some(&cache)).unwrap();
         assert!(memory.places.contains_key("ANTHROPIC_API_KEY"));
         assert!(
             !memory.places.contains_key("X_KEY"),
