@@ -34,7 +34,7 @@ impl WriteError {
 /// the rename and the folder after it. On any failure `path` is untouched
 /// and the temporary file is removed.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8], durable: bool) -> Result<(), WriteError> {
-    stage(path, bytes, durable)?.commit()
+    stage(path, bytes, durable)?.commit_file().map(drop)
 }
 
 /// New contents written beside their target but not yet visible. Dropping
@@ -51,17 +51,13 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
-    /// Makes the new contents visible: one rename over the target.
-    pub(crate) fn commit(self) -> Result<(), WriteError> {
-        self.commit_file().map(drop)
-    }
-
-    /// Like [`Staged::commit`], and hands back the file now at the target.
     /// Where the new bytes are until they are committed.
     pub(crate) fn path(&self) -> &Path {
         self.temp.path()
     }
 
+    /// Makes the new contents visible: one rename over the target; the
+    /// file now at the target.
     pub(crate) fn commit_file(self) -> Result<File, WriteError> {
         let durable = self.durable;
         let dir = parent(&self.target).to_owned();

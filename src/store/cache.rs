@@ -581,7 +581,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let target = tmp.path().join("out.json");
         let before = dir_syncs();
-        stage(&target, b"[1]", true).unwrap().commit().unwrap();
+        stage(&target, b"[1]", true).unwrap().commit_file().unwrap();
         assert_eq!(dir_syncs(), before + 1);
         let before = dir_syncs();
         let files = CacheFiles::in_dir(tmp.path().join("crush"));

@@ -11,21 +11,6 @@ use crate::store::atomic;
 /// How often a held lock is tried again.
 const POLL: Duration = Duration::from_millis(10);
 
-/// Locks `file` exclusively, trying again for at most `wait` while another
-/// holds it; `Ok(false)` when it was still held then. The lock is released
-/// when the file is closed, which the kernel does if the process dies.
-pub(crate) fn within(file: &File, wait: Duration) -> io::Result<bool> {
-    let start = Instant::now();
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(true),
-            Err(TryLockError::Error(e)) => return Err(e),
-            Err(TryLockError::WouldBlock) if start.elapsed() >= wait => return Ok(false),
-            Err(TryLockError::WouldBlock) => std::thread::sleep(POLL),
-        }
-    }
-}
-
 /// A lock held on a file, released when dropped (by the kernel when the
 /// process dies): the folder lock of every writer of the cache
 /// ([`Lock::folder`]), and the lock that keeps refreshes apart.
@@ -33,10 +18,20 @@ pub(crate) fn within(file: &File, wait: Duration) -> io::Result<bool> {
 pub(crate) struct Lock(#[allow(dead_code)] File);
 
 impl Lock {
-    /// Locks `file`, waiting at most `wait` ([`within`]); `None` when
-    /// another still holds it then.
+    /// Locks `file` exclusively, trying again for at most `wait` while
+    /// another holds it; `None` when another still holds it then. The
+    /// lock is released when the file is closed, which the kernel does if
+    /// the process dies.
     pub(crate) fn on(file: File, wait: Duration) -> io::Result<Option<Lock>> {
-        Ok(within(&file, wait)?.then_some(Lock(file)))
+        let start = Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(Lock(file))),
+                Err(TryLockError::Error(e)) => return Err(e),
+                Err(TryLockError::WouldBlock) if start.elapsed() >= wait => return Ok(None),
+                Err(TryLockError::WouldBlock) => std::thread::sleep(POLL),
+            }
+        }
     }
 
     /// The lock of one writer of the cache folder `dir`, waiting at most
@@ -85,13 +80,17 @@ mod tests {
     fn a_held_lock_is_waited_for_then_given_up() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("lock");
-        let holder = File::create(&path).unwrap();
-        let other = File::open(&path).unwrap();
-        assert!(within(&holder, Duration::ZERO).unwrap());
+        let other = || File::open(&path).unwrap();
+        let holder = Lock::on(File::create(&path).unwrap(), Duration::ZERO).unwrap();
+        assert!(holder.is_some());
         let start = Instant::now();
-        assert!(!within(&other, Duration::from_millis(100)).unwrap());
+        assert!(
+            Lock::on(other(), Duration::from_millis(100))
+                .unwrap()
+                .is_none()
+        );
         assert!(start.elapsed() >= Duration::from_millis(100));
         drop(holder);
-        assert!(within(&other, Duration::ZERO).unwrap());
+        assert!(Lock::on(other(), Duration::ZERO).unwrap().is_some());
     }
 }
