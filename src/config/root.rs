@@ -92,7 +92,13 @@ pub(crate) fn of_in(cwd: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Root 
     if !cwd.is_dir() {
         return Root::None(NoRoot::NoFolder);
     }
-    let physical = super::files::physical(cwd);
+    // git starts from the folder with its links resolved (`git
+    // rev-parse` in a linked folder answers the physical root); elsewhere
+    // the working directory is already its physical path.
+    let physical = match cfg!(unix) {
+        true => fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
+        false => cwd.to_owned(),
+    };
     let git_decides = GIT_SEARCH_VARS.iter().any(|name| env(name).is_some());
     let found = discover(&physical);
     let owners = match found {

@@ -8,7 +8,7 @@
 //! halts the script (mvdan.cc/sh's `interp`: a handler error that is not
 //! an exit status), so Crush refuses to start.
 
-use super::{Command, Script};
+use super::Script;
 use crate::config::warning::OptionLine;
 
 /// The kind of an option's value.
@@ -190,12 +190,26 @@ pub(crate) fn suggestion(key: &str) -> Option<String> {
     spec(&dashed).map(|(k, _, _)| format!("option {k} …"))
 }
 
-/// What a crushrc's `option` lines set for this tool, in order, and what
-/// is worth a word.
+/// One change a crushrc makes to the object Crush's builder makes of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Set {
+    /// The line of its command.
+    pub line: usize,
+    /// Only a shell can evaluate its command: counted as setting `value`.
+    pub unevaluated: bool,
+    /// The path of object keys it sets, e.g. `options`,
+    /// `disable_provider_auto_update`.
+    pub key: Vec<&'static str>,
+    /// The value; `None` removes the key.
+    pub value: Option<Value>,
+}
+
+/// What a crushrc's commands set for this tool, in the order they take
+/// effect, and what is worth a word.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Applied {
-    /// Each field set, its value and the line.
-    pub sets: Vec<(&'static str, Value, usize)>,
+    /// What is set, the last setting of a key winning.
+    pub sets: Vec<Set>,
     /// Warnings, each with its line.
     pub warnings: Vec<(usize, OptionLine)>,
     /// A line setting a key this tool reads to a value Crush refuses: the
@@ -203,16 +217,73 @@ pub(crate) struct Applied {
     pub error: Option<(usize, String)>,
 }
 
-/// Applies the `option` lines of `script`, by Crush's rules.
+const HYPER_KEY: [&str; 3] = ["providers", "hyper", "api_key"];
+
+/// Applies the commands of `script` by Crush's rules: its `option` lines,
+/// and `provider add hyper --api-key KEY` / `provider remove hyper` (the
+/// Hyper key Crush sends). A skipped command that may turn a key of
+/// [`NETWORK_KEYS`] off counts as turning it off, and one that may set
+/// the Hyper key as setting it (to a value only a shell knows): where it
+/// stands, or, when it may run at any time (a function's body, `eval`
+/// text, another file), after every line; on one line, after the
+/// commands that run unconditionally (the safe side: going out needs
+/// every reading to say on).
 pub(crate) fn apply(script: &Script) -> Applied {
     let mut applied = Applied::default();
+    let mut sets = Vec::new();
     for command in &script.commands {
         let words = command.texts();
-        if words[0] != "option" {
-            continue;
-        }
-        apply_one(command, &words, &mut applied);
+        let (key, value) = match words.as_slice() {
+            ["option", ..] => match apply_option(command.line, &words, &mut applied) {
+                Some((field, value)) => (vec!["options", field], Some(value)),
+                None => continue,
+            },
+            ["provider", "remove" | "rm", "hyper", ..] => (HYPER_KEY[..2].to_vec(), None),
+            ["provider", "add", "hyper", flags @ ..] => match api_key_flag(flags) {
+                Some(key) => (HYPER_KEY.to_vec(), Some(Value::Text(key.to_owned()))),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let (line, unevaluated) = (command.line, false);
+        sets.push((
+            false,
+            Set {
+                line,
+                unevaluated,
+                key,
+                value,
+            },
+        ));
     }
+    for skipped in &script.skipped {
+        let network = NETWORK_KEYS
+            .iter()
+            .filter(|(key, _)| skipped.turns_off.contains(key))
+            .map(|(_, field)| (vec!["options", *field], Value::Bool(true)));
+        // The command as shown: its secrets hidden, its words kept.
+        let words: Vec<&str> = skipped.command.split_whitespace().collect();
+        let adds = words
+            .windows(3)
+            .position(|w| w == ["provider", "add", "hyper"]);
+        let hyper = adds
+            .is_some_and(|at| words[at..].contains(&"--api-key"))
+            .then(|| (HYPER_KEY.to_vec(), Value::Text(String::new())));
+        for (key, value) in network.chain(hyper) {
+            let (line, unevaluated, value) = (skipped.line, true, Some(value));
+            sets.push((
+                skipped.any_time,
+                Set {
+                    line,
+                    unevaluated,
+                    key,
+                    value,
+                },
+            ));
+        }
+    }
+    sets.sort_by_key(|(any_time, set)| (*any_time, set.line));
+    applied.sets = sets.into_iter().map(|(_, set)| set).collect();
     if let Some(exit) = &script.exit
         && let Some(status) = exit.status.as_deref().filter(|s| *s != "0")
     {
@@ -226,21 +297,21 @@ pub(crate) fn apply(script: &Script) -> Applied {
     applied
 }
 
-fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
-    let line = command.line;
+/// What one `option` line sets, its warnings and error told in `applied`.
+fn apply_option(
+    line: usize,
+    words: &[&str],
+    applied: &mut Applied,
+) -> Option<(&'static str, Value)> {
     let written = words.join(" ");
     match verdict(words) {
         Verdict::Sets(field, value) => {
             if words.len() > 3 {
-                applied.warnings.push((
-                    line,
-                    OptionLine::ExtraWords {
-                        written,
-                        value: words[2].to_owned(),
-                    },
-                ));
+                let value = words[2].to_owned();
+                let what = OptionLine::ExtraWords { written, value };
+                applied.warnings.push((line, what));
             }
-            applied.sets.push((field, value, line));
+            return Some((field, value));
         }
         Verdict::Other => {}
         Verdict::Refused(why) if words.get(1).is_some_and(|k| READ_HERE.contains(k)) => {
@@ -260,6 +331,41 @@ fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
             },
         )),
     }
+    None
+}
+
+/// The value of the last `--api-key` among the flags of `provider add ID`
+/// (`flags`), read as Crush's `applyFlags` reads them: in order, each
+/// flag taking its values (so a value that reads `--api-key` is a value),
+/// the last one winning. `None` when none is given, or when a flag Crush
+/// does not know or a missing value makes the command fail.
+fn api_key_flag<'a>(flags: &[&'a str]) -> Option<&'a str> {
+    let mut key = None;
+    let mut i = 0;
+    while i < flags.len() {
+        let values = match flags[i] {
+            "--extra-header" => 2,
+            "--name"
+            | "--type"
+            | "--api-key"
+            | "--base-url"
+            | "--disable"
+            | "--flat-rate"
+            | "--discover-models"
+            | "--system-prompt-prefix"
+            | "--extra-body"
+            | "--provider-options" => 1,
+            _ => return None,
+        };
+        if i + values >= flags.len() {
+            return None;
+        }
+        if flags[i] == "--api-key" {
+            key = Some(flags[i + 1]);
+        }
+        i += 1 + values;
+    }
+    key
 }
 
 #[cfg(test)]
