@@ -296,9 +296,10 @@ pub struct Inputs<'a> {
 /// The settings one crushrc alone gives (over the defaults).
 pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, ConfigError> {
     let (loaded, warnings) = read::crushrc(path, text, 0)?;
+    let options = merge::decode(&loaded.node);
     let files = [(path.to_owned(), Some(loaded))];
-    let options = decoded(&files, &[0]).1.map_err(|e| e.0)?;
-    let [auto_update, default_providers] = values(&options, &files);
+    let options = options.map_err(|e| refused(e, &files))?;
+    let [auto_update, default_providers] = values(&options, &files, &[None, None]);
     Ok(Settings {
         auto_update,
         default_providers,
@@ -374,7 +375,7 @@ impl<F: Fn(Format) -> bool> Reader<F> {
                     }),
                     Err(ConfigError { line: None, .. }) if workspace => None,
                     Err(e) if (self.tolerated)(format) => {
-                        self.warnings.push(Warning::FileNotRead(e));
+                        self.tell(Warning::FileNotRead(e));
                         None
                     }
                     Err(e) => return Err(e),
@@ -384,6 +385,18 @@ impl<F: Fn(Format) -> bool> Reader<F> {
             }
         };
         Ok(self.files[index].1.is_some().then_some(index))
+    }
+
+    /// Tells `warning`, once.
+    fn tell(&mut self, warning: Warning) {
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+    }
+
+    /// The keys file `file` pins, if it may.
+    fn keys(&self, file: usize) -> Option<&PinnedKeys> {
+        self.files[file].1.as_ref()?.keys.as_ref()
     }
 }
 
@@ -401,15 +414,6 @@ pub fn resolve_in(
     resolve_with_flag(inputs, None, tolerated)
 }
 
-/// What one order of the files reads: the workspace folder, the files
-/// merged (lowest priority first), and what they decode to.
-struct Reading {
-    workspace: Workspace,
-    ranked: Vec<usize>,
-    changes: Vec<merge::TypeChange>,
-    options: Result<Options, (ConfigError, usize)>,
-}
-
 /// [`resolve_in`] for a working directory given as `-c/--cwd` `cwd_flag`
 /// when that is relative ([`files::WorkingFolder::flag`]): Crush joins it
 /// to the working directory once more for the default workspace folder.
@@ -425,16 +429,16 @@ pub fn resolve_with_flag(
         Root::None(_) => None,
     };
     let project = files::project(cwd, root_dir);
-    let mut warnings: Vec<Warning> = project
-        .dropped
-        .into_iter()
-        .map(|(folder, cause)| Warning::NoProjectFiles { folder, cause })
-        .collect();
     let mut reader = Reader {
         tolerated,
         files: Vec::new(),
         warnings: Vec::new(),
     };
+    if let Some((folder, cause)) = project.dropped {
+        reader
+            .warnings
+            .push(Warning::NoProjectFiles { folder, cause });
+    }
     let walk = project
         .files
         .iter()
@@ -447,20 +451,14 @@ pub fn resolve_with_flag(
     // order's workspace file.
     let mut project_files: Vec<PathBuf> = project.files.into_iter().map(|(p, _)| p).collect();
     let home = paths::home_dir(env).ok();
-    let mut readings = Vec::new();
+    let (mut read_files, mut orders) = (Vec::new(), Vec::new());
     for order in [Order::Spec, Order::CrushV090] {
         // The workspace folder comes from every other file's options.
         let (below, _) = merged(&ordered(order, &parts, &reader.files), &reader.files);
         let option = merge::decode(&below).ok().and_then(|o| o.data_directory);
         let option = option.map(|found| (found.value.clone(), origin_of(&found, &reader.files)));
-        let workspace = files::workspace(
-            inputs.data_dir,
-            option,
-            cwd,
-            cwd_flag,
-            root_dir,
-            home.as_deref(),
-        );
+        let (flag, home) = (inputs.data_dir, home.as_deref());
+        let workspace = files::workspace(flag, option, cwd, cwd_flag, root_dir, home);
         let path = workspace.dir.join("crush.json");
         let mut all = parts.clone();
         all.extend(
@@ -470,13 +468,34 @@ pub fn resolve_with_flag(
         );
         project_files.push(path);
         let ranked = ordered(order, &all, &reader.files);
-        let (changes, options) = decoded(&reader.files, &ranked);
-        readings.push(Reading {
-            workspace,
-            ranked,
-            changes,
-            options,
-        });
+        for &file in &ranked {
+            if !read_files.contains(&file) {
+                read_files.push(file);
+            }
+        }
+        let (root, changes) = merged(&ranked, &reader.files);
+        // What Crush's own merge (go-jsons alpha.5) refuses, told as the
+        // spec's order meets it.
+        for change in changes.into_iter().filter(|_| order == Order::Spec) {
+            let path_of = |src: Option<merge::Src>| src.map(|s| reader.files[s.file].0.clone());
+            let (after, before) = (path_of(change.after.1), path_of(change.before.1));
+            reader.tell(Warning::TypeChange {
+                key: change.key,
+                after: (change.after.0, after),
+                before: (change.before.0, before),
+            });
+        }
+        // Crush refuses to start on a value of the wrong type either
+        // order leaves. Such a value is always a JSON file's.
+        let options = match merge::decode(&root) {
+            Ok(options) => options,
+            Err(e) if !(reader.tolerated)(Format::Json) => return Err(refused(e, &reader.files)),
+            Err(e) => {
+                reader.tell(Warning::OptionsNotRead(refused(e, &reader.files)));
+                Options::default()
+            }
+        };
+        orders.push((workspace, options));
     }
     // Only the user pins keys: in the JSON files the user's own
     // environment finds (the process's variables, never a project's
@@ -498,132 +517,71 @@ pub fn resolve_with_flag(
     let mut public_keys = None;
     for path in &pin_files {
         if let Some(file) = reader.read(path, Format::Json, false)? {
-            public_keys = reader.files[file]
-                .1
-                .as_ref()
-                .and_then(|l| l.keys.clone())
-                .or(public_keys);
+            public_keys = reader.keys(file).cloned().or(public_keys);
         }
     }
     if let Some(value) = users(KEYS_ENV) {
         let value = value.to_string_lossy().into_owned();
-        public_keys = Some(PinnedKeys {
-            entries: value.split(',').map(|k| k.trim().to_owned()).collect(),
-            origin: Origin::Env {
-                name: KEYS_ENV,
-                value,
-                dotenv: None,
-            },
-        });
-    }
-    warnings.append(&mut reader.warnings);
-    let [spec, crush] = [0, 1].map(|i| &readings[i]);
-    let mut read_files: Vec<usize> = Vec::new();
-    for &file in spec.ranked.iter().chain(&crush.ranked) {
-        if !read_files.contains(&file) {
-            read_files.push(file);
-        }
+        let entries = value.split(',').map(|k| k.trim().to_owned()).collect();
+        let (name, dotenv) = (KEYS_ENV, None);
+        let origin = Origin::Env {
+            name,
+            value,
+            dotenv,
+        };
+        public_keys = Some(PinnedKeys { entries, origin });
     }
     // `provider_public_keys` in a file read for the settings that is not
     // one of the user's own is ignored, told once: a project's file
     // (which whoever can write to the project controls), or a global
     // file a project's `.env` moved.
     for &file in &read_files {
-        let (path, loaded) = &reader.files[file];
-        let path = path.clone();
-        let warning = match loaded.as_ref().and_then(|l| l.keys.as_ref()) {
+        let path = reader.files[file].0.clone();
+        let warning = match reader.keys(file) {
             None => continue,
             Some(_) if project_files.contains(&path) => Warning::ProjectKeys { path },
             Some(_) if pin_files.contains(&path) => continue,
             Some(_) => Warning::DotEnvKeys { path },
         };
-        if !warnings.contains(&warning) {
-            warnings.push(warning);
-        }
+        reader.tell(warning);
     }
-    let path_of = |src: Option<merge::Src>| src.map(|s| reader.files[s.file].0.clone());
-    warnings.extend(spec.changes.iter().map(|change| Warning::TypeChange {
-        key: change.key.clone(),
-        after: (change.after.0, path_of(change.after.1)),
-        before: (change.before.0, path_of(change.before.1)),
-    }));
-    // Crush v0.90 refuses to start on a value of the wrong type its own
-    // order leaves too. Such a value is always a JSON file's.
-    let crush_error = crush
-        .options
-        .as_ref()
-        .err()
-        .filter(|e| Err(*e) != spec.options.as_ref());
-    for (e, _) in spec.options.as_ref().err().into_iter().chain(crush_error) {
-        match (reader.tolerated)(Format::Json) {
-            true => warnings.push(Warning::OptionsNotRead(e.clone())),
-            false => return Err(e.clone()),
-        }
-    }
-    let env_values = from_env(env, inputs.env_source, &mut warnings);
-    let [spec_values, crush_values] = [spec, crush].map(|reading| {
-        let options = reading.options.clone().unwrap_or_default();
-        let files = values(&options, &reader.files);
-        let mut over = env_values.clone().into_iter();
-        files.map(|file| over.next().flatten().unwrap_or(file))
-    });
-    let [
-        (auto_update, auto_update_orders),
-        (default_providers, default_providers_orders),
-    ] = {
-        let [spec_auto, spec_default] = spec_values;
-        let [crush_auto, crush_default] = crush_values;
-        [
-            both_orders(spec_auto, crush_auto),
-            both_orders(spec_default, crush_default),
-        ]
-    };
-    let hyper_key = crush
-        .options
-        .as_ref()
-        .ok()
-        .and_then(|o| o.hyper_api_key.as_ref());
-    let hyper_key = hyper_key.and_then(|found| {
-        let path = reader.files[found.src.file].0.display();
-        let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let value = match found.src.unevaluated {
-            true => None,
-            false if found.value.is_empty() => return None,
-            false => Some(found.value.clone()),
+    let env_values = from_env(env, inputs.env_source, &mut reader.warnings);
+    let [(spec_workspace, spec), (_, crush)] = [0, 1].map(|i| &orders[i]);
+    let [spec_auto, spec_default] = values(spec, &reader.files, &env_values);
+    let [crush_auto, crush_default] = values(crush, &reader.files, &env_values);
+    let (mut auto_update, auto_update_orders) = both_orders(spec_auto, crush_auto);
+    let (default_providers, default_providers_orders) = both_orders(spec_default, crush_default);
+    // A `.env` too large for this reader may turn updates off for Crush,
+    // which reads it whole: counted as off.
+    if let Some(dotenv) = crate::environment::installed().filter(|d| d.unread) {
+        let origin = Origin::UnreadDotEnv {
+            path: dotenv.path.clone(),
         };
-        Some(HyperKey {
-            origin: format!("{path}{at}"),
-            value,
-        })
-    });
-    let mut settings = Settings {
+        auto_update = Setting {
+            value: false,
+            origin,
+        };
+    }
+    Ok(Settings {
         auto_update,
         default_providers,
         auto_update_orders,
         default_providers_orders,
         public_keys,
-        warnings,
+        hyper_key: crush.hyper_api_key.as_ref().and_then(|found| {
+            let path = reader.files[found.src.file].0.display();
+            HyperKey::set(format!("{path}"), found)
+        }),
+        warnings: reader.warnings,
         files: read_files
             .iter()
             .map(|&f| reader.files[f].0.clone())
             .collect(),
         root: root.clone(),
-        workspace: spec.workspace.clone(),
+        workspace: spec_workspace.clone(),
         skipped: project.skipped,
         pin_files,
-        hyper_key,
-    };
-    // A `.env` too large for this reader may turn updates off for Crush,
-    // which reads it whole: counted as off.
-    if let Some(dotenv) = crate::environment::installed().filter(|d| d.unread) {
-        settings.auto_update = Setting {
-            value: false,
-            origin: Origin::UnreadDotEnv {
-                path: dotenv.path.clone(),
-            },
-        };
-    }
-    Ok(settings)
+    })
 }
 
 /// Where a file stands among the configuration files (spec section 5).
@@ -690,31 +648,18 @@ fn merged(ranked: &[usize], files: &[File]) -> (Node, Vec<merge::TypeChange>) {
     (root, changes)
 }
 
-/// The `ranked` files merged and decoded: the changes of type, and the
-/// options or why Crush refuses to start (with the file).
-fn decoded(
-    files: &[File],
-    ranked: &[usize],
-) -> (
-    Vec<merge::TypeChange>,
-    Result<Options, (ConfigError, usize)>,
-) {
-    let (root, changes) = merged(ranked, files);
-    let options = merge::decode(&root).map_err(|e| {
-        let file = e.src.map_or(0, |s| s.file);
-        let error = ConfigError {
-            path: e.src.map(|_| files[file].0.clone()).unwrap_or_default(),
-            line: e.src.and_then(|s| s.line),
-            message: format!(
-                "{} must be {}, not {}; Crush refuses to start on it",
-                shown(&e.key),
-                e.expected,
-                e.found
-            ),
-        };
-        (error, file)
-    });
-    (changes, options)
+/// What a value of the wrong type is told, naming its file.
+fn refused(e: merge::DecodeError, files: &[File]) -> ConfigError {
+    ConfigError {
+        path: e.src.map(|s| files[s.file].0.clone()).unwrap_or_default(),
+        line: e.src.and_then(|s| s.line),
+        message: format!(
+            "{} must be {}, not {}; Crush refuses to start on it",
+            shown(&e.key),
+            e.expected,
+            e.found
+        ),
+    }
 }
 
 fn origin_of<T>(found: &Found<T>, files: &[File]) -> Origin {
@@ -729,18 +674,20 @@ fn origin_of<T>(found: &Found<T>, files: &[File]) -> Origin {
     }
 }
 
-/// `provider-auto-update` and `default-providers` as `options` give them.
-fn values(options: &Options, files: &[File]) -> [Setting; 2] {
-    [
+/// `provider-auto-update` and `default-providers` as `options` give them,
+/// the environment's `env` over them.
+fn values(options: &Options, files: &[File], env: &[Option<Setting>; 2]) -> [Setting; 2] {
+    let found = [
         &options.disable_provider_auto_update,
         &options.disable_default_providers,
-    ]
-    .map(|found| match found {
-        Some(found) => Setting {
+    ];
+    std::array::from_fn(|i| match (&env[i], found[i]) {
+        (Some(env), _) => env.clone(),
+        (None, Some(found)) => Setting {
             value: !found.value,
             origin: origin_of(found, files),
         },
-        None => Setting::default_on(),
+        (None, None) => Setting::default_on(),
     })
 }
 
