@@ -118,6 +118,13 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+impl SyntaxError {
+    fn new(line: usize, message: impl Into<String>) -> SyntaxError {
+        let message = message.into();
+        SyntaxError { line, message }
+    }
+}
+
 /// Commands that configure Crush: skipping one of them is worth a warning;
 /// skipping `echo` inside an `if` is not (`internal/shellconfig/register.go`).
 pub(crate) const CONFIG_COMMANDS: &[&str] = &[
@@ -184,14 +191,10 @@ struct Parser {
 /// Parses a crushrc.
 pub fn parse(text: &str) -> Result<Script, SyntaxError> {
     let mut p = Parser::default();
-    let error = |line, message: &str| SyntaxError {
-        line,
-        message: message.into(),
-    };
     for token in lex::tokenize(text)? {
         if let Some(line) = p.target_next.take() {
             let Token::Word(word, _) = token else {
-                return Err(error(line, "a redirection without a target"));
+                return Err(SyntaxError::new(line, "a redirection without a target"));
             };
             if let Some(runs) = word.runs {
                 p.redirect_runs.get_or_insert((runs, line));
@@ -248,7 +251,10 @@ pub fn parse(text: &str) -> Result<Script, SyntaxError> {
         }
     }
     match p.blocks.last() {
-        Some((block, line)) => Err(error(*line, &format!("{} is never closed", block.name()))),
+        Some((block, line)) => Err(SyntaxError::new(
+            *line,
+            format!("{} is never closed", block.name()),
+        )),
         None => Ok(p.script),
     }
 }
@@ -264,10 +270,10 @@ impl Parser {
                 self.blocks.pop();
                 Ok(())
             }
-            _ => Err(SyntaxError {
+            _ => Err(SyntaxError::new(
                 line,
-                message: format!("`{keyword}` without a matching opening"),
-            }),
+                format!("`{keyword}` without a matching opening"),
+            )),
         }
     }
 

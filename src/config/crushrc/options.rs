@@ -19,51 +19,31 @@ enum Kind {
     List,
 }
 
-/// Crush v0.90's option keys, their JSON field and kind (`optionSpecs`);
+/// The kind of value Crush v0.90's option `key` takes (`optionSpecs`);
 /// `ui`, `reset` and the `attribution-` keys are handled apart.
-const SPECS: &[(&str, &str, Kind)] = &[
-    ("debug", "debug", Kind::Bool { inverted: false }),
-    ("debug-lsp", "debug_lsp", Kind::Bool { inverted: false }),
-    ("auto-lsp", "auto_lsp", Kind::Bool { inverted: false }),
-    ("progress", "progress", Kind::Bool { inverted: false }),
-    ("metrics", "disable_metrics", Kind::Bool { inverted: true }),
-    (
-        "auto-summarize",
-        "disable_auto_summarize",
-        Kind::Bool { inverted: true },
-    ),
-    (
-        "provider-auto-update",
-        "disable_provider_auto_update",
-        Kind::Bool { inverted: true },
-    ),
-    (
-        "default-providers",
-        "disable_default_providers",
-        Kind::Bool { inverted: true },
-    ),
-    ("notifications", "notifications", Kind::Text),
-    ("data-directory", "data_directory", Kind::Text),
-    ("initialize-as", "initialize_as", Kind::Text),
-    ("context-path", "context_paths", Kind::List),
-    ("global-context-path", "global_context_paths", Kind::List),
-    ("skill-path", "skills_paths", Kind::List),
-    ("disable-skill", "disabled_skills", Kind::List),
+fn kind(key: &str) -> Option<Kind> {
+    Some(match key {
+        "debug" | "debug-lsp" | "auto-lsp" | "progress" => Kind::Bool { inverted: false },
+        "metrics" | "auto-summarize" | "provider-auto-update" | "default-providers" => {
+            Kind::Bool { inverted: true }
+        }
+        "notifications" | "data-directory" | "initialize-as" => Kind::Text,
+        "context-path" | "global-context-path" | "skill-path" | "disable-skill" => Kind::List,
+        _ => return None,
+    })
+}
+
+/// The keys this tool reads, and their JSON field (the booleans stored
+/// negated).
+const READ_HERE: [(&str, &str); 3] = [
+    ("provider-auto-update", "disable_provider_auto_update"),
+    ("default-providers", "disable_default_providers"),
+    ("data-directory", "data_directory"),
 ];
 
 /// The keys whose `false` keeps a start from going out, and their JSON
-/// field (stored negated).
-pub(crate) const NETWORK_KEYS: [(&str, &str); 2] = [
-    ("provider-auto-update", "disable_provider_auto_update"),
-    ("default-providers", "disable_default_providers"),
-];
-
-/// The keys this tool reads.
-const READ_HERE: [&str; 3] = [
-    "provider-auto-update",
-    "default-providers",
-    "data-directory",
-];
+/// field.
+pub(crate) const NETWORK_KEYS: [(&str, &str); 2] = [READ_HERE[0], READ_HERE[1]];
 
 /// A value an `option` line sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,8 +86,8 @@ pub(crate) fn verdict(words: &[&str]) -> Verdict {
     match key {
         "ui" => return ui_verdict(words),
         "reset" => {
-            return match words.get(2).and_then(|k| spec(k)) {
-                Some((_, _, Kind::List)) => Verdict::Other,
+            return match words.get(2).and_then(|k| kind(k)) {
+                Some(Kind::List) => Verdict::Other,
                 Some(_) => Verdict::Refused(format!(
                     "`option reset` takes a list option, and {value:?} is not one"
                 )),
@@ -130,7 +110,7 @@ pub(crate) fn verdict(words: &[&str]) -> Verdict {
         }
         _ => {}
     }
-    let Some((name, field, kind)) = spec(key) else {
+    let Some(kind) = kind(key) else {
         return Verdict::Unknown;
     };
     let set = match kind {
@@ -144,19 +124,14 @@ pub(crate) fn verdict(words: &[&str]) -> Verdict {
             }
         },
         Kind::Text | Kind::List if value.is_empty() => {
-            return Verdict::Refused(format!("option {name} needs a value"));
+            return Verdict::Refused(format!("option {key} needs a value"));
         }
         Kind::Text | Kind::List => Value::Text(value.to_owned()),
     };
-    if READ_HERE.contains(&name) {
-        Verdict::Sets(field, set)
-    } else {
-        Verdict::Other
+    match READ_HERE.iter().find(|(k, _)| *k == key) {
+        Some((_, field)) => Verdict::Sets(field, set),
+        None => Verdict::Other,
     }
-}
-
-fn spec(key: &str) -> Option<(&'static str, &'static str, Kind)> {
-    SPECS.iter().find(|(k, _, _)| *k == key).copied()
 }
 
 /// `option ui <key> <value>`, exactly four words (`optionUI`).
@@ -182,12 +157,12 @@ fn ui_verdict(words: &[&str]) -> Verdict {
 /// or `_` for `-`.
 pub(crate) fn suggestion(key: &str) -> Option<String> {
     if let Some((left, right)) = key.split_once('=')
-        && spec(left).is_some()
+        && kind(left).is_some()
     {
         return Some(format!("option {left} {right}"));
     }
     let dashed = key.replace('_', "-").to_ascii_lowercase();
-    spec(&dashed).map(|(k, _, _)| format!("option {k} …"))
+    kind(&dashed).map(|_| format!("option {dashed} …"))
 }
 
 /// One change a crushrc makes to the object Crush's builder makes of it.
@@ -314,7 +289,7 @@ fn apply_option(
             return Some((field, value));
         }
         Verdict::Other => {}
-        Verdict::Refused(why) if words.get(1).is_some_and(|k| READ_HERE.contains(k)) => {
+        Verdict::Refused(why) if READ_HERE.iter().any(|(k, _)| words.get(1) == Some(k)) => {
             applied
                 .error
                 .get_or_insert((line, format!("option {}: {why}", words[1])));

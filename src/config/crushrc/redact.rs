@@ -146,15 +146,10 @@ fn value_shown(kind: Takes, value: &str) -> String {
 /// A word that is not a flag's secret value: an assignment's value and a
 /// URL's secrets hidden.
 fn positional(text: &str) -> String {
-    if let Some((name, _)) = text.split_once('=') {
-        let mut chars = name.chars();
-        if chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return format!("{name}={HIDDEN}");
-        }
+    if let Some((name, _)) = text.split_once('=')
+        && super::lex::is_name(name)
+    {
+        return format!("{name}={HIDDEN}");
     }
     if text.contains("://") {
         url_shown(text)
