@@ -6,7 +6,10 @@
 //! spec's order (section 5), which [`super::resolve`] merges them in.
 
 use std::fs;
-use std::io;
+use std::io::{
+    self,
+    ErrorKind::{NotFound, PermissionDenied},
+};
 use std::path::{Component, Path, PathBuf};
 
 use super::{Format, Level};
@@ -34,7 +37,7 @@ pub struct SkippedFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Project {
     /// The files, the farthest folder's first, each folder's in
-    /// [`PROJECT_NAMES`] order.
+    /// [`PROJECT_NAMES`] order (and so are those passed over).
     pub files: Vec<(PathBuf, Format)>,
     /// Files found but passed over: another user's.
     pub skipped: Vec<SkippedFile>,
@@ -98,26 +101,22 @@ pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
             return project;
         }
     };
-    let mut by_folder = Vec::new();
-    for dir in walk(cwd, root) {
-        let mut found = Vec::new();
+    for dir in walk(cwd, root).into_iter().rev() {
         for (name, format) in PROJECT_NAMES {
             let path = dir.join(name);
             match owner(&path) {
-                Ok(file_owner) if owned_alike(walk_owner, file_owner) => found.push((path, format)),
-                Ok(file_owner) => project.skipped.push(SkippedFile {
-                    path,
-                    why: format!(
+                Ok(file_owner) if owned_alike(walk_owner, file_owner) => {
+                    project.files.push((path, format))
+                }
+                Ok(file_owner) => {
+                    let why = format!(
                         "owned by user {}, not by the working directory's owner ({}): Crush reads only its own user's project files",
                         file_owner.unwrap_or_default(),
                         walk_owner.unwrap_or_default()
-                    ),
-                }),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
-                    ) => {}
+                    );
+                    project.skipped.push(SkippedFile { path, why });
+                }
+                Err(e) if matches!(e.kind(), NotFound | PermissionDenied) => {}
                 Err(e) => {
                     project.dropped = Some((path.to_owned(), e.to_string()));
                     project.files.clear();
@@ -125,9 +124,7 @@ pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
                 }
             }
         }
-        by_folder.push(found);
     }
-    project.files = by_folder.into_iter().rev().flatten().collect();
     project
 }
 
@@ -195,7 +192,7 @@ fn nearest_dot_crush(cwd: &Path, root: Option<&Path>, home: Option<&Path>) -> Op
     for dir in walk(cwd, root) {
         let path = dir.join(".crush");
         match owner(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == NotFound => continue,
             Err(_) => return None,
             Ok(file_owner) if !owned_alike(walk_owner, file_owner) => return None,
             Ok(_) if home == Some(dir.as_path()) => return None,
@@ -266,26 +263,21 @@ pub struct WorkingFolder {
 pub(crate) fn working_folder(flag: Option<&Path>) -> io::Result<WorkingFolder> {
     let here = std::env::current_dir()?;
     let Some(flag) = flag else {
-        return Ok(WorkingFolder {
-            dir: go_getwd(&here)?,
-            flag: None,
-        });
+        let dir = go_getwd(&here)?;
+        return Ok(WorkingFolder { dir, flag: None });
     };
     let moved_to = here.join(flag);
     if !fs::metadata(&moved_to)?.is_dir() {
         return Err(io::Error::other("not a folder"));
     }
-    Ok(if flag.is_absolute() {
-        WorkingFolder {
-            dir: clean(flag),
-            flag: None,
-        }
-    } else {
-        WorkingFolder {
-            dir: clean(&go_getwd(&moved_to)?.join(flag)),
-            flag: Some(flag.to_owned()),
-        }
-    })
+    let (dir, flag) = match flag.is_absolute() {
+        true => (clean(flag), None),
+        false => (
+            clean(&go_getwd(&moved_to)?.join(flag)),
+            Some(flag.to_owned()),
+        ),
+    };
+    Ok(WorkingFolder { dir, flag })
 }
 
 /// Go's `os.Getwd` in the folder `dir`: on Unix `$PWD` when it is

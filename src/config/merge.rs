@@ -40,11 +40,12 @@ pub struct Src {
 
 impl Src {
     /// A JSON file's.
-    pub fn json(file: usize) -> Src {
+    pub const fn json(file: usize) -> Src {
+        let (line, unevaluated) = (None, false);
         Src {
             file,
-            line: None,
-            unevaluated: false,
+            line,
+            unevaluated,
         }
     }
 }
@@ -105,11 +106,7 @@ impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
         struct RawVisitor;
         // The file is filled in by `parse`.
-        const SRC: Src = Src {
-            file: 0,
-            line: None,
-            unevaluated: false,
-        };
+        const SRC: Src = Src::json(0);
         impl<'de> Visitor<'de> for RawVisitor {
             type Value = Raw;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -290,7 +287,23 @@ fn entries(node: &Node) -> &[(String, Node)] {
 /// error.
 pub fn decode(root: &Node) -> Result<Options, DecodeError> {
     let mut options = Options::default();
-    let mut first_error = None;
+    let mut errors = Vec::new();
+    let mut wrong = |key, expected, value: &Node| {
+        let (found, src) = (value.kind(), value.src());
+        errors.push(DecodeError {
+            key,
+            expected,
+            found,
+            src,
+        });
+    };
+    fn found<T>(value: T, key: String, src: &Src) -> Option<Found<T>> {
+        Some(Found {
+            value,
+            key,
+            src: *src,
+        })
+    }
     for (key, value) in entries(root) {
         if go_key_matches(key, "providers") {
             // A map, whose entry `hyper` (exactly so) is decoded afresh.
@@ -298,88 +311,50 @@ pub fn decode(root: &Node) -> Result<Options, DecodeError> {
                 options.hyper_api_key = None;
                 for (field, value) in entries(hyper) {
                     if let (true, Node::Str(s, src)) = (go_key_matches(field, "api_key"), value) {
-                        options.hyper_api_key = Some(Found {
-                            value: s.clone(),
-                            key: format!("{key}.hyper.{field}"),
-                            src: *src,
-                        });
+                        options.hyper_api_key =
+                            found(s.clone(), format!("{key}.hyper.{field}"), src);
                     }
                 }
             }
             continue;
         }
-        if !go_key_matches(key, "options") {
-            continue;
-        }
-        let fields = match value {
-            Node::Object(fields) => fields,
+        match value {
+            _ if !go_key_matches(key, "options") => {}
             // A nil pointer: whatever an earlier spelling set is gone.
             Node::Null => {
+                let hyper_api_key = options.hyper_api_key.take();
                 options = Options {
-                    hyper_api_key: options.hyper_api_key.take(),
+                    hyper_api_key,
                     ..Options::default()
                 };
-                continue;
             }
-            other => {
-                first_error.get_or_insert(DecodeError {
-                    key: key.clone(),
-                    expected: "an object",
-                    found: other.kind(),
-                    src: other.src(),
-                });
-                continue;
-            }
-        };
-        for (field, value) in fields {
-            let path = format!("{key}.{field}");
-            let decoded = if go_key_matches(field, "data_directory") {
-                match value {
-                    Node::Null => Ok(()),
-                    Node::Str(s, src) => {
-                        let (key, src) = (path.clone(), *src);
-                        options.data_directory = Some(Found {
-                            value: s.clone(),
-                            key,
-                            src,
-                        });
-                        Ok(())
+            Node::Object(fields) => {
+                for (field, value) in fields {
+                    let path = format!("{key}.{field}");
+                    let flag = if go_key_matches(field, "disable_provider_auto_update") {
+                        Some(&mut options.disable_provider_auto_update)
+                    } else if go_key_matches(field, "disable_default_providers") {
+                        Some(&mut options.disable_default_providers)
+                    } else {
+                        None
+                    };
+                    let directory = go_key_matches(field, "data_directory");
+                    match (flag, value) {
+                        (_, Node::Null) => {}
+                        (Some(flag), Node::Bool(b, src)) => *flag = found(*b, path, src),
+                        (Some(_), _) => wrong(path, "true or false", value),
+                        (None, Node::Str(s, src)) if directory => {
+                            options.data_directory = found(s.clone(), path, src)
+                        }
+                        (None, _) if directory => wrong(path, "a string", value),
+                        (None, _) => {}
                     }
-                    _ => Err("a string"),
                 }
-            } else {
-                let flag = if go_key_matches(field, "disable_provider_auto_update") {
-                    &mut options.disable_provider_auto_update
-                } else if go_key_matches(field, "disable_default_providers") {
-                    &mut options.disable_default_providers
-                } else {
-                    continue;
-                };
-                match value {
-                    Node::Null => Ok(()),
-                    Node::Bool(b, src) => {
-                        let (key, src) = (path.clone(), *src);
-                        *flag = Some(Found {
-                            value: *b,
-                            key,
-                            src,
-                        });
-                        Ok(())
-                    }
-                    _ => Err("true or false"),
-                }
-            };
-            if let Err(expected) = decoded {
-                first_error.get_or_insert(DecodeError {
-                    key: path,
-                    expected,
-                    found: value.kind(),
-                    src: value.src(),
-                });
             }
+            other => wrong(key.clone(), "an object", other),
         }
     }
-    match first_error {
+    match errors.into_iter().next() {
         Some(e) => Err(e),
         None => Ok(options),
     }
