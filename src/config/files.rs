@@ -3,7 +3,7 @@
 //! (`internal/config/load.go`: `lookupConfigs`, `setDefaults`;
 //! `internal/fsext/lookup.go`: `LookupBounded`, `LookupClosestBounded`,
 //! `probeEnt`; `owner_others.go`, `owner_windows.go`), and ranked in the
-//! spec's order (section 5), which [`super::resolve`] merges them in.
+//! spec's order (section 5), which [`super::resolve_in`] merges them in.
 
 use std::fs;
 use std::io::{

@@ -62,7 +62,7 @@ mod tests {
     }
 
     fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
-        hyper_key_in(&super::super::resolve(cwd, env).unwrap(), env)
+        hyper_key_in(&super::super::tests::resolve(cwd, env).unwrap(), env)
     }
 
     /// What a crushrc alone says of the key: its line, and its value

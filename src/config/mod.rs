@@ -331,18 +331,6 @@ impl Settings {
     }
 }
 
-/// Resolves the settings for a working directory.
-#[cfg(test)]
-pub(crate) fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
-    let inputs = Inputs {
-        cwd,
-        env,
-        env_source: &|_| None,
-        data_dir: None,
-    };
-    resolve_in(&inputs, |_| false)
-}
-
 /// A file read, by index ([`merge::Src::file`]): its path and its part,
 /// when it holds something.
 type File = (PathBuf, Option<Loaded>);
@@ -742,6 +730,25 @@ fn from_env(
 mod tests {
     use super::*;
 
+    /// Resolves the settings for a working directory.
+    pub(super) fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
+        let inputs = Inputs {
+            cwd,
+            env,
+            env_source: &|_| None,
+            data_dir: None,
+        };
+        resolve_in(&inputs, |_| false)
+    }
+
+    /// A minimal repository at `dir/.git`, for tests.
+    pub(super) fn init(dir: &Path) {
+        let git = dir.join(".git");
+        fs::create_dir_all(git.join("objects")).unwrap();
+        fs::create_dir_all(git.join("refs")).unwrap();
+        fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    }
+
     /// The warnings' words, as a person reads them.
     fn words(settings: &Settings) -> Vec<String> {
         settings.warnings.iter().map(ToString::to_string).collect()
@@ -761,7 +768,7 @@ mod tests {
         fn new() -> Fixture {
             let root = tempfile::tempdir().unwrap();
             fs::create_dir_all(root.path().join("home")).unwrap();
-            root::init(&root.path().join("repo"));
+            init(&root.path().join("repo"));
             fs::create_dir_all(root.path().join("repo/sub/proj")).unwrap();
             let mut vars = HashMap::new();
             vars.insert("HOME".into(), root.path().join("home").into_os_string());
@@ -1093,7 +1100,7 @@ mod tests {
     fn git_file_marks_a_linked_work_tree() {
         let f = Fixture::new();
         fs::remove_dir_all(f.root.path().join("repo/.git")).unwrap();
-        root::init(&f.root.path().join("elsewhere"));
+        init(&f.root.path().join("elsewhere"));
         let gitdir = f.root.path().join("elsewhere/.git");
         f.write("repo/sub/.git", &format!("gitdir: {}\n", gitdir.display()));
         f.write("repo/sub/crushrc", OFF_RC);

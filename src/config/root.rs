@@ -342,18 +342,11 @@ fn valid_head(path: &Path) -> bool {
     }
 }
 
-/// A minimal repository at `dir/.git`, for tests.
-#[cfg(test)]
-pub(crate) fn init(dir: &Path) {
-    let git = dir.join(".git");
-    fs::create_dir_all(git.join("objects")).unwrap();
-    fs::create_dir_all(git.join("refs")).unwrap();
-    fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::config::tests::init;
 
     fn find(cwd: &Path) -> Root {
         discover(cwd).0
