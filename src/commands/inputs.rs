@@ -214,7 +214,7 @@ fn root_text(root: &Root) -> String {
         }
         Root::None(NoRoot::NoGit(why)) => format!(
             "none ({}: Crush asks git for it, and searches the working directory alone without it)",
-            shown(why)
+            shown(&why.to_string())
         ),
         Root::None(NoRoot::GitSaid(said)) => format!(
             "none (git rev-parse --show-toplevel says: {}): the working directory alone, as Crush",

@@ -22,7 +22,7 @@ pub use files::{SkippedFile, Workspace, WorkspaceFrom};
 use hyper::HyperKey;
 use merge::{Found, Node, Options};
 use read::Loaded;
-pub use root::{NoRoot, Root};
+pub use root::{NoGit, NoRoot, Root};
 pub use warning::{OptionLine, Warning};
 
 /// The environment variable that turns automatic updates off (or back on).
@@ -94,13 +94,13 @@ impl fmt::Display for Origin {
             Origin::Env {
                 name,
                 value,
-                dotenv: None,
-            } => write!(f, "{name}={}", shown(value)),
-            Origin::Env {
-                name,
-                value,
-                dotenv: Some((path, line)),
-            } => write!(f, "{name}={} at {}:{line}", shown(value), shown_path(path)),
+                dotenv,
+            } => match dotenv {
+                None => write!(f, "{name}={}", shown(value)),
+                Some((path, line)) => {
+                    write!(f, "{name}={} at {}:{line}", shown(value), shown_path(path))
+                }
+            },
         }
     }
 }
@@ -423,17 +423,18 @@ pub fn resolve_with_flag(
         warnings: Vec::new(),
     };
     if let Some((folder, cause)) = project.dropped {
-        reader
-            .warnings
-            .push(Warning::NoProjectFiles { folder, cause });
+        reader.tell(Warning::NoProjectFiles { folder, cause });
     }
-    let walk = project
-        .files
-        .iter()
-        .map(|(p, f)| (p.clone(), *f, Level::Project));
     let mut parts = Vec::new();
-    for (path, format, level) in files::globals(env).into_iter().chain(walk) {
-        parts.extend(reader.read(&path, format, false)?.map(|file| (level, file)));
+    for (path, format, level) in files::globals(env) {
+        parts.extend(reader.read(&path, format, false)?.map(|f| (level, f)));
+    }
+    for (path, format) in &project.files {
+        parts.extend(
+            reader
+                .read(path, *format, false)?
+                .map(|f| (Level::Project, f)),
+        );
     }
     // A project's files, which may not pin keys: the walk's, and each
     // order's workspace file.
@@ -449,11 +450,8 @@ pub fn resolve_with_flag(
         let workspace = files::workspace(flag, option, cwd, cwd_flag, root_dir, home);
         let path = workspace.dir.join("crush.json");
         let mut all = parts.clone();
-        all.extend(
-            reader
-                .read(&path, Format::Json, true)?
-                .map(|f| (Level::Workspace, f)),
-        );
+        let part = reader.read(&path, Format::Json, true)?;
+        all.extend(part.map(|f| (Level::Workspace, f)));
         project_files.push(path);
         let ranked = ordered(order, &all, &reader.files);
         for &file in &ranked {
@@ -491,12 +489,7 @@ pub fn resolve_with_flag(
     // must not unpin the mirror's key, or pin its own) that are not a
     // project's, a later one's list replacing an earlier one's; or by
     // `CRUSH_PROVIDER_PUBLIC_KEY`, over them.
-    let users = |name: &str| {
-        (inputs.env_source)(name)
-            .is_none()
-            .then(|| env(name))
-            .flatten()
-    };
+    let users = |name: &str| env(name).filter(|_| (inputs.env_source)(name).is_none());
     let pin_files: Vec<PathBuf> = files::globals(&users)
         .into_iter()
         .filter(|(path, format, _)| *format == Format::Json && !project_files.contains(path))

@@ -61,10 +61,25 @@ pub enum NoRoot {
     /// exist: `-c sub` names `./sub/sub`).
     NoFolder,
     /// No `git` to ask (Go's `exec.LookPath` finds none): why.
-    NoGit(String),
+    NoGit(NoGit),
     /// git, asked, gives no root: the first line it said (`fatal:
     /// detected dubious ownership in repository at …`).
     GitSaid(String),
+}
+
+/// Why Go's `exec.LookPath` finds no `git` to run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoGit {
+    /// `PATH` is unset or empty.
+    #[error("PATH is not set")]
+    NoPath,
+    /// No folder of `PATH` holds one.
+    #[error("no git on PATH")]
+    NotOnPath,
+    /// The first found is by a relative entry, which Go refuses
+    /// (`exec.ErrDot`).
+    #[error("the git found on PATH, {}, is relative to the current folder, which Go refuses to run", .0.display())]
+    Relative(PathBuf),
 }
 
 /// The variables that move git's search for the repository: where one is
@@ -173,10 +188,8 @@ fn owned_by_me(path: &Path) -> bool {
 /// none; an empty entry is `.`), or why there is none: Go refuses one
 /// found by a relative entry (`exec.ErrDot`), and Crush's command fails.
 /// On Windows, `git` with each extension of `PATHEXT`.
-fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, String> {
-    let path = env("PATH")
-        .filter(|p| !p.is_empty())
-        .ok_or("PATH is not set")?;
+fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, NoGit> {
+    let path = env("PATH").filter(|p| !p.is_empty()).ok_or(NoGit::NoPath)?;
     let names: Vec<String> = match cfg!(windows) {
         true => env("PATHEXT")
             .map_or(".com;.exe;.bat;.cmd".into(), |v| {
@@ -199,15 +212,12 @@ fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, Stri
                 continue;
             }
             if candidate.is_relative() {
-                return Err(format!(
-                    "the git found on PATH, {}, is relative to the current folder, which Go refuses to run",
-                    candidate.display()
-                ));
+                return Err(NoGit::Relative(candidate));
             }
             return Ok(candidate);
         }
     }
-    Err("no git on PATH".into())
+    Err(NoGit::NotOnPath)
 }
 
 /// Go's `findExecutable`: not a folder, and executable by this user.
