@@ -90,6 +90,14 @@ impl Node {
         }
     }
 
+    /// A string's text.
+    pub(crate) fn text(&self) -> Option<String> {
+        match self {
+            Node::Str(s, _) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
     /// The value of `key`, written exactly so, of an object.
     pub(crate) fn get(&self, key: &str) -> Option<&Node> {
         match self {

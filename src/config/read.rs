@@ -58,27 +58,21 @@ pub(super) fn read_file(
             let node = merge::parse(&text, index).map_err(|(line, m)| error(line, m))?;
             let keys = match node.get("options").and_then(|o| o.get("provider_public_keys")) {
                 None | Some(Node::Null) => None,
-                Some(Node::Array(items, _)) if items.iter().all(|k| matches!(k, Node::Str(..))) => {
-                    Some(PinnedKeys {
-                        entries: items
-                            .iter()
-                            .filter_map(|k| match k {
-                                Node::Str(s, _) => Some(s.clone()),
-                                _ => None,
-                            })
-                            .collect(),
-                        origin: Origin::Json {
-                            path: path.to_owned(),
-                            key: "options.provider_public_keys".into(),
-                        },
-                    })
-                }
-                Some(other) => {
-                    let message = format!(
-                        "options.provider_public_keys must be a list of strings, not {}",
-                        other.kind()
-                    );
-                    return Err(error(None, message));
+                Some(keys) => {
+                    let strings: Option<Vec<String>> = match keys {
+                        Node::Array(items, _) => items.iter().map(Node::text).collect(),
+                        _ => None,
+                    };
+                    let Some(entries) = strings else {
+                        let message = format!(
+                            "options.provider_public_keys must be a list of strings, not {}",
+                            keys.kind()
+                        );
+                        return Err(error(None, message));
+                    };
+                    let key = "options.provider_public_keys".into();
+                    let origin = Origin::Json { path: path.to_owned(), key };
+                    Some(PinnedKeys { entries, origin })
                 }
             };
             Ok(Some((Loaded { node, keys }, Vec::new())))

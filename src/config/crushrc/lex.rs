@@ -264,28 +264,21 @@ impl Lexer<'_> {
         }
         self.flush();
         let line = self.line;
-        let mut heredoc = None;
-        match (first, self.chars.peek().copied()) {
-            ('<', Some('<')) => {
-                self.chars.next();
-                match self.chars.peek() {
-                    Some('<') => drop(self.chars.next()),
-                    Some('-') => {
-                        self.chars.next();
-                        heredoc = Some(true);
-                    }
-                    _ => heredoc = Some(false),
-                }
+        let mut next = |c: char| self.chars.next_if_eq(&c).is_some();
+        let heredoc = match first {
+            // `<<` opens a here-document (`<<-` strips tabs), `<<<` not.
+            '<' if next('<') => (!next('<')).then(|| next('-')),
+            // `&>` (its `>` known to follow), `&>>`.
+            '&' => {
+                next('>');
+                next('>');
+                None
             }
-            ('&', _) => {
-                self.chars.next();
-                if self.chars.peek() == Some(&'>') {
-                    self.chars.next();
-                }
+            _ => {
+                let _ = next('>') || next('&') || next('|');
+                None
             }
-            (_, Some('>' | '&' | '|')) => drop(self.chars.next()),
-            _ => {}
-        }
+        };
         self.delimiter_next = heredoc.map(|strip| (strip, line));
         self.tokens.push(Token::Redirect(line));
     }
@@ -298,19 +291,9 @@ impl Lexer<'_> {
                 if self.chars.peek().is_none() {
                     return Err(unclosed(&doc));
                 }
-                let mut text = String::new();
-                for c in self.chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                    text.push(c);
-                }
+                let text: String = self.chars.by_ref().take_while(|c| *c != '\n').collect();
                 self.line += 1;
-                let text = if doc.strip_tabs {
-                    text.trim_start_matches('\t')
-                } else {
-                    &text
-                };
+                let text = text.trim_start_matches(|c| doc.strip_tabs && c == '\t');
                 if text == doc.delimiter {
                     break;
                 }
