@@ -136,16 +136,12 @@ impl Setting {
             origin: Origin::Default,
         }
     }
-
-    /// `on` or `off`.
-    pub fn word(&self) -> &'static str {
-        if self.value { "on" } else { "off" }
-    }
 }
 
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.word(), self.origin)
+        let word = if self.value { "on" } else { "off" };
+        write!(f, "{word} ({})", self.origin)
     }
 }
 
@@ -282,7 +278,7 @@ pub enum Format {
 /// What the settings are resolved from, besides the files.
 pub struct Inputs<'a> {
     /// The working directory (absolute), as Crush names it
-    /// ([`files::working_folder`]).
+    /// (`files::working_folder`).
     pub cwd: &'a Path,
     /// The environment.
     pub env: EnvLookup<'a>,
@@ -403,7 +399,7 @@ pub fn resolve_in(
 }
 
 /// [`resolve_in`] for a working directory given as `-c/--cwd` `cwd_flag`
-/// when that is relative ([`files::WorkingFolder::flag`]): Crush joins it
+/// when that is relative (`files::WorkingFolder::flag`): Crush joins it
 /// to the working directory once more for the default workspace folder.
 pub fn resolve_with_flag(
     inputs: &Inputs<'_>,
