@@ -313,25 +313,12 @@ fn apply_option(
 /// (`flags`), read as Crush's `applyFlags` reads them: in order, each
 /// flag taking its values (so a value that reads `--api-key` is a value),
 /// the last one winning. `None` when none is given, or when a flag Crush
-/// does not know or a missing value makes the command fail.
+/// does not know or a missing value makes the command fail (Crush then
+/// refuses to start, whatever the key).
 fn api_key_flag<'a>(flags: &[&'a str]) -> Option<&'a str> {
-    let mut key = None;
-    let mut i = 0;
+    let (mut key, mut i) = (None, 0);
     while i < flags.len() {
-        let values = match flags[i] {
-            "--extra-header" => 2,
-            "--name"
-            | "--type"
-            | "--api-key"
-            | "--base-url"
-            | "--disable"
-            | "--flat-rate"
-            | "--discover-models"
-            | "--system-prompt-prefix"
-            | "--extra-body"
-            | "--provider-options" => 1,
-            _ => return None,
-        };
+        let values = super::redact::values_taken(flags[i])?;
         if i + values >= flags.len() {
             return None;
         }

@@ -74,6 +74,18 @@ fn takes(flag: &str) -> Option<Takes> {
     })
 }
 
+/// How many words the flag `flag` of a config command takes after it;
+/// `None` for a flag Crush does not know, or `--args`, which takes all
+/// that follow (and is no flag of `provider`).
+pub(super) fn values_taken(flag: &str) -> Option<usize> {
+    Some(match takes(flag)? {
+        Takes::Nothing => 0,
+        Takes::Entry => 2,
+        Takes::Rest => return None,
+        _ => 1,
+    })
+}
+
 const HIDDEN: &str = "***";
 
 /// The words of a command joined by spaces, its secrets hidden: the
