@@ -269,7 +269,7 @@ impl Failure {
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
-            Cause::Folder(e) => return e.fix.clone().into(),
+            Cause::Folder(e) => return e.fix().into(),
             Cause::Config(_) => "fix or remove that file",
             Cause::WorkingDir(_) => {
                 "check that the current folder still exists and can be read, or give --cwd"
@@ -314,7 +314,7 @@ impl Failure {
     }
 
     /// The libraries' own account of the failure, for `--verbose`.
-    pub fn detail(&self) -> Option<&str> {
+    pub fn detail(&self) -> Option<String> {
         match &self.cause {
             Cause::Read(ReadError::Fetch(fetch)) => fetch.detail(),
             _ => None,
@@ -475,14 +475,16 @@ mod tests {
             certificates
         );
         assert_eq!(
-            hint(Setup::CertFileUnreadable {
-                path: "/etc/ca.pem".into(),
-                why: "permission denied".into(),
-            }),
+            hint(Setup::CertFileUnreadable(
+                "/etc/ca.pem".into(),
+                std::io::ErrorKind::PermissionDenied.into(),
+            )),
             certificates
         );
-        assert!(!hint(Setup::Runtime("too many open files".into())).contains("SSL_CERT_FILE"));
-        assert!(!hint(Setup::Client("no TLS".into())).contains("SSL_CERT_FILE"));
+        let runtime = std::io::Error::other("too many open files");
+        assert!(!hint(Setup::Runtime(runtime)).contains("SSL_CERT_FILE"));
+        let client = reqwest::Client::builder().user_agent("\n").build();
+        assert!(!hint(Setup::Client(client.unwrap_err())).contains("SSL_CERT_FILE"));
     }
 
     /// `--output` that cannot take the catalog says why, with the data.

@@ -228,13 +228,13 @@ impl Context {
             self.say_debug("no request made");
             return;
         };
-        if loaded.hyper_refreshing {
+        if loaded.refreshing.contains(&crate::catalog::Target::Hyper) {
             self.say_debug(
                 "Hyper's provider: refreshed in the background too, with the Hyper key, conditional on hyper.json's validators",
             );
         }
         let url = crate::fetch::source::redacted(url.as_str());
-        if loaded.refreshing {
+        if loaded.refreshing.contains(&crate::catalog::Target::Catalog) {
             self.say_debug(format_args!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"
             ));
