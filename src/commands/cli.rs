@@ -201,10 +201,6 @@ pub(crate) enum Command {
         /// The shell (without one, the shells are listed)
         shell: Option<clap_complete::Shell>,
     },
-    /// Refresh the cache in the background: the helper process that the
-    /// other commands start (not for people)
-    #[command(name = crate::startup::refresh::HELPER_COMMAND, hide = true)]
-    RefreshInBackground(crate::startup::refresh::HelperArgs),
 }
 
 impl Command {

@@ -5,7 +5,9 @@ use std::fmt::Display;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Exit, Said, inputs, print, say, warn};
+use super::cli::Cli;
+use super::output::{Said, print, say, warn};
+use super::{Exit, inputs};
 use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
@@ -42,57 +44,38 @@ pub(super) fn install_dotenv() {
     environment::install(loaded);
 }
 
-/// Crush's global flags, as given.
-#[derive(Debug)]
-pub(super) struct Flags {
-    /// `-c/--cwd`.
-    pub cwd: Option<PathBuf>,
-    /// `-D/--data-dir`.
-    pub data_dir: Option<PathBuf>,
-    /// `-d/--debug`.
-    pub debug: bool,
-    /// `-H/--host`.
-    pub host: Option<String>,
-    /// `--channels`, hidden.
-    pub channels: Vec<String>,
-}
-
-/// The global flags, and the working directory.
+/// The global flags, and the working folder.
 #[derive(Debug)]
 pub(super) struct Context {
-    /// The working directory: `-c/--cwd`, else the current one, by the
-    /// name Crush gives it ([`config::files::working_folder`]).
-    pub cwd: PathBuf,
-    /// `-c/--cwd` as written, when relative.
-    pub cwd_flag: Option<PathBuf>,
+    /// The working folder: `-c/--cwd`, else the current one, by the name
+    /// Crush gives it ([`config::files::working_folder`]).
+    folder: config::files::WorkingFolder,
     /// `-D/--data-dir`.
-    pub data_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
     /// `-d/--debug`.
-    pub debug: bool,
+    debug: bool,
 }
 
 impl Context {
     /// The context of the global flags; those of Crush's that mean
     /// nothing here (`-H`, `--channels`) said so under `--debug`.
-    pub(super) fn new(flags: Flags) -> Result<Context, Exit> {
-        let folder = working_folder(flags.cwd.as_deref())?;
+    pub(super) fn new(cli: &Cli) -> Result<Context, Exit> {
         let context = Context {
-            cwd: folder.dir,
-            cwd_flag: folder.flag,
-            data_dir: flags.data_dir,
-            debug: flags.debug,
+            folder: working_folder(cli.cwd.as_deref())?,
+            data_dir: cli.data_dir.clone(),
+            debug: cli.debug.unwrap_or(false),
         };
-        if let Some(host) = &flags.host {
-            context.say_debug(format_args!(
-                "--host {}: accepted for Crush's sake; it has no effect here",
-                config::shown(host)
-            ));
-        }
-        if !flags.channels.is_empty() {
-            context.say_debug(format_args!(
-                "--channels {}: accepted for Crush's sake; it has no effect here",
-                config::shown(&flags.channels.join(","))
-            ));
+        let ignored = [
+            ("--host", cli.host.clone()),
+            ("--channels", Some(cli.channels.join(","))),
+        ];
+        for (flag, value) in ignored {
+            if let Some(value) = value.filter(|v| !v.is_empty()) {
+                context.say_debug(format_args!(
+                    "{flag} {}: accepted for Crush's sake; it has no effect here",
+                    config::shown(&value)
+                ));
+            }
         }
         Ok(context)
     }
@@ -133,11 +116,7 @@ impl Context {
     /// The settings, a file of a format `tolerated` allows skipped with a
     /// warning when it cannot be used ([`read_settings`]).
     fn resolve(&self, tolerated: impl Fn(config::Format) -> bool) -> Result<Settings, Exit> {
-        let folder = config::files::WorkingFolder {
-            dir: self.cwd.clone(),
-            flag: self.cwd_flag.clone(),
-        };
-        read_settings(&folder, self.data_dir.as_deref(), tolerated)
+        read_settings(&self.folder, self.data_dir.as_deref(), tolerated)
             .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))
     }
 

@@ -33,7 +33,7 @@ const STDOUT: &str = "-";
 pub(super) const WOULD_CHANGE: u8 = 3;
 
 /// `crush update-providers`.
-pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
+pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
     let target = match args.provider {
         Provider::Catwalk => Target::Catalog,
         Provider::Hyper => Target::Hyper,
@@ -68,7 +68,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     }
     let cache = cache_files()?.with_target(target);
     if target == Target::Hyper && source == Source::Embedded {
-        return crushs_hyper(&cache, &args);
+        return crushs_hyper(&cache, args);
     }
     let settings = settings(context, &source)?;
     let keys = pinned_keys(&settings)?;
@@ -97,16 +97,12 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         if let Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) = failure.cause {
             return Exit::Interrupted(code);
         }
-        if args.verbose {
-            Exit::FailedVerbose(Box::new(failure))
-        } else {
-            Exit::from(failure)
-        }
+        Exit::Failed(Box::new(failure), args.verbose)
     };
     let inputs = update::read(&source, &cache, &options).map_err(failed)?;
     let parsed = inputs.parse(target, &options).map_err(failed)?;
     let (report, refusal) = parsed.apply(&cache, &options).map_err(failed)?;
-    let up_to_date = show(&report, &options.output, &args)?;
+    let up_to_date = show(&report, &options.output, args)?;
     // A dry run's refusal, after the report of what it is about.
     if let Some(refusal) = refusal {
         return Err(failed(refusal));

@@ -284,7 +284,7 @@ impl Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.told_by("crush").fmt(f)
+        self.told_by(crate::error::program()).fmt(f)
     }
 }
 
@@ -374,8 +374,8 @@ impl fmt::Display for ToldBy<'_> {
 }
 
 /// [`Warning::BadKey`]'s words, its hint's commands named as `me`.
-fn bad_key(f: &mut fmt::Formatter<'_>, me: &str, failure: &Failure) -> fmt::Result {
-    write!(f, "{}; no refresh until it is fixed", failure.line_as(me))
+fn bad_key(f: &mut fmt::Formatter<'_>, _me: &str, failure: &Failure) -> fmt::Result {
+    write!(f, "{failure}; no refresh until it is fixed")
 }
 
 /// [`Warning::Routed`]'s words.

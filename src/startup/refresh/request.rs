@@ -45,7 +45,7 @@ pub(crate) fn explain(cause: &Cause, url: &Url) -> String {
         Cause::Read(ReadError::Fetch(fetch)) if !matches!(fetch, FetchError::Interrupted(_)) => {
             format!("{fetch}; {}", fetch.refresh_hint(url))
         }
-        other => other.to_string(),
+        other => other.chain().join(": "),
     }
 }
 
