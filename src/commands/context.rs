@@ -179,6 +179,7 @@ impl Context {
         }
         let (options, warnings, network) = (prepared.options, prepared.warnings, prepared.network);
         let loaded = startup::load(files, &options);
+        super::watch::done(&options.watch);
         if let Some(code) = loaded.interrupted {
             return Err(Exit::Interrupted(code));
         }

@@ -90,7 +90,7 @@ pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
         allow_key_move: args.allow_key_move,
-        watch: super::watch::watched(!args.quiet && !args.json),
+        watch: super::watch::watched(!args.quiet && !args.json && matches!(source, Source::Url(_))),
         bearer,
     };
     let failed = |failure: Failure| {
@@ -99,7 +99,9 @@ pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
         }
         Exit::Failed(Box::new(failure), args.verbose)
     };
-    let inputs = update::read(&source, &cache, &options).map_err(failed)?;
+    let inputs = update::read(&source, &cache, &options);
+    super::watch::done(&options.watch);
+    let inputs = inputs.map_err(failed)?;
     let parsed = inputs.parse(target, &options).map_err(failed)?;
     let (report, refusal) = parsed.apply(&cache, &options).map_err(failed)?;
     let up_to_date = show(&report, &options.output, args)?;

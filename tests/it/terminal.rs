@@ -359,6 +359,33 @@ fn ctrl_c_at_the_terminal_leaves_one_line_and_no_bar() {
     assert!(home.cache().is_none());
 }
 
+/// Issue 36 findings: a server that accepts and never answers leaves no
+/// blank screen: after a second the terminal shows how long the request
+/// has waited; Ctrl-C then ends it, and the line goes with it.
+#[test]
+fn a_silent_server_shows_the_wait_at_the_terminal() {
+    // Holds the connection, unanswered, until the client closes it.
+    let url = raw_server(|s| {
+        let _ = std::io::Read::read(s, &mut [0u8; 1]);
+    });
+    let home = Home::new();
+    let (code, shown) = crate::screen::ctrl_c_when(
+        &home,
+        &["update-providers", &url, "--timeout", "25"],
+        &[("TERM", "xterm-256color")],
+        |text| text.contains("waiting for the server to answer (1s)"),
+    );
+    let raw = String::from_utf8_lossy(&shown);
+    assert_eq!(code, Some(130), "{raw:?}");
+    let screen = crate::screen::Screen::of(COLUMNS as usize, &shown);
+    assert_eq!(
+        screen.lines(),
+        ["interrupted; nothing was written"],
+        "{raw:?}"
+    );
+    assert!(home.cache().is_none());
+}
+
 /// Two catalogs far apart (the same providers, other models): a report
 /// longer than any screen.
 fn far_apart(home: &Home) -> (tempfile::TempDir, String, String) {
