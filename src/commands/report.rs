@@ -178,21 +178,13 @@ fn foot(report: &UpdateReport<'_>, to: Written, width: Option<usize>) -> Vec<Str
     let outcome = match to {
         Written::Stdout => None,
         _ if report.up_to_date => None,
-        Written::File if report.written => {
-            Some(format!("  written to {target}; the cache is not touched"))
-        }
-        Written::File => Some(format!("  dry run: not written to {target}")),
-        Written::Cache => {
-            let held = report.replaced.as_ref().map(replaced_text);
-            Some(match (report.written, held) {
-                (true, Some(held)) => format!("  written to {target}, replacing {held}"),
-                (true, None) => format!("  written to {target} (nothing was there before)"),
-                (false, Some(held)) => {
-                    format!("  dry run: not written to {target}, which holds {held}")
-                }
-                (false, None) => format!("  dry run: not written to {target}"),
-            })
-        }
+        // Short, so that the counts stay in the last rows.
+        _ if !report.written => Some("  dry run: nothing written".into()),
+        Written::File => Some(format!("  written to {target}; the cache is not touched")),
+        Written::Cache => Some(match report.replaced.as_ref().map(replaced_text) {
+            Some(held) => format!("  written to {target}, replacing {held}"),
+            None => format!("  written to {target} (nothing was there before)"),
+        }),
     };
     if let Some(outcome) = outcome {
         lines.extend(wrap(&outcome, width, 4));
@@ -980,14 +972,8 @@ mod tests {
                 .ends_with("; the cache is not touched"),
             "{lines:?}"
         );
-        signed.replaced.as_mut().unwrap().source = Some("embedded snapshot".into());
         signed.written = false;
-        let lines = summary(&signed, Written::Cache, 80, 30).join(" ");
-        assert!(
-            lines.split_whitespace().collect::<Vec<_>>().join(" ").ends_with(
-                "dry run: not written to /home/u/.local/share/crush/providers.json, which holds a catalog installed from the embedded snapshot 3 days ago"
-            ),
-            "{lines:?}"
-        );
+        let lines = summary(&signed, Written::Cache, 80, 30);
+        assert_eq!(lines.last().unwrap(), "  dry run: nothing written");
     }
 }

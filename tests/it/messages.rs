@@ -359,7 +359,7 @@ fn an_unchanged_catalog_is_already_up_to_date_and_check_says_so() {
     let (_dir2, b) = temp_file("b.json", CATALOG_A2.as_bytes());
     let run = home.run(&["update-providers", b.to_str().unwrap(), "--check"]);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(run.stdout.contains("dry run: not written"), "{run:?}");
+    assert!(run.stdout.contains("dry run: nothing written"), "{run:?}");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     home.run(&["update-providers", "missing.json", "--check"])
         .fails_with(&["missing.json"]);
