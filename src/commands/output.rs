@@ -64,6 +64,14 @@ pub(super) fn warn(warning: &startup::Warning) -> usize {
     say(Said::Warning, format_args!("{warning}"))
 }
 
+/// Prints `text` on standard output, wrapped to a terminal's width, or to
+/// 80 columns on a pipe, as it may be shown.
+pub(super) fn print_text(text: &str) -> Result<(), Exit> {
+    let width = terminal::stdout_width().or(Some(super::report::PIPED_COLUMNS));
+    let text = catalog::escape::safe(text);
+    print(|out| writeln!(out, "{}", terminal::wrap(&text, width, "  ")))
+}
+
 /// Runs `write` on standard output, buffered (a table or a JSON document
 /// goes out in a few writes rather than one per line), then flushes it. A
 /// failed write (a full disk) is the command's failure.
