@@ -89,40 +89,26 @@ impl Context {
 
     /// The settings, their warnings printed.
     pub(super) fn settings(&self) -> Result<Settings, Exit> {
-        let settings = self.resolve(|_| false)?;
-        self.tell(&settings);
-        Ok(settings)
+        self.read_settings(false).map(|(settings, _)| settings)
     }
 
-    /// The settings with every file that cannot be used passed over, as
-    /// `update-providers` reads them (Crush's reads no configuration at
-    /// all): their warnings printed, but those of the files passed over,
-    /// which are handed back for the command to tell in its own words.
-    pub(super) fn settings_passing_over(&self) -> Result<(Settings, Vec<config::Warning>), Exit> {
-        let mut settings = self.resolve(|_| true)?;
+    /// The settings, their warnings printed; `passing_over` every file
+    /// that cannot be used, as `update-providers` reads them (Crush's reads
+    /// no configuration at all), the warnings of the files passed over
+    /// handed back for the command to tell in its own words.
+    pub(super) fn read_settings(
+        &self,
+        passing_over: bool,
+    ) -> Result<(Settings, Vec<config::Warning>), Exit> {
+        let mut settings = read_settings(&self.folder, self.data_dir.as_deref(), |_| passing_over)
+            .map_err(|e| Failure::new(config::shown_path(&e.path), Cause::Config(e)))?;
         let (passed_over, others) = std::mem::take(&mut settings.warnings)
             .into_iter()
             .partition(|warning| {
-                matches!(
-                    warning,
-                    config::Warning::FileNotRead(_) | config::Warning::OptionsNotRead(_)
-                )
+                use config::Warning::{FileNotRead, OptionsNotRead};
+                passing_over && matches!(warning, FileNotRead(_) | OptionsNotRead(_))
             });
         settings.warnings = others;
-        self.tell(&settings);
-        Ok((settings, passed_over))
-    }
-
-    /// The settings, a file of a format `tolerated` allows skipped with a
-    /// warning when it cannot be used ([`read_settings`]).
-    fn resolve(&self, tolerated: impl Fn(config::Format) -> bool) -> Result<Settings, Exit> {
-        read_settings(&self.folder, self.data_dir.as_deref(), tolerated)
-            .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))
-    }
-
-    /// Prints the warnings of `settings` and of the environment, and
-    /// under `--debug` what they resolved to.
-    fn tell(&self, settings: &Settings) {
         let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
             .into_iter()
             .filter_map(|name| {
@@ -134,26 +120,27 @@ impl Context {
                     "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
                 ))
             });
-        let empty: Vec<String> = empty.collect();
-        let settings_warnings = settings.warnings.iter().map(ToString::to_string);
+        let warnings = settings.warnings.iter().map(ToString::to_string);
         for warning in inputs::dotenv_warnings()
             .into_iter()
-            .chain(settings_warnings)
+            .chain(warnings)
             .chain(empty)
         {
             say(Said::Warning, format_args!("{warning}"));
         }
-        self.say_debug(format_args!(
-            "provider-auto-update: {}",
-            settings.auto_update
-        ));
-        self.say_debug(format_args!(
-            "default-providers: {}",
-            settings.default_providers
-        ));
-        if let Some(keys) = &settings.public_keys {
-            self.say_debug(format_args!("public keys: {}", keys.origin));
-        }
+        let keys = settings
+            .public_keys
+            .iter()
+            .map(|k| format!("public keys: {}", k.origin));
+        let resolved = [
+            format!("provider-auto-update: {}", settings.auto_update),
+            format!("default-providers: {}", settings.default_providers),
+        ];
+        resolved
+            .into_iter()
+            .chain(keys)
+            .for_each(|line| self.say_debug(line));
+        Ok((settings, passed_over))
     }
 
     /// Runs the start-up policy with the given settings on the cache
@@ -177,36 +164,33 @@ impl Context {
         if wait {
             prepared.options.watch = super::watch::watched(true);
         }
-        let (options, warnings, network) = (prepared.options, prepared.warnings, prepared.network);
+        let options = prepared.options;
         let loaded = startup::load(files, &options);
         super::watch::done(&options.watch);
         if let Some(code) = loaded.interrupted {
             return Err(Exit::Interrupted(code));
         }
-        for warning in warnings.iter().chain(&loaded.warnings) {
+        for warning in prepared.warnings.iter().chain(&loaded.warnings) {
             warn(warning);
         }
-        self.debug_outcome(&network, &loaded, wait);
+        self.debug_outcome(&prepared.network, &loaded, wait);
         Ok(loaded)
     }
 
     fn debug_inputs(&self, settings: &Settings, env: &EnvOptions, network: &Network) {
-        if !self.debug {
-            return;
-        }
-        let used = inputs::gather(settings, env, network);
-        for (key, value) in used.rows() {
-            match key {
-                "" => self.say_debug(format_args!("  {value}")),
-                key => self.say_debug(format_args!("{key}: {value}")),
+        if self.debug {
+            for (key, value) in inputs::gather(settings, env, network).rows() {
+                match key {
+                    "" => self.say_debug(format_args!("  {value}")),
+                    key => self.say_debug(format_args!("{key}: {value}")),
+                }
             }
         }
     }
 
     fn debug_outcome(&self, network: &Network, loaded: &StartupCatalog, wait: bool) {
         let Network::Allowed(url) = network else {
-            self.say_debug("no request made");
-            return;
+            return self.say_debug("no request made");
         };
         if loaded.hyper_refreshing {
             self.say_debug(
@@ -214,17 +198,18 @@ impl Context {
             );
         }
         let url = crate::fetch::source::redacted(url.as_str());
-        if loaded.refreshing {
-            self.say_debug(format_args!(
+        self.say_debug(match (loaded.refreshing, wait) {
+            (true, _) => format!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"
-            ));
-        } else if wait && loaded.provenance == startup::Provenance::Fresh {
-            self.say_debug(format_args!("GET {url}: waited for; a new catalog"));
-        } else if wait {
-            self.say_debug(format_args!("GET {url}: waited for"));
-        } else {
-            self.say_debug("no request made: the cache was confirmed within the refresh interval");
-        }
+            ),
+            (false, true) if loaded.provenance == Provenance::Fresh => {
+                format!("GET {url}: waited for; a new catalog")
+            }
+            (false, true) => format!("GET {url}: waited for"),
+            (false, false) => {
+                "no request made: the cache was confirmed within the refresh interval".into()
+            }
+        });
     }
 }
 
@@ -282,22 +267,17 @@ pub(super) fn listed<'a>(
     json: bool,
 ) -> Result<Option<Catalog<'a>>, Exit> {
     if loaded.provenance == Provenance::Disabled {
-        print(|out| {
-            if json {
-                writeln!(out, "[]")
-            } else {
-                writeln!(
-                    out,
-                    "No {what}: default-providers is {}.",
-                    settings.default_providers
-                )
-            }
+        let setting = &settings.default_providers;
+        print(|out| match json {
+            true => writeln!(out, "[]"),
+            false => writeln!(out, "No {what}: default-providers is {setting}."),
         })?;
         return Ok(None);
     }
     // Valid by construction; a failure here would be a bug, reported as
     // such rather than a panic.
-    catalog::validate(&loaded.bytes)
-        .map(Some)
-        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))
+    let catalog = catalog::validate(&loaded.bytes);
+    Ok(Some(
+        catalog.map_err(|e| Failure::new("start-up catalog", e))?,
+    ))
 }

@@ -112,7 +112,7 @@ pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
 /// them unknown, and then only `embedded`, which needs no signature, is
 /// updated; another `source` is refused, naming the file and the way out.
 fn settings(context: &Context, source: &Source) -> Result<Settings, Exit> {
-    let (settings, passed_over) = context.settings_passing_over()?;
+    let (settings, passed_over) = context.read_settings(true)?;
     let pinned = settings.public_keys.as_ref().map(|k| &k.origin);
     let unknown = unknown_pins(&passed_over, &settings.pin_files, pinned, may_pin);
     if let Some(e) = unknown.filter(|_| *source != Source::Embedded) {
