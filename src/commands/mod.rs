@@ -64,6 +64,8 @@ pub fn main() -> u8 {
             }
         };
     }
+    // Whether the command was asked for JSON on standard output, then its
+    // failure too.
     let json = args.iter().any(|a| a == "--json");
     let cli = match cli::command(&name)
         .try_get_matches_from(&args)
@@ -85,7 +87,6 @@ pub fn main() -> u8 {
             return 2;
         }
     };
-    let json = cli.command.wants_json();
     exit_code(run(cli), json)
 }
 

@@ -168,8 +168,8 @@ impl Stderr {
     }
 
     fn size(&self) -> (u16, u16) {
-        terminal_size::terminal_size_of(std::io::stderr())
-            .map_or((80, 24), |(width, height)| (width.0, height.0))
+        let size = terminal_size::terminal_size_of(std::io::stderr());
+        size.map_or((80, 24), |(width, height)| (width.0, height.0))
     }
 
     /// Moves the cursor `n` cells in the direction of `code`.
