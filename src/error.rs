@@ -1,7 +1,6 @@
 //! Why a command failed, as one renderer tells it, in uv's shape: what
 //! failed, each cause of its `#[source]` chain under it, and the next step
-//! ([`Failure::chain`], [`Failure::hint`]); and the one name hints give
-//! this program ([`program`]).
+//! ([`Failure::hint`]); and the one name hints give this program.
 
 use std::borrow::Cow;
 use std::error::Error;
@@ -231,7 +230,8 @@ impl Failure {
         }
     }
 
-    /// What the user can do about it, its commands named as [`program`].
+    /// What the user can do about it, its commands named as the command
+    /// line was invoked (`crush` for a host).
     pub fn hint(&self) -> Cow<'static, str> {
         let program = program();
         let url = match &self.source {
