@@ -170,11 +170,14 @@ impl Cause {
     /// character whatever a server or a file said. A cause whose words
     /// already end its parent's (`cannot write F: No space left on
     /// device`) is taken out of them and stands on its own line; the
-    /// system's errors are told in plain words, without their number.
+    /// system's errors are told in plain words, without their number; the
+    /// HTTP client's are left to `--verbose` ([`Failure::detail`]).
     pub(crate) fn chain(&self) -> Vec<String> {
         let mut lines = vec![self.to_string()];
         let mut next = self.source();
-        while let Some(e) = next {
+        // The HTTP client's own account is the `--verbose` detail, in its
+        // words: never shown otherwise.
+        while let Some(e) = next.filter(|e| !e.is::<reqwest::Error>()) {
             let words = words(e);
             let last = lines.last_mut().expect("the first line");
             if let Some(head) = [e.to_string(), words.clone()]
@@ -325,7 +328,7 @@ impl Failure {
     }
 
     /// The libraries' own account of the failure, for `--verbose`.
-    pub fn detail(&self) -> Option<&str> {
+    pub fn detail(&self) -> Option<String> {
         match &self.cause {
             Cause::Read(ReadError::Fetch(fetch)) => fetch.detail(),
             _ => None,
@@ -530,14 +533,16 @@ mod tests {
             certificates
         );
         assert_eq!(
-            hint(Setup::CertFileUnreadable {
-                path: "/etc/ca.pem".into(),
-                why: "permission denied".into(),
-            }),
+            hint(Setup::CertFileUnreadable(
+                "/etc/ca.pem".into(),
+                std::io::ErrorKind::PermissionDenied.into(),
+            )),
             certificates
         );
-        assert!(!hint(Setup::Runtime("too many open files".into())).contains("SSL_CERT_FILE"));
-        assert!(!hint(Setup::Client("no TLS".into())).contains("SSL_CERT_FILE"));
+        let runtime = std::io::Error::other("too many open files");
+        assert!(!hint(Setup::Runtime(runtime)).contains("SSL_CERT_FILE"));
+        let client = reqwest::Client::builder().user_agent("\n").build();
+        assert!(!hint(Setup::Client(client.unwrap_err())).contains("SSL_CERT_FILE"));
     }
 
     /// `--output` that cannot take the catalog says why, with the data.

@@ -192,13 +192,14 @@ impl Context {
         let Network::Allowed(url) = network else {
             return self.say_debug("no request made");
         };
-        if loaded.hyper_refreshing {
+        if loaded.refreshing.contains(&crate::catalog::Target::Hyper) {
             self.say_debug(
                 "Hyper's provider: refreshed in the background too, with the Hyper key, conditional on hyper.json's validators",
             );
         }
         let url = crate::fetch::source::redacted(url.as_str());
-        self.say_debug(match (loaded.refreshing, wait) {
+        let refreshing = loaded.refreshing.contains(&crate::catalog::Target::Catalog);
+        self.say_debug(match (refreshing, wait) {
             (true, _) => format!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"
             ),

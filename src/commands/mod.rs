@@ -9,7 +9,6 @@ mod completion;
 mod context;
 mod dirs;
 mod front;
-mod hyper;
 mod inputs;
 mod models;
 mod output;

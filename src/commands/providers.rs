@@ -2,25 +2,28 @@
 //! what the cache and the settings are, without any network access.
 
 use std::io::{self, Write};
+use std::time::Duration;
 
 use serde::Serialize;
+use unicode_width::UnicodeWidthStr;
 
 use super::context::{self, Context, cache_files};
-use super::program;
-use super::terminal;
-use super::{Exit, Table, ago, count, inputs, listed, print, warn, write_catalog, write_json};
-use crate::catalog::embedded;
+use super::{Exit, Table, ago, count, inputs, listed, print, program, terminal, warn};
+use super::{write_catalog, write_json};
 use crate::catalog::escape::safe;
-use crate::catalog::{self, Catalog, Target};
+use crate::catalog::{self, Catalog, Target, embedded};
 use crate::commands::cli::ProvidersArgs;
-use crate::config::{Disagreement, Setting, Settings};
-use crate::startup::network;
+use crate::config::hyper::{HYPER_KEY_ENV, HyperKey};
+use crate::config::{self, Disagreement, Setting, Settings};
+use crate::environment::{self, Source};
+use crate::fetch::source;
+use crate::startup::network::{self, Network};
+use crate::startup::settings::{NotAtStartUp, at_start_up};
 use crate::startup::{self, Provenance, StartupCatalog};
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, CacheFiles};
 use crate::store::digest;
-use crate::store::state::{self, RefreshRecord};
+use crate::store::state::{self, RefreshOutcome, RefreshRecord};
 use crate::trust::memory;
-use unicode_width::UnicodeWidthStr;
 
 /// `crush providers`.
 pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
@@ -45,102 +48,139 @@ fn write_providers(
     loaded: &StartupCatalog,
     catalog: &Catalog<'_>,
 ) -> io::Result<()> {
-    let text = |t: Option<&catalog::Text<'_>>| t.map_or("", |t| t.as_str()).to_owned();
+    let rows: Vec<[String; 4]> = catalog.providers.iter().map(provider_row).collect();
     // On a pipe, one provider a line, its fields separated by tabs, for a
     // script (`cut -f1`); where the catalog came from, with `--debug`.
     let Some(width) = terminal::stdout_width() else {
         context.say_debug(header(loaded));
-        for p in &catalog.providers {
-            let fields = [
-                text(Some(&p.id)),
-                text(Some(&p.name)),
-                text(p.kind.as_ref()),
-                p.models().len().to_string(),
-            ];
-            let fields: Vec<String> = fields.iter().map(|f| safe(f).into_owned()).collect();
-            writeln!(out, "{}", fields.join("\t"))?;
-        }
-        return Ok(());
+        return rows.iter().try_for_each(|row| {
+            let fields: Vec<_> = row.iter().map(|field| safe(field)).collect();
+            writeln!(out, "{}", fields.join("\t"))
+        });
     };
-    writeln!(
-        out,
-        "{}",
-        terminal::wrap(&safe(&header(loaded)), Some(width), "  ")
-    )?;
-    let rows: Vec<[String; 4]> = catalog
-        .providers
-        .iter()
-        .map(|p| {
-            [
-                text(Some(&p.id)),
-                text(Some(&p.name)),
-                text(p.kind.as_ref()),
-                p.models().len().to_string(),
-            ]
-        })
-        .collect();
+    let header = terminal::wrap(&safe(&header(loaded)), Some(width), "  ");
+    writeln!(out, "{header}")?;
+    let (head, droppable) = (["ID", "NAME", "TYPE", "MODELS"], &[2]);
     Table {
-        head: ["ID", "NAME", "TYPE", "MODELS"],
+        head,
         rows: &rows,
-        droppable: &[2],
+        droppable,
     }
     .write(out, Some(width))
 }
 
-fn header(loaded: &StartupCatalog) -> String {
-    let now = state::now();
-    let from = loaded
-        .source
-        .as_deref()
-        .map(|s| format!(" from {s}"))
-        .unwrap_or_default();
-    match loaded.provenance {
-        Provenance::Fresh => format!("Providers: fresh{from}, fetched just now"),
-        Provenance::Cached => {
-            let when = |t: Option<u64>| {
-                t.map(|t| format!(" {}", ago(now.saturating_sub(t))))
-                    .unwrap_or_default()
-            };
-            let written = when(loaded.fetched_at);
-            let embedded_source = crate::fetch::source::Source::Embedded.to_string();
-            let origin = match loaded.source.as_deref() {
-                Some(s) if s == embedded_source => format!(
-                    "the embedded snapshot ({}), installed in the cache{written}",
-                    embedded::origin()
-                ),
-                Some(s) if s.starts_with("http://") || s.starts_with("https://") => {
-                    format!("cached, fetched from {s}{written}")
-                }
-                Some(s) => format!("cached, read from {s}{written}"),
-                None => format!("cached, written{written} by another program"),
-            };
-            // Only a server confirms a catalog current.
-            let confirmed = loaded
-                .confirmed_at
-                .filter(|_| origin.starts_with("cached, fetched"))
-                .map(|t| format!(", confirmed current{}", when(Some(t))))
-                .unwrap_or_default();
-            let refreshing = if loaded.refreshing {
-                "; refreshing in the background"
-            } else {
-                ""
-            };
-            format!("Providers: {origin}{confirmed}{refreshing}")
-        }
-        Provenance::Embedded if loaded.refreshing => format!(
-            "Providers: embedded snapshot ({}); fetching the current catalog in the background",
-            embedded::origin()
-        ),
-        Provenance::Embedded => format!("Providers: embedded snapshot ({})", embedded::origin()),
-        Provenance::Disabled => "No providers".into(),
-    }
+/// A provider's row: its id, name, type and number of models.
+fn provider_row(p: &catalog::Provider<'_>) -> [String; 4] {
+    let kind = p.kind.as_ref().map_or("", |kind| kind.as_str());
+    let models = p.models().len().to_string();
+    [p.id.as_str(), p.name.as_str(), kind, &models].map(String::from)
 }
+
+/// Where the catalog came from, in a line.
+fn header(loaded: &StartupCatalog) -> String {
+    let when = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {}", since(t)));
+    let (written, snapshot) = (when(loaded.fetched_at), embedded::origin());
+    let origin = match (loaded.provenance, loaded.source.as_deref()) {
+        (Provenance::Disabled, _) => return "No providers".into(),
+        (Provenance::Fresh, Some(s)) => format!("fresh from {s}, fetched just now"),
+        (Provenance::Fresh, None) => "fresh, fetched just now".into(),
+        (Provenance::Embedded, _) => format!("embedded snapshot ({snapshot})"),
+        (_, Some(EMBEDDED)) => {
+            format!("the embedded snapshot ({snapshot}), installed in the cache{written}")
+        }
+        // Only a server confirms a catalog current.
+        (_, Some(s)) if s.starts_with("http://") || s.starts_with("https://") => {
+            let confirmed = when(loaded.confirmed_at);
+            let confirmed = match loaded.confirmed_at {
+                Some(_) => format!(", confirmed current{confirmed}"),
+                None => String::new(),
+            };
+            format!("cached, fetched from {s}{written}{confirmed}")
+        }
+        (_, Some(s)) => format!("cached, read from {s}{written}"),
+        (_, None) => format!("cached, written{written} by another program"),
+    };
+    let refreshing = match loaded.provenance {
+        _ if !loaded.refreshing.contains(&Target::Catalog) => "",
+        Provenance::Embedded => "; fetching the current catalog in the background",
+        _ => "; refreshing in the background",
+    };
+    format!("Providers: {origin}{refreshing}")
+}
+
+/// How long ago `at` (seconds since the Unix epoch) was, in words.
+fn since(at: u64) -> String {
+    ago(state::now().saturating_sub(at))
+}
+
+/// The source a cache records for the embedded snapshot installed there.
+const EMBEDDED: &str = "embedded snapshot";
 
 /// `providers --status` as JSON.
 #[derive(Debug, Serialize)]
 struct Status {
+    /// The catalog's cache.
+    #[serde(flatten)]
+    catalog: Cached,
+    /// What is remembered of where keys went.
+    memory: memory::Summary,
+    public_keys: Option<PinnedJson>,
+    refresh_interval_seconds: f64,
+    refresh_interval_origin: String,
+    embedded_snapshot: &'static str,
+    provider_auto_update: SettingJson,
+    default_providers: SettingJson,
+    /// The real Crush this program stands in front of, when invoked as
+    /// `crush`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crush: Option<super::front::Status>,
+    /// Hyper's provider, `hyper.json`.
+    hyper: HyperStatus,
+    /// Every other input, and where it came from.
+    #[serde(flatten)]
+    inputs: inputs::Inputs,
+}
+
+/// Hyper's provider, as `--status` shows it: its cache, and whether the
+/// start-up keeps it fresh (only with a Hyper key).
+#[derive(Debug, Serialize)]
+struct HyperStatus {
+    /// Where the start-up refresh asks, and what said so.
+    url: String,
+    url_origin: String,
+    #[serde(flatten)]
+    cache: Cached,
+    /// Where the Hyper key is set, when it is.
+    key: Option<String>,
+    /// Whether start-up keeps `hyper.json` fresh, and why not.
+    refresh_at_start_up: String,
+}
+
+/// What a cache holds, as `--status` names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum CacheState {
+    /// No file.
+    #[default]
+    Missing,
+    /// A valid document.
+    Valid,
+    /// A file that is not a valid document.
+    Invalid,
+    /// A file that cannot be read.
+    Unreadable,
+    /// A file, or a folder, another user may have written.
+    Untrusted,
+}
+
+/// A cached document, the catalog or Hyper's provider, as `--status`
+/// shows it.
+#[derive(Debug, Default, Serialize)]
+struct Cached {
+    #[serde(skip)]
+    target: Target,
     cache: String,
-    cache_state: &'static str,
+    cache_state: CacheState,
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
     source: Option<String>,
@@ -150,37 +190,149 @@ struct Status {
     confirmed_age_seconds: Option<u64>,
     last_refresh: Option<LastRefresh>,
     signed_at: Option<String>,
-    /// What is remembered of where keys went.
-    memory: memory::Summary,
-    public_keys: Option<PinnedJson>,
-    refresh_interval_seconds: f64,
-    refresh_interval_origin: String,
     etag: Option<String>,
     last_modified: Option<String>,
     sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     providers: Option<usize>,
     models: Option<usize>,
-    embedded_snapshot: &'static str,
-    provider_auto_update: SettingJson,
-    default_providers: SettingJson,
-    /// The real Crush this program stands in front of, when invoked as
-    /// `crush`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    crush: Option<super::front::Status>,
-    /// Hyper's provider, `hyper.json`.
-    hyper: super::hyper::HyperStatus,
-    /// Every other input, and where it came from.
-    #[serde(flatten)]
-    inputs: inputs::Inputs,
+}
+
+impl Cached {
+    /// What is known of `files`' document, without any network access;
+    /// `valid` is given the valid catalog that the memory knows the places
+    /// of (not one another program stood in for the snapshot).
+    fn read(files: &CacheFiles, valid: impl FnOnce(Option<&Catalog<'_>>)) -> Cached {
+        let (target, now) = (files.target, state::now());
+        let aged = |at: Option<u64>| (at.map(state::rfc3339), at.map(|at| now.saturating_sub(at)));
+        let cache = files.catalog.display().to_string();
+        let mut doc = Cached {
+            target,
+            cache,
+            ..Cached::default()
+        };
+        let state = match cache::read(files) {
+            Ok(None) => cache::absent_state(files),
+            Err(e) => {
+                doc.cache_state = match e {
+                    cache::CacheError::Read { .. } => CacheState::Unreadable,
+                    _ => CacheState::Untrusted,
+                };
+                doc.problem = Some(e.to_string());
+                None
+            }
+            Ok(Some(cached)) => {
+                doc.cache_state = CacheState::Valid;
+                match target.validate(&cached.bytes) {
+                    Ok(catalog) => {
+                        let providers = catalog.providers.len();
+                        doc.providers = (target == Target::Catalog).then_some(providers);
+                        doc.models = Some(catalog.model_count());
+                        valid(Some(&catalog).filter(|_| !cached.is_stand_in()));
+                    }
+                    Err(e) => {
+                        (doc.cache_state, doc.problem) = (CacheState::Invalid, Some(e.to_string()))
+                    }
+                }
+                doc.sha256 = Some(digest::hex(&cached.sha256));
+                (doc.fetched_at, doc.age_seconds) = aged(cached.written_at());
+                let validators = cached.validators();
+                (doc.etag, doc.last_modified) = (validators.etag, validators.last_modified);
+                cached.state
+            }
+        };
+        let Some(state) = state else {
+            return doc;
+        };
+        // An absent document's state records only its last refresh.
+        if !state.sha256.is_empty() {
+            doc.source = Some(state.source);
+            (doc.confirmed_at, doc.confirmed_age_seconds) = aged(state.confirmed_at);
+            doc.signed_at = state.signed_at.map(state::rfc3339);
+        }
+        doc.last_refresh = state.refresh.map(|r| LastRefresh::of(&r, target, now));
+        doc
+    }
+
+    /// The rows of the text status, key and value: Hyper's named so.
+    fn rows(&self) -> Vec<(String, String)> {
+        let (none, confirmed) = match self.target {
+            Target::Catalog => ("the embedded snapshot is used", "confirmed current"),
+            Target::Hyper => ("Crush uses its own embedded Hyper provider", "confirmed"),
+        };
+        let state = match (self.cache_state, &self.problem) {
+            (CacheState::Valid, _) => String::new(),
+            (CacheState::Missing, _) => format!(" (none: {none})"),
+            (state, problem) => {
+                let state = format!("{state:?}").to_lowercase();
+                format!(" ({state}: {})", problem.as_deref().unwrap_or(""))
+            }
+        };
+        let aged = |at: &Option<String>, age: Option<u64>| {
+            Some(format!("{} ({})", at.as_ref()?, ago(age?)))
+        };
+        // The embedded snapshot was installed, not fetched.
+        let fetched = match self.source.as_deref() {
+            Some(EMBEDDED) => "installed",
+            _ => "fetched",
+        };
+        let models = self.models.map(|m| count(m, "model"));
+        let counts = match self.providers {
+            Some(p) => (
+                "catalog",
+                models.map(|m| format!("{}, {m}", count(p, "provider"))),
+            ),
+            None => ("models", models),
+        };
+        let last = self.last_refresh.iter().flat_map(LastRefresh::rows);
+        let rows = [
+            ("source", self.source.clone()),
+            (fetched, aged(&self.fetched_at, self.age_seconds)),
+            (
+                confirmed,
+                aged(&self.confirmed_at, self.confirmed_age_seconds),
+            ),
+        ];
+        let more = [
+            ("signed", self.signed_at.clone()),
+            ("etag", self.etag.clone()),
+            ("last-modified", self.last_modified.clone()),
+            ("sha256", self.sha256.clone()),
+            counts,
+        ];
+        let rows = rows
+            .into_iter()
+            .chain(last.map(|(key, value)| (key, Some(value))));
+        let rows = keyed(rows.chain(more)).map(|(key, value)| match (self.target, key.as_str()) {
+            (Target::Catalog, _) | (_, "") => (key, value),
+            (Target::Hyper, _) => (format!("hyper {key}"), value),
+        });
+        let first = match self.target {
+            Target::Catalog => "cache",
+            Target::Hyper => "hyper",
+        };
+        let state = format!("{}{state}", self.cache);
+        std::iter::once((first.to_owned(), state))
+            .chain(rows)
+            .collect()
+    }
+}
+
+/// The rows of `rows` that have a value, their keys owned.
+fn keyed<'a>(
+    rows: impl IntoIterator<Item = (&'a str, Option<String>)>,
+) -> impl Iterator<Item = (String, String)> {
+    rows.into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
 }
 
 /// The last automatic refresh, as `--status` shows it.
 #[derive(Debug, Serialize)]
-pub(super) struct LastRefresh {
+struct LastRefresh {
     at: String,
     age_seconds: u64,
     url: String,
-    outcome: &'static str,
+    outcome: RefreshOutcome,
     #[serde(skip_serializing_if = "Option::is_none")]
     cause: Option<String>,
     /// What a held refresh held back, one change a line.
@@ -196,57 +348,38 @@ pub(super) struct LastRefresh {
 
 impl LastRefresh {
     /// The record `r` of a refresh of `target`'s document, as of `now`.
-    pub(super) fn of(r: &RefreshRecord, target: Target, now: u64) -> LastRefresh {
+    fn of(r: &RefreshRecord, target: Target, now: u64) -> LastRefresh {
+        let held = r.held.as_ref();
+        let pending = held.filter(|h| !h.kept);
         LastRefresh {
             at: state::rfc3339(r.at),
             age_seconds: now.saturating_sub(r.at),
             url: r.url.clone(),
-            outcome: r.outcome.word(),
+            outcome: r.outcome,
             cause: r.cause.clone(),
-            held: r.held.as_ref().map(|h| h.changes.clone()),
-            accept: r
-                .held
-                .as_ref()
-                .filter(|h| !h.kept)
-                .map(|h| startup::held_hint_for(program(), target, &r.url, &h.needs)),
-            kept: r.held.as_ref().is_some_and(|h| h.kept),
+            held: held.map(|h| h.changes.clone()),
+            accept: pending.map(|h| startup::held_hint_for(program(), target, &r.url, &h.needs)),
+            kept: held.is_some_and(|h| h.kept),
         }
     }
 
     /// Its rows of the text status: how it ended, what it held back, and
     /// the commands that settle it (or that a person settled it).
-    pub(super) fn rows(&self) -> Vec<(&'static str, String)> {
+    fn rows(&self) -> Vec<(&'static str, String)> {
         let cause = self
             .cause
             .as_ref()
-            .map(|c| format!(": {c}"))
-            .unwrap_or_default();
-        let outcome = format!(
-            "{} {} from {}{cause}",
-            self.outcome,
-            ago(self.age_seconds),
-            self.url
-        );
+            .map_or(String::new(), |c| format!(": {c}"));
+        let (outcome, age) = (self.outcome.word(), ago(self.age_seconds));
+        let outcome = format!("{outcome} {age} from {}{cause}", self.url);
+        let first = |i: usize, label: &'static str| if i == 0 { label } else { "" };
         let held = self.held.iter().flatten().enumerate();
+        let commands = self.accept.iter().flat_map(|a| a.lines()).enumerate();
+        let kept = "kept the one in use over it; a refresh bringing it again says nothing";
         std::iter::once(("last refresh", outcome))
-            .chain(held.map(|(i, f)| (if i == 0 { "held back" } else { "" }, f.clone())))
-            .chain(
-                self.accept
-                    .iter()
-                    .flat_map(|a| a.lines())
-                    .enumerate()
-                    .map(|(i, command)| {
-                        let label = if i == 0 { "to settle it" } else { "" };
-                        (label, command.trim().to_owned())
-                    }),
-            )
-            .chain(self.kept.then(|| {
-                (
-                    "settled",
-                    "kept the one in use over it; a refresh bringing it again says nothing"
-                        .to_string(),
-                )
-            }))
+            .chain(held.map(|(i, f)| (first(i, "held back"), f.clone())))
+            .chain(commands.map(|(i, c)| (first(i, "to settle it"), c.trim().to_owned())))
+            .chain(self.kept.then(|| ("settled", kept.to_owned())))
             .collect()
     }
 }
@@ -258,50 +391,42 @@ struct PinnedJson {
     origin: String,
 }
 
+/// A setting, and each order's value when the two orders of the files
+/// differ, with the order that keeps the network off (`spec` or
+/// `crush_v0_90`).
 #[derive(Debug, Serialize)]
 struct SettingJson {
     value: bool,
     origin: String,
-    /// Each order's value, when the two orders of the files differ.
     #[serde(skip_serializing_if = "Option::is_none")]
-    orders: Option<OrdersJson>,
+    orders: Option<Box<OrdersJson>>,
 }
 
-#[derive(Debug, Serialize)]
-struct ValueJson {
-    value: bool,
-    origin: String,
-}
-
-/// A setting by each order of the files, and the order that keeps the
-/// network off (`spec` or `crush_v0_90`).
 #[derive(Debug, Serialize)]
 struct OrdersJson {
-    spec: ValueJson,
-    crush_v0_90: ValueJson,
+    spec: SettingJson,
+    crush_v0_90: SettingJson,
     kept_off_by: &'static str,
 }
 
 impl SettingJson {
-    fn of(setting: &Setting, orders: Option<&Disagreement>) -> SettingJson {
-        let value = |s: &Setting| ValueJson {
-            value: s.value,
-            origin: s.origin.to_string(),
-        };
+    fn of(setting: &Setting, orders: &Option<Disagreement>) -> SettingJson {
+        let orders = orders.as_ref().map(|both| OrdersJson {
+            spec: SettingJson::of(&both.spec, &None),
+            crush_v0_90: SettingJson::of(&both.crush_v090, &None),
+            kept_off_by: both.kept_off_by().key(),
+        });
+        let (value, origin) = (setting.value, setting.origin.to_string());
+        let orders = orders.map(Box::new);
         SettingJson {
-            value: setting.value,
-            origin: setting.origin.to_string(),
-            orders: orders.map(|both| OrdersJson {
-                spec: value(&both.spec),
-                crush_v0_90: value(&both.crush_v090),
-                kept_off_by: both.kept_off_by().key(),
-            }),
+            value,
+            origin,
+            orders,
         }
     }
 }
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
-    let cached = cache::read(files);
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
     for warning in &warnings {
@@ -309,65 +434,68 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     }
     let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
     let network = network::decide(settings, &env.url, bad_key);
-    let mut status = Status {
-        cache: files.catalog.display().to_string(),
-        cache_state: "missing",
-        problem: None,
-        source: None,
-        fetched_at: None,
-        age_seconds: None,
-        confirmed_at: None,
-        confirmed_age_seconds: None,
-        last_refresh: None,
-        signed_at: None,
-        memory: memory::summary(files, None),
-        public_keys: settings.public_keys.as_ref().map(|p| PinnedJson {
-            keys: p.entries.clone(),
-            origin: p.origin.to_string(),
-        }),
+    let mut memory = memory::summary(files, None);
+    let catalog = Cached::read(files, |valid| memory = memory::summary(files, valid));
+    let key = config::hyper::hyper_key_in(settings, &crate::store::paths::process_env);
+    let public_keys = settings.public_keys.as_ref().map(|p| PinnedJson {
+        keys: p.entries.clone(),
+        origin: p.origin.to_string(),
+    });
+    let on = matches!(network, Network::Allowed(_));
+    let status = Status {
+        catalog,
+        memory,
+        public_keys,
         refresh_interval_seconds: env.interval.as_secs_f64(),
         refresh_interval_origin: env.interval_origin.clone(),
-        etag: None,
-        last_modified: None,
-        sha256: None,
-        providers: None,
-        models: None,
         embedded_snapshot: embedded::origin(),
-        provider_auto_update: SettingJson::of(
-            &settings.auto_update,
-            settings.auto_update_orders.as_ref(),
-        ),
+        provider_auto_update: SettingJson::of(&settings.auto_update, &settings.auto_update_orders),
         default_providers: SettingJson::of(
             &settings.default_providers,
-            settings.default_providers_orders.as_ref(),
+            &settings.default_providers_orders,
         ),
         crush: super::front::status(settings),
-        hyper: super::hyper::status(
-            files,
-            crate::config::hyper::hyper_key_in(settings, &crate::store::paths::process_env)
-                .as_ref(),
-            matches!(network, network::Network::Allowed(_)),
-        ),
+        hyper: hyper_status(files, key.as_ref(), on),
         inputs: inputs::gather(settings, &env, &network),
     };
-    match &cached {
-        Err(e) => {
-            status.cache_state = match e {
-                cache::CacheError::Read { .. } => "unreadable",
-                _ => "untrusted",
-            };
-            status.problem = Some(e.to_string());
-        }
-        Ok(None) => {}
-        Ok(Some(cached)) => describe_cache(cached, &mut status, files),
-    }
-    print(|out| {
-        if json {
-            write_json(out, &status)
-        } else {
-            write_status(out, &status, settings)
-        }
+    print(|out| match json {
+        true => write_json(out, &status),
+        false => write_status(out, &status, settings),
     })
+}
+
+/// Hyper's provider beside the catalog of `files`; `key` is the Hyper
+/// key, and `network_on` whether start-up may go out.
+fn hyper_status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) -> HyperStatus {
+    let refresh_at_start_up = match at_start_up(files, key) {
+        _ if !network_on => "no: start-up makes no request".to_string(),
+        Ok(_) => "yes, with the Hyper key, on the catalog's interval".to_string(),
+        Err(NotAtStartUp::Quiet(why) | NotAtStartUp::Told(why)) => format!("no: {why}"),
+    };
+    let name = catalog::target::url_env(Target::Hyper);
+    let value = environment::var(name);
+    let url = source::startup_url_for(Target::Hyper, value.as_deref().and_then(|v| v.to_str()));
+    let url = url.map_or_else(
+        |value| format!("none: {} is not an http(s) URL", source::redacted(&value)),
+        |url| source::redacted(url.as_str()),
+    );
+    // Where the key is set: `HYPER_API_KEY`, with the `.env` file and
+    // line when it comes from one (never its value).
+    let key = key.map(|key| match environment::source(HYPER_KEY_ENV) {
+        Some(Source::DotEnv(path, line)) if key.origin == HYPER_KEY_ENV => {
+            format!("{HYPER_KEY_ENV} at {}:{line}", path.display())
+        }
+        _ => key.origin.clone(),
+    });
+    let url_origin = inputs::env_origin(name).unwrap_or_else(|| "default".into());
+    let cache = Cached::read(&files.with_target(Target::Hyper), |_| {});
+    HyperStatus {
+        url,
+        url_origin,
+        cache,
+        key,
+        refresh_at_start_up,
+    }
 }
 
 /// One row of `--status`, `key: value`; a value too long for the
@@ -376,192 +504,122 @@ fn status_row(
     out: &mut impl Write,
     width: Option<usize>,
     key: &str,
-    value: String,
+    value: &str,
 ) -> io::Result<()> {
-    let key = if key.is_empty() {
-        String::new()
-    } else {
-        format!("{key}:")
-    };
+    let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
     // A source, a cause, a finding: from a server or the state file.
-    let value = safe(&value);
-    let line = format!("{key:<21} {value}");
-    let wrapped = terminal::wrap(&line, width, &" ".repeat(22));
+    let value = safe(value);
+    let wrapped = terminal::wrap(&format!("{key:<21} {value}"), width, &" ".repeat(22));
     // A word too long for the value's column (a digest, a path) goes on a
     // line of its own under the key, rather than past the edge.
-    let fits = width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w));
-    if fits {
-        writeln!(out, "{wrapped}")
-    } else {
-        let value = terminal::wrap(&format!("  {value}"), width, "  ");
-        writeln!(out, "{key}\n{value}")
+    if width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w)) {
+        return writeln!(out, "{wrapped}");
     }
-}
-
-/// The pinned public keys and where they come from: the variable, not its
-/// value again (the keys are just before).
-fn pinned_keys_row(pinned: &PinnedJson) -> String {
-    let env = format!("{}=", crate::trust::signature::KEYS_ENV);
-    let origin = match pinned.origin.strip_prefix(&env) {
-        Some(_) => crate::trust::signature::KEYS_ENV,
-        None => pinned.origin.as_str(),
-    };
-    format!("{} (from {origin})", pinned.keys.join(", "))
+    let value = terminal::wrap(&format!("  {value}"), width, "  ");
+    writeln!(out, "{key}\n{value}")
 }
 
 fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
-    let width = terminal::stdout_width();
-    let mut row = |key: &str, value: String| status_row(&mut *out, width, key, value);
-    let state = match (status.cache_state, &status.problem) {
-        ("valid", _) => String::new(),
-        ("missing", _) => " (none: the embedded snapshot is used)".to_string(),
-        (_, Some(problem)) => format!(" ({}: {problem})", status.cache_state),
-        (other, None) => format!(" ({other})"),
-    };
-    row("cache", format!("{}{state}", status.cache))?;
-    if let Some(source) = &status.source {
-        row("source", source.clone())?;
-    }
-    if let (Some(at), Some(age)) = (&status.fetched_at, status.age_seconds) {
-        row("fetched", format!("{at} ({})", ago(age)))?;
-    }
-    if let (Some(at), Some(age)) = (&status.confirmed_at, status.confirmed_age_seconds) {
-        row("confirmed current", format!("{at} ({})", ago(age)))?;
-    }
-    for (key, value) in status.last_refresh.iter().flat_map(LastRefresh::rows) {
-        row(key, value)?;
-    }
-    if let Some(signed) = &status.signed_at {
-        row("signed", signed.clone())?;
-    }
-    let (where_keys_went, floor) = describe_memory(&status.memory);
-    row("where keys went", where_keys_went)?;
-    row("floor", floor)?;
-    for (key, value) in [
-        ("etag", &status.etag),
-        ("last-modified", &status.last_modified),
-        ("sha256", &status.sha256),
-    ] {
-        if let Some(value) = value {
-            row(key, value.clone())?;
-        }
-    }
-    if let (Some(p), Some(m)) = (status.providers, status.models) {
-        row(
-            "catalog",
-            format!("{}, {}", count(p, "provider"), count(m, "model")),
-        )?;
-    }
-    for (key, value) in status.hyper.rows() {
-        row(&key, value)?;
-    }
-    row("embedded snapshot", status.embedded_snapshot.to_string())?;
-    row("provider-auto-update", settings.auto_update.to_string())?;
-    if let Some(both) = &settings.auto_update_orders {
-        row("", both.to_string())?;
-    }
-    if let Some(pinned) = &status.public_keys {
-        row("public keys", pinned_keys_row(pinned))?;
-    }
-    row(
-        "refresh interval",
-        format!(
-            "{} ({})",
-            humantime::format_duration(std::time::Duration::from_secs_f64(
-                status.refresh_interval_seconds,
-            )),
-            status.refresh_interval_origin
+    let (hyper, width) = (&status.hyper, terminal::stdout_width());
+    let (followed, floor) = describe_memory(&status.memory);
+    let both = |orders: &Option<Disagreement>| orders.as_ref().map(ToString::to_string);
+    // The pinned keys, and where from: the variable, not its value again.
+    let keys = status.public_keys.as_ref().map(|pinned| {
+        let env = crate::trust::signature::KEYS_ENV;
+        let origin = pinned.origin.as_str();
+        let origin = if origin.starts_with(&format!("{env}=")) {
+            env
+        } else {
+            origin
+        };
+        format!("{} (from {origin})", pinned.keys.join(", "))
+    });
+    let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
+    let interval = humantime::format_duration(interval);
+    let rows = [("where keys went", Some(followed)), ("floor", Some(floor))];
+    let more = [
+        (
+            "hyper url",
+            Some(format!("{} ({})", hyper.url, hyper.url_origin)),
         ),
-    )?;
-    row("default-providers", settings.default_providers.to_string())?;
-    if let Some(both) = &settings.default_providers_orders {
-        row("", both.to_string())?;
-    }
-    for (key, value) in status.inputs.rows() {
-        row(key, value)?;
-    }
-    if let Some(crush) = &status.crush {
-        row("crush", crush.describe())?;
-    }
-    Ok(())
+        (
+            "hyper key",
+            Some(hyper.key.clone().unwrap_or("none".into())),
+        ),
+        ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
+        ("embedded snapshot", Some(status.embedded_snapshot.into())),
+        (
+            "provider-auto-update",
+            Some(settings.auto_update.to_string()),
+        ),
+        ("", both(&settings.auto_update_orders)),
+        ("public keys", keys),
+        (
+            "refresh interval",
+            Some(format!("{interval} ({})", status.refresh_interval_origin)),
+        ),
+        (
+            "default-providers",
+            Some(settings.default_providers.to_string()),
+        ),
+        ("", both(&settings.default_providers_orders)),
+    ];
+    let inputs = status
+        .inputs
+        .rows()
+        .into_iter()
+        .map(|(key, value)| (key, Some(value)));
+    let crush = status
+        .crush
+        .as_ref()
+        .map(|crush| ("crush", Some(crush.describe())));
+    let rows = (status.catalog.rows().into_iter())
+        .chain(keyed(rows))
+        .chain(hyper.cache.rows())
+        .chain(keyed(more.into_iter().chain(inputs).chain(crush)));
+    rows.into_iter()
+        .try_for_each(|(key, value)| status_row(out, width, &key, &value))
 }
 
 /// The two rows of what is remembered of where keys went: what it
 /// follows, and the floor.
 fn describe_memory(memory: &memory::Summary) -> (String, String) {
-    let followed = match (memory.state, &memory.problem) {
-        (_, Some(why)) => why.clone(),
-        (state, None) => {
-            let signed = memory
-                .signed_at
-                .as_ref()
-                .map(|at| format!(", newest signature seen {at}"))
-                .unwrap_or_default();
-            let missing = if state == "missing" {
-                " (no file yet: the embedded snapshot's and the cache's)"
-            } else {
-                ""
-            };
-            format!(
-                "{}: {} and the configured keys of {} followed{missing}{signed}",
-                memory.path,
-                count(memory.variables, "variable"),
-                count(memory.providers, "provider"),
-            )
-        }
+    let signed = memory
+        .signed_at
+        .as_ref()
+        .map(|at| format!(", newest signature seen {at}"));
+    let missing = match memory.state == "missing" {
+        true => " (no file yet: the embedded snapshot's and the cache's)",
+        false => "",
     };
-    let floor = match &memory.floor {
-        Some(floor) => format!(
-            "the catalog applied with --allow-shrink from {} ({}, {})",
-            floor.source,
-            count(floor.providers, "provider"),
-            count(floor.models, "model")
+    let followed = memory.problem.clone().unwrap_or_else(|| {
+        format!(
+            "{}: {} and the configured keys of {} followed{missing}{}",
+            memory.path,
+            count(memory.variables, "variable"),
+            count(memory.providers, "provider"),
+            signed.unwrap_or_default()
+        )
+    });
+    let snapshot = embedded::catalog();
+    let (source, providers, models) = match &memory.floor {
+        Some(floor) => (
+            format!(
+                "the catalog applied with --allow-shrink from {}",
+                floor.source
+            ),
+            floor.providers,
+            floor.models,
         ),
         None => {
-            let snapshot = embedded::catalog();
-            format!(
-                "the embedded snapshot ({}, {})",
-                count(snapshot.providers.len(), "provider"),
-                count(snapshot.model_count(), "model")
+            let models = snapshot.model_count();
+            (
+                "the embedded snapshot".into(),
+                snapshot.providers.len(),
+                models,
             )
         }
     };
-    (followed, floor)
-}
-
-fn describe_cache(cached: &Cached, status: &mut Status, files: &CacheFiles) {
-    status.sha256 = Some(digest::hex(&cached.sha256));
-    match catalog::validate(&cached.bytes) {
-        Ok(catalog) => {
-            status.cache_state = "valid";
-            status.providers = Some(catalog.providers.len());
-            status.models = Some(catalog.model_count());
-            // What the guard knows with this cache (without a memory file,
-            // the cache's places are known too).
-            let previous = Some(&catalog).filter(|_| !cached.is_stand_in());
-            status.memory = memory::summary(files, previous);
-        }
-        Err(e) => {
-            status.cache_state = "invalid";
-            status.problem = Some(e.to_string());
-        }
-    }
-    let now = state::now();
-    if let Some(at) = cached.written_at() {
-        status.fetched_at = Some(state::rfc3339(at));
-        status.age_seconds = Some(now.saturating_sub(at));
-    }
-    if let Some(state) = &cached.state {
-        status.confirmed_at = state.confirmed_at.map(state::rfc3339);
-        status.confirmed_age_seconds = state.confirmed_at.map(|at| now.saturating_sub(at));
-        status.last_refresh = state
-            .refresh
-            .as_ref()
-            .map(|r| LastRefresh::of(r, Target::Catalog, now));
-        status.signed_at = state.signed_at.map(state::rfc3339);
-    }
-    let validators = cached.validators();
-    status.source = cached.state.as_ref().map(|s| s.source.clone());
-    status.etag = validators.etag;
-    status.last_modified = validators.last_modified;
+    let (providers, models) = (count(providers, "provider"), count(models, "model"));
+    (followed, format!("{source} ({providers}, {models})"))
 }

@@ -1296,6 +1296,46 @@ mod tests {
         );
     }
 
+    /// Code only a shell runs (`eval`, another file, a substitution, an
+    /// unquoted here-document) may set anything, at any time up to the
+    /// file's end (a function or a trap runs it last): both keys count as
+    /// off after every line of the file, with the line as the origin. A
+    /// line in a function's body counts after every line too; a higher
+    /// file still decides.
+    #[test]
+    fn code_only_a_shell_runs_counts_both_keys_off_after_every_line() {
+        let f = Fixture::new();
+        for text in [
+            "eval \"option provider-auto-update false\"\n",
+            "x=$(option provider-auto-update false)\n",
+            "cat <<EOF\n$(option provider-auto-update false)\nEOF\n",
+            "source other\n",
+            "eval x\noption provider-auto-update true\noption default-providers true\n",
+            "off() { eval \"$1\"; }\noption provider-auto-update true\n",
+        ] {
+            let path = f.write("repo/sub/proj/crushrc", text);
+            let s = f.resolve().unwrap();
+            assert_eq!(
+                (s.auto_update.value, s.default_providers.value),
+                (false, false),
+                "{text}"
+            );
+            assert_eq!(
+                s.auto_update.origin,
+                Origin::Unevaluated { path, line: 1 },
+                "{text}"
+            );
+        }
+        f.write(
+            "repo/sub/proj/crushrc",
+            "off() { option provider-auto-update false; }\noption provider-auto-update true\noff\n",
+        );
+        assert!(!f.auto_update().value, "a function's body runs when called");
+        f.write("repo/sub/proj/crushrc", "eval x\n");
+        f.write("repo/sub/proj/.crushrc", ON_RC);
+        assert!(f.auto_update().value, "the higher file decides");
+    }
+
     /// A line only a shell can evaluate counts as off where it may turn a
     /// key off (a literal false, a value or key of a variable, behind a
     /// prefix), where it stands: a later line that runs, or a higher

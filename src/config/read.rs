@@ -170,9 +170,15 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
             }),
     );
     // A command only a shell can evaluate that may turn a key off counts
-    // as turning it off where it stands: going out needs every reading to
-    // say on, and a shell may well run it.
-    let mut sets = applied.sets;
+    // as turning it off where it stands, or, when it may run at any time
+    // (a function's body, `eval` text, another file), after every line:
+    // going out needs every reading to say on, and a shell may well run
+    // it.
+    let mut sets: Vec<(bool, &'static str, crushrc::options::Value, usize)> = applied
+        .sets
+        .into_iter()
+        .map(|(field, value, line)| (false, field, value, line))
+        .collect();
     let mut counted_off = Vec::new();
     for skipped in &script.skipped {
         for key in &skipped.turns_off {
@@ -181,18 +187,20 @@ pub(super) fn load_crushrc(path: &Path, text: &str, index: usize) -> Result<RcLo
                 .find(|(k, _)| k == key)
                 .map(|(_, field)| *field);
             if let Some(field) = field {
-                sets.push((field, crushrc::options::Value::Bool(true), skipped.line));
+                let value = crushrc::options::Value::Bool(true);
+                sets.push((skipped.any_time, field, value, skipped.line));
                 counted_off.push(skipped.line);
             }
         }
     }
-    // In the order of the lines; on one line, a skipped command after the
-    // commands that run unconditionally (the safe side).
-    sets.sort_by_key(|(_, _, line)| *line);
+    // In the order of the lines, what may run at any time last; on one
+    // line, a skipped command after the commands that run unconditionally
+    // (the safe side).
+    sets.sort_by_key(|(any_time, _, _, line)| (*any_time, *line));
     // The object Crush's builder makes of the lines: the last setting of a
     // field wins.
     let mut fields: Vec<(String, Node)> = Vec::new();
-    for (field, value, line) in sets {
+    for (_, field, value, line) in sets {
         let src = Src {
             file: index,
             line: Some(line),

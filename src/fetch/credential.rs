@@ -112,7 +112,8 @@ pub(crate) fn routes(url: &Url) -> Vec<FromDotEnv> {
 
 /// A request carrying a credential whose proxy, CA or URL a project's
 /// `.env` would choose.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("this request carries {credential}, and a project's .env would choose {}: it is not sent", self.listed())]
 pub struct Routed {
     /// What it carries.
     pub credential: Credential,
@@ -141,28 +142,17 @@ impl Routed {
     }
 
     /// What to do: set them in one's own environment (`to_use`: saying
-    /// that this is how they are used), or remove them from the `.env`.
+    /// that this is how they are used), or remove them from the `.env`
+    /// (the one a process reads: `environment::installed`).
     pub(crate) fn fix(&self, to_use: bool) -> String {
         let names = and(self.by.iter().map(|v| v.name.to_owned()).collect());
         let them = if self.by.len() == 1 { "it" } else { "them" };
-        let files = and(unique(self.by.iter().map(|v| shown_path(&v.path))));
-        let to_use = if to_use {
-            format!(" to use {them}")
-        } else {
-            String::new()
-        };
-        format!("set {names} in your own environment{to_use}, or remove {them} from {files}")
-    }
-}
-
-impl fmt::Display for Routed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "this request carries {}, and a project's .env would choose {}: it is not sent",
-            self.credential,
-            self.listed()
-        )
+        let file = self.by.first().map(|v| shown_path(&v.path));
+        let mut fix = format!("set {names} in your own environment");
+        if to_use {
+            fix.push_str(&format!(" to use {them}"));
+        }
+        format!("{fix}, or remove {them} from {}", file.unwrap_or_default())
     }
 }
 
@@ -173,16 +163,6 @@ fn and(items: Vec<String>) -> String {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
-}
-
-fn unique(items: impl Iterator<Item = String>) -> Vec<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
-            seen.push(item);
-        }
-    }
-    seen
 }
 
 #[cfg(test)]

@@ -2,15 +2,21 @@
 //! this tool earns its keep, and there a failure message is the whole user
 //! interface: the project's own causes, naming what failed (the host, the
 //! proxy and the variable it came from, the certificate) and, apart, the
-//! one thing that fixes it. The HTTP stack's errors (reqwest, hyper,
-//! rustls, the operating system) are turned into them once, in
-//! `fetch/classify.rs`; no wording of those libraries reaches the
-//! user, and the raw chain is kept for `--verbose`.
+//! one thing that fixes it. The HTTP client's errors (reqwest, hyper,
+//! rustls, the operating system) are read here ([`network`]) and nowhere
+//! else; no wording of those libraries reaches the user, and the client's
+//! error stays the failure's source, for `--verbose`.
 
+use std::error::Error as StdError;
 use std::fmt;
+use std::io;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
+use rustls::CertificateError;
+
+use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 
 /// Words of the HTTP libraries that never reach the user: the tests check
 /// every failure message against them.
@@ -59,245 +65,302 @@ impl ProxyOrigin {
     }
 }
 
-/// What was wrong with a server's certificate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What was wrong with a server's certificate (but its names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Certificate {
     /// Signed by an authority this machine does not trust.
+    #[error(
+        "is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)"
+    )]
     UnknownIssuer,
     /// Expired.
+    #[error("has expired")]
     Expired,
     /// Not valid yet.
+    #[error("is not valid yet")]
     NotYetValid,
-    /// Made out for other names.
-    WrongName {
-        /// The names it is valid for, when the TLS library says.
-        valid_for: Vec<String>,
-    },
     /// Revoked by its authority.
+    #[error("has been revoked")]
     Revoked,
-    /// Anything else, in the TLS library's words (rare).
-    Other(String),
+    /// Refused for another reason (the TLS library's, in `--verbose`).
+    #[error("was refused: it did not pass verification")]
+    Other,
 }
 
 /// What went wrong with a proxy.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Proxy {
-    /// It could not be reached.
-    Unreachable(String),
-    /// It answered the request for a tunnel with this status (when known).
-    RefusedTunnel(Option<String>),
+    /// It refused the connection.
+    #[error("cannot be reached: it refused the connection")]
+    Refused,
+    /// There is no route to it.
+    #[error("cannot be reached: there is no route to it")]
+    NoRoute,
+    /// Its name does not resolve.
+    #[error("cannot be reached: its name does not resolve")]
+    NoName,
+    /// The connection to it failed otherwise.
+    #[error("cannot be reached: the connection to it failed")]
+    Unreachable,
+    /// It answered the request for a tunnel (to the host that follows)
+    /// with a status other than 200 and 407 (the HTTP client keeps no more
+    /// of it).
+    #[error("refused the tunnel to")]
+    RefusedTunnel,
     /// It wants credentials (407).
+    #[error("wants credentials: it answered 407 Proxy Authentication Required")]
     WantsCredentials,
-    /// It closed the connection instead of answering.
+    /// It closed the connection instead of answering (the request for a
+    /// tunnel to the host that follows).
+    #[error("closed the connection when asked for a tunnel to")]
     Closed,
 }
 
-/// Why no answer came from the network.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why no answer came from the network. `host:port` is said of a
+/// connection, the host alone of a name or a certificate.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Network {
-    /// The host name does not resolve.
-    #[error("the name {host} does not resolve{}", if *.around_proxy { " (it is looked up here, not by the proxy: NO_PROXY sends it around the proxy)" } else { "" })]
-    Dns {
-        /// The name.
-        host: String,
-        /// Whether a proxy is set that this host goes around.
-        around_proxy: bool,
-    },
-    /// The connection was refused.
-    #[error("{target} refused the connection (nothing listens there, or a firewall turns it away)")]
-    Refused {
-        /// `host:port`.
-        target: String,
-        /// The variable a proxy for it would come from; `None` for this
-        /// machine, which no proxy serves.
-        proxy_variable: Option<&'static str>,
-    },
-    /// No route to the host.
-    #[error("{target} cannot be reached from this machine (no route to it)")]
-    Unreachable {
-        /// `host:port`.
-        target: String,
-        /// As for [`Network::Refused`].
-        proxy_variable: Option<&'static str>,
-    },
-    /// The server closed or reset the connection before answering.
-    #[error("{target} closed the connection before answering")]
-    Closed {
-        /// `host:port`.
-        target: String,
-    },
-    /// The server's certificate was refused.
-    #[error("{}", describe_certificate(host, problem))]
-    Certificate {
-        /// The host whose certificate it is.
-        host: String,
-        /// What is wrong with it.
-        problem: Certificate,
-    },
-    /// An https request answered in plain HTTP, not TLS.
-    #[error("{target} answered in plain HTTP, not TLS")]
-    PlainHttp {
-        /// `host:port`.
-        target: String,
-    },
-    /// The TLS handshake failed otherwise.
-    #[error("the secure connection to {host} failed: {detail}")]
-    Tls {
-        /// The host.
-        host: String,
-        /// The TLS library's reason.
-        detail: String,
-    },
-    /// The proxy failed.
-    #[error("{}", describe_proxy(proxy, problem, target))]
-    Proxy {
-        /// Which proxy.
-        proxy: ProxyOrigin,
-        /// What it did.
-        problem: Proxy,
-        /// `host:port` that was asked for.
-        target: String,
-    },
-    /// The answer broke off.
-    #[error("the answer broke off after {received} bytes ({detail})")]
-    Broken {
-        /// How much had arrived.
-        received: u64,
-        /// Why, in a few words.
-        detail: String,
-    },
-    /// Something else, in a few words.
-    #[error("{0}")]
-    Other(String),
+    /// The host name does not resolve; whether a proxy is set that
+    /// `NO_PROXY` sends this host around.
+    #[error("the name {} does not resolve{}", .0, if *.1 { " (it is looked up here, not by the proxy: NO_PROXY sends it around the proxy)" } else { "" })]
+    Dns(String, bool),
+    /// `host:port` refused the connection.
+    #[error("{0} refused the connection (nothing listens there, or a firewall turns it away)")]
+    Refused(String),
+    /// The connection to `host:port` could not be made otherwise (no
+    /// route to it, ...: the system's words follow).
+    #[error("cannot connect to {0}")]
+    Connect(String),
+    /// `host:port` closed or reset the connection before answering.
+    #[error("{0} closed the connection before answering")]
+    Closed(String),
+    /// The host's certificate was refused, for this.
+    #[error("the certificate of {0} {1}")]
+    Certificate(String, Certificate),
+    /// The host's certificate is made out for other names: these, when
+    /// the TLS library says.
+    #[error("the certificate presented by {} {}", .0, if .1.is_empty() { "is made out for another name".into() } else { format!("is valid only for {}", .1.join(", ")) })]
+    WrongName(String, Vec<String>),
+    /// `host:port` answered an https request in plain HTTP, not TLS.
+    #[error("{0} answered in plain HTTP, not TLS")]
+    PlainHttp(String),
+    /// The TLS handshake with the host failed otherwise, for the TLS
+    /// library's reason.
+    #[error("the secure connection to {0} failed: {1}")]
+    Tls(String, rustls::Error),
+    /// The proxy failed so, asked for `host:port`.
+    #[error("{}", proxy_words(.0, *.1, .2))]
+    Proxy(ProxyOrigin, Proxy, String),
+    /// The answer broke off after this many bytes of its body.
+    #[error("the answer broke off after {0} bytes")]
+    Broken(u64),
 }
 
-fn describe_certificate(host: &str, problem: &Certificate) -> String {
-    match problem {
-        Certificate::UnknownIssuer => format!(
-            "the certificate of {host} is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS)"
+fn proxy_words(proxy: &ProxyOrigin, problem: Proxy, target: &str) -> String {
+    match (problem, &proxy.user) {
+        (Proxy::RefusedTunnel | Proxy::Closed, _) => format!("{proxy} {problem} {target}"),
+        (Proxy::WantsCredentials, Some(user)) => format!(
+            "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
+            crate::catalog::escape::quoted(user)
         ),
-        Certificate::Expired => format!("the certificate of {host} has expired"),
-        Certificate::NotYetValid => format!("the certificate of {host} is not valid yet"),
-        Certificate::WrongName { valid_for } if valid_for.is_empty() => {
-            format!("the certificate presented by {host} is made out for another name")
-        }
-        Certificate::WrongName { valid_for } => format!(
-            "the certificate presented by {host} is valid only for {}",
-            valid_for.join(", ")
-        ),
-        Certificate::Revoked => format!("the certificate of {host} has been revoked"),
-        Certificate::Other(detail) => format!("the certificate of {host} was refused: {detail}"),
-    }
-}
-
-fn describe_proxy(proxy: &ProxyOrigin, problem: &Proxy, target: &str) -> String {
-    match problem {
-        Proxy::Unreachable(why) => format!("{proxy} cannot be reached: {why}"),
-        Proxy::RefusedTunnel(Some(status)) => {
-            format!("{proxy} refused the tunnel to {target}: it answered {status}")
-        }
-        Proxy::RefusedTunnel(None) => format!("{proxy} refused the tunnel to {target}"),
-        Proxy::WantsCredentials => match &proxy.user {
-            Some(user) => format!(
-                "{proxy} refused the credentials in its URL (user {}): it answered 407 Proxy Authentication Required",
-                crate::catalog::escape::quoted(user)
-            ),
-            None => {
-                format!("{proxy} wants credentials: it answered 407 Proxy Authentication Required")
-            }
-        },
-        Proxy::Closed => {
-            format!("{proxy} closed the connection when asked for a tunnel to {target}")
-        }
+        _ => format!("{proxy} {problem}"),
     }
 }
 
 impl Network {
     /// The one thing that fixes it, for a request for `url`.
     pub fn hint(&self, url: &Url) -> String {
+        let tls = "have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem";
+        let variable = proxy::variable_for(url);
         match self {
-            Network::Dns { .. } => {
-                "check the host name, and the network's name service (DNS)".into()
+            Network::Dns(..) => "check the host name, and the network's name service (DNS)".into(),
+            // No proxy serves this machine (Go's rule): no hint of one.
+            Network::Refused(_) if proxy::is_loopback(url) => {
+                "check the URL and that the server runs on this machine".into()
             }
-            Network::Refused { proxy_variable, .. }
-            | Network::Unreachable { proxy_variable, .. } => match proxy_variable {
-                Some(variable) => format!(
-                    "check the URL and that the server runs; a network that allows the web only through a proxy needs {variable}"
-                ),
-                None => "check the URL and that the server runs on this machine".into(),
-            },
-            Network::Closed { .. } | Network::Broken { .. } | Network::Other(_) => format!(
-                "try again; if it persists, check the network and the proxy ({})",
-                super::proxy::variable_for(url)
+            Network::Refused(_) => format!(
+                "check the URL and that the server runs; a network that allows the web only through a proxy needs {variable}"
             ),
-            Network::Certificate {
-                problem: Certificate::UnknownIssuer,
-                ..
-            } => "trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)".into(),
-            Network::Certificate {
-                problem: Certificate::Expired | Certificate::NotYetValid,
-                ..
-            } => "check this machine's date and time; if they are right, the server's certificate must be renewed".into(),
-            Network::Certificate {
-                problem: Certificate::WrongName { .. },
-                ..
-            } => "use a host name the certificate names, or have the server's certificate fixed".into(),
-            Network::PlainHttp { .. } => {
+            Network::Connect(_) | Network::Closed(_) | Network::Broken(_) => format!(
+                "try again; if it persists, check the network and the proxy ({variable})"
+            ),
+            Network::Certificate(_, problem) => match problem {
+                Certificate::UnknownIssuer => "trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)".into(),
+                Certificate::Expired | Certificate::NotYetValid => "check this machine's date and time; if they are right, the server's certificate must be renewed".into(),
+                Certificate::Revoked | Certificate::Other => tls.into(),
+            },
+            Network::WrongName(..) => "use a host name the certificate names, or have the server's certificate fixed".into(),
+            Network::PlainHttp(_) => {
                 "the server speaks plain http on that port: use http:// instead of https:// (or the port where it speaks TLS)".into()
             }
-            Network::Certificate { .. } | Network::Tls { .. } => {
-                "have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem".into()
-            }
-            Network::Proxy {
-                proxy, problem, ..
-            } => {
+            Network::Tls(..) => tls.into(),
+            Network::Proxy(proxy, problem, _) => {
                 let variable = proxy.variable;
                 match problem {
-                    Proxy::Unreachable(_) | Proxy::Closed => {
-                        format!("check {variable}: is the proxy running, and is its address right?")
-                    }
-                    Proxy::RefusedTunnel(_) => "the proxy does not let this host through: ask its administrator, or, if the host can be reached directly, add it to NO_PROXY".into(),
+                    Proxy::RefusedTunnel => "the proxy does not let this host through: ask its administrator, or, if the host can be reached directly, add it to NO_PROXY".into(),
                     Proxy::WantsCredentials if proxy.user.is_some() => {
                         format!("check the user name and password in {variable}")
                     }
                     Proxy::WantsCredentials => format!(
                         "put them in the proxy's URL: {variable}=http://user:password@host:port"
                     ),
+                    _ => format!("check {variable}: is the proxy running, and is its address right?"),
                 }
             }
         }
     }
 }
 
+/// The cause of the HTTP client's `error` on a request for `url`, routed
+/// as `env` says; `received` is how much of the body had come when it
+/// failed, `None` before the answer.
+pub(crate) fn network(
+    error: &reqwest::Error,
+    url: &Url,
+    env: &ProxyEnv,
+    received: Option<u64>,
+) -> Network {
+    let route = proxy::route(url, env);
+    let how = (error.is_connect(), error.is_dns(), received);
+    cause(&chain(error), url, &route, how)
+}
+
+/// The cause `links` (the client's error and its sources) come to, for a
+/// request for `url` that took `route`, `how` it failed: while connecting
+/// (the proxy's tunnel and TLS included), on a name that did not resolve,
+/// with how much of the body had come.
+fn cause(
+    links: &[&(dyn StdError + 'static)],
+    url: &Url,
+    route: &Route,
+    (connecting, dns, received): (bool, bool, Option<u64>),
+) -> Network {
+    use io::ErrorKind as Kind;
+    // hyper-util's tunnel errors have no public type: their words are
+    // read (hyper-util 0.1, `TunnelError`'s `Display`).
+    let says = |words: &str| links.iter().any(|e| e.to_string().starts_with(words));
+    let kind = links
+        .iter()
+        .find_map(|e| e.downcast_ref::<io::Error>())
+        .map(io::Error::kind);
+    let host = url.host_str().unwrap_or_default().to_owned();
+    let target = target_of(url);
+    // An https request goes through the proxy's tunnel, whose failures say
+    // so; a plain-http one is sent to the proxy itself, so a failure to
+    // connect is the proxy's.
+    if let Route::Proxy(proxy, variable) = route
+        && (says("tunnel error") || (connecting && url.scheme() == "http"))
+    {
+        let problem = match kind {
+            _ if says("tunnel error: proxy authorization required") => Proxy::WantsCredentials,
+            _ if says("tunnel error: unsuccessful") => Proxy::RefusedTunnel,
+            _ if says("tunnel error: unexpected end of file") => Proxy::Closed,
+            _ if dns => Proxy::NoName,
+            Some(Kind::ConnectionRefused) => Proxy::Refused,
+            Some(Kind::HostUnreachable | Kind::NetworkUnreachable) => Proxy::NoRoute,
+            Some(Kind::ConnectionReset | Kind::ConnectionAborted) => Proxy::Closed,
+            _ => Proxy::Unreachable,
+        };
+        return Network::Proxy(ProxyOrigin::new(proxy, variable), problem, target);
+    }
+    if let Some(tls) = links.iter().find_map(|e| e.downcast_ref::<rustls::Error>()) {
+        return match tls {
+            rustls::Error::InvalidCertificate(refused) => certificate(refused, host),
+            // Not a TLS record at all: the other side speaks plain HTTP.
+            rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+                Network::PlainHttp(target)
+            }
+            other => Network::Tls(host, other.clone()),
+        };
+    }
+    if dns {
+        let around_proxy = matches!(route, Route::Direct(Direct::Excepted { .. }));
+        return Network::Dns(host, around_proxy);
+    }
+    match kind {
+        Some(Kind::ConnectionRefused) => Network::Refused(target),
+        Some(
+            Kind::ConnectionReset
+            | Kind::ConnectionAborted
+            | Kind::BrokenPipe
+            | Kind::UnexpectedEof,
+        ) if received.unwrap_or(0) == 0 => Network::Closed(target),
+        _ if connecting => Network::Connect(target),
+        _ => Network::Broken(received.unwrap_or(0)),
+    }
+}
+
+/// The refusal of `host`'s certificate, as the TLS library tells it.
+fn certificate(refused: &CertificateError, host: String) -> Network {
+    let problem = match refused {
+        CertificateError::UnknownIssuer => Certificate::UnknownIssuer,
+        CertificateError::Expired | CertificateError::ExpiredContext { .. } => Certificate::Expired,
+        CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+            Certificate::NotYetValid
+        }
+        CertificateError::Revoked => Certificate::Revoked,
+        CertificateError::NotValidForName => return Network::WrongName(host, Vec::new()),
+        // The names in the TLS library's debugging form:
+        // `DnsName("catalog.corp")`, `IpAddress(10.0.0.7)`.
+        CertificateError::NotValidForNameContext { presented, .. } => {
+            let unwrapped = presented.iter().map(|name| {
+                let inner = name.split_once('(').and_then(|(_, r)| r.strip_suffix(')'));
+                inner.unwrap_or(name).trim_matches('"').to_owned()
+            });
+            return Network::WrongName(host, unwrapped.collect());
+        }
+        _ => Certificate::Other,
+    };
+    Network::Certificate(host, problem)
+}
+
+/// `host:port` of `url`.
+pub(crate) fn target_of(url: &Url) -> String {
+    let port = url.port_or_known_default().unwrap_or_default();
+    format!("{}:{port}", url.host_str().unwrap_or_default())
+}
+
+/// The error and its sources, outermost first. An I/O error that wraps
+/// another (as the TLS library's errors reach the HTTP client) shows the
+/// wrapped one too, which its `source` skips.
+pub(crate) fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
+    let mut links = Vec::new();
+    let mut current = Some(error);
+    while let Some(link) = current {
+        links.push(link);
+        current = link
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::get_ref)
+            .map(|inner| inner as &(dyn StdError + 'static))
+            .or_else(|| link.source());
+    }
+    links
+}
+
 /// Why the HTTP client could not be set up: no request was sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Setup {
     /// The runtime the download runs on could not start (the system
-    /// refused a thread or a descriptor), in the system's words.
+    /// refused a thread or a descriptor).
     #[error("cannot start the network runtime: {0}")]
-    Runtime(String),
-    /// `SSL_CERT_FILE` names a file that cannot be read.
-    #[error("cannot read SSL_CERT_FILE {path}: {why}")]
-    CertFileUnreadable {
-        /// The path it names.
-        path: String,
-        /// Why, in words.
-        why: String,
-    },
+    Runtime(io::Error),
+    /// `SSL_CERT_FILE` names a file that cannot be read, for this.
+    #[error("cannot read SSL_CERT_FILE {}: {}", .0.display(), crate::store::file::io_words(.1))]
+    CertFileUnreadable(PathBuf, io::Error),
     /// `SSL_CERT_FILE` names a file without a PEM certificate.
-    #[error("SSL_CERT_FILE {0} holds no PEM certificate")]
-    CertFileEmpty(String),
-    /// The HTTP client refused its configuration, in its words.
+    #[error("SSL_CERT_FILE {} holds no PEM certificate", .0.display())]
+    CertFileEmpty(PathBuf),
+    /// The HTTP client refused its configuration.
     #[error("cannot set up the HTTP client: {0}")]
-    Client(String),
+    Client(reqwest::Error),
 }
 
 impl Setup {
     /// The one thing that fixes it.
     pub fn hint(&self) -> &'static str {
         match self {
-            Setup::CertFileUnreadable { .. } | Setup::CertFileEmpty(_) => {
+            Setup::CertFileUnreadable(..) | Setup::CertFileEmpty(_) => {
                 "point SSL_CERT_FILE at a readable PEM file, or unset it"
             }
             Setup::Runtime(_) => {
@@ -311,15 +374,15 @@ impl Setup {
 /// A timeout, by the phase it struck in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Timeout {
-    /// No connection within the time.
+    /// No connection within the client's bound on connecting.
     #[error("could not connect within {}", seconds(*.0))]
     Connect(Duration),
-    /// Connected, but no answer within the time.
-    #[error("connected, but no answer came within {}", seconds(*.0))]
+    /// No answer within the time (the connection made, or not).
+    #[error("no answer came within {}", seconds(*.0))]
     Answer(Duration),
     /// The answer began, and was not complete within the time: slow, or
     /// stalled, it is the same to the bound.
-    #[error("the download did not finish in time: {}", body_progress(*.received, *.total, *.after))]
+    #[error("the download did not finish in time: {received}{} bytes in {}{}", total.map(|t| format!(" of {t}")).unwrap_or_default(), seconds(*.after), if total.is_none() { " (the server did not say how many to expect)" } else { "" })]
     Body {
         /// The time allowed.
         after: Duration,
@@ -328,17 +391,6 @@ pub enum Timeout {
         /// How much the server said it would send, when it said.
         total: Option<u64>,
     },
-}
-
-/// `90000 of 606845 bytes in 2 s`.
-fn body_progress(received: u64, total: Option<u64>, after: Duration) -> String {
-    match total {
-        Some(total) => format!("{received} of {total} bytes in {}", seconds(after)),
-        None => format!(
-            "{received} bytes in {} (the server did not say how many to expect)",
-            seconds(after)
-        ),
-    }
 }
 
 impl Timeout {
@@ -362,17 +414,178 @@ pub(crate) fn seconds(d: Duration) -> String {
 /// a moment (three pairs: what building it and its signal driver took,
 /// counted with `ulimit -n`) turn those into this failure; they are closed
 /// at once, for the runtime to take.
-pub(crate) fn spare_descriptors() -> std::io::Result<()> {
+pub(crate) fn spare_descriptors() -> io::Result<()> {
     #[cfg(unix)]
     (0..3)
         .map(|_| std::os::unix::net::UnixStream::pair())
-        .collect::<std::io::Result<Vec<_>>>()?;
+        .collect::<io::Result<Vec<_>>>()?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error with a message and a source, as the libraries chain them.
+    #[derive(Debug)]
+    struct Link(&'static str, Option<Box<dyn StdError + Send + Sync>>);
+
+    impl fmt::Display for Link {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl StdError for Link {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            self.1.as_deref().map(|e| e as &(dyn StdError + 'static))
+        }
+    }
+
+    fn link(message: &'static str, source: impl StdError + Send + Sync + 'static) -> Link {
+        Link(message, Some(Box::new(source)))
+    }
+
+    const URL: &str = "https://catalog.mirror.corp.test/v2/providers";
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> ProxyEnv {
+        ProxyEnv::read(|name| {
+            let value = pairs.iter().find(|(k, _)| *k == name);
+            value.map(|(_, v)| v.to_string())
+        })
+    }
+
+    /// The cause and its hint of `error`, with the flags the HTTP client
+    /// tells (connecting, a name that did not resolve).
+    fn said(
+        error: &(dyn StdError + 'static),
+        env: &ProxyEnv,
+        connecting: bool,
+        dns: bool,
+    ) -> String {
+        let url: Url = URL.parse().unwrap();
+        let route = proxy::route(&url, env);
+        let cause = cause(&chain(error), &url, &route, (connecting, dns, None));
+        let text = format!("{cause}; {}", cause.hint(&url));
+        for word in LIBRARY_WORDING {
+            assert!(!text.contains(word), "{word:?} in {text:?}");
+        }
+        text
+    }
+
+    fn tls(refused: CertificateError) -> String {
+        let error = link(
+            "client error (Connect)",
+            rustls::Error::InvalidCertificate(refused),
+        );
+        said(&error, &ProxyEnv::default(), true, false)
+    }
+
+    #[test]
+    fn certificates_are_told_by_what_is_wrong_with_them() {
+        assert_eq!(
+            tls(CertificateError::UnknownIssuer),
+            "the certificate of catalog.mirror.corp.test is signed by an authority this machine does not trust (a private CA, or a proxy that inspects TLS); trust that authority: SSL_CERT_FILE=/path/to/ca.pem (a PEM file with its certificate)"
+        );
+        for (refused, words) in [
+            (CertificateError::Expired, "has expired"),
+            (CertificateError::NotValidYet, "is not valid yet"),
+        ] {
+            let text = tls(refused);
+            assert!(
+                text.contains(words) && text.contains("date and time"),
+                "{text}"
+            );
+        }
+        let wrong_name = tls(CertificateError::NotValidForNameContext {
+            expected: rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap(),
+            presented: vec![
+                "DnsName(\"catalog.mirror.corp.test\")".into(),
+                "IpAddress(10.0.0.7)".into(),
+            ],
+        });
+        assert!(
+            wrong_name
+                .contains("is valid only for catalog.mirror.corp.test, 10.0.0.7; use a host name"),
+            "{wrong_name}"
+        );
+        // The rest in one plain sentence: the TLS library's reason is in
+        // `--verbose`.
+        assert_eq!(
+            tls(CertificateError::BadSignature),
+            "the certificate of catalog.mirror.corp.test was refused: it did not pass verification; have the server's TLS set-up checked; behind a TLS-inspecting proxy, SSL_CERT_FILE=/path/to/ca.pem"
+        );
+    }
+
+    #[test]
+    fn the_proxy_is_named_with_its_variable_whatever_it_did() {
+        let env = env(&[("https_proxy", "http://u:secret@proxy.corp:3128")]);
+        let refused = link(
+            "tunnel error: failed to create underlying connection",
+            io::Error::from(io::ErrorKind::ConnectionRefused),
+        );
+        assert_eq!(
+            said(&refused, &env, true, false),
+            "the proxy http://proxy.corp:3128 (from https_proxy) cannot be reached: it refused the connection; check https_proxy: is the proxy running, and is its address right?"
+        );
+        let refused_tunnel = Link("tunnel error: unsuccessful", None);
+        let text = said(&refused_tunnel, &env, true, false);
+        assert!(
+            text.starts_with("the proxy http://proxy.corp:3128 (from https_proxy) refused the tunnel to catalog.mirror.corp.test:443; ")
+                && text.contains("NO_PROXY"),
+            "{text}"
+        );
+        let auth = Link("tunnel error: proxy authorization required", None);
+        let text = said(&auth, &env, true, false);
+        assert!(
+            text.contains("refused the credentials in its URL (user \"u\")")
+                && text.contains("check the user name and password in https_proxy"),
+            "{text}"
+        );
+        let closed = Link("tunnel error: unexpected end of file", None);
+        assert!(
+            said(&closed, &env, true, false)
+                .contains("closed the connection when asked for a tunnel")
+        );
+        let dns = Link("tunnel error: failed to create underlying connection", None);
+        assert!(
+            said(&dns, &env, true, true).contains("cannot be reached: its name does not resolve")
+        );
+    }
+
+    #[test]
+    fn names_that_do_not_resolve_and_refused_connections() {
+        let dns = Link("dns error", None);
+        let text = said(&dns, &ProxyEnv::default(), true, true);
+        assert!(
+            text.starts_with(
+                "the name catalog.mirror.corp.test does not resolve; check the host name"
+            ),
+            "{text}"
+        );
+        let around = env(&[("HTTPS_PROXY", "http://p:1"), ("NO_PROXY", ".corp.test")]);
+        assert!(said(&dns, &around, true, true).contains("NO_PROXY sends it around the proxy"));
+        let refused = link(
+            "tcp connect error",
+            io::Error::from(io::ErrorKind::ConnectionRefused),
+        );
+        let text = said(&refused, &ProxyEnv::default(), true, false);
+        assert!(
+            text.starts_with("catalog.mirror.corp.test:443 refused the connection")
+                && text.contains("needs HTTPS_PROXY"),
+            "{text}"
+        );
+        let unreachable = io::Error::from(io::ErrorKind::NetworkUnreachable);
+        assert_eq!(
+            cause(
+                &[&unreachable],
+                &URL.parse().unwrap(),
+                &Route::Direct(Direct::NoneSet),
+                (true, false, None)
+            ),
+            Network::Connect("catalog.mirror.corp.test:443".into())
+        );
+    }
 
     #[test]
     fn timeouts_name_their_phase() {
@@ -382,25 +595,20 @@ mod tests {
         );
         assert_eq!(
             Timeout::Answer(Duration::from_millis(500)).to_string(),
-            "connected, but no answer came within 0.5 s"
+            "no answer came within 0.5 s"
         );
+        let body = |total| Timeout::Body {
+            after: Duration::from_secs(2),
+            received: 90000,
+            total,
+        };
         assert_eq!(
-            Timeout::Body {
-                after: Duration::from_secs(2),
-                received: 90000,
-                total: Some(606845),
-            }
-            .to_string(),
+            body(Some(606845)).to_string(),
             "the download did not finish in time: 90000 of 606845 bytes in 2 s"
         );
         assert_eq!(
-            Timeout::Body {
-                after: Duration::from_secs(10),
-                received: 1234,
-                total: None,
-            }
-            .to_string(),
-            "the download did not finish in time: 1234 bytes in 10 s (the server did not say how many to expect)"
+            body(None).to_string(),
+            "the download did not finish in time: 90000 bytes in 2 s (the server did not say how many to expect)"
         );
     }
 }

@@ -1,22 +1,20 @@
 //! Fetching a catalog over HTTP: bounded in time and size, conditional when
 //! validators are known, and careful about redirects.
 
+use std::cell::Cell;
+use std::sync::OnceLock;
 use std::time::Duration;
-
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
 
-use crate::fetch::classify;
-use crate::fetch::credential;
-use crate::fetch::diagnosis::{self, Network, Setup, Timeout};
+use crate::catalog::Target;
+use crate::fetch::diagnosis::{self, Network, Proxy, ProxyOrigin, Setup, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
-use crate::fetch::redirect::{self, Redirect};
-
-use crate::fetch::tls;
+use crate::fetch::redirect::{Redirect, redirect_verdict};
+use crate::fetch::source::redacted;
 use crate::fetch::watch::{Reported, Signal, Watch};
+use crate::fetch::{credential, tls};
 use crate::store::validators::Validators;
 
 /// Largest body accepted, after decompression.
@@ -37,7 +35,7 @@ pub(crate) struct FetchOptions {
     /// ([`FetchError::Interrupted`]); by default, neither.
     pub watch: Watch,
     /// Whose document is fetched: the hint for a refused request differs.
-    pub document: crate::catalog::Target,
+    pub document: Target,
     /// A key sent as `Authorization: Bearer KEY` (Hyper's), never shown,
     /// and never again once a redirect has left the URL's origin.
     pub bearer: Option<Bearer>,
@@ -62,7 +60,7 @@ impl Default for FetchOptions {
             conditional: Validators::default(),
             max_body: MAX_BODY_BYTES,
             watch: Watch::default(),
-            document: crate::catalog::Target::Catalog,
+            document: Target::Catalog,
             bearer: None,
         }
     }
@@ -91,13 +89,16 @@ pub enum FetchError {
     Timeout(Timeout),
     /// No answer came from the network: a name, a connection, a
     /// certificate, a proxy.
-    #[error("{}{cause}", redirected.as_deref().map(|to| format!("redirected to {to}: ")).unwrap_or_default())]
+    #[error("{}{cause}{}", redirected_to(redirected), last_word(cause, source))]
     Network {
         /// What went wrong.
         cause: Box<Network>,
-        /// The HTTP stack's own messages, for `--verbose`.
-        chain: String,
-        /// Where the last redirect led, when the failure was there.
+        /// The HTTP client's error, for `--verbose`; none when the
+        /// project's own reading of an answer found the cause.
+        #[source]
+        source: Option<reqwest::Error>,
+        /// Where the last redirect led, when the failure was there, as
+        /// shown (a password replaced).
         redirected: Option<String>,
     },
     /// The Hyper key holds a character no HTTP header carries (a line
@@ -122,7 +123,7 @@ pub enum FetchError {
     #[error("redirect refused: {0}")]
     Redirect(Redirect),
     /// The server answered with an error status.
-    #[error("{}server answered {status}{}", redirected.as_deref().map(|to| format!("redirected to {to}: ")).unwrap_or_default(), body_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
+    #[error("{}server answered {status}{}", redirected_to(redirected), body_line.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
     Status {
         /// The status.
         status: StatusCode,
@@ -131,7 +132,8 @@ pub enum FetchError {
         /// For Hyper's provider, whether the Hyper key was sent; `None`
         /// for the catalog.
         hyper_key_sent: Option<bool>,
-        /// Where the last redirect led, when the answer came from there.
+        /// Where the last redirect led, when the answer came from there,
+        /// as shown.
         redirected: Option<String>,
     },
     /// The body is larger than the cap.
@@ -146,13 +148,33 @@ pub enum FetchError {
     Interrupted(Signal),
 }
 
+/// `redirected to URL: ` when a redirect's target failed.
+fn redirected_to(redirected: &Option<String>) -> String {
+    let to = |url: &String| format!("redirected to {url}: ");
+    redirected.as_ref().map(to).unwrap_or_default()
+}
+
+/// For a connection that failed or an answer that broke off, which have
+/// no cause of their own, the last word of the HTTP stack (the system's,
+/// most often), in brackets.
+fn last_word(cause: &Network, source: &Option<reqwest::Error>) -> String {
+    match (cause, source) {
+        (Network::Connect(_) | Network::Broken(_), Some(error)) => {
+            let links = diagnosis::chain(error);
+            links.last().map(|l| format!(" ({l})")).unwrap_or_default()
+        }
+        _ => String::new(),
+    }
+}
+
 impl FetchError {
     /// The one thing that fixes it, for a request for `url`.
     pub fn hint(&self, url: &Url) -> String {
+        let client_error = |s: &StatusCode| s.is_client_error();
         match self {
             FetchError::Timeout(_) => format!(
                 "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy ({})",
-                super::proxy::variable_for(url)
+                proxy::variable_for(url)
             ),
             FetchError::Network { cause, .. } => cause.hint(url),
             FetchError::Setup(setup) => setup.hint().into(),
@@ -172,10 +194,10 @@ impl FetchError {
                 status,
                 hyper_key_sent: Some(_),
                 ..
-            } if status.is_client_error() => {
+            } if client_error(status) => {
                 "check the URL: Hyper's server base URL (HYPER_URL), or the exact URL of its provider (…/api/v1/provider, or a .json)".into()
             }
-            FetchError::Status { status, .. } if status.is_client_error() => {
+            FetchError::Status { status, .. } if client_error(status) => {
                 "check the URL: a Catwalk base URL or the exact URL of a catalog .json".into()
             }
             FetchError::Status { .. } => "try again later, or use another source".into(),
@@ -197,74 +219,56 @@ impl FetchError {
             FetchError::Timeout(timeout) => format!(
                 "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
                 diagnosis::seconds(timeout.after()),
-                super::proxy::variable_for(url)
+                proxy::variable_for(url)
             ),
             other => other.hint(url),
         }
     }
 
     /// The HTTP stack's own account of the failure, for a bug report.
-    pub fn detail(&self) -> Option<&str> {
-        match self {
-            FetchError::Network { chain, .. } => Some(chain),
-            _ => None,
-        }
+    pub fn detail(&self) -> Option<String> {
+        let FetchError::Network { source, .. } = self else {
+            return None;
+        };
+        let links = diagnosis::chain(source.as_ref()?);
+        Some(
+            links
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(": "),
+        )
     }
 }
 
+/// A value that is not a positive number of seconds.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a positive number of seconds")]
+pub(crate) struct NotSeconds(String);
+
 /// Parses a positive number of seconds, fractions allowed, as `--timeout`
 /// and `CRUSH_PROVIDER_TIMEOUT` take it.
-pub(crate) fn parse_seconds(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<Duration, NotSeconds> {
     match s.trim().parse::<f64>() {
         Ok(secs) if secs > 0.0 && secs.is_finite() && secs < 1e9 => {
             Ok(Duration::from_secs_f64(secs))
         }
-        _ => Err(format!("{s:?} is not a positive number of seconds")),
+        _ => Err(NotSeconds(s.to_owned())),
     }
-}
-
-/// How far a fetch got, for telling a timeout's phase and what a broken
-/// answer had brought.
-#[derive(Debug, Default)]
-pub(crate) struct Progress {
-    /// A connection (TCP, the proxy's tunnel, TLS) was established.
-    pub(crate) connected: AtomicBool,
-    /// The answer's head arrived.
-    answered: AtomicBool,
-    /// Body bytes received.
-    pub(crate) received: AtomicU64,
-    /// Body bytes the server said it would send; [`u64::MAX`] when it did
-    /// not say.
-    total: AtomicU64,
 }
 
 /// Fetches that share one HTTP client, and so its connections: a catalog's
 /// signature goes on the connection that brought the catalog (kept alive),
 /// not behind a new name lookup and TLS handshake. The client is set up on
 /// the first fetch; a session that fetches nothing costs nothing.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Session {
-    client: std::sync::OnceLock<Client>,
+    client: OnceLock<Client>,
 }
 
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Session")
-    }
-}
-
-/// A session's client, and what its fetches learn.
-struct Client {
-    runtime: tokio::runtime::Runtime,
-    http: reqwest::Client,
-    /// The bound on connecting it was built with.
-    connect_timeout: Duration,
-    progress: Arc<Progress>,
-    /// The URLs the current fetch was redirected to, in order.
-    redirects: Arc<std::sync::Mutex<Vec<Url>>>,
-    /// The proxy variables, read once, as Go reads them once.
-    proxies: ProxyEnv,
-}
+/// How much of a body had come, and of how much when the server said:
+/// set once the answer began, for the phase of a timeout.
+type BodySoFar = Cell<Option<(u64, Option<u64>)>>;
 
 impl Session {
     /// Fetches `url`, blocking the calling thread (the session runs its own
@@ -276,68 +280,22 @@ impl Session {
             let _ = self.client.set(Client::new(options.connect_timeout, own)?);
         }
         let client = self.client.get().expect("set just above");
-        client.fetch(url, options)
-    }
-}
-
-impl Client {
-    /// A client whose requests connect within `connect_timeout`; with
-    /// `own`, for requests that carry a credential, its proxy and CA are
-    /// the user's own environment's, never a `.env` file's
-    /// ([`credential`]).
-    fn new(connect_timeout: Duration, own: bool) -> Result<Client, FetchError> {
-        diagnosis::spare_descriptors()
-            .map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| FetchError::Setup(Setup::Runtime(e.to_string())))?;
-        let progress = Arc::new(Progress::default());
-        let redirects = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let env = |name: &str| match own {
-            true => credential::users_env(name),
-            false => crate::environment::var(name),
-        };
-        let proxies = ProxyEnv::read(|name| env(name).map(|v| v.to_string_lossy().into_owned()));
-        let roots = tls::extra_roots(env).map_err(FetchError::Setup)?;
-        let http = http_client(connect_timeout, &progress, &proxies, roots)?;
-        Ok(Client {
-            runtime,
-            http,
-            connect_timeout,
-            progress,
-            redirects,
-            proxies,
-        })
-    }
-
-    fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
-        // What one fetch learnt is not the next one's; a connection made
-        // for an earlier fetch of this session is still there.
-        self.progress.answered.store(false, Ordering::Relaxed);
-        self.progress.received.store(0, Ordering::Relaxed);
-        self.progress.total.store(u64::MAX, Ordering::Relaxed);
-        self.redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-        let on = Attempt {
-            url,
-            options,
-            connect_timeout: self.connect_timeout,
-            progress: &self.progress,
-            redirects: &self.redirects,
-            proxies: &self.proxies,
-        };
-        self.runtime.block_on(async {
+        let body = BodySoFar::default();
+        client.runtime.block_on(async {
             let bounded = async {
-                match tokio::time::timeout(options.timeout, fetch_async(&self.http, &on)).await {
-                    Ok(result) => result,
-                    Err(_) => Err(FetchError::Timeout(timeout_phase(
-                        &self.progress,
-                        options.timeout,
-                    ))),
-                }
+                let fetch = client.fetch(url, options, &body);
+                let after = options.timeout;
+                let Ok(fetched) = tokio::time::timeout(after, fetch).await else {
+                    return Err(FetchError::Timeout(match body.get() {
+                        Some((received, total)) => Timeout::Body {
+                            after,
+                            received,
+                            total,
+                        },
+                        None => Timeout::Answer(after),
+                    }));
+                };
+                fetched
             };
             let Some(cancel) = &options.watch.cancel else {
                 return bounded.await;
@@ -353,145 +311,210 @@ impl Client {
     }
 }
 
-/// The phase a timeout of `after` struck in.
-fn timeout_phase(progress: &Progress, after: Duration) -> Timeout {
-    if progress.answered.load(Ordering::Relaxed) {
-        Timeout::Body {
-            after,
-            received: progress.received.load(Ordering::Relaxed),
-            total: Some(progress.total.load(Ordering::Relaxed)).filter(|&t| t != u64::MAX),
-        }
-    } else if progress.connected.load(Ordering::Relaxed) {
-        Timeout::Answer(after)
-    } else {
-        Timeout::Connect(after)
-    }
-}
-
-/// What one fetch works with.
-pub(crate) struct Attempt<'a> {
-    pub(crate) url: &'a Url,
-    pub(crate) options: &'a FetchOptions,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) progress: &'a Arc<Progress>,
-    pub(crate) redirects: &'a std::sync::Mutex<Vec<Url>>,
-    /// The proxy variables the client routes by.
-    pub(crate) proxies: &'a ProxyEnv,
-}
-
-/// The HTTP client: rustls with ring's cryptography (which takes its
-/// randomness from the operating system: aws-lc seeds its own generator
-/// with CPU jitter, tens of milliseconds of CPU in every process that
-/// makes a connection; docs/BENCHMARKS.md), the system's trust store
-/// (with `roots`) loaded only for a first certificate to verify, the
-/// proxy each request
-/// is routed to by [`proxy::route`] (Go's rules, never the system's
-/// settings), gzip, and no redirect followed by the client itself
-/// ([`crate::fetch::redirect`]).
-fn http_client(
+/// A session's client: rustls with ring's cryptography ([`tls`]), the
+/// proxy each request is routed to by [`proxy::route`] (Go's rules, never
+/// the system's settings), gzip, and no redirect followed by the client
+/// itself ([`Client::follow`]).
+#[derive(Debug)]
+struct Client {
+    runtime: tokio::runtime::Runtime,
+    http: reqwest::Client,
+    /// The bound on connecting it was built with.
     connect_timeout: Duration,
-    progress: &Arc<Progress>,
-    proxies: &ProxyEnv,
-    roots: Vec<rustls::pki_types::CertificateDer<'static>>,
-) -> Result<reqwest::Client, FetchError> {
-    let proxies = proxies.clone();
-    let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &proxies) {
-        Route::Proxy(proxy, _) => Some(proxy),
-        _ => None,
-    });
-    reqwest::Client::builder()
-        .proxy(routed)
-        .tls_backend_preconfigured(tls::config(roots))
-        .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(connect_timeout)
-        .connector_layer(MarkConnected(Arc::clone(progress)))
-        // Redirects are followed by hand (`redirect::follow`).
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(|e| FetchError::Setup(Setup::Client(e.to_string())))
+    /// The proxy variables, read once, as Go reads them once.
+    proxies: ProxyEnv,
 }
 
-/// A layer over the client's connector that marks when a connection (TCP,
-/// a proxy's tunnel, TLS) is established: the line between "could not
-/// connect" and "no answer".
-#[derive(Clone)]
-struct MarkConnected(Arc<Progress>);
-
-impl<S> tower::Layer<S> for MarkConnected {
-    type Service = Marked<S>;
-
-    fn layer(&self, inner: S) -> Marked<S> {
-        Marked {
-            inner,
-            progress: Arc::clone(&self.0),
-        }
-    }
-}
-
-#[derive(Clone)]
-struct Marked<S> {
-    inner: S,
-    progress: Arc<Progress>,
-}
-
-impl<S, R> tower::Service<R> for Marked<S>
-where
-    S: tower::Service<R>,
-    S::Future: Send + 'static,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future =
-        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        let connecting = self.inner.call(request);
-        let progress = Arc::clone(&self.progress);
-        Box::pin(async move {
-            let connection = connecting.await?;
-            progress.connected.store(true, Ordering::Relaxed);
-            Ok(connection)
+impl Client {
+    /// A client whose requests connect within `connect_timeout`; with
+    /// `own`, for requests that carry a credential, its proxy and CA are
+    /// the user's own environment's, never a `.env` file's
+    /// ([`credential`]).
+    fn new(connect_timeout: Duration, own: bool) -> Result<Client, FetchError> {
+        let runtime = diagnosis::spare_descriptors()
+            .and_then(|()| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+            })
+            .map_err(|e| FetchError::Setup(Setup::Runtime(e)))?;
+        let env = |name: &str| match own {
+            true => credential::users_env(name),
+            false => crate::environment::var(name),
+        };
+        let proxies = ProxyEnv::read(|name| env(name).map(|v| v.to_string_lossy().into_owned()));
+        let roots = tls::extra_roots(env).map_err(FetchError::Setup)?;
+        let routes = proxies.clone();
+        let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &routes) {
+            Route::Proxy(proxy, _) => Some(proxy),
+            _ => None,
+        });
+        let http = reqwest::Client::builder()
+            .proxy(routed)
+            .tls_backend_preconfigured(tls::config(roots))
+            .user_agent(concat!("crush-providers/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(connect_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| FetchError::Setup(Setup::Client(e)))?;
+        Ok(Client {
+            runtime,
+            http,
+            connect_timeout,
+            proxies,
         })
     }
-}
 
-/// One fetch on `client`.
-async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetched, FetchError> {
-    if proxy::route(on.url, on.proxies) == Route::RefusedInCgi {
-        // Go's net/http refuses the same request (golang.org/s/cgihttpproxy).
-        return Err(FetchError::RefusedInCgi);
-    }
-    let headers = request_headers(on.options)?;
-    let mut response = redirect::follow(client, on, headers).await?;
-    on.progress.answered.store(true, Ordering::Relaxed);
-    let status = response.status();
-    if status == StatusCode::NOT_MODIFIED {
-        return if on.options.conditional.is_empty() {
-            Err(FetchError::UnexpectedNotModified)
-        } else {
-            Ok(Fetched::NotModified)
+    /// One fetch, telling `body` how far it got.
+    async fn fetch(
+        &self,
+        url: &Url,
+        options: &FetchOptions,
+        body: &BodySoFar,
+    ) -> Result<Fetched, FetchError> {
+        if proxy::route(url, &self.proxies) == Route::RefusedInCgi {
+            // Go's net/http refuses the same request (golang.org/s/cgihttpproxy).
+            return Err(FetchError::RefusedInCgi);
+        }
+        let (mut response, chain) = self.follow(url, request_headers(options)?).await?;
+        body.set(Some((0, None)));
+        let last = chain.last().unwrap_or(url);
+        // A same-origin hop keeps the first URL's password: replaced.
+        let redirected = (chain.len() > 1).then(|| redacted(last.as_str()));
+        let status = response.status();
+        if status == StatusCode::NOT_MODIFIED {
+            return match options.conditional.is_empty() {
+                true => Err(FetchError::UnexpectedNotModified),
+                false => Ok(Fetched::NotModified),
+            };
+        }
+        // A 407 to a plain-http request is the proxy's own answer (an
+        // https request's would have refused the tunnel).
+        if status == StatusCode::PROXY_AUTHENTICATION_REQUIRED
+            && let Route::Proxy(proxy, variable) = proxy::route(last, &self.proxies)
+        {
+            let proxy = ProxyOrigin::new(&proxy, variable);
+            let target = diagnosis::target_of(last);
+            let cause = Network::Proxy(proxy, Proxy::WantsCredentials, target);
+            return Err(FetchError::Network {
+                cause: Box::new(cause),
+                source: None,
+                redirected: None,
+            });
+        }
+        if !status.is_success() {
+            // Once a redirect left the first origin, the key went no more.
+            let sent = options.bearer.is_some() && chain.iter().all(|u| u.origin() == url.origin());
+            return Err(FetchError::Status {
+                status,
+                body_line: first_line(&mut response).await,
+                hyper_key_sent: (options.document == Target::Hyper).then_some(sent),
+                redirected,
+            });
+        }
+        let validators = Validators {
+            etag: header_string(response.headers(), header::ETAG),
+            last_modified: header_string(response.headers(), header::LAST_MODIFIED),
         };
+        // Content-Length describes the encoded body; only trust it as a
+        // hint when the body is not compressed.
+        let encoded = response.headers().contains_key(header::CONTENT_ENCODING);
+        let declared = response.content_length().filter(|_| !encoded);
+        let max_body = options.max_body;
+        if declared.is_some_and(|len| len > max_body as u64) {
+            return Err(FetchError::TooLarge(max_body));
+        }
+        let reporter = options.watch.reporter.as_deref();
+        let reported = reporter.map(|r| Reported::start(r, declared));
+        let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
+        loop {
+            body.set(Some((bytes.len() as u64, declared)));
+            let chunk = match response.chunk().await {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => return Ok(Fetched::Body { bytes, validators }),
+                Err(e) => return Err(self.failure(e, last, redirected.is_some(), Some(&bytes))),
+            };
+            if bytes.len() + chunk.len() > max_body {
+                return Err(FetchError::TooLarge(max_body));
+            }
+            bytes.extend_from_slice(&chunk);
+            if let Some(reported) = &reported {
+                reported.0.on_download_progress(bytes.len() as u64);
+            }
+        }
     }
-    if let Some(proxy) = classify::proxy_answered(on, status) {
-        return Err(proxy);
+
+    /// Sends the GET of `url` with `headers`, following redirects by hand
+    /// ([`redirect_verdict`]): the last answer, and the URLs asked, the
+    /// first one first. Once a hop has left the first URL's origin, no
+    /// later hop carries a credential: no `Authorization` (the Hyper key)
+    /// and no user and password of a URL (which the client sends as
+    /// `Authorization: Basic`). The client's own policy compared each hop
+    /// with the one before only and started each from the first request's
+    /// headers, so a second hop within the new host got the key back, as
+    /// Go's client did before CVE-2024-45336's fix (Crush is built with a
+    /// Go that has it).
+    async fn follow(
+        &self,
+        url: &Url,
+        mut headers: HeaderMap,
+    ) -> Result<(reqwest::Response, Vec<Url>), FetchError> {
+        let mut chain = vec![url.clone()];
+        let mut left = false;
+        loop {
+            let current = chain.last().expect("the first URL is there");
+            let response = self
+                .http
+                .get(current.clone())
+                .headers(headers.clone())
+                .send()
+                .await
+                .map_err(|e| self.failure(e, current, chain.len() > 1, None))?;
+            let status = response.status();
+            let location = response.headers().get(header::LOCATION);
+            let redirects = matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308);
+            let (true, Some(location)) = (redirects, location) else {
+                return Ok((response, chain));
+            };
+            let mut next = location
+                .to_str()
+                .ok()
+                .and_then(|l| current.join(l).ok())
+                .ok_or_else(|| {
+                    let from = redacted(current.as_str());
+                    FetchError::Redirect(Redirect::BadLocation { from, status })
+                })?;
+            redirect_verdict(&chain, &next).map_err(FetchError::Redirect)?;
+            left |= next.origin() != url.origin();
+            if left {
+                headers.remove(header::AUTHORIZATION);
+                let _ = next.set_username("");
+                let _ = next.set_password(None);
+            }
+            chain.push(next);
+        }
     }
-    if !status.is_success() {
-        let body_line = first_line(&mut response).await;
-        return Err(classify::refused(on, status, body_line));
+
+    /// The failure for the client's `error` on a request for `url` (a
+    /// redirect's target when `redirected`), `received` the body so far
+    /// when it broke off.
+    fn failure(
+        &self,
+        error: reqwest::Error,
+        url: &Url,
+        redirected: bool,
+        received: Option<&[u8]>,
+    ) -> FetchError {
+        if error.is_connect() && error.is_timeout() {
+            return FetchError::Timeout(Timeout::Connect(self.connect_timeout));
+        }
+        let received = received.map(|bytes| bytes.len() as u64);
+        FetchError::Network {
+            cause: Box::new(diagnosis::network(&error, url, &self.proxies, received)),
+            source: Some(error),
+            redirected: redirected.then(|| redacted(url.as_str())),
+        }
     }
-    let validators = Validators {
-        etag: header_string(response.headers(), header::ETAG),
-        last_modified: header_string(response.headers(), header::LAST_MODIFIED),
-    };
-    let bytes = read_body(response, on).await?;
-    Ok(Fetched::Body { bytes, validators })
 }
 
 /// The request's headers: JSON wanted, the validators of a conditional
@@ -499,21 +522,14 @@ async fn fetch_async(client: &reqwest::Client, on: &Attempt<'_>) -> Result<Fetch
 fn request_headers(options: &FetchOptions) -> Result<HeaderMap, FetchError> {
     let mut headers = HeaderMap::new();
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
-    if let Some(etag) = options
-        .conditional
-        .etag
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        headers.insert(header::IF_NONE_MATCH, etag);
-    }
-    if let Some(date) = options
-        .conditional
-        .last_modified
-        .as_deref()
-        .and_then(|v| HeaderValue::from_str(v).ok())
-    {
-        headers.insert(header::IF_MODIFIED_SINCE, date);
+    let conditional = &options.conditional;
+    for (name, value) in [
+        (header::IF_NONE_MATCH, &conditional.etag),
+        (header::IF_MODIFIED_SINCE, &conditional.last_modified),
+    ] {
+        if let Some(value) = value.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(name, value);
+        }
     }
     if let Some(Bearer(key)) = &options.bearer {
         // Go refuses to send such a header too: the request fails.
@@ -523,51 +539,6 @@ fn request_headers(options: &FetchOptions) -> Result<HeaderMap, FetchError> {
         headers.insert(header::AUTHORIZATION, value);
     }
     Ok(headers)
-}
-
-/// A 2xx answer's body, at most `max_body` bytes, its progress told to the
-/// watch's reporter.
-async fn read_body(
-    mut response: reqwest::Response,
-    on: &Attempt<'_>,
-) -> Result<Vec<u8>, FetchError> {
-    let max_body = on.options.max_body;
-    // Content-Length describes the encoded body; only trust it as a hint
-    // when the body is not compressed.
-    let encoded = response.headers().contains_key(header::CONTENT_ENCODING);
-    let declared = response.content_length().filter(|_| !encoded);
-    if let Some(len) = declared
-        && len > max_body as u64
-    {
-        return Err(FetchError::TooLarge(max_body));
-    }
-    if let Some(total) = declared {
-        on.progress.total.store(total, Ordering::Relaxed);
-    }
-    let reported = on
-        .options
-        .watch
-        .reporter
-        .as_deref()
-        .map(|r| Reported::start(r, declared));
-    let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .map_err(|e| classify::failure(on, e))?
-    {
-        if bytes.len() + chunk.len() > max_body {
-            return Err(FetchError::TooLarge(max_body));
-        }
-        bytes.extend_from_slice(&chunk);
-        on.progress
-            .received
-            .store(bytes.len() as u64, Ordering::Relaxed);
-        if let Some(reported) = &reported {
-            reported.progress(bytes.len() as u64);
-        }
-    }
-    Ok(bytes)
 }
 
 fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String> {
@@ -583,13 +554,10 @@ fn header_string(headers: &HeaderMap, name: header::HeaderName) -> Option<String
 async fn first_line(response: &mut reqwest::Response) -> Option<String> {
     const LIMIT: usize = 4096;
     let mut head = Vec::new();
-    while head.len() < LIMIT {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                head.extend_from_slice(&chunk[..chunk.len().min(LIMIT - head.len())])
-            }
-            _ => break,
-        }
+    while head.len() < LIMIT
+        && let Ok(Some(chunk)) = response.chunk().await
+    {
+        head.extend_from_slice(&chunk[..chunk.len().min(LIMIT - head.len())]);
     }
     let text = String::from_utf8_lossy(&head);
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
@@ -597,13 +565,12 @@ async fn first_line(response: &mut reqwest::Response) -> Option<String> {
     if line.starts_with('<') {
         return None;
     }
-    let clean: String = line.chars().filter(|c| !c.is_control()).take(200).collect();
-    Some(clean)
+    Some(line.chars().filter(|c| !c.is_control()).take(200).collect())
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     /// A server on loopback that answers one request with `head` and
     /// `body`, then keeps the connection open until the client goes.

@@ -1,13 +1,11 @@
 //! Reading a SOURCE: what it means ([`source`]), bounded downloads
 //! ([`http`]) over TLS set up once ([`tls`]), told of and ended by their
 //! caller ([`watch`]: a progress reporter, a cancellation), why a download
-//! failed in plain words ([`diagnosis`]) as read from the HTTP client's
-//! errors (`classify`), the redirects followed ([`redirect`]), and the
-//! proxy each request goes through ([`proxy`]), and what a project's
-//! `.env` may not choose of a request that carries a credential
-//! ([`credential`]).
+//! failed in plain words ([`diagnosis`]), the redirects followed
+//! ([`redirect`]), the proxy each request goes through ([`proxy`]), and
+//! what a project's `.env` may not choose of a request that carries a
+//! credential ([`credential`]).
 
-pub(crate) mod classify;
 pub(crate) mod credential;
 pub(crate) mod diagnosis;
 pub(crate) mod http;

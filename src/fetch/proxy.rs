@@ -82,12 +82,11 @@ pub(crate) enum Direct {
     NoneSet,
     /// It is for this machine, which never goes through a proxy.
     Loopback,
-    /// This `NO_PROXY` entry names its host; the proxy it goes around.
+    /// This `NO_PROXY` entry names its host, which goes around the proxy
+    /// of this variable.
     Excepted {
         /// The entry.
         entry: String,
-        /// The proxy that would have been used, and its variable.
-        proxy: Url,
         /// The variable of the proxy.
         variable: &'static str,
     },
@@ -118,23 +117,28 @@ pub(crate) fn route(url: &Url, env: &ProxyEnv) -> Route {
     if url.scheme() == "http" && env.cgi {
         return Route::RefusedInCgi;
     }
-    let host = match url.host() {
-        Some(url::Host::Domain(d)) => Host::Name(d.to_ascii_lowercase()),
-        Some(url::Host::Ipv4(ip)) => Host::Ip(IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => Host::Ip(canonical(IpAddr::V6(ip))),
+    // The host as Go compares it: lower case, an address in its canonical
+    // form (`::ffff:1.2.3.4` is `1.2.3.4`).
+    let (host, ip) = match url.host() {
+        Some(url::Host::Domain(d)) => (d.to_ascii_lowercase(), None),
+        Some(url::Host::Ipv4(ip)) => (ip.to_string(), Some(IpAddr::V4(ip))),
+        Some(url::Host::Ipv6(ip)) => {
+            let ip = canonical(IpAddr::V6(ip));
+            (ip.to_string(), Some(ip))
+        }
         None => return Route::Proxy(proxy, variable),
     };
-    if host.is_loopback() {
+    if is_loopback(url) {
         return Route::Direct(Direct::Loopback);
     }
-    let port = url.port_or_known_default().unwrap_or_default();
+    let port = url.port_or_known_default().unwrap_or_default().to_string();
     let no_proxy = env.no_proxy.as_ref().map_or("", |(v, _)| v.as_str());
-    match excepted(&host, port, no_proxy) {
-        Some(entry) => Route::Direct(Direct::Excepted {
-            entry,
-            proxy,
-            variable,
-        }),
+    let entry = no_proxy.split(',').map(str::trim).find(|entry| {
+        let entry = entry.to_ascii_lowercase();
+        !entry.is_empty() && excepts(&entry, &host, ip, &port)
+    });
+    match entry.map(str::to_owned) {
+        Some(entry) => Route::Direct(Direct::Excepted { entry, variable }),
         None => Route::Proxy(proxy, variable),
     }
 }
@@ -169,28 +173,6 @@ fn parse_proxy(value: &str) -> Option<Url> {
     parsed.ok()
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Host {
-    Name(String),
-    Ip(IpAddr),
-}
-
-impl Host {
-    fn is_loopback(&self) -> bool {
-        match self {
-            Host::Name(name) => name == "localhost",
-            Host::Ip(ip) => ip.is_loopback(),
-        }
-    }
-
-    fn text(&self) -> String {
-        match self {
-            Host::Name(name) => name.clone(),
-            Host::Ip(ip) => ip.to_string(),
-        }
-    }
-}
-
 /// An IPv4 address written as IPv6 (`::ffff:1.2.3.4`) is that IPv4
 /// address, as Go compares them.
 fn canonical(ip: IpAddr) -> IpAddr {
@@ -200,93 +182,44 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// The `NO_PROXY` entry that sends `host:port` around the proxy, if any.
-fn excepted(host: &Host, port: u16, no_proxy: &str) -> Option<String> {
-    let port = port.to_string();
-    let text = host.text();
-    for raw in no_proxy.split(',') {
-        let entry = raw.trim().to_ascii_lowercase();
-        if entry.is_empty() {
-            continue;
-        }
-        let matched = match Entry::parse(&entry) {
-            Some(Entry::All) => true,
-            Some(Entry::Range(net, bits)) => {
-                matches!(host, Host::Ip(ip) if in_range(*ip, net, bits))
-            }
-            Some(Entry::Ip(ip, p)) => {
-                matches!(host, Host::Ip(h) if *h == ip) && p.as_deref().is_none_or(|p| p == port)
-            }
-            Some(Entry::Domain {
-                suffix,
-                whole,
-                port: p,
-            }) => {
-                (text.ends_with(&suffix) || (whole && text == suffix[1..]))
-                    && p.as_deref().is_none_or(|p| p == port)
-            }
-            None => false,
-        };
-        if matched {
-            return Some(raw.trim().to_owned());
-        }
+/// Whether the `NO_PROXY` entry `entry` (lower case) sends `host`, at
+/// `port`, around the proxy, as Go's `config.init` reads entries: `*`;
+/// an address range (any port); an address, and its port if given; else a
+/// domain (`.corp`, `*.corp`: below it; `corp`: it too), and its port if
+/// given.
+fn excepts(entry: &str, host: &str, ip: Option<IpAddr>, port: &str) -> bool {
+    if entry == "*" {
+        return true;
     }
-    None
-}
-
-/// One `NO_PROXY` entry, as Go's `config.init` reads it.
-enum Entry {
-    All,
-    Range(IpAddr, u8),
-    Ip(IpAddr, Option<String>),
-    Domain {
-        /// `.` and the domain.
-        suffix: String,
-        /// Whether the domain itself matches too (written without `.`).
-        whole: bool,
-        port: Option<String>,
-    },
-}
-
-impl Entry {
-    fn parse(entry: &str) -> Option<Entry> {
-        if entry == "*" {
-            return Some(Entry::All);
-        }
-        if let Some((net, bits)) = entry.split_once('/')
-            && let (Ok(net), Ok(bits)) = (net.parse::<IpAddr>(), bits.parse::<u8>())
-            && bits <= if net.is_ipv4() { 32 } else { 128 }
-        {
-            return Some(Entry::Range(net, bits));
-        }
-        let (host, port) = split_host_port(entry).unwrap_or((entry, None));
-        if host.is_empty() {
-            return None;
-        }
-        if let Ok(ip) = host.parse::<IpAddr>() {
-            return Some(Entry::Ip(canonical(ip), port.map(str::to_owned)));
-        }
-        let host = host
-            .strip_prefix('*')
-            .filter(|h| h.starts_with('.'))
-            .unwrap_or(host);
-        let whole = !host.starts_with('.');
-        let mut suffix = if whole {
-            format!(".{host}")
-        } else {
-            host.to_owned()
-        };
-        if !suffix.is_ascii()
-            && let Ok(url::Host::Domain(d)) = url::Host::parse(&suffix[1..])
-        {
-            suffix = format!(".{d}");
-        }
-        Some(Entry::Domain {
-            suffix,
-            whole,
-            port: port.map(str::to_owned),
-        })
+    if let Some((net, bits)) = entry.split_once('/')
+        && let (Ok(net), Ok(bits)) = (net.parse::<IpAddr>(), bits.parse::<u8>())
+        && bits <= if net.is_ipv4() { 32 } else { 128 }
+    {
+        return ip.is_some_and(|ip| in_range(ip, net, bits));
     }
+    let (name, entry_port) = split_host_port(entry).unwrap_or((entry, None));
+    if name.is_empty() || entry_port.is_some_and(|p| p != port) {
+        return false;
+    }
+    if let Ok(entry_ip) = name.parse::<IpAddr>() {
+        return ip == Some(canonical(entry_ip));
+    }
+    let name = name
+        .strip_prefix('*')
+        .filter(|n| n.starts_with('.'))
+        .unwrap_or(name);
+    let whole = !name.starts_with('.');
+    let mut suffix = if whole {
+        format!(".{name}")
+    } else {
+        name.to_owned()
+    };
+    if !suffix.is_ascii()
+        && let Ok(url::Host::Domain(d)) = url::Host::parse(&suffix[1..])
+    {
+        suffix = format!(".{d}");
+    }
+    host.ends_with(&suffix) || (whole && host == &suffix[1..])
 }
 
 /// Go's `net.SplitHostPort` for an entry: `host:port` or `[v6]:port`;

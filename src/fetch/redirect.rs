@@ -1,12 +1,10 @@
-//! Redirects, followed by hand: at most [`MAX_REDIRECTS`], only to
-//! http(s), never from https to anything else, and no credential once a
-//! hop has left the first URL's origin.
+//! Redirects, followed by hand (`Client::follow` in [`crate::fetch::http`]):
+//! at most [`MAX_REDIRECTS`], only to http(s), never from https to
+//! anything else, and no credential once a hop has left the first URL's
+//! origin.
 
-use reqwest::header::{self, HeaderMap};
 use reqwest::{StatusCode, Url};
 
-use crate::fetch::classify;
-use crate::fetch::http::{Attempt, FetchError};
 use crate::fetch::source::redacted;
 
 /// Most redirects followed for one request.
@@ -48,61 +46,6 @@ pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), Redir
         Err(Redirect::NotHttp(redacted(next.as_str())))
     } else {
         Ok(())
-    }
-}
-
-/// Sends the GET of `on` with `headers`, following redirects by hand
-/// ([`redirect_verdict`]), and returns the last answer. Once a hop has
-/// left the first URL's origin, no later hop carries a credential: no
-/// `Authorization` (the Hyper key) and no user and password of a URL
-/// (which the client sends as `Authorization: Basic`). The client's own
-/// policy compared each hop with the one before only and started each
-/// from the first request's headers, so a second hop within the new host
-/// got the key back, as Go's client did before CVE-2024-45336's fix
-/// (Crush is built with a Go that has it).
-pub(crate) async fn follow(
-    client: &reqwest::Client,
-    on: &Attempt<'_>,
-    mut headers: HeaderMap,
-) -> Result<reqwest::Response, FetchError> {
-    let mut chain = vec![on.url.clone()];
-    let mut left = false;
-    loop {
-        let current = chain.last().expect("the first URL is there");
-        let response = client
-            .get(current.clone())
-            .headers(headers.clone())
-            .send()
-            .await
-            .map_err(|e| classify::failure(on, e))?;
-        let status = response.status();
-        let location = response.headers().get(header::LOCATION);
-        let redirects = matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308);
-        let (true, Some(location)) = (redirects, location) else {
-            return Ok(response);
-        };
-        let mut next = location
-            .to_str()
-            .ok()
-            .and_then(|l| current.join(l).ok())
-            .ok_or_else(|| {
-                FetchError::Redirect(Redirect::BadLocation {
-                    from: redacted(current.as_str()),
-                    status,
-                })
-            })?;
-        redirect_verdict(&chain, &next).map_err(FetchError::Redirect)?;
-        left |= next.origin() != on.url.origin();
-        if left {
-            headers.remove(header::AUTHORIZATION);
-            let _ = next.set_username("");
-            let _ = next.set_password(None);
-        }
-        on.redirects
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(next.clone());
-        chain.push(next);
     }
 }
 

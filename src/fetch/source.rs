@@ -16,11 +16,6 @@ use crate::store::file;
 use crate::store::validators::Validators;
 use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
 
-/// Path of the catalog on a Catwalk server, below its base URL.
-pub(crate) const CATALOG_PATH: &str = "v2/providers";
-/// Path of Hyper's provider on its server, below its base URL.
-pub(crate) const HYPER_PATH: &str = "api/v1/provider";
-
 /// `target`'s public server, when [`url_env`] names none.
 pub(crate) fn default_url(target: Target) -> &'static str {
     match target {
@@ -32,8 +27,8 @@ pub(crate) fn default_url(target: Target) -> &'static str {
 /// The path of `target`'s document below its server's base URL.
 fn document_path(target: Target) -> &'static str {
     match target {
-        Target::Catalog => CATALOG_PATH,
-        Target::Hyper => HYPER_PATH,
+        Target::Catalog => "v2/providers",
+        Target::Hyper => "api/v1/provider",
     }
 }
 
@@ -93,10 +88,39 @@ pub(crate) fn go_accepts(text: &str) -> bool {
     !authority.contains([' ', '\\'])
 }
 
-/// A `SOURCE` argument or `CATWALK_URL` that is not usable (a usage error).
+/// A `SOURCE` argument, `CATWALK_URL` or `HYPER_URL` that is not usable (a
+/// usage error). Each holds the text as shown: a password replaced.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct SourceError(String);
+pub(crate) enum SourceError {
+    /// White space around a URL ([`stray_space`]): where, and the URL
+    /// without it.
+    #[error(
+        "{0:?} {1}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {2:?}"
+    )]
+    StraySpace(String, String, String),
+    /// An http(s) URL Go's parser refuses ([`go_accepts`]).
+    #[error(
+        "{0:?}: Go refuses it, so Crush sends no request with it (a control character, or a space or backslash before the path); write the URL without it"
+    )]
+    GoRefuses(String),
+    /// Another scheme than http(s) or file: this one.
+    #[error(
+        "{0:?}: {1}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
+    )]
+    Scheme(String, String),
+    /// Not a URL at all, for this.
+    #[error("{0:?} is not a valid URL: {1}")]
+    NotUrl(String, url::ParseError),
+    /// A URL without a host name.
+    #[error("{0:?} has no host name")]
+    NoHost(String),
+    /// A `file://` URL of another machine's file.
+    #[error("{0:?} does not name a local file; use file:///absolute/path")]
+    NotLocal(String),
+    /// One of the above, in this variable.
+    #[error("{0}: {1}")]
+    In(&'static str, Box<SourceError>),
+}
 
 /// Which input named the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,15 +152,7 @@ pub(crate) fn given_for<'a>(
     }
 }
 
-/// Resolves the `SOURCE` argument. `catwalk_url` is the value of
-/// `CATWALK_URL`, used when the argument is omitted or empty, and read
-/// the same way: `embedded`, a file or a URL, as Crush reads it.
-#[cfg(test)]
-pub fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
-    resolve_for(Target::Catalog, arg, catwalk_url)
-}
-
-/// [`resolve`] for `target`, `env_url` being the value of its
+/// Resolves `SOURCE` for `target`, `env_url` being the value of its
 /// [`url_env`]: a URL names a server's base (or the document itself),
 /// as for the catalog.
 pub(crate) fn resolve_for(
@@ -145,9 +161,9 @@ pub(crate) fn resolve_for(
     env_url: Option<&str>,
 ) -> Result<Source, SourceError> {
     let (text, from) = given_for(target, arg, env_url);
-    resolve_text(target, text).map_err(|SourceError(why)| match from {
-        Given::Variable(name) => SourceError(format!("{name}: {why}")),
-        _ => SourceError(why),
+    resolve_text(target, text).map_err(|error| match from {
+        Given::Variable(name) => SourceError::In(name, Box::new(error)),
+        _ => error,
     })
 }
 
@@ -174,32 +190,23 @@ pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<U
 fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
     let shown = redacted(arg);
     if let Some((what, url)) = stray_space(arg) {
-        return Err(SourceError(format!(
-            "{shown:?} {what}, which is no part of a URL: Go refuses it, so Crush sends no request; remove it: {:?}",
-            redacted(url)
-        )));
+        return Err(SourceError::StraySpace(shown, what, redacted(url)));
     }
+    let file = starts_with_ignore_case(arg, "file:");
     match arg {
         "embedded" => Ok(Source::Embedded),
         "-" => Ok(Source::Stdin),
-        _ if is_http(arg) && !go_accepts(arg) => Err(SourceError(format!(
-            "{shown:?}: Go refuses it, so Crush sends no request with it (a control character, or a space or backslash before the path); write the URL without it"
-        ))),
+        _ if is_http(arg) && !go_accepts(arg) => Err(SourceError::GoRefuses(shown)),
         _ if is_http(arg) => document_url(target, arg).map(Source::Url),
-        _ if arg.contains("://") && !starts_with_ignore_case(arg, "file:") => {
-            let scheme = arg.split("://").next().unwrap_or_default();
-            Err(SourceError(format!(
-                "{shown:?}: {scheme}:// is not a scheme this reads; give an http:// or https:// URL, a file, `-` for standard input, or `embedded`"
-            )))
+        _ if arg.contains("://") && !file => {
+            let scheme = arg.split("://").next().unwrap_or_default().to_owned();
+            Err(SourceError::Scheme(shown, scheme))
         }
-        _ if starts_with_ignore_case(arg, "file:") => {
-            let url = Url::parse(arg)
-                .map_err(|e| SourceError(format!("{shown:?} is not a valid file:// URL: {e}")))?;
-            url.to_file_path().map(Source::File).map_err(|()| {
-                SourceError(format!(
-                    "{shown:?} does not name a local file; use file:///absolute/path"
-                ))
-            })
+        _ if file => {
+            let url = Url::parse(arg).map_err(|e| SourceError::NotUrl(shown.clone(), e))?;
+            url.to_file_path()
+                .map(Source::File)
+                .map_err(|()| SourceError::NotLocal(shown))
         }
         _ => Ok(Source::File(PathBuf::from(arg))),
     }
@@ -241,13 +248,9 @@ pub(crate) fn catalog_url(given: &str) -> Result<Url, SourceError> {
 /// `HYPER_URL` and the path as text; a trailing slash makes no other
 /// place here).
 pub(crate) fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
-    let mut url = Url::parse(given)
-        .map_err(|e| SourceError(format!("{:?} is not a valid URL: {e}", redacted(given))))?;
+    let mut url = Url::parse(given).map_err(|e| SourceError::NotUrl(redacted(given), e))?;
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(SourceError(format!(
-            "{:?} has no host name",
-            redacted(given)
-        )));
+        return Err(SourceError::NoHost(redacted(given)));
     }
     let path = url.path().trim_end_matches('/');
     let document = document_path(target);
@@ -282,9 +285,6 @@ pub(crate) fn stray_space(text: &str) -> Option<(String, &str)> {
         first.is_some_and(char::is_whitespace),
         last.is_some_and(char::is_whitespace),
     ) {
-        (true, true) if blank(first) == blank(last) => {
-            format!("starts and ends with {}", blank(first))
-        }
         (true, true) => format!("starts with {} and ends with {}", blank(first), blank(last)),
         (true, false) => format!("starts with {}", blank(first)),
         _ => format!("ends with {}", blank(last)),
@@ -301,16 +301,11 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
 }
 
-/// Whether a URL's host is this machine (traffic to it never leaves it).
+/// Whether a URL's host is this machine (traffic to it never leaves it):
+/// a name below `localhost` too, which no proxy rule excepts.
 pub(crate) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => {
-            d.eq_ignore_ascii_case("localhost") || d.ends_with(".localhost")
-        }
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    let below = url.host_str().is_some_and(|h| h.ends_with(".localhost"));
+    crate::fetch::proxy::is_loopback(url) || below
 }
 
 /// Why a source could not be read.
@@ -374,9 +369,7 @@ impl Source {
             },
         }
     }
-}
 
-impl Source {
     /// Reads this source's detached signature, at most
     /// [`MAX_SIGNATURE_BYTES`]: for a URL, the same URL with `.minisig`
     /// appended, fetched on `session` (the connection that brought the
@@ -390,63 +383,48 @@ impl Source {
         options: &FetchOptions,
         session: &Session,
     ) -> Result<Option<Vec<u8>>, Unsigned> {
-        let read_file = |path: &std::path::Path| -> Result<Vec<u8>, NoSignature> {
-            let file = std::fs::File::open(path).map_err(|e| {
-                NoSignature::Missing(format!(
-                    "cannot read {}: {}",
-                    path.display(),
-                    crate::store::file::io_words(&e)
-                ))
-            })?;
-            match read_capped(file, 0, MAX_SIGNATURE_BYTES) {
-                Ok(bytes) => Ok(bytes),
-                Err(ReadError::TooLarge(_)) => Err(NoSignature::TooLarge),
-                Err(e) => Err(NoSignature::Missing(format!("{}: {e}", path.display()))),
-            }
-        };
+        let missing = |why: String| Err(Unsigned::None(NoSignature::Missing(why)));
+        let too_large = || Err(Unsigned::None(NoSignature::TooLarge));
         match (self, given) {
             (Source::Embedded, _) => Ok(None),
             // Named by the person: it may be a pipe.
-            (_, Some(path)) => Ok(Some(read_file(path)?)),
-            (Source::Stdin, None) => {
-                Err(NoSignature::Missing("standard input brings none".into()).into())
+            (_, Some(path)) => {
+                let shown = path.display();
+                let read = std::fs::File::open(path).map_err(ReadError::Io);
+                match read.and_then(|file| read_capped(file, 0, MAX_SIGNATURE_BYTES)) {
+                    Ok(bytes) => Ok(Some(bytes)),
+                    Err(ReadError::TooLarge(_)) => too_large(),
+                    Err(e) => missing(format!("{shown}: {e}")),
+                }
             }
+            (Source::Stdin, None) => missing("standard input brings none".into()),
             // Found beside the file: only a regular one, never waited on.
             (Source::File(path), None) => {
                 let mut name = path.clone().into_os_string();
                 name.push(SIGNATURE_SUFFIX);
-                let path = std::path::Path::new(&name);
-                let none = match file::read_regular(path, MAX_SIGNATURE_BYTES) {
-                    Ok(Some((bytes, _))) => return Ok(Some(bytes)),
-                    Ok(None) => NoSignature::Missing(format!(
-                        "cannot read {}: it does not exist",
-                        path.display()
-                    )),
-                    Err(file::FileError::TooLarge(_)) => NoSignature::TooLarge,
-                    Err(e) => NoSignature::Missing(format!("cannot read {}: {e}", path.display())),
-                };
-                Err(none.into())
+                let shown = std::path::Path::new(&name).display();
+                match file::read_regular(std::path::Path::new(&name), MAX_SIGNATURE_BYTES) {
+                    Ok(Some((bytes, _))) => Ok(Some(bytes)),
+                    Ok(None) => missing(format!("cannot read {shown}: it does not exist")),
+                    Err(file::FileError::TooLarge(_)) => too_large(),
+                    Err(e) => missing(format!("cannot read {shown}: {e}")),
+                }
             }
             (Source::Url(url), None) => {
                 let url = signature_url(url);
-                let shown = redacted(url.as_str());
                 let options = FetchOptions {
                     max_body: MAX_SIGNATURE_BYTES,
                     watch: options.watch.unreported(),
                     ..options.clone()
                 };
-                let none = match session.fetch(&url, &options) {
-                    Ok(Fetched::Body { bytes, .. }) => return Ok(Some(bytes)),
-                    Ok(Fetched::NotModified) => {
-                        NoSignature::Missing(format!("{shown}: answered 304"))
-                    }
-                    Err(FetchError::TooLarge(_)) => NoSignature::TooLarge,
-                    Err(FetchError::Interrupted(signal)) => {
-                        return Err(Unsigned::Interrupted(signal));
-                    }
-                    Err(e) => NoSignature::Missing(format!("{shown}: {e}")),
-                };
-                Err(none.into())
+                let shown = redacted(url.as_str());
+                match session.fetch(&url, &options) {
+                    Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
+                    Ok(Fetched::NotModified) => missing(format!("{shown}: answered 304")),
+                    Err(FetchError::TooLarge(_)) => too_large(),
+                    Err(FetchError::Interrupted(signal)) => Err(Unsigned::Interrupted(signal)),
+                    Err(e) => missing(format!("{shown}: {e}")),
+                }
             }
         }
     }
@@ -492,6 +470,13 @@ fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resolves the `SOURCE` argument. `catwalk_url` is the value of
+    /// `CATWALK_URL`, used when the argument is omitted or empty, and read
+    /// the same way: `embedded`, a file or a URL, as Crush reads it.
+    fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
+        resolve_for(Target::Catalog, arg, catwalk_url)
+    }
 
     /// A password is never shown, whether the text parses as a URL or not
     /// (`user:pass@proxy:3128` is a proxy without its scheme; a value Go
@@ -585,7 +570,7 @@ mod tests {
         assert!(
             resolve(None, Some("ftp://x/y"))
                 .unwrap_err()
-                .0
+                .to_string()
                 .starts_with("CATWALK_URL: ")
         );
         assert_eq!(
@@ -606,7 +591,7 @@ mod tests {
         let hyper = |arg, env| {
             resolve_for(Target::Hyper, arg, env)
                 .map(|s| s.to_string())
-                .map_err(|e| e.0)
+                .map_err(|e| e.to_string())
         };
         assert_eq!(
             hyper(None, None).unwrap(),
@@ -747,7 +732,7 @@ mod tests {
     #[test]
     fn other_schemes_are_usage_errors_and_bare_hosts_are_told() {
         for arg in ["htp://mirror.corp/x", "ftp://files.example/providers.json"] {
-            let err = resolve(Some(arg), None).unwrap_err().0;
+            let err = resolve(Some(arg), None).unwrap_err().to_string();
             assert!(err.contains("is not a scheme this reads"), "{err}");
         }
         assert_eq!(

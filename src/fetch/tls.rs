@@ -52,24 +52,13 @@ pub(crate) fn extra_roots(
     let Some(path) = env("SSL_CERT_FILE") else {
         return Ok(Vec::new());
     };
-    let shown = path.to_string_lossy();
-    let pem = std::fs::read(&path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "there is no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            std::io::ErrorKind::IsADirectory => "it is a folder".to_string(),
-            kind => kind.to_string(),
-        };
-        Setup::CertFileUnreadable {
-            path: shown.to_string(),
-            why,
-        }
-    })?;
+    let path = std::path::PathBuf::from(path);
+    let pem = std::fs::read(&path).map_err(|e| Setup::CertFileUnreadable(path.clone(), e))?;
     let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
         .filter_map(Result::ok)
         .collect();
     if certs.is_empty() {
-        return Err(Setup::CertFileEmpty(shown.to_string()));
+        return Err(Setup::CertFileEmpty(path));
     }
     Ok(certs)
 }

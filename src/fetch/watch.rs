@@ -69,7 +69,7 @@ impl fmt::Debug for Cancel {
 
 /// Where a download a person waits for shows its progress, and what ends
 /// it. The default, neither: a background refresh, a host's thread.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Watch {
     /// Told of the body as it comes.
     pub reporter: Option<Arc<dyn Reporter>>,
@@ -81,36 +81,29 @@ impl Watch {
     /// The same cancellation, without a reporter: for a second download
     /// (a signature) that draws no bar of its own.
     pub(crate) fn unreported(&self) -> Watch {
+        let cancel = self.cancel.clone();
         Watch {
             reporter: None,
-            cancel: self.cancel.clone(),
+            cancel,
         }
     }
 }
 
-impl fmt::Debug for Watch {
+impl fmt::Debug for dyn Reporter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Watch")
-            .field("reporter", &self.reporter.is_some())
-            .field("cancel", &self.cancel)
-            .finish()
+        f.write_str("Reporter")
     }
 }
 
 /// Tells a [`Reporter`] that a body ended when it is dropped: on every way
 /// out of the download, cancellation and timeouts included.
-pub(crate) struct Reported<'a>(&'a dyn Reporter);
+pub(crate) struct Reported<'a>(pub(crate) &'a dyn Reporter);
 
 impl<'a> Reported<'a> {
     /// Tells `reporter` a body of `total` bytes (when known) begins.
     pub(crate) fn start(reporter: &'a dyn Reporter, total: Option<u64>) -> Reported<'a> {
         reporter.on_download_start(total);
         Reported(reporter)
-    }
-
-    /// Tells it `received` bytes came so far.
-    pub(crate) fn progress(&self, received: u64) {
-        self.0.on_download_progress(received);
     }
 }
 

@@ -31,32 +31,26 @@ pub fn options_from_env(
 ) -> EnvOptions {
     let url = source::startup_url(env("CATWALK_URL").as_deref());
     if let Err(value) = &url {
-        warnings.push(Warning::NotHttp {
-            value: value.clone(),
-        });
+        let value = value.clone();
+        warnings.push(Warning::NotHttp { value });
     }
-    let timeout = env(TIMEOUT_ENV).map_or(DEFAULT_TIMEOUT, |text| {
-        http::parse_seconds(&text).unwrap_or_else(|_| {
-            warnings.push(Warning::BadTimeout {
-                value: text.clone(),
-            });
-            DEFAULT_TIMEOUT
-        })
+    let timeout = env(TIMEOUT_ENV).map_or(Some(DEFAULT_TIMEOUT), |value| {
+        let timeout = http::parse_seconds(&value).ok();
+        warnings.extend(timeout.is_none().then_some(Warning::BadTimeout { value }));
+        timeout
     });
-    let mut interval_origin = "default".to_string();
-    let interval = env(INTERVAL_ENV).map_or(DEFAULT_INTERVAL, |text| {
-        parse_interval(&text)
-            .inspect(|_| interval_origin = format!("{INTERVAL_ENV}={text}"))
-            .unwrap_or_else(|| {
-                warnings.push(Warning::BadInterval {
-                    value: text.clone(),
-                });
-                DEFAULT_INTERVAL
-            })
+    let interval = env(INTERVAL_ENV).map(|value| {
+        let interval = parse_interval(&value);
+        let origin = format!("{INTERVAL_ENV}={value}");
+        warnings.extend(interval.is_none().then_some(Warning::BadInterval { value }));
+        interval.map(|interval| (interval, origin))
     });
+    let (interval, interval_origin) = interval
+        .flatten()
+        .unwrap_or((DEFAULT_INTERVAL, "default".into()));
     EnvOptions {
         url,
-        timeout,
+        timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
         interval,
         interval_origin,
     }

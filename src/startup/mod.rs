@@ -18,7 +18,6 @@
 //! the cache and the clock; [`load`] carries it out.
 
 mod env;
-pub(crate) mod hyper;
 pub(crate) mod network;
 pub(crate) mod refresh;
 pub(crate) mod settings;
@@ -32,13 +31,14 @@ use reqwest::Url;
 
 pub(crate) use self::env::parse_interval;
 pub use self::env::{EnvOptions, options_from_env};
-pub use self::hyper::HyperOptions;
+use self::refresh::{IfBusy, Job};
 pub use self::refresh::{Outcome, Refresh};
 pub use self::settings::{Prepared, pinned_keys};
 pub(crate) use self::tell::held_hint_for;
 pub use self::tell::{InUse, ToldBy, Warning};
-use self::tell::{crushrc, held_needs, mark_told, report_held, report_refresh};
+use self::tell::{held_needs, mark_told, tell_last};
 use crate::catalog::{Target, embedded};
+use crate::fetch::http::Bearer;
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
 use crate::store::cache::{self, CacheFiles, Cached};
@@ -84,21 +84,20 @@ pub struct StartupOptions {
     /// The pinned keys: a catalog from the network must be signed by one of
     /// them, or it is not applied.
     pub keys: Option<TrustedKeys>,
-    /// Hyper's provider, kept fresh beside the catalog by the same rules
-    /// (`hyper`): when a Hyper key is configured.
+    /// Hyper's provider, kept fresh beside the catalog by the same rules,
+    /// when a Hyper key is configured. Start-up hands over no Hyper
+    /// provider: Crush reads `hyper.json` itself.
     pub hyper: Option<HyperOptions>,
 }
 
-impl StartupOptions {
-    /// The watch of a refresh: the caller's for one waited for, none for
-    /// one in the background.
-    pub(crate) fn refresh_watch(&self) -> Watch {
-        if self.wait {
-            self.watch.clone()
-        } else {
-            Watch::default()
-        }
-    }
+/// Hyper's provider to keep fresh: where from, and the key its requests
+/// carry.
+#[derive(Debug, Clone)]
+pub struct HyperOptions {
+    /// `$HYPER_URL/api/v1/provider`, else Hyper's server's.
+    pub url: Url,
+    /// The Hyper key (`HYPER_API_KEY`, else the config's).
+    pub key: Bearer,
 }
 
 /// Where a background refresh runs.
@@ -146,14 +145,12 @@ pub struct StartupCatalog {
     pub source: Option<String>,
     /// What went wrong on the way; never fatal.
     pub warnings: Vec<Warning>,
-    /// The refresh started on a thread ([`Background::Thread`]), when one
-    /// was.
+    /// The refresh of the catalog started on a thread
+    /// ([`Background::Thread`]), when one was.
     pub refresh: Option<Refresh>,
-    /// Whether a refresh was started in the background, either way.
-    pub refreshing: bool,
-    /// Whether a refresh of Hyper's provider was started in the
-    /// background.
-    pub hyper_refreshing: bool,
+    /// The documents whose refresh was started in the background, either
+    /// way.
+    pub refreshing: Vec<Target>,
     /// The signal [`StartupOptions::watch`]'s cancellation ended a refresh
     /// that was waited for with; nothing was written. Only with
     /// [`StartupOptions::wait`].
@@ -211,6 +208,30 @@ pub(crate) fn keep_fresh(files: &CacheFiles, options: &StartupOptions) -> Vec<Wa
     run(files, options, false).warnings
 }
 
+/// A document whose refresh is due: its cache, its request, and what is
+/// used of it meanwhile.
+struct Due {
+    files: CacheFiles,
+    request: refresh::Request,
+    /// The SHA-256 of its valid cache.
+    known: Option<[u8; 32]>,
+    using: InUse,
+}
+
+impl Due {
+    fn job(&self) -> Job<'_> {
+        Job {
+            files: &self.files,
+            request: &self.request,
+            known: self.known,
+        }
+    }
+}
+
+/// Both documents go the same way: each is read (what another program
+/// wrote reviewed first), decided on its own cache and state, its last
+/// refresh told, and refreshed when due, both under one lock (waited for,
+/// or in one helper process). Hyper's, without a key, is only told.
 fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
@@ -229,85 +250,99 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
         });
         return snapshot(warnings);
     }
-    // What another program wrote is reviewed before anything calls it
-    // current; one that cannot be reviewed is not handed over. A caller
-    // that hands nothing over (the front) has reviewed it already.
-    let pinned = options.keys.is_some();
+    let (mut handed, mut due) = (None, Vec::new());
+    // Only a refresh waited for shows its progress, and ends early.
+    let watch = match options.wait {
+        true => options.watch.clone(),
+        false => Watch::default(),
+    };
+    for target in [Target::Catalog, Target::Hyper] {
+        let files = files.with_target(target);
+        let cached = read(&files, options.keys.is_some(), hand_over, &mut warnings);
+        let from = match target {
+            Target::Catalog => Some((options.url.clone(), None)),
+            Target::Hyper => (options.hyper.as_ref()).map(|h| (h.url.clone(), Some(h.key.clone()))),
+        };
+        let now = state::now();
+        let decision = from.as_ref().map_or(Decision::Offline, |_| {
+            let cached = cached.as_ref();
+            decide(
+                options.auto_update,
+                cached,
+                options.interval,
+                now,
+                options.wait,
+            )
+        });
+        // A refresh waited for tells its own outcome: the last one's is
+        // stale by then. What is held is told even with updates off.
+        if decision != Decision::Wait {
+            let failure = decision != Decision::Offline;
+            tell_last(&files, cached.as_ref(), failure, &mut warnings);
+        }
+        if let Some((url, bearer)) = from
+            && !matches!(decision, Decision::Offline | Decision::Cache)
+        {
+            let request = refresh::Request {
+                url,
+                timeout: options.timeout,
+                interval: options.interval,
+                keys: options.keys.clone(),
+                watch: watch.clone(),
+                bearer,
+            };
+            let (known, using) = (
+                cached.as_ref().map(|c| c.sha256),
+                InUse::of(cached.as_ref()),
+            );
+            due.push(Due {
+                files,
+                request,
+                known,
+                using,
+            });
+        }
+        if target == Target::Catalog {
+            handed = cached;
+        }
+    }
+    if options.wait && !due.is_empty() {
+        return waited(files, options, &due, handed, warnings);
+    }
+    let mut loaded = at_hand(handed, warnings);
+    start(&due, &options.background, &mut loaded);
+    loaded
+}
+
+/// The valid cache of `files`' document, and why it cannot be used when
+/// it cannot: what another program wrote that cannot be reviewed (by a
+/// caller that hands it over: the front has reviewed it), a file that is
+/// not valid, a state file that cannot be read. The file is not read when
+/// its state vouches for it and nothing is handed over.
+fn read(
+    files: &CacheFiles,
+    pinned: bool,
+    hand_over: bool,
+    warnings: &mut Vec<Warning>,
+) -> Option<Cached> {
     // Told as found: the review of another program's document may replace
     // a state file that cannot be read.
-    let state_problem = hand_over.then(|| state::read(&files.state).err()).flatten();
-    let unreviewed = |files: &CacheFiles| match foreign::settle(files, pinned, Duration::ZERO) {
-        _ if !hand_over => None,
-        Ok(settled) if settled.readable() => None,
-        Ok(_) => Some(foreign::unreviewed(files)),
-        Err(e) => Some(e.to_string()),
-    };
-    if let Some(problem) = unreviewed(&files.with_target(Target::Hyper)) {
-        warnings.push(Warning::InvalidHyperCache { problem });
-    }
-    let cached = match unreviewed(files) {
-        Some(problem) => Err(problem),
-        None if hand_over => cache::read_valid(files),
+    let state_problem_before = hand_over.then(|| state::read(&files.state).err());
+    let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
         None => cache::peek_valid(files),
+        Some(Ok(settled)) if settled.readable() => cache::read_valid(files),
+        Some(Ok(_)) => Err(foreign::unreviewed(files)),
+        Some(Err(e)) => Err(e.to_string()),
     };
-    let cached = match cached {
-        Ok(cached) => cached,
-        Err(problem) => {
-            warnings.push(Warning::InvalidCache { problem });
-            None
-        }
-    };
-    warnings.extend(
-        cached
-            .as_ref()
-            .and_then(|c| c.state_problem.clone())
-            .or(state_problem)
-            .map(|problem| Warning::UnreadableState { problem }),
-    );
-    let decision = decide(
-        options.auto_update,
-        cached.as_ref(),
-        options.interval,
-        state::now(),
-        options.wait,
-    );
-    // A refresh waited for tells its own outcome: the last one's is stale
-    // by then.
-    if let Some(cached) = &cached
-        && !matches!(decision, Decision::Offline | Decision::Wait)
-    {
-        report_refresh(files, Some(cached), &mut warnings);
-    } else if decision == Decision::Offline {
-        // Still held, with updates off: told all the same.
-        report_held(files, cached.as_ref(), &mut warnings);
-    }
-    let hyper = hyper::plan(files, options, &mut warnings);
-    if hyper.is_none() {
-        // Crush may have written Hyper's provider without a key here.
-        let files = files.with_target(Target::Hyper);
-        let cached = cache::read_valid(&files).ok().flatten();
-        report_held(&files, cached.as_ref(), &mut warnings);
-    }
-    let hyper = hyper.as_ref().filter(|plan| plan.is_due());
-    let request = refresh::Request {
-        url: options.url.clone(),
-        timeout: options.timeout,
-        interval: options.interval,
-        keys: options.keys.clone(),
-        watch: options.refresh_watch(),
-        bearer: None,
-    };
-    match decision {
-        Decision::Offline | Decision::Cache => {
-            hyper::alone(hyper, &options.background, at_hand(cached, warnings))
-        }
-        Decision::CacheAndRefresh | Decision::EmbeddedAndFetch => {
-            let mut loaded = at_hand(cached, warnings);
-            start_refresh(files, options, request, hyper, &mut loaded);
-            loaded
-        }
-        Decision::Wait => waited(files, options, &request, hyper, cached, warnings),
-    }
+    let target = files.target;
+    let cached = read.unwrap_or_else(|problem| {
+        warnings.push(Warning::InvalidCache { target, problem });
+        None
+    });
+    let state_problem = cached.as_ref().and_then(|c| c.state_problem.clone());
+    let state_problem = state_problem.or(state_problem_before.flatten());
+    warnings.extend(state_problem.map(|problem| Warning::UnreadableState { problem }));
+    cached
 }
 
 /// The catalog at hand without a refresh: the cache, else the embedded
@@ -319,109 +354,129 @@ fn at_hand(cached: Option<Cached>, warnings: Vec<Warning>) -> StartupCatalog {
     }
 }
 
-/// The catalog's refresh `request` (and Hyper's, when `hyper` has one
-/// due) waited for, and the catalog it brings, else the one at hand
-/// (`cached`), with what came of it told.
+/// The refreshes `due` waited for, under one lock, what came of each
+/// told, and the catalog: the one just fetched, the cache just confirmed,
+/// else the one at hand (`cached`).
 fn waited(
     files: &CacheFiles,
     options: &StartupOptions,
-    request: &refresh::Request,
-    hyper: Option<&hyper::Plan>,
+    due: &[Due],
     cached: Option<Cached>,
     mut warnings: Vec<Warning>,
 ) -> StartupCatalog {
-    let catalog = refresh::Job {
-        files,
-        request,
-        known: cached.as_ref().map(|c| c.sha256),
-    };
-    match hyper::waited(catalog, hyper, &mut warnings) {
-        Outcome::Updated(bytes) => fresh(bytes, &options.url, warnings),
-        Outcome::Unsaved(bytes, why) => {
-            warnings.push(Warning::Unsaved { cause: why });
-            fresh(bytes, &options.url, warnings)
-        }
-        Outcome::Interrupted(code) => StartupCatalog {
-            interrupted: Some(code),
-            ..snapshot(warnings)
-        },
-        Outcome::Unchanged => match cache::read_valid(files) {
-            Ok(Some(cached)) => from_cache(cached, warnings),
-            _ => at_hand(cached, warnings),
-        },
-        // The cause carries its fix; a person who waits for the network
-        // is online.
-        Outcome::Failed(why) => {
-            // Told now: the next start does not tell it again.
-            if let Ok(Some(now)) = cache::read_valid(files) {
-                mark_told(files, Some(&now), Some(why.clone()));
+    let jobs: Vec<Job<'_>> = due.iter().map(Due::job).collect();
+    let (mut fetched, mut confirmed) = (None, false);
+    for (doc, outcome) in due.iter().zip(refresh::run_all(&jobs, IfBusy::Wait)) {
+        let (target, url) = (doc.files.target, source::redacted(doc.request.url.as_str()));
+        confirmed |= target == Target::Catalog && outcome == Outcome::Unchanged;
+        let bytes = match outcome {
+            Outcome::Interrupted(code) => {
+                return StartupCatalog {
+                    interrupted: Some(code),
+                    ..snapshot(warnings)
+                };
             }
-            warnings.push(Warning::RefreshFailed {
-                url: source::redacted(options.url.as_str()),
-                cause: why,
-                using: InUse::catalog(cached.as_ref()),
-            });
-            at_hand(cached, warnings)
+            Outcome::Unchanged => None,
+            Outcome::Updated(bytes) => Some(bytes),
+            Outcome::Unsaved(bytes, cause) => {
+                warnings.push(Warning::Unsaved { target, url, cause });
+                Some(bytes)
+            }
+            Outcome::Failed(cause) => {
+                // Told now: the next start does not tell it again.
+                if let Ok(Some(now)) = cache::read_valid(&doc.files) {
+                    mark_told(&doc.files, Some(&now), Some(cause.clone()));
+                }
+                let (at, using) = (None, doc.using);
+                let cause = Some(cause);
+                warnings.push(Warning::RefreshFailed {
+                    target,
+                    url,
+                    at,
+                    cause,
+                    using,
+                });
+                None
+            }
+            // In the state too, told by every start while it is held.
+            Outcome::Held(changes) => {
+                let needs = held_needs(&doc.files);
+                let held = state::Held {
+                    changes,
+                    needs,
+                    ..Default::default()
+                };
+                warnings.push(Warning::Held {
+                    target,
+                    url,
+                    at: None,
+                    held,
+                });
+                None
+            }
+        };
+        if target == Target::Catalog {
+            fetched = bytes;
         }
-        // The findings are in the state, told by the next start as by
-        // every start while it is held; told now too.
-        Outcome::Held(findings) => {
-            warnings.push(Warning::Held {
-                target: Target::Catalog,
-                url: source::redacted(options.url.as_str()),
-                at: None,
-                findings,
-                needs: held_needs(files),
-                foreign: false,
-            });
-            at_hand(cached, warnings)
+    }
+    let now = confirmed.then(|| cache::read_valid(files).ok().flatten());
+    match (fetched, now.flatten()) {
+        (Some(bytes), _) => fresh(bytes, &options.url, warnings),
+        (None, Some(now)) => from_cache(now, warnings),
+        (None, None) => at_hand(cached, warnings),
+    }
+}
+
+/// Starts the refreshes `due` in the background, for the catalog handed
+/// over in `loaded`: in one helper process, or on threads (the catalog's
+/// with a handle in `loaded`; nobody holds one to Hyper's, whose outcome
+/// is in its state).
+fn start(due: &[Due], background: &Background, loaded: &mut StartupCatalog) {
+    let Some(first) = due.first() else {
+        return;
+    };
+    let exe = match background {
+        Background::Process(exe) => exe,
+        Background::Thread => {
+            for doc in due {
+                let (files, request) = (doc.files.clone(), doc.request.clone());
+                let target = files.target;
+                let started = match target {
+                    Target::Catalog => {
+                        let known = loaded
+                            .sha256
+                            .unwrap_or_else(|| digest::sha256(&loaded.bytes));
+                        loaded.refresh = Some(Refresh::start(files, request, Some(known)));
+                        Ok(())
+                    }
+                    Target::Hyper => std::thread::Builder::new()
+                        .name("hyper-refresh".into())
+                        .spawn(move || refresh::run(&files, &request, None, IfBusy::Wait))
+                        .map(drop),
+                };
+                match started {
+                    Ok(()) => loaded.refreshing.push(target),
+                    Err(e) => loaded.warnings.push(no_background(doc, e.to_string())),
+                }
+            }
+            return;
+        }
+    };
+    let jobs: Vec<Job<'_>> = due.iter().map(Due::job).collect();
+    match refresh::spawn_helper(exe, &jobs) {
+        Ok(()) => loaded.refreshing = due.iter().map(|doc| doc.files.target).collect(),
+        Err(e) => {
+            let warning = no_background(first, format!("{}: {e}", exe.display()));
+            loaded.warnings.push(warning);
         }
     }
 }
 
-/// Starts the refresh of `files` in the background, as `options` say, for
-/// the catalog handed over in `loaded`, and of Hyper's provider when it is
-/// due (in the same helper process, or on a thread of its own).
-fn start_refresh(
-    files: &CacheFiles,
-    options: &StartupOptions,
-    request: refresh::Request,
-    hyper: Option<&hyper::Plan>,
-    loaded: &mut StartupCatalog,
-) {
-    match &options.background {
-        Background::Thread => {
-            let known = loaded
-                .sha256
-                .unwrap_or_else(|| digest::sha256(&loaded.bytes));
-            loaded.refresh = Some(Refresh::start(files.clone(), request, Some(known)));
-            loaded.refreshing = true;
-            if let Some(plan) = hyper {
-                loaded.hyper_refreshing =
-                    hyper::start(plan, &options.background, &mut loaded.warnings);
-            }
-        }
-        Background::Process(exe) => {
-            let catalog = refresh::Job {
-                files,
-                request: &request,
-                known: None,
-            };
-            match refresh::spawn_helper(exe, &hyper::with(catalog, hyper)) {
-                Ok(()) => {
-                    loaded.refreshing = true;
-                    loaded.hyper_refreshing = hyper.is_some();
-                }
-                Err(e) => loaded.warnings.push(Warning::NoBackground {
-                    helper: exe.clone(),
-                    cause: e.to_string(),
-                    using: match loaded.provenance {
-                        Provenance::Cached => InUse::Cached,
-                        _ => InUse::Embedded,
-                    },
-                }),
-            }
-        }
+fn no_background(doc: &Due, cause: String) -> Warning {
+    Warning::NoBackground {
+        target: doc.files.target,
+        cause,
+        using: doc.using,
     }
 }
 
@@ -433,7 +488,7 @@ fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<Warning>) -> StartupCatalog {
         provenance: Provenance::Fresh,
         fetched_at: Some(state::now()),
         confirmed_at: Some(state::now()),
-        source: Some(crate::fetch::source::redacted(url.as_str())),
+        source: Some(source::redacted(url.as_str())),
         ..snapshot(warnings)
     }
 }
@@ -460,8 +515,7 @@ fn snapshot(warnings: Vec<Warning>) -> StartupCatalog {
         source: None,
         warnings,
         refresh: None,
-        refreshing: false,
-        hyper_refreshing: false,
+        refreshing: Vec::new(),
         interrupted: None,
     }
 }

@@ -10,7 +10,9 @@ use std::fmt;
 
 use reqwest::Url;
 
-use crate::config::{Disagreement, Origin, Settings};
+use crate::catalog::quoted;
+use crate::config::{Disagreement, Order, Origin, Settings};
+use crate::fetch::source::redacted;
 
 /// Whether a start may refresh the catalog, and from where.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,31 +40,32 @@ pub(crate) enum Offline {
 
 impl fmt::Display for Offline {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let by = |both: &Option<Disagreement>| match both {
-            Some(both) => format!(
-                " by {} ({}: {})",
-                both.kept_off_by(),
-                crate::config::Order::Spec,
-                both.spec
-            ),
-            None => String::new(),
+        let by = |both: &Option<Disagreement>| {
+            let by = |both: &Disagreement| {
+                format!(
+                    " by {} ({}: {})",
+                    both.kept_off_by(),
+                    Order::Spec,
+                    both.spec
+                )
+            };
+            both.as_ref().map_or(String::new(), by)
         };
         match self {
             Offline::DefaultProviders(origin, both) => {
+                let by = by(both);
                 write!(
                     f,
-                    "default-providers is off ({origin}){}: no catalog, no request",
-                    by(both)
+                    "default-providers is off ({origin}){by}: no catalog, no request"
                 )
             }
             Offline::AutoUpdate(origin, both) => {
                 write!(f, "provider-auto-update is off ({origin}){}", by(both))
             }
-            Offline::NotHttp(value) => write!(
-                f,
-                "CATWALK_URL={} is not an http:// or https:// URL",
-                crate::catalog::quoted(&crate::fetch::source::redacted(value))
-            ),
+            Offline::NotHttp(value) => {
+                let value = quoted(&redacted(value));
+                write!(f, "CATWALK_URL={value} is not an http:// or https:// URL")
+            }
             Offline::BadKey(failure) => write!(f, "a pinned key cannot be read: {failure}"),
         }
     }
@@ -77,23 +80,20 @@ pub(crate) fn decide(
     url: &Result<Url, String>,
     bad_key: Option<String>,
 ) -> Network {
-    if !settings.default_providers.value {
-        return Network::Off(Offline::DefaultProviders(
-            settings.default_providers.origin.clone(),
-            settings.default_providers_orders.clone(),
-        ));
-    }
-    if !settings.auto_update.value {
-        return Network::Off(Offline::AutoUpdate(
-            settings.auto_update.origin.clone(),
-            settings.auto_update_orders.clone(),
-        ));
-    }
-    match (url, bad_key) {
-        (Err(value), _) => Network::Off(Offline::NotHttp(value.clone())),
-        (Ok(_), Some(failure)) => Network::Off(Offline::BadKey(failure)),
-        (Ok(url), None) => Network::Allowed(url.clone()),
-    }
+    let (providers, auto) = (&settings.default_providers, &settings.auto_update);
+    let off = match (url, bad_key) {
+        _ if !providers.value => {
+            let orders = settings.default_providers_orders.clone();
+            Offline::DefaultProviders(providers.origin.clone(), orders)
+        }
+        _ if !auto.value => {
+            Offline::AutoUpdate(auto.origin.clone(), settings.auto_update_orders.clone())
+        }
+        (Err(value), _) => Offline::NotHttp(value.clone()),
+        (Ok(_), Some(failure)) => Offline::BadKey(failure),
+        (Ok(url), None) => return Network::Allowed(url.clone()),
+    };
+    Network::Off(off)
 }
 
 #[cfg(test)]

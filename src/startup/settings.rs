@@ -6,7 +6,8 @@
 
 use super::network::{self, Network};
 use super::{Background, EnvOptions, HyperOptions, StartupOptions, Warning, options_from_env};
-use crate::catalog::Target;
+use crate::catalog::target::{DEFAULT_CATWALK_URL, url_env};
+use crate::catalog::{Target, quoted};
 use crate::config::hyper::HyperKey;
 use crate::config::{self, Settings, shown, shown_path};
 use crate::environment::{self, Source};
@@ -14,7 +15,6 @@ use crate::error::{Cause, Failure};
 use crate::fetch::credential::Routed;
 use crate::fetch::http::Bearer;
 use crate::fetch::source::{self, redacted};
-use crate::fetch::watch::Watch;
 use crate::store::cache::CacheFiles;
 use crate::store::paths::process_env;
 use crate::trust::signature::TrustedKeys;
@@ -51,23 +51,26 @@ impl StartupOptions {
         let env = env_options(&mut warnings);
         // A pinned key that cannot be read must not leave catalogs
         // unchecked: no refresh until it is fixed.
-        let (keys, bad_key) = match pinned_keys(settings) {
-            Ok(keys) => (keys, None),
-            Err(failure) => {
-                let bad = failure.to_string();
-                warnings.push(Warning::BadKey { failure });
-                (None, Some(bad))
-            }
-        };
-        let network = network::decide(settings, &env.url, bad_key);
-        if let Network::Allowed(url) = &network {
-            warnings.extend(routed(Target::Catalog, url, false));
-        }
+        let keys = pinned_keys(settings).map_err(|failure| {
+            let bad = failure.to_string();
+            warnings.push(Warning::BadKey { failure });
+            bad
+        });
+        let network = network::decide(settings, &env.url, keys.clone().err());
         let (auto_update, url) = match &network {
             Network::Allowed(url) => (true, url.clone()),
             // Never used: no request is made.
-            Network::Off(_) => (false, placeholder_url()),
+            Network::Off(_) => (
+                false,
+                source::catalog_url(DEFAULT_CATWALK_URL).expect("valid"),
+            ),
         };
+        warnings.extend(
+            auto_update
+                .then(|| routed(Target::Catalog, &url, false))
+                .flatten(),
+        );
+        let hyper = auto_update.then(|| hyper_options(settings, files, &mut warnings));
         let options = StartupOptions {
             auto_update,
             default_providers: settings.default_providers.value,
@@ -76,11 +79,9 @@ impl StartupOptions {
             interval: env.interval,
             background: Background::Thread,
             wait: false,
-            watch: Watch::default(),
-            keys,
-            hyper: (auto_update && settings.default_providers.value)
-                .then(|| hyper_options(settings, files, &mut warnings))
-                .flatten(),
+            watch: Default::default(),
+            keys: keys.unwrap_or(None),
+            hyper: hyper.flatten(),
         };
         Prepared {
             options,
@@ -112,68 +113,57 @@ pub(crate) fn at_start_up(
     files: &CacheFiles,
     key: Option<&HyperKey>,
 ) -> Result<HyperOptions, NotAtStartUp> {
-    let key = match key {
-        None => {
-            return Err(NotAtStartUp::Quiet(
-                "no Hyper key is set (HYPER_API_KEY, providers.hyper.api_key)".into(),
-            ));
-        }
-        Some(HyperKey { value: None, .. }) => {
-            return Err(NotAtStartUp::Quiet(
-                "the Hyper key is set by a command only a shell can run, so its value is not known"
-                    .into(),
-            ));
-        }
-        Some(HyperKey {
-            origin,
-            value: Some(value),
-        }) => {
-            // Go refuses to send such a header too: the request fails.
-            if reqwest::header::HeaderValue::from_str(&format!("Bearer {value}")).is_err() {
-                return Err(NotAtStartUp::Told(format!(
-                    "the Hyper key of {} holds a line break or another control character, which no HTTP header can carry: Hyper's provider is not refreshed; remove it from the key there",
-                    crate::config::shown(origin)
-                )));
-            }
-            Bearer(value.clone())
-        }
+    use NotAtStartUp::{Quiet, Told};
+    let Some(key) = key else {
+        let why = "no Hyper key is set (HYPER_API_KEY, providers.hyper.api_key)";
+        return Err(Quiet(why.into()));
     };
-    let name = crate::catalog::target::url_env(Target::Hyper);
+    let Some(secret) = &key.value else {
+        let why =
+            "the Hyper key is set by a command only a shell can run, so its value is not known";
+        return Err(Quiet(why.into()));
+    };
+    // Go refuses to send such a header too: the request fails.
+    if reqwest::header::HeaderValue::from_str(&format!("Bearer {secret}")).is_err() {
+        return Err(Told(format!(
+            "the Hyper key of {} holds a line break or another control character, which no HTTP header can carry: Hyper's provider is not refreshed; remove it from the key there",
+            shown(&key.origin)
+        )));
+    }
+    let name = url_env(Target::Hyper);
     let value = environment::var(name).map(|v| v.to_string_lossy().into_owned());
     let url = source::startup_url_for(Target::Hyper, value.as_deref()).map_err(|value| {
-        let shown = crate::catalog::quoted(&source::redacted(&value));
+        let shown = quoted(&redacted(&value));
         let scheme = value.get(..8).unwrap_or(&value).to_ascii_lowercase();
         let why = match scheme.starts_with("http://") || scheme.starts_with("https://") {
             // An http(s) URL all the same: Go refuses it for another reason.
             true => "is a URL Go refuses (a control character, or a space or backslash before the path)",
             false => "is not an http:// or https:// URL",
         };
-        NotAtStartUp::Told(format!(
+        Told(format!(
             "{name}={shown} {why}: Hyper's provider is not refreshed at start-up (Crush's request with it fails too)"
         ))
     })?;
-    let from_dotenv = matches!(
-        environment::source(name),
-        Some(environment::Source::DotEnv(..))
-    );
+    let from_dotenv = matches!(environment::source(name), Some(Source::DotEnv(..)));
     if from_dotenv && !crate::trust::hyper::is_known_place(files, &url) {
         let origin = env_origin(name).unwrap_or_else(|| name.into());
-        return Err(NotAtStartUp::Told(format!(
+        return Err(Told(format!(
             "{origin} is not a place the Hyper key is known to go, so the start-up does not send it there: Hyper's provider is not refreshed (a project's .env does not choose where the key goes); set HYPER_URL in your own environment to refresh it from there, or remove it from that file"
         )));
     }
+    let key = Bearer(secret.clone());
     Ok(HyperOptions { url, key })
 }
 
 /// Where the environment variable `name` came from, with its value:
 /// `NAME=value`, `NAME=value at /path/.env:3`, or `None` when unset.
 pub(crate) fn env_origin(name: &str) -> Option<String> {
-    let value = redacted(&environment::var(name)?.to_string_lossy());
+    let value = shown(&redacted(&environment::var(name)?.to_string_lossy()));
     Some(match environment::source(name) {
         Some(Source::DotEnv(path, line)) => {
-            format!("{name}={} at {}:{line}", shown(&value), shown_path(&path))
+            format!("{name}={value} at {}:{line}", shown_path(&path))
         }
-        _ => format!("{name}={}", shown(&value)),
+        _ => format!("{name}={value}"),
     })
 }
 
@@ -208,15 +198,8 @@ fn routed(target: Target, url: &reqwest::Url, bearer: bool) -> Option<Warning> {
 
 /// The start-up's options from the environment.
 pub(crate) fn env_options(warnings: &mut Vec<Warning>) -> EnvOptions {
-    options_from_env(
-        |name| process_env(name).map(|v| v.to_string_lossy().into_owned()),
-        warnings,
-    )
-}
-
-fn placeholder_url() -> reqwest::Url {
-    crate::fetch::source::catalog_url(crate::catalog::target::DEFAULT_CATWALK_URL)
-        .expect("the default URL is valid")
+    let env = |name: &str| process_env(name).map(|v| v.to_string_lossy().into_owned());
+    options_from_env(env, warnings)
 }
 
 /// The pinned keys of `settings`; one that cannot be read is a failure

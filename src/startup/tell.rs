@@ -1,18 +1,21 @@
-//! What a start tells a person: its typed warnings ([`Warning`]) and
-//! their words, the hints that end them (what to run, as it is typed, the
-//! program named as the caller says: [`Warning::told_by`]), a held or
-//! failed refresh told at every start (or once).
+//! What a start tells a person: its typed warnings ([`Warning`]), one
+//! type for both documents (the catalog and Hyper's provider, told apart
+//! by their [`Target`]), their words, the hints that end them (what to
+//! run, as it is typed, the program named as the caller says:
+//! [`Warning::told_by`]), a held or failed refresh told at every start (or
+//! once).
 
 use std::fmt;
-use std::path::PathBuf;
 use std::time::Duration;
+
+use reqwest::Url;
 
 use super::{DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::{Target, embedded, quoted};
 use crate::error::Failure;
 use crate::fetch::source;
 use crate::store::cache::{self, CacheFiles, Cached};
-use crate::store::state::{self, Need, RefreshOutcome};
+use crate::store::state::{self, CacheState, Need, RefreshOutcome};
 use crate::trust::policy::flag;
 
 /// What went wrong at a start without stopping it: the start goes on
@@ -30,17 +33,15 @@ pub enum Warning {
         /// What makes it usable.
         fix: String,
     },
-    /// The cache is not a valid catalog: ignored.
+    /// A cached document is not valid: the catalog's is ignored, Hyper's
+    /// replaced by the next refresh.
     InvalidCache {
+        /// Which document.
+        target: Target,
         /// What is wrong with it.
         problem: String,
     },
-    /// Hyper's cached provider is not valid: replaced by the next refresh.
-    InvalidHyperCache {
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// The state file beside the cache cannot be read: ignored.
+    /// The state file beside a cache cannot be read: ignored.
     UnreadableState {
         /// What is wrong, and what comes of it.
         problem: String,
@@ -55,75 +56,44 @@ pub enum Warning {
         /// When it was held (seconds since the Unix epoch), when it was
         /// not just now.
         at: Option<u64>,
-        /// What needs a person, one finding a line.
-        findings: Vec<String>,
-        /// What a person must allow to apply it.
-        needs: Vec<Need>,
-        /// Another program wrote it into the cache (`url` is where it is
-        /// kept aside): the last reviewed document is back in place.
-        foreign: bool,
+        /// What needs a person (one finding a line), what a person must
+        /// allow to apply it, and whether another program wrote it into
+        /// the cache (`url` is then where it is kept aside: the last
+        /// reviewed document is back in place).
+        held: state::Held,
     },
-    /// The last background refresh failed (told once).
-    LastRefreshFailed {
+    /// A refresh failed: the one a person waited for, or (with `at`) the
+    /// last one in the background, told once.
+    RefreshFailed {
         /// Which document.
         target: Target,
-        /// The URL it asked.
+        /// The URL it asked (its password hidden).
         url: String,
-        /// When (seconds since the Unix epoch).
-        at: u64,
-        /// Why, when recorded.
+        /// When (seconds since the Unix epoch), when it was not just now.
+        at: Option<u64>,
+        /// Why, with its fix, when recorded.
         cause: Option<String>,
         /// What is used meanwhile.
         using: InUse,
-        /// The global crushrc, where automatic updates are turned off.
-        crushrc: String,
     },
-    /// The refresh of the catalog a person waited for failed.
-    RefreshFailed {
-        /// The URL it asked (its password hidden).
-        url: String,
-        /// Why, with its fix.
-        cause: String,
-        /// What is used instead.
-        using: InUse,
-    },
-    /// The refresh of Hyper's provider a person waited for failed.
-    HyperRefreshFailed {
-        /// The URL it asked (its password hidden).
-        url: String,
-        /// Why, with its fix.
-        cause: String,
-        /// What Crush uses instead.
-        using: InUse,
-        /// The global crushrc, where automatic updates are turned off.
-        crushrc: String,
-    },
-    /// The catalog a person waited for came but could not be saved: used
-    /// for this run only.
+    /// A document a person waited for came but could not be saved: the
+    /// catalog is used for this run only.
     Unsaved {
-        /// Why.
-        cause: String,
-    },
-    /// Hyper's provider a person waited for came but could not be saved.
-    HyperUnsaved {
+        /// Which document.
+        target: Target,
         /// Where it came from (its password hidden).
         url: String,
         /// Why.
         cause: String,
     },
-    /// The helper process of a background refresh cannot be started.
+    /// The background refresh of a document cannot be started.
     NoBackground {
-        /// The program it would have run.
-        helper: PathBuf,
-        /// Why.
+        /// Which document.
+        target: Target,
+        /// Why (and the helper it would have run).
         cause: String,
         /// What is used meanwhile.
         using: InUse,
-    },
-    /// The background refresh of Hyper's provider cannot be started.
-    NoHyperBackground {
-        /// Why.
-        cause: String,
     },
     /// `CATWALK_URL` is not an http(s) URL: no refresh goes anywhere.
     NotHttp {
@@ -164,54 +134,36 @@ pub enum Warning {
     },
 }
 
-/// What a start uses while its document is not refreshed.
+/// What is used of a document while it is not refreshed: the catalog
+/// handed over, or what Crush keeps of Hyper's provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InUse {
-    /// The cached catalog.
+    /// The cached one.
     Cached,
-    /// The embedded catalog.
+    /// The embedded one (the catalog's snapshot, or Crush's own).
     Embedded,
-    /// Crush's cached Hyper provider (`hyper.json`).
-    HyperCached,
-    /// Crush's own embedded Hyper provider.
-    HyperEmbedded,
 }
 
 impl InUse {
-    /// What a start uses of the catalog: the cache when there is one.
-    pub(super) fn catalog(cached: Option<&Cached>) -> InUse {
-        match cached {
-            Some(_) => InUse::Cached,
-            None => InUse::Embedded,
+    /// What is used of a document whose valid cache is `cached`: the
+    /// embedded one without a cache, or with the snapshot installed there.
+    pub(super) fn of(cached: Option<&Cached>) -> InUse {
+        let embedded = source::Source::Embedded.to_string();
+        match cached.map(|c| c.state.as_ref().is_some_and(|s| s.source == embedded)) {
+            Some(false) => InUse::Cached,
+            _ => InUse::Embedded,
         }
     }
 
-    /// What Crush uses of Hyper's provider: the cached one when there is
-    /// one.
-    pub(super) fn hyper(cached: Option<&Cached>) -> InUse {
-        match cached {
-            Some(_) => InUse::HyperCached,
-            None => InUse::HyperEmbedded,
-        }
-    }
-
-    /// What the start goes on with, as a clause: the catalog it is
-    /// `using`, or what Crush keeps of Hyper's provider.
-    fn clause(self) -> String {
-        match self {
-            InUse::Cached | InUse::Embedded => format!("using {self}"),
-            InUse::HyperCached | InUse::HyperEmbedded => self.to_string(),
-        }
-    }
-}
-
-impl fmt::Display for InUse {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InUse::Cached => f.write_str("the cached catalog"),
-            InUse::Embedded => write!(f, "the embedded catalog ({})", embedded::origin()),
-            InUse::HyperCached => f.write_str("Crush keeps the cached one (hyper.json)"),
-            InUse::HyperEmbedded => f.write_str("Crush keeps its own embedded one"),
+    /// What a start goes on with of `target`'s document, as a clause.
+    fn clause(self, target: Target) -> String {
+        match (target, self) {
+            (Target::Catalog, InUse::Cached) => "using the cached catalog".into(),
+            (Target::Catalog, InUse::Embedded) => {
+                format!("using the embedded catalog ({})", embedded::origin())
+            }
+            (Target::Hyper, InUse::Cached) => "Crush keeps the cached one (hyper.json)".into(),
+            (Target::Hyper, InUse::Embedded) => "Crush keeps its own embedded one".into(),
         }
     }
 }
@@ -233,28 +185,17 @@ impl Warning {
             program,
         }
     }
-}
 
-impl Warning {
     /// This warning in one short line, for a start that has one row before
     /// Crush takes the screen: the finding or the cause first, without the
     /// URL, the time or the commands (which `providers --status` gives).
     pub(crate) fn brief(&self, program: &str) -> String {
         match self {
-            Warning::Held {
-                target,
-                findings,
-                needs,
-                foreign,
-                ..
-            } => {
+            Warning::Held { target, held, .. } => {
                 // Short enough for 80 columns with the pointer to
                 // `providers --status`, which has the rest.
-                let what = match foreign {
-                    true => "put aside",
-                    false => "held",
-                };
-                let why: Vec<&str> = needs
+                let what = if held.foreign { "put aside" } else { "held" };
+                let why: Vec<&str> = (held.needs)
                     .iter()
                     .map(|need| match need {
                         Need::KeyMove => "a key would go to a new place",
@@ -264,16 +205,27 @@ impl Warning {
                     })
                     .collect();
                 let why = match why.is_empty() {
-                    true => findings.first().map_or("", String::as_str).to_owned(),
+                    true => held.changes.first().map_or("", String::as_str).to_owned(),
                     false => why.join(", "),
                 };
                 format!("{} {what}: {why}", target.short())
             }
-            Warning::LastRefreshFailed { target, cause, .. } => format!(
-                "{} not refreshed: {}",
-                target.short(),
-                cause.as_deref().unwrap_or("no cause recorded")
-            ),
+            Warning::RefreshFailed {
+                target, url, cause, ..
+            } => {
+                // The server a cause names first (`host:port refused the
+                // connection`) is in `providers --status`: the reason is
+                // what the row has room for.
+                let cause = cause.as_deref().unwrap_or("no cause recorded");
+                let host = Url::parse(url)
+                    .ok()
+                    .and_then(|u| Some(u.host_str()?.to_owned()));
+                let cause = match cause.split_once(' ') {
+                    Some((first, rest)) if host.is_some_and(|h| first.starts_with(&h)) => rest,
+                    _ => cause,
+                };
+                format!("{} not refreshed: {cause}", target.short())
+            }
             other => {
                 let told = other.told_by(program).to_string();
                 told.lines().next().unwrap_or_default().to_owned()
@@ -293,135 +245,97 @@ impl fmt::Display for ToldBy<'_> {
         let me = self.program;
         match self.warning {
             Warning::UntrustedFolder { problem, fix } => {
-                let using = InUse::Embedded;
-                write!(f, "the data folder {problem}; {fix}; using {using}")
+                let using = InUse::Embedded.clause(Target::Catalog);
+                write!(f, "the data folder {problem}; {fix}; {using}")
             }
-            Warning::InvalidCache { problem } => write!(
+            Warning::InvalidCache {
+                target: Target::Catalog,
+                problem,
+            } => write!(
                 f,
                 "{problem}; ignoring it; `{me} update-providers` replaces it (`{me} update-providers embedded` without a network)"
             ),
-            Warning::InvalidHyperCache { problem } => {
+            Warning::InvalidCache { problem, .. } => {
                 write!(f, "{problem}; it is replaced by the next refresh")
             }
             Warning::UnreadableState { problem } => f.write_str(problem),
-            Warning::Held {
-                target,
-                url,
-                at,
-                findings,
-                needs,
-                foreign,
-            } => held(f, me, *target, url, *at, findings, needs, *foreign),
-            Warning::LastRefreshFailed {
+            Warning::Held { .. } => held(f, me, self.warning),
+            Warning::RefreshFailed {
                 target,
                 url,
                 at,
                 cause,
                 using,
-                crushrc,
-            } => write!(
-                f,
-                "the last refresh of {} from {url} failed at {}: {}; {}; {}",
-                target.noun(),
-                state::rfc3339(*at),
-                cause.as_deref().unwrap_or("no cause recorded"),
-                using.clause(),
-                refresh_hint(me, *target, crushrc)
-            ),
-            Warning::RefreshFailed { url, cause, using } => write!(
-                f,
-                "could not refresh the provider catalog from {url}: {cause}; using {using}"
-            ),
-            Warning::HyperRefreshFailed {
-                url,
+            } => {
+                let (noun, using) = (target.noun(), using.clause(*target));
+                let cause = cause.as_deref().unwrap_or("no cause recorded");
+                let Some(at) = at else {
+                    // The cause carries its fix; a person who waits for
+                    // the network is online.
+                    return write!(f, "could not refresh {noun} from {url}: {cause}; {using}");
+                };
+                write!(
+                    f,
+                    "the last refresh of {noun} from {url} failed at {}: {cause}; {using}; {}",
+                    state::rfc3339(*at),
+                    refresh_hint(me, *target)
+                )
+            }
+            Warning::Unsaved {
+                target: Target::Catalog,
                 cause,
-                using,
-                crushrc,
+                ..
             } => write!(
-                f,
-                "could not refresh Hyper's provider from {url}: {cause}; {using}; {}",
-                refresh_hint(me, Target::Hyper, crushrc)
-            ),
-            Warning::Unsaved { cause } => write!(
                 f,
                 "could not save the refreshed catalog: {cause}; it is used for this run only"
             ),
-            Warning::HyperUnsaved { url, cause } => write!(
+            Warning::Unsaved { url, cause, .. } => write!(
                 f,
                 "could not save the refreshed Hyper provider from {url}: {cause}; Crush reads it only from hyper.json"
             ),
             Warning::NoBackground {
-                helper,
+                target,
                 cause,
                 using,
             } => write!(
                 f,
-                "cannot start the background refresh ({}): {cause}; using {using} meanwhile",
-                helper.display()
-            ),
-            Warning::NoHyperBackground { cause } => write!(
-                f,
-                "cannot start the background refresh of Hyper's provider: {cause}"
+                "cannot start the background refresh of {}: {cause}; {} meanwhile",
+                target.noun(),
+                using.clause(*target)
             ),
             Warning::NotHttp { value } => not_http(f, me, value),
-            Warning::BadTimeout { value } => bad_timeout(f, value),
-            Warning::BadInterval { value } => bad_interval(f, value),
-            Warning::BadKey { failure } => bad_key(f, me, failure),
+            Warning::BadTimeout { value } => write!(
+                f,
+                "{TIMEOUT_ENV}={value:?} is not a positive number of seconds; using {}",
+                DEFAULT_TIMEOUT.as_secs()
+            ),
+            Warning::BadInterval { value } => write!(
+                f,
+                "{INTERVAL_ENV}={value:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
+            ),
+            Warning::BadKey { failure } => {
+                write!(f, "{failure}; no refresh until it is fixed")
+            }
             Warning::HyperNotRefreshed { why } => f.write_str(why),
-            Warning::Routed { target, routed } => routed_by_dotenv(f, *target, routed),
+            Warning::Routed { target, routed } => write!(
+                f,
+                "the start-up refresh of {} carries {}, so it goes without {}, which a project's .env chose; {}",
+                target.noun(),
+                routed.credential,
+                routed.listed(),
+                routed.fix(true)
+            ),
         }
     }
 }
 
-/// [`Warning::BadKey`]'s words, its hint's commands named as `me`.
-fn bad_key(f: &mut fmt::Formatter<'_>, _me: &str, failure: &Failure) -> fmt::Result {
-    write!(f, "{failure}; no refresh until it is fixed")
-}
-
-/// [`Warning::Routed`]'s words.
-fn routed_by_dotenv(
-    f: &mut fmt::Formatter<'_>,
-    target: Target,
-    routed: &crate::fetch::credential::Routed,
-) -> fmt::Result {
-    write!(
-        f,
-        "the start-up refresh of {} carries {}, so it goes without {}, which a project's .env chose; {}",
-        target.noun(),
-        routed.credential,
-        routed.listed(),
-        routed.fix(true)
-    )
-}
-
-/// [`Warning::BadTimeout`]'s words.
-fn bad_timeout(f: &mut fmt::Formatter<'_>, value: &str) -> fmt::Result {
-    write!(
-        f,
-        "{TIMEOUT_ENV}={value:?} is not a positive number of seconds; using {}",
-        DEFAULT_TIMEOUT.as_secs()
-    )
-}
-
-/// [`Warning::BadInterval`]'s words.
-fn bad_interval(f: &mut fmt::Formatter<'_>, value: &str) -> fmt::Result {
-    write!(
-        f,
-        "{INTERVAL_ENV}={value:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
-    )
-}
-
-/// The global crushrc, which every project reads, as a hint names it.
-pub(super) fn crushrc() -> String {
-    crate::store::paths::config_dir(&crate::store::paths::process_env)
-        .map(|dir| dir.join("crushrc").display().to_string())
-        .unwrap_or_else(|_| "a crushrc".into())
-}
-
 /// What ends the warning of a failed refresh of `target`'s document, the
-/// program being `me`: how to do without the network, and how to fetch
-/// it by hand.
-fn refresh_hint(me: &str, target: Target, crushrc: &str) -> String {
+/// program being `me`: how to do without the network (in the global
+/// crushrc, which every project reads), and how to fetch it by hand.
+fn refresh_hint(me: &str, target: Target) -> String {
+    let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
+        .map(|dir| dir.join("crushrc").display().to_string())
+        .unwrap_or_else(|_| "a crushrc".into());
     let update = update_command(target);
     format!(
         "on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
@@ -454,16 +368,10 @@ pub(crate) fn held_hint_for(me: &str, target: Target, url: &str, needs: &[Need])
         let after = format!("\n  (FILE its signature; or the mirror must serve {url}.minisig)");
         (vec![keep, ("apply it signed:", apply)], after)
     } else {
-        let apply = std::iter::once(from.clone())
-            .chain(needs.iter().map(|need| flag(*need).to_owned()))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let commands = vec![
-            keep,
-            ("review it:", format!("{from} --dry-run")),
-            ("apply it:", apply),
-        ];
-        (commands, String::new())
+        let flags = needs.iter().map(|need| format!(" {}", flag(*need)));
+        let apply = format!("{from}{}", flags.collect::<String>());
+        let review = ("review it:", format!("{from} --dry-run"));
+        (vec![keep, review, ("apply it:", apply)], String::new())
     };
     let width = commands
         .iter()
@@ -489,19 +397,18 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-/// The warning for a held refresh ([`Warning::Held`]), the program being
-/// `me`.
-#[allow(clippy::too_many_arguments)]
-fn held(
-    f: &mut fmt::Formatter<'_>,
-    me: &str,
-    target: Target,
-    url: &str,
-    at: Option<u64>,
-    findings: &[String],
-    needs: &[Need],
-    foreign: bool,
-) -> fmt::Result {
+/// The words of a held refresh ([`Warning::Held`]), the program being `me`.
+fn held(f: &mut fmt::Formatter<'_>, me: &str, warning: &Warning) -> fmt::Result {
+    let Warning::Held {
+        target,
+        url,
+        at,
+        held,
+    } = warning
+    else {
+        return Ok(());
+    };
+    let findings = &held.changes;
     let more = match findings.len() {
         0 | 1 => String::new(),
         n => format!(
@@ -519,9 +426,9 @@ fn held(
         }
     };
     let first = findings.first().map_or("", String::as_str);
-    let hint = held_hint_for(me, target, url, needs);
+    let hint = held_hint_for(me, *target, url, &held.needs);
     let noun = target.noun();
-    if foreign {
+    if held.foreign {
         return write!(
             f,
             "{noun} that another program wrote into the cache was held{when} and put aside as {url}; the last one reviewed here is back in place: {first}{more}\n{hint}"
@@ -557,80 +464,54 @@ fn not_http(f: &mut fmt::Formatter<'_>, me: &str, value: &str) -> fmt::Result {
     )
 }
 
-/// Tells of what the last background refresh of `files`' document held
-/// back (at every start, while it is held), or, once, of its failure
-/// (marking it told in the state file). `cached` is the cache; `None` for
-/// a document not there, whose state is then its own
-/// ([`cache::absent_state`]: Hyper's provider).
-/// Tells what is held of `files`' document, when something is: as
-/// [`report_refresh`] does, without the last failure.
-pub(super) fn report_held(
-    files: &CacheFiles,
-    cached: Option<&Cached>,
-    warnings: &mut Vec<Warning>,
-) {
-    let state = match cached {
-        Some(cached) => cached.state.clone(),
-        None => cache::absent_state(files),
-    };
-    if let Some(state) = &state {
-        held_in(files.target, state, warnings);
-    }
+/// The state of `files`' document: its valid cache's, `cached`, else the
+/// one of a document not there ([`cache::absent_state`]: a first fetch of
+/// Hyper's provider that failed or was held).
+fn state_of(files: &CacheFiles, cached: Option<&Cached>) -> Option<CacheState> {
+    cached.map_or_else(|| cache::absent_state(files), |c| c.state.clone())
 }
 
-fn held_in(target: Target, state: &state::CacheState, warnings: &mut Vec<Warning>) {
+/// Tells what the last refresh of `files`' document (its valid cache
+/// `cached`) held back, at every start while it is held, and, with
+/// `failure`, its failure, once: marked told in the state file.
+pub(super) fn tell_last(
+    files: &CacheFiles,
+    cached: Option<&Cached>,
+    failure: bool,
+    warnings: &mut Vec<Warning>,
+) {
+    let Some(state) = state_of(files, cached) else {
+        return;
+    };
+    let target = files.target;
     if let Some((refresh, held)) = state.held() {
         warnings.push(Warning::Held {
             target,
             url: refresh.url.clone(),
             at: Some(refresh.at),
-            findings: held.changes.clone(),
-            needs: held.needs.clone(),
-            foreign: held.foreign,
+            held: held.clone(),
         });
     }
-}
-
-pub(super) fn report_refresh(
-    files: &CacheFiles,
-    cached: Option<&Cached>,
-    warnings: &mut Vec<Warning>,
-) {
-    let state = match cached {
-        Some(cached) => cached.state.clone(),
-        None => cache::absent_state(files),
-    };
-    let Some(state) = &state else {
+    let Some(last) = state.untold_failure().filter(|_| failure) else {
         return;
     };
-    let target = files.target;
-    held_in(target, state, warnings);
-    let Some(failure) = state.untold_failure() else {
-        return;
-    };
-    let using = match target {
-        Target::Hyper => InUse::hyper(cached),
-        _ if state.source == source::Source::Embedded.to_string() => InUse::Embedded,
-        _ => InUse::Cached,
-    };
-    warnings.push(Warning::LastRefreshFailed {
+    warnings.push(Warning::RefreshFailed {
         target,
-        url: failure.url.clone(),
-        at: failure.at,
-        cause: failure.cause.clone(),
-        using,
-        crushrc: crushrc(),
+        url: last.url.clone(),
+        at: Some(last.at),
+        cause: last.cause.clone(),
+        using: InUse::of(cached),
     });
-    mark_told(files, cached, failure.cause.clone());
+    mark_told(files, cached, last.cause.clone());
 }
 
 /// Marks the last refresh's failure of `files`' document, `cached` (see
-/// [`report_refresh`]), as told, when its cause is still `cause`.
+/// [`tell_last`]), as told, when its cause is still `cause`.
 pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Option<String>) {
     // Best effort: should it not be saved, the warning shows once more. By
     // cause, not time: a refresh that failed the same way meanwhile is the
     // same failure.
-    let told = |state: &mut state::CacheState| {
+    let told = |state: &mut CacheState| {
         if let Some(refresh) = &mut state.refresh
             && refresh.outcome == RefreshOutcome::Failed
             && refresh.cause == cause
@@ -649,14 +530,9 @@ pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Opti
 /// document held back, as its state records it (nothing when it records
 /// no hold).
 pub(super) fn held_needs(files: &CacheFiles) -> Vec<Need> {
-    let state = match cache::read_valid(files) {
-        Ok(Some(cached)) => cached.state,
-        _ => cache::absent_state(files),
-    };
-    match state.and_then(|s| s.refresh).and_then(|r| r.held) {
-        Some(held) => held.needs,
-        None => Vec::new(),
-    }
+    let cached = cache::read_valid(files).ok().flatten();
+    let held = state_of(files, cached.as_ref()).and_then(|s| s.refresh?.held);
+    held.map_or_else(Vec::new, |held| held.needs)
 }
 
 #[cfg(test)]
@@ -671,20 +547,22 @@ mod tests {
             target: Target::Catalog,
             url: "https://mirror.example/v2/providers".into(),
             at: None,
-            findings: vec!["moves a key".into(), "and another".into()],
-            needs: vec![Need::Shrink, Need::KeyMove],
-            foreign: false,
+            held: state::Held {
+                changes: vec!["moves a key".into(), "and another".into()],
+                needs: vec![Need::Shrink, Need::KeyMove],
+                ..Default::default()
+            },
         };
         let invalid = Warning::InvalidCache {
+            target: Target::Catalog,
             problem: "the cache is not valid".into(),
         };
-        let failed = Warning::LastRefreshFailed {
+        let failed = Warning::RefreshFailed {
             target: Target::Hyper,
             url: "https://hyper.example".into(),
-            at: 0,
+            at: Some(0),
             cause: None,
-            using: InUse::HyperEmbedded,
-            crushrc: "/home/u/.config/crush/crushrc".into(),
+            using: InUse::Embedded,
         };
         let not_http = Warning::NotHttp {
             value: "ftp://x".into(),
@@ -704,9 +582,44 @@ mod tests {
              review it:                crush-providers update-providers https://mirror.example/v2/providers --dry-run\n  \
              apply it:                 crush-providers update-providers https://mirror.example/v2/providers --allow-shrink --allow-key-move"
         );
+        let failed = failed.to_string();
+        assert!(
+            failed.starts_with("the last refresh of Hyper's provider from https://hyper.example failed at 1970-01-01T00:00:00Z: no cause recorded; Crush keeps its own embedded one; on a machine without network, set `option provider-auto-update false` in ")
+                && failed.ends_with("crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `crush update-providers --source hyper` fetches it by hand"),
+            "{failed}"
+        );
+    }
+
+    /// A start's one line before Crush names the reason of a failure, not
+    /// the server that `providers --status` names.
+    #[test]
+    fn a_failure_in_brief_is_its_reason() {
+        let failed = |url: &str, cause: &str| Warning::RefreshFailed {
+            target: Target::Catalog,
+            url: url.into(),
+            at: Some(0),
+            cause: Some(cause.into()),
+            using: InUse::Cached,
+        };
+        for (url, cause) in [
+            (
+                "http://127.0.0.1:4567/v2/providers",
+                "127.0.0.1:4567 refused the connection (nothing listens there); check the URL",
+            ),
+            (
+                "https://mirror.example/v2/providers",
+                "mirror.example:443 refused the connection (nothing listens there); check the URL",
+            ),
+        ] {
+            assert_eq!(
+                failed(url, cause).brief("crush"),
+                "catalog not refreshed: refused the connection (nothing listens there); check the URL"
+            );
+        }
+        let answered = failed("https://m.example/p", "server answered 500");
         assert_eq!(
-            failed.to_string(),
-            "the last refresh of Hyper's provider from https://hyper.example failed at 1970-01-01T00:00:00Z: no cause recorded; Crush keeps its own embedded one; on a machine without network, set `option provider-auto-update false` in /home/u/.config/crush/crushrc or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `crush update-providers --source hyper` fetches it by hand"
+            answered.brief("crush"),
+            "catalog not refreshed: server answered 500"
         );
     }
 

@@ -130,6 +130,19 @@ pub const MAX_VARIABLES: usize = 1_000;
 /// would teach 700,000: an 80 MB memory that no reader accepts.
 pub const MAX_PLACES: usize = 10_000;
 
+/// Most places the memory of where keys went may hold in all (what its
+/// reader is given: the file's, the embedded snapshot's, Hyper's): two
+/// catalogs of the most one may teach. The real catalog teaches 80, and
+/// each release a few more; this many take 2 to 5 MB (about 250 bytes
+/// each with hosts of 15 letters), read in tens of milliseconds at every
+/// start that reviews a catalog another program wrote. Without it, every
+/// catalog within [`MAX_PLACES`] that sends keys to new places grew the
+/// memory by about 1 MB, up to the 64 MiB its reader takes, and then no
+/// update applied again. Past it, a catalog that would teach anything new
+/// is refused; nothing already there is forgotten to make room (a
+/// person's approvals are never dropped silently).
+pub const MAX_PLACES_IN_ALL: usize = 20_000;
+
 /// Why a catalog's places are not known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Unplaced {
@@ -201,6 +214,29 @@ fn too_much(does: &str, real: &str) -> Unplaced {
     Unplaced::TooMuch(format!(
         "the catalog {does}, the most one catalog may teach the memory of where keys went (the real one {real}): nothing of it is applied"
     ))
+}
+
+/// Why what a catalog teaches (`taught`) would take the memory `known`
+/// past [`MAX_PLACES_IN_ALL`]; `None` when it stays within, or teaches
+/// nothing new (the memory then does not grow, however large it is).
+pub(crate) fn past_the_bound(
+    known: &BTreeMap<String, BTreeSet<Place>>,
+    taught: &BTreeMap<String, BTreeSet<Place>>,
+) -> Option<String> {
+    // Counted as the memory learns them: by the holder's exact name.
+    let new: usize = taught
+        .iter()
+        .map(|(holder, places)| match known.get(holder) {
+            Some(known) => places.difference(known).count(),
+            None => places.len(),
+        })
+        .sum();
+    let held: usize = known.values().map(BTreeSet::len).sum();
+    (new > 0 && held + new > MAX_PLACES_IN_ALL).then(|| {
+        format!(
+            "the catalog sends keys to {new} places never seen, which would take the memory of where keys went past the {MAX_PLACES_IN_ALL} places it may hold in all (it holds {held}; the real catalog teaches 80): nothing of it is applied; check where it comes from, since every catalog that sends keys to new places adds to the memory; to start the memory over, remove providers.trust.json from the data folder (`crush provider-dirs` shows it), which forgets every place a person approved (--allow-key-move), the floor and the newest signing time"
+        )
+    })
 }
 
 /// A provider of the new catalog that sends a known variable to a place it
@@ -520,7 +556,10 @@ pub fn review(
 ) -> Result<Review, String> {
     // What it would teach, bounded first: no review of a catalog that
     // could not be remembered.
-    places(next)?;
+    let taught = places(next)?;
+    if let Some(why) = past_the_bound(baseline.places, &taught) {
+        return Err(why);
+    }
     let next_ids = NextIds::of(next);
     let mut shrinks: Vec<Shrink> = baseline
         .previous
@@ -966,5 +1005,61 @@ mod tests {
         let within = catalog(99, 100);
         let within = validate(within.as_bytes()).unwrap();
         assert!(review(&baseline, &within, None).unwrap().is_clear());
+    }
+
+    /// Attack F7 of issue 35: catalogs each within the bounds of one grew
+    /// the memory without end. Past [`MAX_PLACES_IN_ALL`] in all, a
+    /// catalog that would teach anything new is refused, saying the bound
+    /// and the way out; one that reaches it exactly, or teaches nothing
+    /// new however large the memory, is reviewed as before. The real
+    /// catalog stays far below it.
+    #[test]
+    fn the_memory_is_bounded_in_all() {
+        // Two catalogs of 99 providers naming 100 variables each, their
+        // own: 9,999 places each, 19,998 in all.
+        let teaching = |letter: char| {
+            let key: String = (0..100).map(|i| format!("${letter}{i}")).collect();
+            let providers: Vec<String> = (0..99)
+                .map(|i| format!(r#"{{"id":"{letter}{i}","name":"P","api_key":"{key}","api_endpoint":"https://{letter}{i}.example/v1"}}"#))
+                .collect();
+            format!("[{}]", providers.join(","))
+        };
+        // One provider at a new host: each variable of `key`, and its
+        // configured key, a new place there.
+        let reaching = |key: &str| {
+            format!(
+                r#"[{{"id":"n","name":"N","api_key":"{key}","api_endpoint":"https://n.example"}}]"#
+            )
+        };
+        let places_of = |text: &str| places(&validate(text.as_bytes()).unwrap()).unwrap();
+        let reviewed = |known: &BTreeMap<String, BTreeSet<Place>>, text: &str| {
+            let baseline = Baseline {
+                previous: None,
+                places: known,
+                floor: Floor::None,
+                signed: None,
+            };
+            review(&baseline, &validate(text.as_bytes()).unwrap(), None)
+        };
+        let mut known = places_of(&teaching('a'));
+        known.extend(places_of(&teaching('b')));
+        assert_eq!(known.values().map(BTreeSet::len).sum::<usize>(), 19_998);
+        // 2 new places: 20,000 in all.
+        assert!(reviewed(&known, &reaching("$N1")).unwrap().is_clear());
+        let e = reviewed(&known, &reaching("$N1$N2")).unwrap_err();
+        assert_eq!(
+            e,
+            "the catalog sends keys to 3 places never seen, which would take the memory of where keys went past the 20000 places it may hold in all (it holds 19998; the real catalog teaches 80): nothing of it is applied; check where it comes from, since every catalog that sends keys to new places adds to the memory; to start the memory over, remove providers.trust.json from the data folder (`crush provider-dirs` shows it), which forgets every place a person approved (--allow-key-move), the floor and the newest signing time"
+        );
+        // Past the bound (a memory an older version wrote), what teaches
+        // nothing new is reviewed as before, and what does is refused.
+        known.extend(places_of(&reaching("$N1$N2$N3")));
+        assert!(reviewed(&known, &reaching("$N3$N1")).unwrap().is_clear());
+        assert!(reviewed(&known, &teaching('a')).unwrap().is_clear());
+        assert!(reviewed(&known, &reaching("$N4")).is_err());
+        // The real catalog teaches a tiny share of it.
+        let real = places(crate::catalog::embedded::catalog()).unwrap();
+        let taught: usize = real.values().map(BTreeSet::len).sum();
+        assert!(taught * 100 <= MAX_PLACES_IN_ALL, "{taught}");
     }
 }

@@ -8,6 +8,9 @@
 //! shrink, and the newest signing time seen. A refresh may add places
 //! only for a variable never seen before ([`crate::trust::guard`]); a
 //! known one reaching any other place is held, whatever happened between.
+//! It holds at most [`guard::MAX_PLACES_IN_ALL`] places in all: a catalog
+//! that would teach more is refused or held, and nothing is forgotten to
+//! make room.
 //!
 //! Missing, it is the embedded snapshot's places and the cache's. There
 //! but unreadable (not JSON, another format, not a regular file, written
@@ -42,8 +45,10 @@ use super::place::Place;
 const VERSION: u32 = 1;
 
 /// Largest memory file read, and so written: what every file of the data
-/// folder may be. One catalog teaches it at most
-/// [`guard::MAX_PLACES`] places (about 1.2 MB).
+/// folder may be. One catalog teaches it at most [`guard::MAX_PLACES`]
+/// places (about 1.2 MB), and no catalog is applied that would take it
+/// past [`guard::MAX_PLACES_IN_ALL`] in all (about 2.3 MB at the bound
+/// with short hosts), far below this.
 const MAX_BYTES: usize = file::MAX_FILE_BYTES;
 
 /// Every variable and the places it may reach.

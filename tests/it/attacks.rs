@@ -865,3 +865,88 @@ async fn a_catalog_teaching_too_much_is_refused_and_the_memory_stays_readable() 
     home.run(&["update-providers", "embedded"]).ok();
     assert_eq!(fs::read(&memory).unwrap(), before);
 }
+
+/// The real catalog and ten providers of `round`, each at an endpoint of
+/// its own and each naming the same 950 variables of that round: 9,510
+/// places the memory of where keys went has never seen (each variable at
+/// ten hosts, each provider's configured key at one), within what one
+/// catalog may teach (with the real catalog's 37 variables and 80
+/// places).
+fn teaching_new(round: usize) -> String {
+    let key: String = (0..950).map(|i| format!("$R{round}V{i}")).collect();
+    let providers: Vec<String> = (0..10)
+        .map(|i| {
+            format!(
+                r#"{{"id": "r{round}p{i}", "name": "R{round}P{i}", "api_key": "{key}", "api_endpoint": "https://r{round}p{i}.example/v1", "models": [{{"id": "m"}}]}}"#
+            )
+        })
+        .collect();
+    embedded_plus(&providers.join(",\n  "))
+}
+
+/// Issue 35, item 8, attack F7: every catalog within the bound of one
+/// catalog grew the memory by about 1 MB, and every start that reviews a
+/// foreign catalog reads it whole, up to the 64 MiB its reader takes.
+/// The memory holds at most 20,000 places in all (the real catalog
+/// teaches 80): two catalogs of 9,510 new places each are applied; the
+/// third would take it past, and is refused by `update-providers` (with
+/// `--allow-key-move` too: a person's approvals are never forgotten to
+/// make room), held by a refresh and by the review of a catalog another
+/// program wrote, each saying the bound and the way out; the cache and
+/// the memory stay as they were.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_memory_has_a_bound_in_all_and_what_would_pass_it_is_refused() {
+    let home = home_with_the_snapshot();
+    for round in 1..=2 {
+        let (_dir, file) = temp_file("providers.json", teaching_new(round).as_bytes());
+        home.run(&["update-providers", file.to_str().unwrap(), "-q"])
+            .ok();
+    }
+    let memory = home.data_dir().join("providers.trust.json");
+    let (cache, before) = (home.cache().unwrap(), fs::read(&memory).unwrap());
+    assert_eq!(cache, teaching_new(2).as_bytes());
+    let said = [
+        "would take the memory of where keys went past the 20000 places it may hold in all",
+        "the real catalog teaches 80): nothing of it is applied",
+        "remove providers.trust.json from the data folder",
+        "which forgets every place a person approved (--allow-key-move)",
+    ];
+    let third = teaching_new(3);
+    let (_dir, file) = temp_file("providers.json", third.as_bytes());
+    let run = home.run(&[
+        "update-providers",
+        file.to_str().unwrap(),
+        "--allow-key-move",
+    ]);
+    let mut parts = vec!["refused: "];
+    parts.extend(said);
+    run.fails_with(&parts);
+    assert_eq!(home.cache().unwrap(), cache);
+    assert_eq!(fs::read(&memory).unwrap(), before);
+    // A refresh holds it.
+    let server = serving(&third).await;
+    let record = refresh(&home, &server.uri());
+    assert_eq!(record["outcome"], "held", "{record}");
+    let changes = words(&record["held"]["changes"].to_string());
+    for part in said {
+        assert!(changes.contains(part), "{part}: {record}");
+    }
+    assert_eq!(home.cache().unwrap(), cache);
+    assert_eq!(fs::read(&memory).unwrap(), before);
+    // So does the review of a catalog another program wrote.
+    let temp = home.data_dir().join("providers.json.123.tmp");
+    fs::write(&temp, &third).unwrap();
+    fs::rename(&temp, home.cache_file()).unwrap();
+    let run = home.run_env(
+        &["providers", "--json"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    run.ok();
+    assert_eq!(run.stdout.as_bytes(), cache.as_slice());
+    let told = words(&run.stderr);
+    for part in said {
+        assert!(told.contains(part), "{part}: {run:?}");
+    }
+    assert_eq!(home.cache().unwrap(), cache);
+    assert_eq!(fs::read(&memory).unwrap(), before);
+}

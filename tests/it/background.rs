@@ -464,7 +464,7 @@ async fn a_hanging_server_never_delays_a_start() {
             refresh["cause"]
                 .as_str()
                 .unwrap()
-                .contains("connected, but no answer came within 0.5 s"),
+                .contains("no answer came within 0.5 s"),
             "{refresh}"
         );
         // Its bound is 0.5 s; the server would hold it 30 s.
@@ -491,8 +491,7 @@ async fn a_hanging_server_never_delays_a_start() {
         start.elapsed()
     );
     assert!(
-        run.stderr
-            .contains("connected, but no answer came within 0.5 s"),
+        run.stderr.contains("no answer came within 0.5 s"),
         "{run:?}"
     );
     assert_eq!(run.stdout.as_bytes(), embedded);

@@ -162,14 +162,15 @@ fn counting_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>)
 /// A crushrc saved with Windows line endings reads as Crush's shell reads
 /// it (`\r\n` is `\n`, a here-document closes on `EOF\r\n`, a backslash
 /// before `\r\n` joins the lines): updates off, and no request, even
-/// waited for.
+/// waited for. (The here-document's delimiter is quoted: an unquoted one's
+/// body is expanded, which is told and counts as off by itself.)
 #[test]
 fn a_crushrc_with_windows_line_endings_turns_updates_off() {
     let (url, count) = counting_server();
     let home = Home::new();
     fs::write(
         home.path().join("crushrc"),
-        "cat > notes.txt <<EOF\r\nnotes\r\nEOF\r\noption \\\r\n  provider-auto-update false\r\n",
+        "cat > notes.txt <<'EOF'\r\nnotes\r\nEOF\r\noption \\\r\n  provider-auto-update false\r\n",
     )
     .unwrap();
     let run = home.run_env(&["providers", "--wait"], &[("CATWALK_URL", &url)]);
@@ -184,7 +185,8 @@ fn a_crushrc_with_windows_line_endings_turns_updates_off() {
 }
 
 /// A value from a command substitution is only known to a shell: told
-/// with its line, never dropped in silence; `function f { … }` is a
+/// with its line, never dropped in silence, and since the substitution
+/// runs commands, it counts as turning both keys off; `function f { … }` is a
 /// function, as in bash, not an error; `! option …` runs the option.
 #[test]
 fn substitutions_functions_and_negations_are_read_as_crush_runs_them() {
@@ -205,7 +207,7 @@ fn substitutions_functions_and_negations_are_read_as_crush_runs_them() {
                 "{rc}:2: `option provider-auto-update false` skipped: inside a {{ }} group or function opened at line 1; this reader does not run the shell{counted}"
             ),
             format!(
-                "{rc}:4: `option provider-auto-update $(echo false)` skipped: its value depends on a shell expansion ($ or `); this reader does not run the shell{counted}"
+                "{rc}:4: `option provider-auto-update $(echo false)` skipped: its value depends on a shell expansion ($ or `); this reader does not run the shell, and Crush, which does, may turn provider-auto-update and default-providers off there: counted as off, so no start-up request is made while this line stands"
             ),
         ]
     );

@@ -229,7 +229,8 @@ fn errors_escape_what_they_quote() {
     let run = home.run(&["update-providers", file.to_str().unwrap()]);
     run.fails_with(&["found `\\u{202e}`"]);
     clean("parse error", &run.stderr);
-    // A proxy's status line.
+    // A proxy's status line: not quoted at all (the HTTP client keeps
+    // none of it).
     let proxy = raw_server(|s| {
         let _ = s.write_all(
             "HTTP/1.1 403 Forbidden\u{202e}\u{1b}[2J\u{9b}\r\nContent-Length: 0\r\n\r\n".as_bytes(),
@@ -239,6 +240,7 @@ fn errors_escape_what_they_quote() {
         &["update-providers", "https://catalog.mirror.corp.test"],
         &[("HTTPS_PROXY", &proxy)],
     );
-    run.fails_with(&["refused the tunnel", "403 Forbidden\\u{202e}"]);
+    run.fails_with(&["refused the tunnel"]);
+    assert!(!run.stderr.contains("Forbidden"), "{run:?}");
     clean("proxy status", &run.stderr);
 }

@@ -606,6 +606,30 @@ async fn a_held_or_failed_refresh_is_told_in_one_line_once() {
     assert!(again.stderr.is_empty(), "told once: {again:?}");
 }
 
+/// A failed refresh told on an 80-column terminal before Crush starts:
+/// one row, its reason kept and the server it names cut (`providers
+/// --status` has it), the pointer to `--status` last (issue 36).
+#[test]
+fn a_failure_told_on_80_columns_keeps_its_reason() {
+    let front = Front::new("v0.91.0");
+    let mut due = front.crush(&["run"]);
+    due.env("CRUSH_PROVIDER_REFRESH_INTERVAL", "0");
+    assert!(due.output().unwrap().status.success());
+    assert_eq!(front.home.wait_for_refresh(&None)["outcome"], "failed");
+    let (tty, mut master) = terminal();
+    let status = front.crush(&["run"]).stderr(Stdio::from(tty)).status();
+    assert!(status.unwrap().success());
+    let shown = shown(&mut master);
+    let rows: Vec<&str> = shown.lines().collect();
+    assert_eq!(rows.len(), 1, "{shown:?}");
+    assert!(
+        rows[0].starts_with("warning: catalog not refreshed: refused the conn")
+            && rows[0].ends_with("\u{2026} (crush providers --status)")
+            && unicode_width::UnicodeWidthStr::width(rows[0]) <= 80,
+        "{shown:?}"
+    );
+}
+
 /// A failure of the front itself (a config it cannot read, a data folder
 /// it cannot write) is one line, and Crush starts all the same, with the
 /// failing `CATWALK_URL` and its own updates as the user set them; a

@@ -323,6 +323,95 @@ async fn a_line_only_a_shell_evaluates_counts_as_off() {
     }
 }
 
+/// Item 2, what Crush's shell runs that this reader cannot see: `eval`,
+/// `source`/`.`, a script run by path (Crush's shell runs one without
+/// `#!` itself), `trap`, `alias`, a command whose name only a shell
+/// knows, a command or process substitution (`$(…)`, backquotes,
+/// `<(…)`), or an unquoted here-document (its body is expanded) anywhere
+/// in a crushrc counts as off for both keys, whatever a later line says
+/// (a function or a trap may run it last), and the warning says so; a
+/// secret in what it runs is not shown. Quoted, commented or in a quoted
+/// here-document, the same text is data, and a start goes out. (Crush
+/// v0.90 alone sends no request for the first eight: attack F4.)
+#[tokio::test(flavor = "multi_thread")]
+async fn what_only_a_shell_runs_in_a_crushrc_counts_as_off() {
+    let catalog = Catalog::start().await;
+    let other = ("repo/sub/other", OFF_RC);
+    for (text, files) in [
+        ("eval \"option provider-auto-update false\"\n", vec![]),
+        (": \"$(option provider-auto-update false)\"\n", vec![]),
+        ("x=$(option provider-auto-update false)\n", vec![]),
+        (
+            "cat <<EOF >/dev/null\n$(option provider-auto-update false)\nEOF\n",
+            vec![],
+        ),
+        (". ./other\n", vec![other]),
+        ("source other\n", vec![other]),
+        ("test -n \"$(option provider-auto-update false)\"\n", vec![]),
+        (
+            "export X=\"$(option provider-auto-update false)\"\n",
+            vec![],
+        ),
+        (": `option default-providers false`\n", vec![]),
+        ("cat <(option default-providers false)\n", vec![]),
+        ("./other\n", vec![other]),
+        (
+            "command eval \"option provider-auto-update false\"\n",
+            vec![],
+        ),
+        ("E=eval\n$E \"option provider-auto-update false\"\n", vec![]),
+        (
+            "shopt -s expand_aliases\nalias off='option provider-auto-update false'\n",
+            vec![],
+        ),
+        (
+            "if true; then eval \"option provider-auto-update false\"; fi\n",
+            vec![],
+        ),
+        (
+            "trap 'option provider-auto-update false' EXIT\noption provider-auto-update true\n",
+            vec![],
+        ),
+        (
+            "off() { eval \"option provider-auto-update false\"; }\noption provider-auto-update true\noff\n",
+            vec![],
+        ),
+        (
+            "eval \"provider add x --api-key RKSECRET1\"\n: \"$(option x RKSECRET2)\"\n",
+            vec![],
+        ),
+    ] {
+        let p = Project::new();
+        for (rel, body) in &files {
+            p.write(rel, body);
+        }
+        let rc = p.write("repo/sub/crushrc", text);
+        let (made, run) = catalog.made(|uri| p.start(&[], uri)).await;
+        assert_eq!(made, 0, "{text}: {run:?}");
+        let stderr = words(&run.stderr);
+        assert!(
+            stderr.contains(&format!("{}:", rc.display()))
+                && stderr.contains("this reader does not run the shell, and Crush, which does, may turn provider-auto-update and default-providers off there: counted as off, so no start-up request is made while this line stands"),
+            "{text}: {run:?}"
+        );
+        assert!(!stderr.contains("RKSECRET"), "{text}: {run:?}");
+    }
+    // The same text as data: a start goes out, and nothing is said.
+    for text in [
+        "echo '$(option provider-auto-update false)'\n",
+        "# eval \"option provider-auto-update false\" $(x) `y`\n",
+        "cat <<'EOF' >/dev/null\n$(option provider-auto-update false)\nEOF\n",
+        "cat <<\"EOF\" >/dev/null\neval x\nEOF\n",
+        "echo $((1 + 2)) eval source\n",
+    ] {
+        let p = Project::new();
+        p.write("repo/sub/crushrc", text);
+        let (made, run) = catalog.made(|uri| p.start(&[], uri)).await;
+        assert_eq!(made, 1, "{text}: {run:?}");
+        assert!(!run.stderr.contains("counted as off"), "{text}: {run:?}");
+    }
+}
+
 /// The global crushrc says off, the work tree's root says on: Crush reads
 /// the root's file only when git gives it the root.
 fn off_globally_on_at_the_root() -> Project {
@@ -636,6 +725,18 @@ async fn through_the_front_every_reading_keeps_the_network_off() {
         (
             "a value from a variable",
             vec![("repo/sub/crushrc", "option default-providers $V\n")],
+            "repo/sub",
+            vec![],
+            vec![],
+            true,
+            0,
+        ),
+        (
+            "a command substitution",
+            vec![(
+                "repo/sub/crushrc",
+                "x=$(option provider-auto-update false)\n",
+            )],
             "repo/sub",
             vec![],
             vec![],

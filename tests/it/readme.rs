@@ -1,4 +1,5 @@
-//! Every example in the README runs as written: each ```sh block, as one
+//! Every example in the README and in docs/REFERENCE.md runs as written:
+//! each ```sh block (other blocks, such as ```text, are only shown), as one
 //! bash script (`set -e`, `pipefail`), with the built binary as `crush` on
 //! the PATH, a HOME of its own (once more with `XDG_CONFIG_HOME` and
 //! `XDG_DATA_HOME` elsewhere, as some readers have them), and the hosts it
@@ -22,13 +23,15 @@ use std::process::Command;
 
 use crate::common::*;
 
-/// The README's ```sh blocks.
+/// The ```sh blocks of the README, then of the reference it points to.
 fn sh_blocks() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = ["README.md", "docs/REFERENCE.md"]
+        .map(|file| std::fs::read_to_string(root.join(file)).unwrap())
+        .join("\n");
     let mut blocks = Vec::new();
     let mut current: Option<String> = None;
-    for line in readme.lines() {
+    for line in text.lines() {
         match (&mut current, line.trim_end()) {
             (None, "```sh") => current = Some(String::new()),
             (Some(block), "```") => {

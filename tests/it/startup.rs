@@ -522,3 +522,20 @@ fn a_failure_shown_by_wait_is_not_told_again() {
     run.ok();
     assert!(!run.stderr.contains("failed"), "{run:?}");
 }
+
+/// `providers --status` says the embedded snapshot in the cache was
+/// installed there, never fetched: nothing came from a server (issue 36).
+#[test]
+fn the_embedded_snapshot_is_installed_not_fetched() {
+    let home = Home::new();
+    home.run(&["update-providers", "embedded", "-q"]).ok();
+    let run = home.run_env(
+        &["providers", "--status"],
+        &[("CATWALK_URL", &closed_port_url())],
+    );
+    run.ok();
+    let row = |key: &str| run.stdout.lines().any(|line| line.starts_with(key));
+    assert!(row("source:               embedded snapshot"), "{run:?}");
+    assert!(row("installed:            "), "{run:?}");
+    assert!(!row("fetched:"), "{run:?}");
+}

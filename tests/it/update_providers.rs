@@ -461,10 +461,7 @@ async fn hang_is_bounded_by_timeout() {
     let home = Home::new();
     let start = Instant::now();
     home.run(&["update-providers", &server.uri(), "--timeout", "0.5"])
-        .fails_with(&[
-            "connected, but no answer came within 0.5 s",
-            "raise the bound (--timeout",
-        ]);
+        .fails_with(&["no answer came within 0.5 s", "raise the bound (--timeout"]);
     assert!(
         start.elapsed() < Duration::from_secs(10),
         "took {:?}",

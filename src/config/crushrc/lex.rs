@@ -7,7 +7,7 @@
 use std::iter::Peekable;
 use std::str::Chars;
 
-use super::{SyntaxError, Word};
+use super::{Runs, SyntaxError, Word};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Token {
@@ -154,7 +154,10 @@ impl Lexer<'_> {
     /// After `$`, `` ` `` or a process substitution's `<`/`>` (already in
     /// the current word): the rest of a `$( )`, `$(( ))`, `${ }`, `( )` or
     /// backquoted substitution, kept whole in the word, whose value only a
-    /// shell knows. A `$` before anything else is a plain expansion.
+    /// shell knows. A `$` before anything else is a plain expansion. One
+    /// that runs commands (a command or process substitution, or one
+    /// inside an arithmetic or parameter expansion, quoted or not) marks
+    /// the word ([`Runs::Substitution`]).
     fn substitution(&mut self, first: char) -> Result<(), SyntaxError> {
         let close = match (first, self.chars.peek()) {
             ('`', _) => '`',
@@ -162,6 +165,9 @@ impl Lexer<'_> {
             ('$', Some('{')) => '}',
             _ => return Ok(()),
         };
+        if first != '$' || self.command_follows() {
+            self.start().runs = Some(Runs::Substitution);
+        }
         let opened = self.line;
         let open = if close == '`' {
             '`'
@@ -176,6 +182,11 @@ impl Lexer<'_> {
         while let Some(c) = self.chars.next() {
             if c == '\n' {
                 self.line += 1;
+            }
+            // Whatever the quotes inside say: inside `"${X:-'…'}"` single
+            // quotes quote nothing.
+            if c == '`' || (c == '$' && self.command_follows()) {
+                self.start().runs = Some(Runs::Substitution);
             }
             self.start().text.push(c);
             match (quote, c) {
@@ -203,9 +214,22 @@ impl Lexer<'_> {
         })
     }
 
+    /// Whether the next characters open a command substitution, `(` but
+    /// not `((` (an arithmetic expansion, as mvdan.cc/sh always reads
+    /// `$((`).
+    fn command_follows(&self) -> bool {
+        let mut ahead = self.chars.clone();
+        ahead.next() == Some('(') && ahead.next() != Some('(')
+    }
+
     fn flush(&mut self) {
-        if let Some((w, l)) = self.word.take() {
+        if let Some((mut w, l)) = self.word.take() {
             if let Some((strip_tabs, line)) = self.delimiter_next.take() {
+                // An unquoted delimiter: the body is expanded, and may run
+                // commands.
+                if !w.quoted {
+                    w.runs = Some(Runs::HereDocument);
+                }
                 self.heredocs.push(Heredoc {
                     delimiter: w.text.clone(),
                     strip_tabs,
@@ -227,6 +251,7 @@ impl Lexer<'_> {
                         quoted: false,
                         dynamic: false,
                         assignment: false,
+                        runs: None,
                     },
                     line,
                 )

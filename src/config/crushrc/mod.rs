@@ -11,7 +11,10 @@
 //! or `|`, `source`/`.`, run through another command (`command option …`)
 //! or after a variable assignment (`VAR=x option …`), or with `$`
 //! expansions in their words — are never guessed at: they are reported as
-//! skipped, with their line. What the commands set is [`options`]' job.
+//! skipped, with their line. So is every command that makes the shell run
+//! code this reader never sees ([`shell_only`]: `eval`, another file, a
+//! command or process substitution, an unquoted here-document), which
+//! may set anything. What the commands set is [`options`]' job.
 
 mod lex;
 pub(crate) mod options;
@@ -35,6 +38,20 @@ pub struct Word {
     /// Whether it starts with an unquoted `NAME=`: a variable assignment
     /// when it comes before the command's name.
     pub assignment: bool,
+    /// What in it a shell runs as commands, unseen here: a substitution,
+    /// or, as a here-document's unquoted delimiter, the body it expands.
+    pub runs: Option<Runs>,
+}
+
+/// Code a shell runs that is in no command this reader sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// A command or process substitution (`$( )`, backquotes, `<( )`),
+    /// also inside another expansion.
+    Substitution,
+    /// An unquoted here-document: its body is expanded, substitutions and
+    /// all.
+    HereDocument,
 }
 
 /// A simple command that runs unconditionally.
@@ -66,6 +83,11 @@ pub struct Skipped {
     /// The `option` keys that keep the network off ([`options::NETWORK_KEYS`])
     /// it may turn off, run by a shell: going out counts it as off.
     pub turns_off: Vec<&'static str>,
+    /// Whether what it turns off may be turned off at any time up to the
+    /// end of the file (a function's body, run when it is called; `eval`
+    /// or `trap` text, a substitution, another file, which may define
+    /// one): counted after every line of the file, not at its own.
+    pub any_time: bool,
 }
 
 /// An `exit` that ends the file for every command after it.
@@ -156,6 +178,9 @@ struct Parser {
     maybe_exited: Option<usize>,
     /// The next word names a function (`function NAME`), not a command.
     function_name_next: bool,
+    /// A redirection's target of the command being read runs code
+    /// (`cat <<EOF`, `> "$(x)"`), and its line.
+    redirect_runs: Option<(Runs, usize)>,
 }
 
 /// Parses a crushrc.
@@ -164,7 +189,12 @@ pub fn parse(text: &str) -> Result<Script, SyntaxError> {
     for token in lex::tokenize(text)? {
         if let Some(line) = p.target_next.take() {
             match token {
-                Token::Word(..) => continue,
+                Token::Word(word, _) => {
+                    if let Some(runs) = word.runs {
+                        p.redirect_runs.get_or_insert((runs, line));
+                    }
+                    continue;
+                }
                 _ => {
                     return Err(SyntaxError {
                         line,
@@ -194,6 +224,24 @@ pub fn parse(text: &str) -> Result<Script, SyntaxError> {
             }
             Token::Join | Token::End => {
                 let is_join = token == Token::Join;
+                if p.words.is_empty()
+                    && let Some((runs, line)) = p.redirect_runs
+                {
+                    // A command of redirections alone (`<<EOF`): the shell
+                    // still performs them.
+                    let operator = match runs {
+                        Runs::HereDocument => "<<",
+                        Runs::Substitution => "<",
+                    };
+                    let redirection = Word {
+                        text: operator.into(),
+                        quoted: false,
+                        dynamic: false,
+                        assignment: false,
+                        runs: None,
+                    };
+                    p.words.push((redirection, line));
+                }
                 if p.words.is_empty() {
                     // `a &&` may continue on the next line: the join holds.
                     p.after_join |= is_join;
@@ -272,11 +320,18 @@ impl Parser {
             line: self.words[0].1,
             words: self.words.drain(..).map(|(w, _)| w).collect(),
         };
+        let redirect_runs = self.redirect_runs.take().map(|(runs, _)| runs);
         // An `exit` in a subshell ends the subshell, never the file.
         if self.blocks.iter().any(|(b, _)| *b == Block::Subshell) && command.words[0].text == "exit"
         {
             return;
         }
+        // A group or subshell may be a function's body, which runs when
+        // it is called, after any line.
+        let in_body = self
+            .blocks
+            .iter()
+            .any(|(b, _)| matches!(b, Block::Group | Block::Subshell));
         let reason = if let Some((block, opened)) = self.blocks.last() {
             Some(format!("inside {} opened at line {opened}", block.name()))
         } else if joined {
@@ -286,25 +341,51 @@ impl Parser {
                 format!("after the `exit` at line {line}, which only a shell can tell runs")
             })
         };
-        self.classify(command, reason);
+        self.classify(command, reason, redirect_runs, in_body);
     }
 
-    fn classify(&mut self, command: Command, reason: Option<String>) {
+    /// Sorts a command out: run unconditionally, skipped (with why), or
+    /// the file's end; `redirect_runs` is what its redirections run,
+    /// `in_body` whether it is inside a `{ }` or `( )` block.
+    fn classify(
+        &mut self,
+        command: Command,
+        reason: Option<String>,
+        redirect_runs: Option<Runs>,
+        in_body: bool,
+    ) {
         if self.script.exit.is_some() {
             // Crush never runs what follows an `exit`.
             return;
         }
         let texts = command.texts();
         let name = texts[0];
-        let written = shown_without_secrets(&texts);
-        let turns_off = may_turn_off(&command.words);
+        let configures = CONFIG_COMMANDS.contains(&name) || name == "source" || name == ".";
+        let plain_off = may_turn_off(&command.words);
+        let code = shell_only(&command, redirect_runs, self.in_case());
+        // Code this reader never sees may set anything.
+        let turns_off = match code {
+            Some(_) => options::NETWORK_KEYS.iter().map(|(k, _)| *k).collect(),
+            None => plain_off.clone(),
+        };
+        // A command shown until now is shown as before; one shown only
+        // because it runs code shows its name alone: its arguments are
+        // that code, which may hold anything (`eval "provider add x
+        // --api-key …"`).
+        let written = match code {
+            Some(_) if !configures && plain_off.is_empty() && hidden_config(&command).is_none() => {
+                shown_name_only(&command.words)
+            }
+            _ => shown_without_secrets(&texts),
+        };
+        let any_time = code.is_some() || in_body;
         let skip = |reason: String| Skipped {
             line: command.line,
             command: written.clone(),
             reason,
             turns_off: turns_off.clone(),
+            any_time,
         };
-        let configures = CONFIG_COMMANDS.contains(&name) || name == "source" || name == ".";
         if name == "exit" {
             match reason {
                 None => {
@@ -331,12 +412,14 @@ impl Parser {
             self.script
                 .skipped
                 .push(skip("another file is read only by a shell".into()));
-        } else if (CONFIG_COMMANDS.contains(&name) || !turns_off.is_empty())
+        } else if (CONFIG_COMMANDS.contains(&name) || !plain_off.is_empty())
             && command.words.iter().any(|w| w.dynamic)
         {
             self.script.skipped.push(skip(
                 "its value depends on a shell expansion ($ or `)".into(),
             ));
+        } else if let Some(why) = code {
+            self.script.skipped.push(skip(why));
         } else if let Some(meant) = mistyped(name) {
             self.script.skipped.push(skip(format!(
                 "`{name}` is none of the commands Crush's crushrc knows; did you mean `{meant}`?"
@@ -444,6 +527,103 @@ fn may_turn_off(words: &[Word]) -> Vec<&'static str> {
         }
     }
     keys
+}
+
+/// Commands that run text as commands: `eval` its words, `trap` its first
+/// at the script's end, `alias` a name's (with `shopt -s expand_aliases`);
+/// mvdan.cc/sh parses each again, as Crush's config builtins run there.
+const EVALUATORS: &[&str] = &["eval", "trap", "alias"];
+
+/// Why `command` makes the shell run code this reader never sees, which
+/// may set anything: a command that runs text or another file as
+/// commands (after assignments, or behind a command that runs another:
+/// `command eval …`), a script named by its path (Crush's shell runs one
+/// without `#!` itself, its config builtins included:
+/// `internal/shell/dispatch.go`), a command or process substitution in
+/// any word or redirection, an unquoted here-document, or a command name
+/// only a shell knows (`$E`, which may be `eval`), but in a `case` block,
+/// where the words gathered may be its subject or a pattern (`$HOST)`).
+/// `redirect_runs` is what its redirections run.
+fn shell_only(command: &Command, redirect_runs: Option<Runs>, in_case: bool) -> Option<String> {
+    let words = &command.words;
+    // Where a command's name may be: after the assignments (none, when
+    // they are all there is), and any word after a command that runs the
+    // words after it.
+    let first = words
+        .iter()
+        .position(|w| !w.assignment)
+        .unwrap_or(words.len());
+    let candidates = match words.get(first) {
+        Some(w) if RUNNERS.contains(&w.text.as_str()) && !w.dynamic => first..words.len(),
+        Some(_) => first..first + 1,
+        None => first..first,
+    };
+    for word in &words[candidates.clone()] {
+        let name = word.text.as_str();
+        if let Some(evaluator) = EVALUATORS.iter().find(|e| **e == name) {
+            return Some(format!(
+                "`{evaluator}` runs text as commands, which only a shell does"
+            ));
+        }
+        if name == "source" || name == "." {
+            return Some("another file is read only by a shell".into());
+        }
+        if names_a_file(name) {
+            return Some(
+                "it runs a script by its path, which Crush's shell runs itself when it has no #! line"
+                    .into(),
+            );
+        }
+    }
+    if words.iter().any(|w| w.runs.is_some()) || redirect_runs == Some(Runs::Substitution) {
+        return Some(
+            "a command substitution ($( ), backquotes or <( )) runs commands, which only a shell does"
+                .into(),
+        );
+    }
+    if redirect_runs == Some(Runs::HereDocument) {
+        return Some(
+            "an unquoted here-document's body is expanded by a shell, which runs the commands it substitutes"
+                .into(),
+        );
+    }
+    let named_by_shell = words[candidates].iter().any(|w| w.dynamic && !w.assignment);
+    (named_by_shell && !in_case)
+        .then(|| "its command's name depends on a shell expansion ($ or `)".into())
+}
+
+/// Whether a command's name is a path, which Crush's shell runs as a file
+/// (`isPathPrefixed`: `./`, `../`, `/`, and on Windows `C:\`, `C:/`, `\`);
+/// `~/` is one once expanded.
+fn names_a_file(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let drive = bytes.len() >= 3
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'\\' | b'/');
+    ["./", "../", "/", "~/", "\\"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+        || drive
+}
+
+/// A command shown only because it runs code: its assignments' names and
+/// its name (when no substitution), every other word hidden.
+fn shown_name_only(words: &[Word]) -> String {
+    let first = words
+        .iter()
+        .position(|w| !w.assignment)
+        .unwrap_or(words.len());
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| match w.text.split_once('=') {
+            Some((name, _)) if i < first => format!("{name}=***"),
+            _ if i == first && w.runs.is_none() => shown_without_secrets(&[&w.text]),
+            _ => "***".into(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Why a command runs a config command in a way only a shell honours: a
@@ -714,11 +894,16 @@ option after 1
                 .iter()
                 .map(|c| (c.line, c.texts().join(" ")))
                 .collect::<Vec<_>>(),
-            [
-                (1, "cat".to_string()),
-                (4, "cat".to_string()),
-                (7, "option after 1".to_string())
-            ]
+            [(4, "cat".to_string()), (7, "option after 1".to_string())]
+        );
+        // An unquoted one's body is expanded, and may run commands: the
+        // command is skipped, never its body read as commands.
+        assert_eq!(
+            reasons(&script),
+            [(
+                1,
+                "an unquoted here-document's body is expanded by a shell, which runs the commands it substitutes"
+            )]
         );
         assert_eq!(
             parse("cat <<EOF\nbody\n").unwrap_err().to_string(),
@@ -803,8 +988,12 @@ option after 1
             ]
         );
         assert_eq!(
-            commands("cat <<EOF\r\noption a 1\r\nEOF\r\noption b 2\r\n"),
+            commands("cat <<'EOF'\r\noption a 1\r\nEOF\r\noption b 2\r\n"),
             [cmd(1, &["cat"]), cmd(4, &["option", "b", "2"])]
+        );
+        assert_eq!(
+            commands("cat <<EOF\r\noption a 1\r\nEOF\r\noption b 2\r\n"),
+            [cmd(4, &["option", "b", "2"])]
         );
         assert_eq!(
             commands("option provider-auto-update fal\0se\n"),
@@ -816,7 +1005,8 @@ option after 1
 
     /// `$( )`, `$(( ))`, `${ }` and backquotes are one word, whose value
     /// only a shell knows: a config command with one is told, never
-    /// dropped, and what is inside them is no command of the file.
+    /// dropped, and what is inside them is no command of the file. A
+    /// process substitution runs commands: skipped too.
     #[test]
     fn substitutions_are_one_dynamic_word() {
         let script =
@@ -828,6 +1018,10 @@ option after 1
                 (1, "its value depends on a shell expansion ($ or `)"),
                 (2, "its value depends on a shell expansion ($ or `)"),
                 (4, "its value depends on a shell expansion ($ or `)"),
+                (
+                    5,
+                    "a command substitution ($( ), backquotes or <( )) runs commands, which only a shell does"
+                ),
             ]
         );
         assert_eq!(
@@ -836,8 +1030,72 @@ option after 1
         );
         assert_eq!(
             script.commands.iter().map(|c| c.line).collect::<Vec<_>>(),
-            [3, 5]
+            [3]
         );
+    }
+
+    /// Every form of code only a shell runs is skipped, turning both keys
+    /// off at any time, and shown by its name alone where its words are
+    /// that code; the same text quoted, commented or in a quoted
+    /// here-document is data.
+    #[test]
+    fn code_only_a_shell_runs_is_skipped_and_turns_both_keys_off() {
+        for (text, shown) in [
+            ("eval \"option provider-auto-update false\"", "eval ***"),
+            (
+                "command eval \"provider add x --api-key K\"",
+                "command *** ***",
+            ),
+            ("trap 'option a b' EXIT", "trap *** ***"),
+            ("alias o='option provider-auto-update false'", "alias ***"),
+            (". ./other", ". ./other"),
+            ("source other x", "source other x"),
+            ("./other", "./other"),
+            ("~/bin/setup --token K", "~/bin/setup *** ***"),
+            ("/opt/x", "/opt/x"),
+            (": \"$(option provider-auto-update false)\"", ": ***"),
+            ("x=$(option provider-auto-update false)", "x=***"),
+            ("A=1 B=`x`", "A=*** B=***"),
+            ("test -n \"$(option x)\"", "test *** ***"),
+            ("export X=\"$(option x)\"", "export ***"),
+            ("echo ${X:-$(option x)}", "echo ***"),
+            ("echo \"${X:-'$(option x)'}\"", "echo ***"),
+            ("echo $((1 + $(option x)))", "echo ***"),
+            ("cat <(option x)", "cat ***"),
+            ("echo x > \"$(option x)\"", "echo ***"),
+            ("cat <<EOF\nbody\nEOF", "cat"),
+            ("cat <<-EOF\n\tbody\n\tEOF", "cat"),
+            ("<<EOF\n$(option x)\nEOF", "<<"),
+            ("$E \"option provider-auto-update false\"", "$E ***"),
+            ("if x; then eval y; fi", "eval ***"),
+        ] {
+            let script = parse(text).unwrap();
+            assert_eq!(script.skipped.len(), 1, "{text}: {script:?}");
+            let skipped = &script.skipped[0];
+            assert_eq!(skipped.command, shown, "{text}");
+            assert_eq!(
+                skipped.turns_off,
+                ["provider-auto-update", "default-providers"],
+                "{text}"
+            );
+            assert!(skipped.any_time, "{text}");
+            assert!(script.commands.is_empty(), "{text}");
+        }
+        for text in [
+            "echo '$(option x)' '`y`' 'eval'",
+            "# eval x $(y) `z`",
+            "echo $((1 + 2)) ${X:-y} $X eval source . ./x",
+            "cat <<'EOF'\n$(option x)\nEOF",
+            "cat <<\"EOF\"\n`x`\nEOF",
+            "cat <<\\EOF\n$(x)\nEOF",
+            "cat <<E\"O\"F\n$(x)\nEOF",
+            "cat <<<'$(x)'",
+            "case $HOST in\n  $OTHER) echo x ;;\nesac",
+            "exit\neval x",
+        ] {
+            let script = parse(text).unwrap();
+            assert!(script.skipped.is_empty(), "{text}: {:?}", script.skipped);
+        }
     }
 
     /// Bash's `function name { … }` defines a function, as `name() { … }`
