@@ -304,7 +304,7 @@ impl Failure {
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",
-            Cause::Folder(e) => return e.fix.clone().into(),
+            Cause::Folder(e) => return e.fix().into(),
             Cause::Config(_) => "fix or remove that file",
             Cause::WorkingDir(_) => {
                 "check that the current folder still exists and can be read, or give --cwd"

@@ -20,7 +20,7 @@ use crate::fetch::source;
 use crate::startup::network::{self, Network};
 use crate::startup::settings::{NotAtStartUp, at_start_up};
 use crate::startup::{self, Provenance, StartupCatalog};
-use crate::store::cache::{self, CacheFiles};
+use crate::store::cache::{self, CacheFiles, Found};
 use crate::store::digest;
 use crate::store::state::{self, RefreshOutcome, RefreshRecord};
 use crate::trust::memory;
@@ -211,9 +211,9 @@ impl Cached {
             cache,
             ..Cached::default()
         };
-        let state = match cache::read(files) {
-            Ok(None) => cache::absent_state(files),
-            Err(e) => {
+        let state = match cache::read(files, cache::Bytes::Read) {
+            Found::Missing(state) => state,
+            Found::Unusable(e) => {
                 doc.cache_state = match e {
                     cache::CacheError::Read { .. } => CacheState::Unreadable,
                     _ => CacheState::Untrusted,
@@ -221,7 +221,7 @@ impl Cached {
                 doc.problem = Some(e.to_string());
                 None
             }
-            Ok(Some(cached)) => {
+            Found::Vouched(cached) | Found::Foreign(cached) => {
                 doc.cache_state = CacheState::Valid;
                 match target.validate(&cached.bytes) {
                     Ok(catalog) => {

@@ -41,7 +41,7 @@ use crate::catalog::{Target, embedded};
 use crate::fetch::http::Bearer;
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached};
 use crate::store::digest;
 use crate::store::state;
 pub use crate::store::state::Need;
@@ -246,7 +246,7 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     if let Err(e) = cache::check_folder(files) {
         warnings.push(Warning::UntrustedFolder {
             problem: e.to_string(),
-            fix: e.fix,
+            fix: e.fix(),
         });
         return snapshot(warnings);
     }
@@ -329,8 +329,13 @@ fn read(
     // a state file that cannot be read.
     let state_problem_before = hand_over.then(|| state::read(&files.state).err());
     let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
-        None => cache::peek_valid(files),
-        Some(Ok(settled)) if settled.readable() => cache::read_valid(files),
+        None => cache::read(files, Bytes::Peek)
+            .valid(files)
+            .map_err(|e| e.to_string()),
+        Some(Ok(settled)) if settled.readable() => {
+            let found = cache::read(files, Bytes::Read);
+            found.valid(files).map_err(|e| e.to_string())
+        }
         Some(Ok(_)) => Err(foreign::unreviewed(files)),
         Some(Err(e)) => Err(e.to_string()),
     };
@@ -384,7 +389,7 @@ fn waited(
             }
             Outcome::Failed(cause) => {
                 // Told now: the next start does not tell it again.
-                if let Ok(Some(now)) = cache::read_valid(&doc.files) {
+                if let Ok(Some(now)) = cache::read(&doc.files, Bytes::Read).valid(&doc.files) {
                     mark_told(&doc.files, Some(&now), Some(cause.clone()));
                 }
                 let (at, using) = (None, doc.using);
@@ -419,7 +424,7 @@ fn waited(
             fetched = bytes;
         }
     }
-    let now = confirmed.then(|| cache::read_valid(files).ok().flatten());
+    let now = confirmed.then(|| cache::read(files, Bytes::Read).valid(files).ok().flatten());
     match (fetched, now.flatten()) {
         (Some(bytes), _) => fresh(bytes, &options.url, warnings),
         (None, Some(now)) => from_cache(now, warnings),

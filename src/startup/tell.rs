@@ -14,7 +14,7 @@ use super::{DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::{Target, embedded, quoted};
 use crate::error::Failure;
 use crate::fetch::source;
-use crate::store::cache::{self, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached};
 use crate::store::state::{self, CacheState, Need, RefreshOutcome};
 use crate::trust::policy::flag;
 
@@ -468,7 +468,8 @@ fn not_http(f: &mut fmt::Formatter<'_>, me: &str, value: &str) -> fmt::Result {
 /// one of a document not there ([`cache::absent_state`]: a first fetch of
 /// Hyper's provider that failed or was held).
 fn state_of(files: &CacheFiles, cached: Option<&Cached>) -> Option<CacheState> {
-    cached.map_or_else(|| cache::absent_state(files), |c| c.state.clone())
+    let absent = || cache::read(files, Bytes::Peek).state().cloned();
+    cached.map_or_else(absent, |c| c.state.clone())
 }
 
 /// Tells what the last refresh of `files`' document (its valid cache
@@ -520,18 +521,15 @@ pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Opti
         }
     };
     let wait = Duration::from_millis(200);
-    let _ = match cached {
-        Some(cached) => cache::update_state(files, cached, wait, told),
-        None => cache::update_absent_state(files, wait, told),
-    };
+    let _ = cache::update_state(files, cached, wait, told);
 }
 
 /// What a person must allow to apply what the last refresh of `files`'
 /// document held back, as its state records it (nothing when it records
 /// no hold).
 pub(super) fn held_needs(files: &CacheFiles) -> Vec<Need> {
-    let cached = cache::read_valid(files).ok().flatten();
-    let held = state_of(files, cached.as_ref()).and_then(|s| s.refresh?.held);
+    let found = cache::read(files, Bytes::Peek);
+    let held = found.state().and_then(|s| s.refresh.clone()?.held);
     held.map_or_else(Vec::new, |held| held.needs)
 }
 

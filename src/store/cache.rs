@@ -1,17 +1,18 @@
 //! The on-disk cache: `providers.json` (a plain catalog any Crush build can
 //! read) and, beside it, a small state file bound to those bytes by their
-//! SHA-256 (see [`crate::store::state`]). Replacing the cache is atomic and durable: a reader sees the old
-//! file or the new one, never a mix; the new file is flushed to disk before
-//! it is renamed into place and the folder after, so that a power cut after
-//! a reported success cannot bring the old catalog back; and a failure
-//! leaves the old one as it was.
+//! SHA-256 (see [`crate::store::state`]). What is there is read one way
+//! ([`read`] into [`Found`]). Replacing the cache is atomic and durable: a
+//! reader sees the old file or the new one, never a mix; the new file is
+//! flushed to disk before it is renamed into place and the folder after,
+//! so that a power cut after a reported success cannot bring the old
+//! catalog back; and a failure leaves the old one as it was.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::catalog::Target;
+use crate::catalog::{Target, ValidationError};
 use crate::store::atomic::{Staged, WriteError, stage, write_atomically};
 use crate::store::digest::{self, hex};
 use crate::store::file::{self, FileError};
@@ -30,13 +31,7 @@ pub(crate) const MEMORY_FILE: &str = "providers.trust.json";
 pub(crate) const HYPER_FILE: &str = "hyper.json";
 /// File name of its state file.
 pub(crate) const HYPER_STATE_FILE: &str = "hyper.state.json";
-/// What the copy of the last document this program reviewed is named
-/// after (`providers.reviewed.json`): what a start puts back when another
-/// program wrote one that moves a key ([`crate::trust::foreign`]).
-const REVIEWED: &str = "reviewed";
-/// What a document another program wrote is named after once it was
-/// held and put aside (`providers.foreign.json`), for a person to review.
-const FOREIGN: &str = "foreign";
+
 /// The cache's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheFiles {
@@ -50,10 +45,12 @@ pub struct CacheFiles {
     /// documents, since a key is the same key whichever sends it.
     pub memory: PathBuf,
     /// A copy of the last document this program reviewed and wrote, kept
-    /// beside it: `providers.reviewed.json`, or `hyper.reviewed.json`.
+    /// beside it (`providers.reviewed.json`, `hyper.reviewed.json`): what a
+    /// start puts back when another program wrote one that moves a key
+    /// ([`crate::trust::foreign`]).
     pub(crate) reviewed: PathBuf,
-    /// Where a document another program wrote is kept once it was held:
-    /// `providers.foreign.json`, or `hyper.foreign.json`.
+    /// Where a document another program wrote is kept once it was held
+    /// (`providers.foreign.json`, `hyper.foreign.json`), for a person.
     pub(crate) foreign: PathBuf,
     /// Which document is cached.
     pub target: Target,
@@ -77,8 +74,8 @@ impl CacheFiles {
             catalog: dir.join(document),
             state: dir.join(state),
             memory: dir.join(MEMORY_FILE),
-            reviewed: beside(REVIEWED),
-            foreign: beside(FOREIGN),
+            reviewed: beside("reviewed"),
+            foreign: beside("foreign"),
             dir,
             target,
         }
@@ -90,16 +87,79 @@ impl CacheFiles {
     }
 }
 
-/// The cache as found on disk.
+/// What the cache holds of one document ([`read`]).
+#[derive(Debug)]
+pub(crate) enum Found {
+    /// No document; the state recorded for none, when a first fetch that
+    /// failed or was held had no snapshot to stand in (Hyper's provider).
+    Missing(Option<CacheState>),
+    /// A document this program wrote: its state vouches for it.
+    Vouched(Cached),
+    /// A document no state vouches for: another program wrote it, or it
+    /// changed since (not validated).
+    Foreign(Cached),
+    /// One that cannot be used, and why.
+    Unusable(CacheError),
+}
+
+/// Whether a reader of the cache needs its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Bytes {
+    /// Read them.
+    Read,
+    /// Not when the state vouches for the file by its identity (the front,
+    /// whose Crush reads the file itself): then they are left empty.
+    Peek,
+}
+
+impl Found {
+    /// The state recorded: of the document this program wrote, or for none.
+    pub(crate) fn state(&self) -> Option<&CacheState> {
+        match self {
+            Found::Vouched(cached) => cached.state.as_ref(),
+            Found::Missing(state) => state.as_ref(),
+            Found::Foreign(_) | Found::Unusable(_) => None,
+        }
+    }
+
+    /// The document, when this program wrote it.
+    pub(crate) fn vouched(self) -> Option<Cached> {
+        match self {
+            Found::Vouched(cached) => Some(cached),
+            _ => None,
+        }
+    }
+
+    /// The document of `files`, when it is a valid one: `Ok(None)` when
+    /// there is none. A state that vouches for it proves it was validated
+    /// when written, which spares parsing it.
+    pub(crate) fn valid(self, files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
+        match self {
+            Found::Missing(_) => Ok(None),
+            Found::Vouched(cached) => Ok(Some(cached)),
+            Found::Foreign(cached) => match files.target.validate(&cached.bytes) {
+                Ok(_) => Ok(Some(cached)),
+                Err(source) => Err(CacheError::Invalid {
+                    target: files.target,
+                    path: files.catalog.clone(),
+                    source,
+                }),
+            },
+            Found::Unusable(e) => Err(e),
+        }
+    }
+}
+
+/// A cached document as found on disk.
 #[derive(Debug)]
 pub(crate) struct Cached {
-    /// The bytes of `providers.json`.
+    /// Its bytes (empty when peeked: [`Bytes::Peek`]).
     pub bytes: Vec<u8>,
     /// Their SHA-256.
     pub sha256: [u8; 32],
     /// The state file, only when it describes exactly these bytes.
     pub state: Option<CacheState>,
-    /// Modification time of `providers.json`.
+    /// Its modification time.
     pub modified: Option<SystemTime>,
     /// Its [`identity`] as read.
     pub identity: Option<String>,
@@ -141,6 +201,31 @@ impl Cached {
                 .map(|d| d.as_secs())
         })
     }
+
+    /// What this document is, to tell whether it is still there.
+    pub(crate) fn seen(&self) -> Seen {
+        Seen(Some(self.identity.clone().unwrap_or(hex(&self.sha256))))
+    }
+}
+
+/// What stood at the cache's path: its [`identity`], or where files have
+/// none the SHA-256 of its bytes; nothing when there was no file. A change
+/// is written only over what its writer read, checked under the folder
+/// lock, so that a newer document written meanwhile is never replaced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Seen(Option<String>);
+
+impl Seen {
+    /// What stands at the cache's path of `files` now.
+    pub(crate) fn now(files: &CacheFiles) -> Seen {
+        let Ok(meta) = fs::metadata(&files.catalog) else {
+            return Seen(None);
+        };
+        Seen(identity(&meta).or_else(|| {
+            let bytes = fs::read(&files.catalog).ok()?;
+            Some(hex(&digest::sha256(&bytes)))
+        }))
+    }
 }
 
 /// Why the cache cannot be used.
@@ -150,17 +235,32 @@ pub(crate) enum CacheError {
     /// it is too large, or the system refused.
     #[error("cannot read the cached catalog {}: {source}", path.display())]
     Read {
-        /// `providers.json`.
+        /// Its path.
         path: PathBuf,
         /// Why.
         source: FileError,
     },
-    /// Another user may have written it: why, in one line naming it.
-    #[error("{0}")]
-    Untrusted(String),
+    /// Another user may have written it.
+    #[error("the cached catalog {} is not trusted: {why}, so it may send an API key anywhere (the next update replaces it with a file of your own)", path.display())]
+    Untrusted {
+        /// Its path.
+        path: PathBuf,
+        /// Who else may write it.
+        why: String,
+    },
     /// Another user may write into its folder.
     #[error("the data folder {0}")]
     Folder(UntrustedFolder),
+    /// Another program wrote it, and it is not a valid document.
+    #[error("the cached {} {} is not valid ({source})", match target { Target::Catalog => "catalog", Target::Hyper => "Hyper provider" }, path.display())]
+    Invalid {
+        /// Which document.
+        target: Target,
+        /// Its path.
+        path: PathBuf,
+        /// Why.
+        source: ValidationError,
+    },
 }
 
 /// A data folder this program does not use: another user may write into
@@ -172,192 +272,93 @@ pub struct UntrustedFolder {
     pub dir: PathBuf,
     /// Why, in words.
     pub why: String,
+}
+
+impl UntrustedFolder {
     /// What makes it usable.
-    pub fix: String,
+    pub fn fix(&self) -> String {
+        format!(
+            "make it yours alone (`chmod go-w {}`), or move it away if another user owns it",
+            self.dir.display()
+        )
+    }
 }
 
 /// Whether the data folder is trusted ([`file::untrusted`]). A missing
-/// folder is: it is made by this user.
+/// folder is: it is made by this user. Something else than a folder there
+/// is what making the folder, or reading in it, reports.
 pub(crate) fn check_folder(files: &CacheFiles) -> Result<(), UntrustedFolder> {
-    let dir = files.dir.display();
-    let meta = match fs::metadata(&files.dir) {
-        Ok(meta) => meta,
-        Err(_) => return Ok(()),
-    };
-    // Something else than a folder there is what making the folder, or
-    // reading in it, reports.
-    if !meta.is_dir() {
-        return Ok(());
+    match fs::metadata(&files.dir) {
+        Ok(meta) if meta.is_dir() => match file::untrusted(&meta) {
+            Some(why) => Err(UntrustedFolder {
+                dir: files.dir.clone(),
+                why: format!(
+                    "{why}, so another user could put a catalog there that sends an API key anywhere"
+                ),
+            }),
+            None => Ok(()),
+        },
+        _ => Ok(()),
     }
-    let Some(why) = file::untrusted(&meta) else {
-        return Ok(());
-    };
-    let why =
-        format!("{why}, so another user could put a catalog there that sends an API key anywhere");
-    let fix = format!(
-        "make it yours alone (`chmod go-w {dir}`), or move it away if another user owns it"
-    );
-    Err(UntrustedFolder {
-        dir: files.dir.clone(),
-        why,
-        fix,
-    })
 }
 
-/// Reads the cache; `Ok(None)` when there is no `providers.json`. Only a
-/// regular file is read (opened without blocking, at most
-/// [`file::MAX_FILE_BYTES`]), and only when neither it nor its folder may
-/// have been written by another user ([`file::untrusted`]).
+/// What the cache holds of `files`' document. Only a regular file is read
+/// (opened without blocking, at most [`file::MAX_FILE_BYTES`]), and only
+/// when neither it nor its folder may have been written by another user
+/// ([`file::untrusted`]).
 ///
-/// The state file is trusted when it records the file's current
-/// [`identity`]: then its SHA-256 is taken as is. Otherwise the bytes are
-/// hashed, and the state is trusted only if the SHA-256 matches. Hashing is
-/// what start-up would otherwise pay on every run (0.4 ms for the real
-/// 0.7 MB catalog, 30 ms for 50 MB).
-pub(crate) fn read(files: &CacheFiles) -> Result<Option<Cached>, CacheError> {
-    check_folder(files).map_err(CacheError::Folder)?;
-    let failed = |source| CacheError::Read {
-        path: files.catalog.clone(),
-        source,
-    };
-    let Some((opened, meta)) = file::open_regular(&files.catalog).map_err(failed)? else {
-        return Ok(None);
-    };
-    if let Some(why) = file::untrusted(&meta) {
-        return Err(CacheError::Untrusted(format!(
-            "the cached catalog {} is not trusted: {why}, so it may send an API key anywhere (the next update replaces it with a file of your own)",
-            files.catalog.display()
-        )));
+/// The state file vouches for the file when it records the file's current
+/// [`identity`]: then its SHA-256 is taken as is, and with [`Bytes::Peek`]
+/// the file is not even read (the front decides at every start of Crush
+/// whether a refresh is due: reading and hashing the 0.7 MB catalog was
+/// most of what it added, see docs/BENCHMARKS.md). Otherwise the bytes are
+/// hashed, and the state vouches only if the SHA-256 matches.
+pub(crate) fn read(files: &CacheFiles, bytes: Bytes) -> Found {
+    if let Err(e) = check_folder(files) {
+        return Found::Unusable(CacheError::Folder(e));
     }
-    let bytes = file::read_all(opened, &meta, file::MAX_FILE_BYTES).map_err(failed)?;
-    let identity = identity(&meta);
     let (state, state_problem) = match state::read(&files.state) {
         Ok(state) => (state, None),
         Err(problem) => (None, Some(problem)),
     };
-    let recorded = state
-        .as_ref()
-        .filter(|s| s.vouches_for(&identity))
-        .and_then(|s| unhex32(&s.sha256));
-    let sha256 = recorded.unwrap_or_else(|| digest::sha256(&bytes));
-    Ok(Some(Cached {
+    // The SHA-256 the state records, when it vouches for the file by its
+    // identity.
+    let vouched = |meta: &fs::Metadata| {
+        let state = state.as_ref().filter(|s| s.vouches_for(&identity(meta)))?;
+        unhex32(&state.sha256)
+    };
+    let unusable = |source| {
+        let path = files.catalog.clone();
+        Found::Unusable(CacheError::Read { path, source })
+    };
+    let (bytes, meta) = match fs::metadata(&files.catalog) {
+        Ok(meta) if bytes == Bytes::Peek && vouched(&meta).is_some() => (Vec::new(), meta),
+        _ => match file::open_regular(&files.catalog) {
+            Ok(Some((opened, meta))) => match file::read_all(opened, &meta, file::MAX_FILE_BYTES) {
+                Ok(bytes) => (bytes, meta),
+                Err(e) => return unusable(e),
+            },
+            Ok(None) => return Found::Missing(state.filter(|s| s.sha256.is_empty())),
+            Err(e) => return unusable(e),
+        },
+    };
+    if let Some(why) = file::untrusted(&meta) {
+        let path = files.catalog.clone();
+        return Found::Unusable(CacheError::Untrusted { path, why });
+    }
+    let sha256 = vouched(&meta).unwrap_or_else(|| digest::sha256(&bytes));
+    let cached = Cached {
         bytes,
         sha256,
         state: state.filter(|s| s.sha256 == hex(&sha256)),
         modified: meta.modified().ok(),
-        identity,
+        identity: identity(&meta),
         state_problem,
-    }))
-}
-
-/// The state file, when it vouches for the `providers.json` there now (by
-/// its identity; never on systems without one), without reading the
-/// catalog.
-///
-/// Kept by measurement (issue 26): the front decides with it whether a
-/// refresh is due at every start of Crush. The rows of `BENCH_ONLY=front
-/// scripts/bench` (a cache confirmed, 30 rounds, two passes, 2026-12-01,
-/// load 14 from other builds): through the front with it, 1.38 and 1.32 ms
-/// added to the stand-in's median (2.18 vs 0.80, 2.16 vs 0.84 ms; 2.0 ms
-/// of CPU, 5.1 MB); without it (the catalog read and hashed, as
-/// [`read_valid`] does, to find its state), 5.94 and 2.19 ms (6.87 vs
-/// 0.93, 3.01 vs 0.82 ms; 2.9–3.2 ms of CPU, 6.2 MB): 60 % or more of what
-/// the front adds, and past its 2 ms target.
-pub(crate) fn vouched_state(files: &CacheFiles) -> Option<CacheState> {
-    let current = identity(&fs::metadata(&files.catalog).ok()?);
-    state::read(&files.state)
-        .ok()
-        .flatten()
-        .filter(|s| s.vouches_for(&current))
-}
-
-/// The cache, when it holds a valid catalog; `Ok(None)` when there is no
-/// cache, and why it cannot be used, in one line naming the file, when it
-/// cannot be read or is not valid. A state file that describes the bytes
-/// proves they were validated when written, which spares parsing them.
-pub(crate) fn read_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
-    let path = files.catalog.display();
-    let cached = match read(files) {
-        Ok(Some(cached)) => cached,
-        Ok(None) => return Ok(None),
-        Err(e) => return Err(e.to_string()),
     };
-    if cached.state.is_some() {
-        return Ok(Some(cached));
+    match cached.state {
+        Some(_) => Found::Vouched(cached),
+        None => Found::Foreign(cached),
     }
-    match files.target.validate(&cached.bytes) {
-        Ok(_) => Ok(Some(cached)),
-        Err(e) => Err(format!(
-            "the cached {} {path} is not valid ({e})",
-            what(files)
-        )),
-    }
-}
-
-/// [`read_valid`] for a caller that needs no bytes (the front, whose Crush
-/// reads the file itself): the file is not read when its state vouches for
-/// it, and `bytes` is then empty.
-pub(crate) fn peek_valid(files: &CacheFiles) -> Result<Option<Cached>, String> {
-    let Ok(meta) = fs::metadata(&files.catalog) else {
-        return read_valid(files);
-    };
-    let identity = identity(&meta);
-    let state = state::read(&files.state).ok().flatten();
-    let vouched = state.filter(|s| s.vouches_for(&identity) && file::untrusted(&meta).is_none());
-    match vouched.as_ref().and_then(|s| unhex32(&s.sha256)) {
-        Some(sha256) => Ok(Some(Cached {
-            bytes: Vec::new(),
-            sha256,
-            state: vouched,
-            modified: meta.modified().ok(),
-            identity,
-            state_problem: None,
-        })),
-        None => read_valid(files),
-    }
-}
-
-/// `catalog`, `Hyper provider`: what the cached document is, for messages.
-fn what(files: &CacheFiles) -> &'static str {
-    match files.target {
-        Target::Catalog => "catalog",
-        Target::Hyper => "Hyper provider",
-    }
-}
-
-/// The state recorded for a document that is not in the cache: what a
-/// first fetch that failed or was held records when no snapshot can stand
-/// in for the document (Hyper's provider; the catalog has the embedded
-/// one), so that the next start tells it. Its `sha256` is empty. `None`
-/// when the document is there, or the state file describes one.
-pub(crate) fn absent_state(files: &CacheFiles) -> Option<CacheState> {
-    if fs::symlink_metadata(&files.catalog).is_ok() {
-        return None;
-    }
-    state::read(&files.state)
-        .ok()
-        .flatten()
-        .filter(|s| s.sha256.is_empty())
-}
-
-/// Changes the state of a document that is not in the cache
-/// ([`absent_state`]), under the folder lock; nothing when the document is
-/// there by then (`Ok(false)`).
-pub(crate) fn update_absent_state(
-    files: &CacheFiles,
-    wait: Duration,
-    change: impl FnOnce(&mut CacheState),
-) -> Result<bool, WriteError> {
-    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let _lock = Lock::folder(&files.dir, wait)
-        .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    if fs::symlink_metadata(&files.catalog).is_ok() {
-        return Ok(false);
-    }
-    let mut state = absent_state(files).unwrap_or_default();
-    change(&mut state);
-    write_state(&files.state, &state)?;
-    Ok(true)
 }
 
 /// What tells one version of a file from another without reading it: its
@@ -397,6 +398,84 @@ fn unhex32(text: &str) -> Option<[u8; 32]> {
     digest::unhex(text)?.try_into().ok()
 }
 
+/// The folder lock of the cache held (waiting at most `wait` for another
+/// writer: a stopped process holding it must not hang everyone else), and
+/// the new document staged beside it when there is one. Writers take it so
+/// that they never remove each other's temporary files; leftovers of
+/// killed runs are removed under it.
+#[derive(Debug)]
+pub(crate) struct Locked {
+    files: CacheFiles,
+    staged: Option<Staged>,
+    _lock: Lock,
+}
+
+/// Takes the folder lock of `files`, and stages `bytes` as the new
+/// document when given (in a folder no other user may write).
+pub(crate) fn lock(
+    files: &CacheFiles,
+    bytes: Option<&[u8]>,
+    wait: Duration,
+) -> Result<Locked, WriteError> {
+    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
+    if bytes.is_some()
+        && let Err(e) = check_folder(files)
+    {
+        let why = io::Error::other(format!("{}; {}", e.why, e.fix()));
+        return Err(WriteError::at("use the data folder", &files.dir)(why));
+    }
+    let lock = Lock::folder(&files.dir, wait)
+        .map_err(WriteError::at("lock the data folder", &files.dir))?;
+    Ok(Locked {
+        staged: bytes
+            .map(|bytes| stage(&files.catalog, bytes, true))
+            .transpose()?,
+        files: files.clone(),
+        _lock: lock,
+    })
+}
+
+impl Locked {
+    /// Renames the staged document over the cache and records `state`,
+    /// with the new file's identity, beside it.
+    pub(crate) fn commit(self, state: CacheState) -> Result<(), WriteError> {
+        match self.staged {
+            Some(staged) => install(&self.files, staged, state),
+            None => Ok(()),
+        }
+    }
+
+    /// Changes the state file, the document staying as it is: `change`
+    /// gets the state as it is now (read under the lock, so that no other
+    /// writer's change is lost) when it still describes `was`, the document
+    /// read (a new state for those bytes when there is none); for `None`,
+    /// the state recorded for no document. Nothing is written when the
+    /// document was replaced since (then `Ok(false)`).
+    pub(crate) fn change_state(
+        &self,
+        was: Option<&Cached>,
+        change: impl FnOnce(&mut CacheState),
+    ) -> Result<bool, WriteError> {
+        let files = &self.files;
+        if Seen::now(files) != was.map_or(Seen(None), Cached::seen) {
+            return Ok(false);
+        }
+        let sha256 = was.map_or(String::new(), |was| hex(&was.sha256));
+        let recorded = state::read(&files.state).ok().flatten();
+        let mut state = recorded
+            .filter(|s| s.sha256 == sha256)
+            .unwrap_or(CacheState {
+                fetched_at: was.and_then(Cached::written_at).unwrap_or_default(),
+                sha256,
+                ..CacheState::default()
+            });
+        state.file = was.and_then(|was| was.identity.clone());
+        change(&mut state);
+        write_state(&files.state, &state)?;
+        Ok(true)
+    }
+}
+
 /// Replaces the cache with `bytes` and records `state` beside it, waiting
 /// at most `wait` for another writer to finish.
 pub fn write(
@@ -405,50 +484,29 @@ pub fn write(
     state: &CacheState,
     wait: Duration,
 ) -> Result<(), WriteError> {
-    stage_cache(files, bytes, wait)?.commit(state)
+    lock(files, Some(bytes), wait)?.commit(state.clone())
 }
 
-/// Writes `bytes` as the cache, with `state`, only if there is no cache
-/// file: decided under the folder lock, so that no writer's catalog is
-/// replaced. `Ok(false)` when there was one.
-pub(crate) fn install_if_absent(
+/// [`Locked::change_state`] under a lock of its own.
+pub(crate) fn update_state(
     files: &CacheFiles,
-    bytes: &[u8],
-    state: &CacheState,
+    was: Option<&Cached>,
     wait: Duration,
+    change: impl FnOnce(&mut CacheState),
 ) -> Result<bool, WriteError> {
-    let staged = stage_cache(files, bytes, wait)?;
-    if files.catalog.exists() {
-        return Ok(false);
-    }
-    staged.commit(state).map(|()| true)
+    lock(files, None, wait)?.change_state(was, change)
 }
 
-/// A new cache staged under the folder lock, which it holds until committed
-/// or dropped.
-#[derive(Debug)]
-pub(crate) struct StagedCache {
-    catalog: Staged,
-    files: CacheFiles,
-    _lock: Lock,
-}
-
-impl StagedCache {
-    /// Renames the new catalog over the cache and records `state`, with the
-    /// new file's identity, beside it.
-    pub(crate) fn commit(self, state: &CacheState) -> Result<(), WriteError> {
-        self.commit_then_record(|| state.clone())
-    }
-
-    /// Like [`StagedCache::commit`], with the state made only once the new
-    /// catalog is in place: what goes into it (its digest) can be worked
-    /// out while the disk is busy.
-    pub(crate) fn commit_then_record(
-        self,
-        state: impl FnOnce() -> CacheState,
-    ) -> Result<(), WriteError> {
-        install(&self.files, self.catalog, state)
-    }
+/// Runs `f` under the folder lock, waiting at most `wait` for it: for a
+/// change of a file beside the cache that other writers must not
+/// interleave with.
+pub fn locked<T>(
+    files: &CacheFiles,
+    wait: Duration,
+    f: impl FnOnce() -> Result<T, WriteError>,
+) -> Result<T, WriteError> {
+    let _locked = lock(files, None, wait)?;
+    f()
 }
 
 /// Renames `staged` over the cached document of `files`, keeps it as the
@@ -457,7 +515,7 @@ impl StagedCache {
 pub(crate) fn install(
     files: &CacheFiles,
     staged: Staged,
-    state: impl FnOnce() -> CacheState,
+    state: CacheState,
 ) -> Result<(), WriteError> {
     // Copied before the rename, so that the copy is of these bytes, not of
     // whatever another program puts in place after it; put in place after
@@ -471,7 +529,7 @@ pub(crate) fn install(
     }
     let state = CacheState {
         file: file.metadata().ok().as_ref().and_then(identity),
-        ..state()
+        ..state
     };
     // Bound to the catalog by its SHA-256: a failure to record it, or a
     // stale one, does not undo the update, and it needs no flush.
@@ -494,89 +552,12 @@ fn copied(from: &Path, to: &Path) -> io::Result<tempfile::NamedTempFile<()>> {
         .make_in(dir, |path| fs::copy(from, path).map(drop))
 }
 
-/// Changes the state file, the catalog staying as it is, under the folder
-/// lock like every writer (another writer's clean-up of leftovers would
-/// otherwise remove this temporary file before its rename). `change` gets
-/// the state as it is now, read again under the lock so that no other
-/// writer's change is lost, when it still describes the cache `cached`
-/// read; or a new state for those bytes when there is none. Nothing is
-/// written when the cache was replaced since (then `Ok(false)`).
-pub(crate) fn update_state(
-    files: &CacheFiles,
-    cached: &Cached,
-    wait: Duration,
-    change: impl FnOnce(&mut CacheState),
-) -> Result<bool, WriteError> {
-    let _lock = Lock::folder(&files.dir, wait)
-        .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    let current = fs::metadata(&files.catalog)
-        .ok()
-        .as_ref()
-        .and_then(identity);
-    if current != cached.identity {
-        return Ok(false);
-    }
-    let sha256 = hex(&cached.sha256);
-    let mut state = state::read(&files.state)
-        .ok()
-        .flatten()
-        .filter(|s| s.sha256 == sha256)
-        .unwrap_or_else(|| CacheState {
-            sha256,
-            fetched_at: cached.written_at().unwrap_or_default(),
-            ..CacheState::default()
-        });
-    state.file = current;
-    change(&mut state);
-    write_state(&files.state, &state)?;
-    Ok(true)
-}
-
-/// Runs `f` under the folder lock, waiting at most `wait` for it: for a
-/// change of a file beside the cache that other writers must not
-/// interleave with.
-pub fn locked<T>(
-    files: &CacheFiles,
-    wait: Duration,
-    f: impl FnOnce() -> Result<T, WriteError>,
-) -> Result<T, WriteError> {
-    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    let _lock = Lock::folder(&files.dir, wait)
-        .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    f()
-}
-
 /// Writes the state file; the caller holds the folder lock. It is bound to
 /// the catalog by its SHA-256, so a stale or missing one is harmless: it
 /// needs no fsync.
 pub(crate) fn write_state(path: &Path, state: &CacheState) -> Result<(), WriteError> {
     let json = serde_json::to_vec_pretty(state).unwrap_or_default();
     write_atomically(path, &json, false)
-}
-
-/// Stages `bytes` as the new cache. Writers take a lock on the folder, so
-/// that they never remove each other's temporary files; leftovers of killed
-/// runs are removed under that lock. A writer waits at most `wait` for the
-/// lock: a stopped process holding it must not hang everyone else.
-pub(crate) fn stage_cache(
-    files: &CacheFiles,
-    bytes: &[u8],
-    wait: Duration,
-) -> Result<StagedCache, WriteError> {
-    fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
-    check_folder(files).map_err(|e| {
-        WriteError::at("use the data folder", &files.dir)(io::Error::other(format!(
-            "{}; {}",
-            e.why, e.fix
-        )))
-    })?;
-    let lock = Lock::folder(&files.dir, wait)
-        .map_err(WriteError::at("lock the data folder", &files.dir))?;
-    Ok(StagedCache {
-        catalog: stage(&files.catalog, bytes, true)?,
-        files: files.clone(),
-        _lock: lock,
-    })
 }
 
 #[cfg(test)]
@@ -604,8 +585,8 @@ mod tests {
         assert_eq!(dir_syncs(), before + 1);
         let before = dir_syncs();
         let files = CacheFiles::in_dir(tmp.path().join("crush"));
-        let staged = stage_cache(&files, b"[2]", WAIT).unwrap();
-        staged.commit(&state_for(b"[2]")).unwrap();
+        let staged = lock(&files, Some(b"[2]"), WAIT).unwrap();
+        staged.commit(state_for(b"[2]")).unwrap();
         // The cache's rename; the state file beside it needs none.
         assert_eq!(dir_syncs(), before + 1);
         let before = dir_syncs();
@@ -639,9 +620,17 @@ mod tests {
                 .contains("another process has been writing it for over 0.2 s"),
             "{err}"
         );
-        assert!(read(&files).unwrap().is_none());
+        assert!(matches!(read(&files, Bytes::Read), Found::Missing(None)));
         drop(holder);
         put(&files, b"[1]");
+    }
+
+    /// The document there, vouched for or not.
+    fn doc(files: &CacheFiles) -> Cached {
+        match read(files, Bytes::Read) {
+            Found::Vouched(cached) | Found::Foreign(cached) => cached,
+            other => panic!("{other:?}"),
+        }
     }
 
     fn put(files: &CacheFiles, bytes: &[u8]) {
@@ -676,7 +665,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path().join("crush"));
         put(&files, b"[1]");
-        let cached = read(&files).unwrap().unwrap();
+        let cached = doc(&files);
         assert_eq!(cached.bytes, b"[1]");
         assert_eq!(cached.validators().etag.as_deref(), Some("\"abc\""));
         // The copy of the last document reviewed, kept beside it.
@@ -694,14 +683,14 @@ mod tests {
         put(&files, b"[1]");
         // Rewritten in place: a new size and new times, the same inode.
         fs::write(&files.catalog, b"[22]").unwrap();
-        let cached = read(&files).unwrap().unwrap();
+        let cached = doc(&files);
         assert!(cached.state.is_none());
         assert_eq!(
             cached.validators().etag.unwrap(),
             digest::catwalk_etag(&digest::sha256(b"[22]"))
         );
         fs::write(&files.state, b"{garbage").unwrap();
-        assert!(read(&files).unwrap().unwrap().state.is_none());
+        assert!(doc(&files).state.is_none());
     }
 
     /// The state records the file's identity; while the file keeps it, the
@@ -717,7 +706,7 @@ mod tests {
         assert_eq!(state.file, identity(&meta));
         state.sha256 = hex(&digest::sha256(b"other"));
         write_state(&files.state, &state).unwrap();
-        let cached = read(&files).unwrap().unwrap();
+        let cached = doc(&files);
         assert_eq!(cached.sha256, digest::sha256(b"other"));
         assert!(cached.state.is_some());
 
@@ -727,7 +716,7 @@ mod tests {
         let copy = tmp.path().join("copy");
         fs::copy(&files.catalog, &copy).unwrap();
         fs::rename(&copy, &files.catalog).unwrap();
-        let cached = read(&files).unwrap().unwrap();
+        let cached = doc(&files);
         assert_ne!(
             cached.identity,
             state::read(&files.state).unwrap().unwrap().file
@@ -738,7 +727,7 @@ mod tests {
         let mut state = state::read(&files.state).unwrap().unwrap();
         state.sha256 = hex(&digest::sha256(b"other"));
         write_state(&files.state, &state).unwrap();
-        assert!(read(&files).unwrap().unwrap().state.is_none());
+        assert!(doc(&files).state.is_none());
     }
 
     /// The state is changed as it is under the lock, only while it
@@ -749,24 +738,25 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let files = CacheFiles::in_dir(tmp.path());
         put(&files, b"[1]");
-        let cached = read(&files).unwrap().unwrap();
-        let changed = update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(9)).unwrap();
+        let cached = doc(&files);
+        let changed =
+            update_state(&files, Some(&cached), WAIT, |s| s.confirmed_at = Some(9)).unwrap();
         assert!(changed);
         let state = state::read(&files.state).unwrap().unwrap();
         assert_eq!(state.confirmed_at, Some(9));
         assert_eq!(state.validators.etag.as_deref(), Some("\"abc\""), "kept");
 
         fs::remove_file(&files.state).unwrap();
-        let cached = read(&files).unwrap().unwrap();
-        update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(10)).unwrap();
+        let cached = doc(&files);
+        update_state(&files, Some(&cached), WAIT, |s| s.confirmed_at = Some(10)).unwrap();
         let state = state::read(&files.state).unwrap().unwrap();
         assert_eq!(state.sha256, hex(&digest::sha256(b"[1]")));
         assert_eq!(state.confirmed_at, Some(10));
-        assert!(read(&files).unwrap().unwrap().state.is_some());
+        assert!(doc(&files).state.is_some());
 
         // Replaced since it was read: nothing is written.
         put(&files, b"[2]");
-        assert!(!update_state(&files, &cached, WAIT, |s| s.confirmed_at = Some(11)).unwrap());
+        assert!(!update_state(&files, Some(&cached), WAIT, |s| s.confirmed_at = Some(11)).unwrap());
         assert_eq!(
             state::read(&files.state).unwrap().unwrap().confirmed_at,
             None
@@ -786,7 +776,8 @@ mod tests {
     #[test]
     fn missing_cache_reads_as_none() {
         let tmp = tempfile::tempdir().unwrap();
-        assert!(read(&CacheFiles::in_dir(tmp.path())).unwrap().is_none());
+        let files = CacheFiles::in_dir(tmp.path());
+        assert!(matches!(read(&files, Bytes::Read), Found::Missing(None)));
     }
 
     #[test]
@@ -835,8 +826,15 @@ mod tests {
                 "hyper.state.json"
             ]
         );
-        assert_eq!(read_valid(&hyper).unwrap().unwrap().bytes, doc);
-        assert!(read(&catalog).unwrap().is_none());
+        assert_eq!(
+            read(&hyper, Bytes::Read)
+                .valid(&hyper)
+                .unwrap()
+                .unwrap()
+                .bytes,
+            doc
+        );
+        assert!(matches!(read(&catalog, Bytes::Read), Found::Missing(None)));
     }
 
     /// A record for a document that is not there is kept, told, and
@@ -845,15 +843,15 @@ mod tests {
     fn an_absent_document_keeps_a_state_of_its_own() {
         let tmp = tempfile::tempdir().unwrap();
         let hyper = CacheFiles::of(tmp.path(), Target::Hyper);
-        assert_eq!(absent_state(&hyper), None);
-        let recorded = update_absent_state(&hyper, WAIT, |s| s.source = "x".into()).unwrap();
+        assert_eq!(read(&hyper, Bytes::Peek).state().cloned(), None);
+        let recorded = update_state(&hyper, None, WAIT, |s| s.source = "x".into()).unwrap();
         assert!(recorded);
-        let state = absent_state(&hyper).unwrap();
+        let state = read(&hyper, Bytes::Peek).state().cloned().unwrap();
         assert_eq!((state.sha256.as_str(), state.source.as_str()), ("", "x"));
         fs::write(&hyper.catalog, b"{}").unwrap();
-        assert_eq!(absent_state(&hyper), None);
-        assert!(!update_absent_state(&hyper, WAIT, |_| {}).unwrap());
-        assert!(read(&hyper).unwrap().unwrap().state.is_none());
+        assert_eq!(read(&hyper, Bytes::Peek).state().cloned(), None);
+        assert!(!update_state(&hyper, None, WAIT, |_| {}).unwrap());
+        assert!(doc(&hyper).state.is_none());
     }
 
     #[cfg(unix)]

@@ -17,13 +17,12 @@ use std::time::Duration;
 
 use crate::catalog::{Target, embedded};
 use crate::store::atomic::{self, WriteError};
-use crate::store::cache::{self, CacheError, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheError, CacheFiles, Cached, Found};
 use crate::store::digest::{self, hex};
 use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState, Held, Need, RefreshOutcome, RefreshRecord};
 
 use super::guard::Review;
-use super::hyper;
 use super::memory;
 use super::policy::{self, Applied, Destination, Replacing};
 
@@ -98,32 +97,36 @@ pub(crate) fn settle(
     pinned: bool,
     wait: Duration,
 ) -> Result<Settled, SettleError> {
-    let vouched = cache::vouched_state(files).is_some();
+    if fs::symlink_metadata(&files.catalog).is_err() {
+        return Ok(Settled::Vouched);
+    }
+    let vouched = matches!(cache::read(files, Bytes::Peek), Found::Vouched(_));
     // A cache written before copies were kept gets its copy once.
-    let copied = !vouched || fs::symlink_metadata(&files.reviewed).is_ok();
-    if (vouched && copied) || fs::symlink_metadata(&files.catalog).is_err() {
+    if vouched && fs::symlink_metadata(&files.reviewed).is_ok() {
         return Ok(Settled::Vouched);
     }
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
     let lock = Lock::folder(&files.dir, wait);
     for _ in 0..ATTEMPTS {
-        let Some(found) = cache::read(files)? else {
-            return Ok(Settled::Vouched);
-        };
-        let verdict = match &found.state {
-            Some(_) => Verdict::Same,
-            None => judge(files, &found, pinned),
+        let verdict = match cache::read(files, Bytes::Read) {
+            Found::Missing(_) => return Ok(Settled::Vouched),
+            Found::Unusable(e) => return Err(e.into()),
+            Found::Vouched(found) => (found, Verdict::Same),
+            Found::Foreign(found) => {
+                let verdict = judge(files, &found, pinned);
+                (found, verdict)
+            }
         };
         let settled = match (&lock, verdict) {
-            (Err(_), Verdict::Same) => Some(Settled::Vouched),
-            (Err(_), Verdict::Adopt(..)) => Some(Settled::Busy { clear: true }),
-            (Err(_), Verdict::Hold(..)) => Some(Settled::Busy { clear: false }),
-            (Ok(_), Verdict::Same) => same(files, &found)?,
-            (Ok(_), Verdict::Adopt(review, previous)) => {
+            (Err(_), (_, Verdict::Same)) => Some(Settled::Vouched),
+            (Err(_), (_, Verdict::Adopt(..))) => Some(Settled::Busy { clear: true }),
+            (Err(_), (_, Verdict::Hold(..))) => Some(Settled::Busy { clear: false }),
+            (Ok(_), (found, Verdict::Same)) => same(files, &found)?,
+            (Ok(_), (found, Verdict::Adopt(review, previous))) => {
                 learn(files, &found, &review, previous.as_deref())?;
                 adopt(files, &found)?.then_some(Settled::Adopted)
             }
-            (Ok(_), Verdict::Hold(held, reviewed)) => hold(files, &found, reviewed, held)?,
+            (Ok(_), (found, Verdict::Hold(held, reviewed))) => hold(files, &found, reviewed, held)?,
         };
         if let Some(settled) = settled {
             return Ok(settled);
@@ -132,21 +135,15 @@ pub(crate) fn settle(
     Err(SettleError::Changing(files.catalog.clone()))
 }
 
-/// What the review holds of the document in place, changing nothing: for
-/// a person's update, which replaces it and writes nothing before it has
-/// its new document. `None` when a state vouches for it, there is none, or
-/// the review found nothing.
-pub(crate) fn held(files: &CacheFiles, pinned: bool) -> Result<Option<Held>, CacheError> {
-    if cache::vouched_state(files).is_some() {
-        return Ok(None);
+/// What the review holds of `found`, a document no state vouches for,
+/// changing nothing: for a person's update, which replaces it and writes
+/// nothing before it has its new document. `None` when the review found
+/// nothing.
+pub(crate) fn held(files: &CacheFiles, found: &Cached, pinned: bool) -> Option<Held> {
+    match judge(files, found, pinned) {
+        Verdict::Hold(held, _) => Some(held),
+        Verdict::Same | Verdict::Adopt(..) => None,
     }
-    Ok(match cache::read(files)? {
-        Some(found) if found.state.is_none() => match judge(files, &found, pinned) {
-            Verdict::Hold(held, _) => Some(held),
-            Verdict::Same | Verdict::Adopt(..) => None,
-        },
-        _ => None,
-    })
 }
 
 /// What the review of a document decides.
@@ -170,25 +167,18 @@ fn learn(
     previous: Option<&[u8]>,
 ) -> Result<(), WriteError> {
     let previous = previous.and_then(|bytes| files.target.validate(bytes).ok());
-    memory::record(
-        files,
-        || hyper::rebuilt(files, previous.as_ref()),
-        |memory| {
-            let next = files
-                .target
-                .validate(&found.bytes)
-                .map_err(|e| e.to_string())?;
-            let applied = Applied {
-                target: files.target,
-                next: &next,
-                review,
-                label: FOREIGN_SOURCE,
-                embedded: false,
-                signed_at: None,
-            };
-            policy::learn(memory, &applied)
-        },
-    )
+    // Valid: the review read it.
+    let Ok(next) = files.target.validate(&found.bytes) else {
+        return Ok(());
+    };
+    let applied = Applied {
+        next: &next,
+        review,
+        label: FOREIGN_SOURCE,
+        embedded: false,
+        signed_at: None,
+    };
+    policy::learn(files, previous.as_ref(), &applied, false)
 }
 
 /// Records the identity `found` has now, and keeps its copy: the bytes
@@ -245,18 +235,14 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
     let previous_catalog = previous
         .as_deref()
         .and_then(|bytes| files.target.validate(bytes).ok());
+    let replacing = Replacing {
+        files,
+        into: Destination::Cache,
+        previous: previous_catalog.as_ref(),
+        state_signed: recorded.as_ref().and_then(|s| s.signed_at),
+    };
     let review = memory::read(files)
-        .and_then(|file| policy::known(files, Destination::Cache, file, previous_catalog.as_ref()))
-        .and_then(|known| {
-            let replacing = Replacing {
-                target: files.target,
-                into: Destination::Cache,
-                previous: previous_catalog.as_ref(),
-                known: &known,
-                state_signed: recorded.as_ref().and_then(|s| s.signed_at),
-            };
-            policy::review(&replacing, &next, None)
-        })
+        .and_then(|memory| policy::review(&replacing, memory, &next, None))
         // What decides where a key goes is held; a catalog smaller than
         // the last (a mirror's subset) is Crush's choice to read, and
         // lowers no floor.
@@ -356,7 +342,7 @@ fn hold(
         Some((bytes, mut state)) => {
             state.record_refresh(record);
             let staged = atomic::stage(&files.catalog, &bytes, true)?;
-            cache::install(files, staged, || state)?;
+            cache::install(files, staged, state)?;
         }
         None => {
             // Crush uses its own embedded provider when there is none.
@@ -378,6 +364,11 @@ mod tests {
     use super::*;
 
     const WAIT: Duration = Duration::from_secs(5);
+
+    /// The state, when it vouches for the document there.
+    fn vouched(files: &CacheFiles) -> Option<CacheState> {
+        cache::read(files, Bytes::Peek).vouched()?.state
+    }
 
     /// The real catalog, with one provider added at the end.
     fn with_provider(provider: &str) -> Vec<u8> {
@@ -422,7 +413,7 @@ mod tests {
         fs::remove_file(&files.reviewed).unwrap();
         assert_eq!(settle(&files, false, WAIT).unwrap(), Settled::Vouched);
         assert_eq!(fs::read(&files.reviewed).unwrap(), with_provider(FRESH));
-        assert!(cache::vouched_state(&files).is_some());
+        assert!(vouched(&files).is_some());
     }
 
     #[test]
@@ -435,7 +426,7 @@ mod tests {
         assert_eq!(settle(&files, false, WAIT).unwrap(), Settled::Adopted);
         assert_eq!(fs::read(&files.catalog).unwrap(), next);
         assert_eq!(fs::read(&files.reviewed).unwrap(), next);
-        assert!(cache::vouched_state(&files).is_some());
+        assert!(vouched(&files).is_some());
         assert_eq!(settle(&files, false, WAIT).unwrap(), Settled::Vouched);
     }
 
@@ -455,7 +446,7 @@ mod tests {
         assert!(held.changes[0].contains("collector.example"), "{held:?}");
         assert_eq!(fs::read(&files.catalog).unwrap(), reviewed, "put back");
         assert_eq!(fs::read(&files.foreign).unwrap(), moved, "kept aside");
-        let state = cache::vouched_state(&files).unwrap();
+        let state = vouched(&files).unwrap();
         let (record, recorded) = state.held().unwrap();
         assert_eq!(record.url, files.foreign.display().to_string());
         assert_eq!(recorded.needs, [Need::KeyMove]);
@@ -534,7 +525,7 @@ mod tests {
         let settled = settle(&files, false, Duration::ZERO).unwrap();
         assert_eq!(settled, Settled::Busy { clear: true });
         assert!(settled.readable());
-        assert!(cache::vouched_state(&files).is_none(), "nothing recorded");
+        assert!(vouched(&files).is_none(), "nothing recorded");
     }
 
     #[test]
@@ -549,7 +540,7 @@ mod tests {
         ));
         assert!(!files.catalog.exists());
         assert_eq!(fs::read(&files.foreign).unwrap(), moved);
-        let state = cache::absent_state(&files).unwrap();
+        let state = cache::read(&files, Bytes::Peek).state().cloned().unwrap();
         assert!(state.held().is_some());
     }
 }

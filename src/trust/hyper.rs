@@ -16,7 +16,7 @@
 use crate::catalog::target::{DEFAULT_HYPER_URL, url_env};
 use crate::catalog::{self, Catalog, Target, expand};
 use crate::environment;
-use crate::store::cache::{self, CacheFiles};
+use crate::store::cache::{self, Bytes, CacheFiles};
 
 use super::memory::Memory;
 use super::place::{self, Place};
@@ -75,7 +75,8 @@ pub(crate) fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
     };
     let at = place::place(&endpoint, KIND);
     let files = files.with_target(Target::Hyper);
-    let cached = cache::read_valid(&files).ok().flatten();
+    let cached = cache::read(&files, Bytes::Read).valid(&files);
+    let cached = cached.ok().flatten();
     let previous = cached
         .as_ref()
         .and_then(|c| Target::Hyper.validate(&c.bytes).ok());
@@ -100,7 +101,9 @@ pub(crate) fn rebuilt(
     if files.target == Target::Catalog {
         return Memory::rebuilt(previous);
     }
-    let beside = cache::read_valid(&files.with_target(Target::Catalog))
+    let catalog_files = files.with_target(Target::Catalog);
+    let beside = cache::read(&catalog_files, Bytes::Read)
+        .valid(&catalog_files)
         .ok()
         .flatten()
         .filter(|c| !c.is_stand_in());

@@ -455,10 +455,8 @@ mod tests {
         let files = CacheFiles::in_dir(tmp.path());
         assert_eq!(read(&files), Ok(None));
         let catalog = validate(CATALOG.as_bytes()).unwrap();
-        cache::locked(&files, Duration::from_secs(5), || {
-            record(&files, || Memory::rebuilt(None), |m| m.learn(&catalog))
-        })
-        .unwrap();
+        let _locked = cache::lock(&files, None, Duration::from_secs(5)).unwrap();
+        record(&files, || Memory::rebuilt(None), |m| m.learn(&catalog)).unwrap();
         let memory = read(&files).unwrap().unwrap();
         assert!(memory.places.contains_key("X_KEY"));
         for bad in [

@@ -1,12 +1,14 @@
 //! The one policy of what a new document may replace without a person,
-//! for `update-providers` and the refresh alike: what it is compared with
-//! (the baseline: the document it replaces, what is remembered of where
-//! keys went, the floor, the newest signing time), what of it needs a
-//! person ([`guard::review`]), what a held one records, and what the
-//! memory learns of an applied one. It fails closed: a review that cannot
-//! be made holds (or refuses), never "no change".
+//! for `update-providers`, the refresh and the review of what another
+//! program wrote alike: what it is compared with (the baseline: the
+//! document it replaces, what is remembered of where keys went, the floor,
+//! the newest signing time), what of it needs a person ([`guard::review`]),
+//! what a held one records, and what the memory learns of an applied one.
+//! It fails closed: a review that cannot be made holds (or refuses), never
+//! "no change".
 
 use crate::catalog::{Catalog, Target};
+use crate::store::atomic::WriteError;
 use crate::store::cache::CacheFiles;
 use crate::store::state::{Held, Need};
 
@@ -27,60 +29,47 @@ pub(crate) enum Destination {
 /// What a new document replaces, as the review sees it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Replacing<'r, 'a> {
-    /// Which document.
-    pub target: Target,
+    /// The cache, whose target says which document.
+    pub files: &'r CacheFiles,
     /// Where it goes.
     pub into: Destination,
     /// The valid document it replaces, not the embedded snapshot standing
     /// in for none (nobody chose that one).
     pub previous: Option<&'r Catalog<'a>>,
-    /// What is remembered of where keys went ([`known`]).
-    pub known: &'r Memory,
     /// The signing time the cache's state records.
     pub state_signed: Option<u64>,
 }
 
-/// What is known of where keys went, for a document of `files` going
-/// `into` a place and replacing `previous`: into the cache, the memory
-/// file's (`file`; `None`: none there) or, without one, what the folder
-/// rebuilds; into another file, what that file and the embedded snapshot
-/// send. Why it cannot be known, else: then nothing is applied.
-pub(crate) fn known(
-    files: &CacheFiles,
-    into: Destination,
-    file: Option<Memory>,
-    previous: Option<&Catalog<'_>>,
-) -> Result<Memory, String> {
-    match into {
-        Destination::Cache => hyper::effective(files, file, previous),
-        Destination::File => Memory::rebuilt(previous),
-    }
-}
-
 /// Reviews `next` (signed at `signed_at`, when a key is pinned) against
-/// what it replaces. Into the cache, the catalog keeps half of the floor
-/// (the embedded snapshot, or what a person applied with
-/// `--allow-shrink`) and is signed no earlier than the newest catalog
-/// seen (each document's own, remembered beside its state's); Hyper's
-/// provider has no floor (its cached provider is the half to keep). An error (a
-/// value the catalog reader would refuse, a place that cannot be made)
-/// is the caller's to hold or refuse.
+/// what it replaces and what is known of where keys went: into the cache,
+/// `memory` (the memory file's; `None`: none there, and then what the
+/// folder rebuilds); into another file, what that file and the embedded
+/// snapshot send. Into the cache, the catalog keeps half of the floor (the
+/// embedded snapshot, or what a person applied with `--allow-shrink`) and
+/// is signed no earlier than the newest one seen (each document's own,
+/// remembered beside its state's); Hyper's provider has no floor (its
+/// cached provider is the half to keep). An error (what is known cannot
+/// be, a value the catalog reader would refuse, a place that cannot be
+/// made) is the caller's to hold or refuse.
 pub(crate) fn review(
     replacing: &Replacing<'_, '_>,
+    memory: Option<Memory>,
     next: &Catalog<'_>,
     signed_at: Option<u64>,
 ) -> Result<Review, String> {
-    let known = replacing.known;
-    let floor = match (replacing.into, replacing.target, &known.floor) {
-        (Destination::File, _, _) | (Destination::Cache, Target::Hyper, _) => guard::Floor::None,
-        (Destination::Cache, Target::Catalog, Some(floor)) => {
-            guard::Floor::Applied(&floor.providers, &floor.source)
-        }
-        (Destination::Cache, Target::Catalog, None) => guard::Floor::Embedded,
+    let Replacing { files, into, .. } = *replacing;
+    let known = match into {
+        Destination::Cache => hyper::effective(files, memory, replacing.previous)?,
+        Destination::File => Memory::rebuilt(replacing.previous)?,
     };
-    let signed = match replacing.into {
+    let floor = match (into, files.target, &known.floor) {
+        (Destination::File, _, _) | (_, Target::Hyper, _) => guard::Floor::None,
+        (_, Target::Catalog, Some(floor)) => guard::Floor::Applied(&floor.providers, &floor.source),
+        (_, Target::Catalog, None) => guard::Floor::Embedded,
+    };
+    let signed = match into {
         Destination::File => None,
-        Destination::Cache => known.signed(replacing.target).max(replacing.state_signed),
+        Destination::Cache => known.signed(files.target).max(replacing.state_signed),
     };
     let baseline = Baseline {
         previous: replacing.previous,
@@ -113,7 +102,6 @@ pub(crate) fn hold(review: Result<Review, String>, sha256: &str) -> Result<Revie
 pub(crate) fn held_for(why: String, sha256: Option<&str>) -> Held {
     Held {
         changes: vec![why],
-        needs: Vec::new(),
         sha256: sha256.map(str::to_owned),
         ..Held::default()
     }
@@ -126,18 +114,13 @@ pub(crate) fn flag(need: Need) -> &'static str {
         Need::Shrink => guard::ALLOW_SHRINK,
         Need::Downgrade => guard::ALLOW_DOWNGRADE,
         Need::KeyMove => guard::ALLOW_KEY_MOVE,
-        Need::Signature => SIGNATURE_FLAG,
+        Need::Signature => "--signature",
     }
 }
-
-/// The flag that gives `update-providers` a signature by hand.
-const SIGNATURE_FLAG: &str = "--signature";
 
 /// What an applied document teaches.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Applied<'r, 'a> {
-    /// Which document.
-    pub target: Target,
     /// It.
     pub next: &'r Catalog<'a>,
     /// Its review (a person may have allowed what it found).
@@ -151,17 +134,34 @@ pub(crate) struct Applied<'r, 'a> {
     pub signed_at: Option<u64>,
 }
 
-/// What the memory learns of an applied document: the places its
-/// variables reach; for the catalog, the floor (what a person applied
-/// with `--allow-shrink`; none again for the embedded snapshot); for
-/// both, the signing time (the newest, or an older one a person allowed).
-pub(crate) fn learn(memory: &mut Memory, applied: &Applied<'_, '_>) -> Result<(), String> {
+/// Records in the memory of `files` (the caller holds the folder lock)
+/// what a document applied over `previous` teaches: the places its
+/// variables reach; for the catalog, the floor (what a person applied with
+/// `--allow-shrink`; none again for the embedded snapshot); for both, the
+/// signing time (the newest, or an older one a person allowed). A memory
+/// file that cannot be read is replaced when `rebuild` (`update-providers
+/// embedded`, the way back), else a failure.
+pub(crate) fn learn(
+    files: &CacheFiles,
+    previous: Option<&Catalog<'_>>,
+    applied: &Applied<'_, '_>,
+    rebuild: bool,
+) -> Result<(), WriteError> {
+    let start = || hyper::rebuilt(files, previous);
+    let change = |memory: &mut Memory| teach(memory, files.target, applied);
+    match rebuild {
+        true => memory::rebuild(files, start, change),
+        false => memory::record(files, start, change),
+    }
+}
+
+fn teach(memory: &mut Memory, target: Target, applied: &Applied<'_, '_>) -> Result<(), String> {
     memory.learn(applied.next)?;
     if let Some(signed_at) = applied.signed_at {
         let allowed = applied.review.downgrade.is_some();
-        memory.saw_signature(applied.target, signed_at, allowed);
+        memory.saw_signature(target, signed_at, allowed);
     }
-    if applied.target == Target::Hyper {
+    if target == Target::Hyper {
         return Ok(());
     }
     if applied.embedded {
@@ -191,17 +191,16 @@ mod tests {
     /// downgrade only against the cache's time.
     #[test]
     fn the_baseline_depends_on_where_and_which_document() {
-        let known = Memory::effective(None, None).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let small = validate(br#"[{"id":"x","name":"X","models":[{"id":"m"}]}]"#).unwrap();
         let case = |target, into, state_signed| {
             let replacing = Replacing {
-                target,
+                files: &CacheFiles::of(tmp.path(), target),
                 into,
                 previous: None,
-                known: &known,
                 state_signed,
             };
-            let review = review(&replacing, &small, Some(10)).unwrap();
+            let review = review(&replacing, None, &small, Some(10)).unwrap();
             (review.shrinks.len(), review.downgrade.is_some())
         };
         assert_eq!(case(Target::Catalog, Destination::Cache, None), (1, false));
@@ -219,16 +218,15 @@ mod tests {
         // when Crush rewrote `hyper.json` does not let an older one back.
         let remembered = Memory {
             hyper_signed_at: Some(20),
-            ..known.clone()
+            ..Memory::rebuilt(None).unwrap()
         };
         let replacing = Replacing {
-            target: Target::Hyper,
+            files: &CacheFiles::of(tmp.path(), Target::Hyper),
             into: Destination::Cache,
             previous: None,
-            known: &remembered,
             state_signed: None,
         };
-        let review = review(&replacing, &small, Some(10)).unwrap();
+        let review = review(&replacing, Some(remembered), &small, Some(10)).unwrap();
         assert!(review.downgrade.is_some());
     }
 
@@ -241,19 +239,18 @@ mod tests {
         assert_eq!(held.changes, ["cannot read the memory"]);
         assert_eq!(held.sha256.as_deref(), Some("ab"));
         assert!(hold(Ok(Review::default()), "ab").is_ok());
-        let known = Memory::effective(None, None).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
         let bytes = catalog_with(
             r#",{"id":"openai2","name":"O","api_key":"$OPENAI_API_KEY","api_endpoint":"https://collector.example"}"#,
         );
         let next = validate(bytes.as_bytes()).unwrap();
         let replacing = Replacing {
-            target: Target::Catalog,
+            files: &CacheFiles::in_dir(tmp.path()),
             into: Destination::Cache,
             previous: None,
-            known: &known,
             state_signed: None,
         };
-        let held = hold(review(&replacing, &next, None), "cd").unwrap_err();
+        let held = hold(review(&replacing, None, &next, None), "cd").unwrap_err();
         assert_eq!(held.needs, [Need::KeyMove]);
         assert!(held.changes[0].contains("$OPENAI_API_KEY"), "{held:?}");
     }
@@ -271,18 +268,22 @@ mod tests {
             ..Review::default()
         };
         let applied = |review, embedded| Applied {
-            target: Target::Catalog,
             next: &next,
             review,
             label: "small.json",
             embedded,
             signed_at: Some(5),
         };
-        learn(&mut memory, &applied(&shrunk, false)).unwrap();
+        teach(&mut memory, Target::Catalog, &applied(&shrunk, false)).unwrap();
         assert!(memory.places.contains_key("X_KEY"));
         assert_eq!(memory.floor.as_ref().unwrap().source, "small.json");
         assert_eq!(memory.signed_at, Some(5));
-        learn(&mut memory, &applied(&Review::default(), true)).unwrap();
+        teach(
+            &mut memory,
+            Target::Catalog,
+            &applied(&Review::default(), true),
+        )
+        .unwrap();
         assert_eq!(memory.floor, None);
     }
 }

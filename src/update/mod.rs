@@ -1,19 +1,19 @@
-//! `update-providers`: an update is a plan and its application. It reads
-//! the source and what the new document replaces ([`read`], all of the
-//! input's I/O), checks and parses them ([`Inputs::parse`]), then plans
-//! what to do against what is remembered of where keys went (a pure
-//! function: write, confirm, nothing, or why not) and applies the plan
-//! ([`Parsed::apply`]): stage, commit or confirm, reporting what changed.
-//! The report borrows from the parsed catalogs, which the caller holds.
+//! `update-providers`, and the one application of a new document that it
+//! shares with the refresh (`apply`): an update reads the source and
+//! what the new document replaces ([`read`], all of the input's I/O),
+//! checks and parses them ([`Inputs::parse`]), and applies it
+//! ([`Parsed::apply`]): staged, reviewed against what is remembered of
+//! where keys went, and committed or the cache only confirmed; what the
+//! review finds, a person must allow. The report borrows from the parsed
+//! catalogs, which the caller holds.
 
-mod apply;
-mod plan;
+pub(crate) mod apply;
 mod read;
 mod warning;
 
 pub use self::apply::Parsed;
-pub use self::read::Inputs;
-pub use self::read::read;
+pub(crate) use self::read::load;
+pub use self::read::{Inputs, read};
 pub use self::warning::Warning;
 pub use crate::fetch::source::Source;
 
@@ -26,8 +26,9 @@ use crate::catalog::changes::Changes;
 use crate::error::{Cause, Failure};
 use crate::fetch::http::Bearer;
 use crate::fetch::watch::Watch;
-use crate::store::cache::{self, CacheFiles};
-use crate::store::state::{self, CacheState};
+use crate::store::atomic::WriteError;
+use crate::store::cache::{self, Bytes, CacheFiles, Found};
+use crate::store::state;
 use crate::trust::signature::TrustedKeys;
 
 /// Options of `update-providers`.
@@ -179,7 +180,7 @@ fn as_words<S: serde::Serializer>(warnings: &[Warning], s: S) -> Result<S::Ok, S
 }
 
 /// How long an update waits for another writer of the cache to finish.
-pub(super) const LOCK_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// `update-providers --keep-current`: a person keeps the catalog in the
 /// cache over what the last refresh held back, which no start then tells
@@ -188,20 +189,16 @@ pub(super) const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// was a held refresh to settle.
 pub(crate) fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure> {
     let fail = |cause: Cause| Failure::new(cache.catalog.display(), cause);
-    let mut settled = None;
-    let settle = |state: &mut CacheState| settled = state.keep_over_held();
-    match cache::read(cache).map_err(|e| fail(Cause::Cache(e.into())))? {
-        Some(cached) if cached.state.as_ref().is_some_and(|s| s.held().is_some()) => {
-            cache::update_state(cache, &cached, LOCK_WAIT, settle)
-        }
-        // Hyper's provider, when Crush uses its own: the state of a
-        // document not there.
-        None if cache::absent_state(cache).is_some_and(|s| s.held().is_some()) => {
-            cache::update_absent_state(cache, LOCK_WAIT, settle)
-        }
+    // Hyper's provider, when Crush uses its own, has a state for none.
+    let found = match cache::read(cache, Bytes::Peek) {
+        Found::Unusable(e) => return Err(fail(Cause::Cache(e.into()))),
+        found if found.state().is_some_and(|s| s.held().is_some()) => found,
         _ => return Ok(None),
-    }
-    .map_err(|e| fail(e.into()))?;
+    };
+    let mut settled = None;
+    let settle = |state: &mut state::CacheState| settled = state.keep_over_held();
+    cache::update_state(cache, found.vouched().as_ref(), LOCK_WAIT, settle)
+        .map_err(|e| fail(e.into()))?;
     Ok(settled)
 }
 
@@ -215,9 +212,8 @@ pub(crate) fn use_crushs_hyper(cache: &CacheFiles, dry_run: bool) -> Result<Vec<
     let cache = cache.with_target(crate::catalog::Target::Hyper);
     // The document first: once it is gone Crush uses its own, and a state
     // left behind describes nothing there.
-    let files = [&cache.catalog, &cache.state];
     let present = || -> Vec<PathBuf> {
-        files
+        [&cache.catalog, &cache.state]
             .into_iter()
             .filter(|path| std::fs::symlink_metadata(path).is_ok())
             .cloned()
@@ -227,21 +223,20 @@ pub(crate) fn use_crushs_hyper(cache: &CacheFiles, dry_run: bool) -> Result<Vec<
     if dry_run || std::fs::symlink_metadata(&cache.dir).is_err() {
         return Ok(present());
     }
-    cache::locked(&cache, LOCK_WAIT, || {
-        let present = present();
-        for path in &present {
-            match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(crate::store::atomic::WriteError::at("remove", path)(e));
-                }
-                _ => {}
+    let fail = |e: WriteError| Failure::new(cache.dir.display(), e);
+    let _locked = cache::lock(&cache, None, LOCK_WAIT).map_err(fail)?;
+    let present = present();
+    for path in &present {
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(fail(WriteError::at("remove", path)(e)));
             }
+            _ => {}
         }
-        // The copy of the document reviewed here goes with it, unsaid.
-        let _ = std::fs::remove_file(&cache.reviewed);
-        Ok(present)
-    })
-    .map_err(|e| Failure::new(cache.dir.display(), e))
+    }
+    // The copy of the document reviewed here goes with it, unsaid.
+    let _ = std::fs::remove_file(&cache.reviewed);
+    Ok(present)
 }
 
 #[cfg(test)]

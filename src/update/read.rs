@@ -1,47 +1,40 @@
 //! What an update reads before it decides: the source (its bytes, their
 //! validators, a pinned key's signature and signing time), and what the
-//! new document replaces (the cache with its state and memory, or the
-//! output file). Every check that needs no download is made first.
+//! new document replaces (the cache with its state, or the output file).
+//! Every check that needs no download is made first.
 
 use std::path::Path;
 
 use super::{Output, UpdateOptions, Warning};
 use crate::catalog::Target;
 use crate::error::{Cause, Failure, OutputError};
-use crate::fetch::http::{FetchOptions, Session};
-use crate::fetch::source::{self, Loaded, Source};
-use crate::store::cache::{self, CacheFiles, Cached};
-use crate::store::file;
-use crate::store::state;
-use crate::trust;
-use crate::trust::foreign;
-use crate::trust::memory::Memory;
+use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
+use crate::fetch::source::{self, Loaded, ReadError, Source};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached, Found};
+use crate::store::validators::Validators;
+use crate::store::{file, state};
+use crate::trust::signature::TrustedKeys;
+use crate::trust::{foreign, memory};
 
 /// Everything an update read: the source, and what it replaces. It owns
 /// the bytes that the parsed catalogs and the report borrow.
 #[derive(Debug)]
 pub struct Inputs {
-    /// The source, as shown to the user.
-    pub(super) label: String,
     /// The source, which a failure names.
     pub(super) source: Source,
-    /// Whether the source is the embedded snapshot.
-    pub(super) embedded: bool,
     /// What the source brought.
     pub(super) loaded: Loaded,
     /// Its detached signature, when a key is pinned.
     pub(super) signature: Option<Vec<u8>>,
     /// When it was signed, when a pinned key verified it.
     pub(super) signed_at: Option<u64>,
-    /// The cache it replaces, when it goes into the cache and one is
-    /// there that can be used.
+    /// The cache it replaces, when it goes into the cache and one is there
+    /// to compare with (this program wrote it, or its review holds nothing).
     pub(super) cached: Option<Cached>,
     /// The file it replaces, when it goes into another file.
     pub(super) replaced_file: Option<Vec<u8>>,
-    /// What is remembered of where keys went (`None`: nothing there), as
-    /// read before the download, and whether an unreadable memory is to
-    /// be rebuilt (for the embedded snapshot, the way back).
-    pub(super) memory: Option<Memory>,
+    /// Whether the memory of where keys went cannot be read and is to be
+    /// rebuilt (by the embedded snapshot, the way back).
     pub(super) rebuild_memory: bool,
     /// Problems worth telling; and those told even to a quiet run.
     pub(super) warnings: Vec<Warning>,
@@ -54,32 +47,26 @@ impl Inputs {
         &self.loaded.bytes
     }
 
+    /// Whether the source is the embedded snapshot.
+    pub(super) fn embedded(&self) -> bool {
+        self.source == Source::Embedded
+    }
+
+    /// The bytes of what the new document replaces.
+    pub(super) fn replaced(&self) -> Option<&[u8]> {
+        match &self.cached {
+            Some(cached) => Some(&cached.bytes),
+            None => self.replaced_file.as_deref(),
+        }
+    }
+
     /// Whether the target already holds exactly these bytes.
     pub(super) fn up_to_date(&self) -> bool {
-        let there = match &self.cached {
-            Some(cached) => Some(cached.bytes.as_slice()),
-            None => self.replaced_file.as_deref(),
-        };
-        there == Some(self.bytes())
-    }
-
-    /// The bytes of what the new document replaces, when they differ.
-    pub(super) fn previous_bytes(&self) -> Option<&[u8]> {
-        let there = match &self.cached {
-            Some(cached) => Some(cached.bytes.as_slice()),
-            None => self.replaced_file.as_deref(),
-        };
-        there.filter(|_| !self.up_to_date())
-    }
-
-    /// Whether the cache replaced is the embedded snapshot standing in for
-    /// none.
-    pub(super) fn stand_in(&self) -> bool {
-        self.cached.as_ref().is_some_and(Cached::is_stand_in)
+        self.replaced() == Some(self.bytes())
     }
 
     /// A failure of the source.
-    pub(super) fn fail(&self, cause: Cause) -> Failure {
+    pub(super) fn fail(&self, cause: impl Into<Cause>) -> Failure {
         Failure::of(&self.source, cause)
     }
 }
@@ -109,63 +96,52 @@ pub fn read(
     cache: &CacheFiles,
     options: &UpdateOptions,
 ) -> Result<Inputs, Failure> {
-    let label = source.to_string();
     let fail = |cause: Cause| Failure::of(source, cause);
     let embedded = *source == Source::Embedded;
     if cache.target == Target::Hyper && embedded {
         return Err(fail(Cause::NoHyperSnapshot));
     }
-    let warnings: Vec<Warning> = plain_http_warning(source, options.bearer.is_some())
-        .into_iter()
-        .collect();
-    let mut notices: Vec<Warning> = Vec::new();
+    let mut notices = Vec::new();
     if let Output::File(path) = &options.output {
         check_output(path).map_err(|why| Failure::new(path.display(), Cause::Output(why)))?;
     }
     // Into a folder another user may write, and without knowing where
     // keys went, nothing is applied: said before anything is downloaded.
     // The embedded snapshot, the way back, rebuilds an unreadable memory.
-    let mut unreviewed = false;
-    let (memory, rebuild_memory) = match options.output {
-        Output::Cache => {
-            cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
-            // What another program wrote is no baseline until reviewed.
-            match foreign::held(cache, options.keys.is_some()) {
-                Ok(None) => {}
-                Ok(Some(held)) => {
-                    unreviewed = true;
-                    notices.push(Warning::ForeignHeld {
-                        target: cache.target,
-                        findings: held.changes,
-                    });
-                }
-                Err(e) => {
-                    unreviewed = true;
-                    notices.push(Warning::CacheUnreadable {
-                        problem: e.to_string(),
-                    });
-                }
-            }
-            read_memory(cache, embedded, &mut notices).map_err(fail)?
+    let into_cache = options.output == Output::Cache;
+    if into_cache {
+        cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
+    }
+    let rebuild_memory = match into_cache.then(|| memory::read(cache)) {
+        Some(Err(problem)) if embedded => {
+            notices.push(Warning::MemoryRebuilt { problem });
+            true
         }
-        _ => (None, false),
+        Some(Err(why)) => return Err(fail(Cause::Review(why))),
+        _ => false,
     };
-    let Brought {
-        loaded,
-        signature,
-        signed_at,
-    } = load(source, cache.target, options).map_err(fail)?;
-    // What the new document replaces. A cache that cannot be used is no
-    // baseline (and is replaced).
-    let cached = match options.output {
-        Output::Cache if unreviewed => None,
-        Output::Cache => cache::read(cache).unwrap_or_else(|e| {
-            notices.push(Warning::CacheUnreadable {
-                problem: e.to_string(),
-            });
-            None
-        }),
-        _ => None,
+    let fetch = FetchOptions {
+        timeout: options.timeout,
+        watch: options.watch.clone(),
+        bearer: options.bearer.clone(),
+        document: cache.target,
+        ..FetchOptions::default()
+    };
+    // Unconditional: never a 304 past `fetch`, which refuses it.
+    let brought = load(
+        source,
+        &fetch,
+        options.keys.as_ref(),
+        options.signature.as_deref(),
+    );
+    let Some((loaded, signature, signed_at)) = brought.map_err(fail)? else {
+        return Err(fail(
+            ReadError::from(FetchError::UnexpectedNotModified).into(),
+        ));
+    };
+    let cached = match into_cache {
+        true => baseline(cache, options.keys.is_some(), &mut notices),
+        false => None,
     };
     let replaced_file = match &options.output {
         Output::File(path) => file::read_regular(path, file::MAX_FILE_BYTES)
@@ -175,78 +151,84 @@ pub fn read(
         _ => None,
     };
     Ok(Inputs {
-        label,
         source: source.clone(),
-        embedded,
         loaded,
         signature,
         signed_at,
         cached,
         replaced_file,
-        memory,
         rebuild_memory,
-        warnings,
+        warnings: plain_http_warning(source, options.bearer.is_some())
+            .into_iter()
+            .collect(),
         notices,
     })
 }
 
-/// What a source brought.
-struct Brought {
-    loaded: Loaded,
-    signature: Option<Vec<u8>>,
-    signed_at: Option<u64>,
+/// The cache a new document is compared with: what this program wrote, or
+/// what another program wrote that the review does not hold. One that
+/// cannot be used is no baseline (and is replaced): told in `notices`.
+fn baseline(cache: &CacheFiles, pinned: bool, notices: &mut Vec<Warning>) -> Option<Cached> {
+    match cache::read(cache, Bytes::Read) {
+        Found::Vouched(cached) => Some(cached),
+        Found::Foreign(found) => match foreign::held(cache, &found, pinned) {
+            None => Some(found),
+            Some(held) => {
+                notices.push(Warning::ForeignHeld {
+                    target: cache.target,
+                    findings: held.changes,
+                });
+                None
+            }
+        },
+        Found::Missing(_) => None,
+        Found::Unusable(e) => {
+            let problem = e.to_string();
+            notices.push(Warning::CacheUnreadable { problem });
+            None
+        }
+    }
 }
 
-/// The source's bytes, and with a pinned key its signature and signing
-/// time (verified before anything is written), on one session: the
-/// signature comes on the catalog's connection.
-fn load(source: &Source, target: Target, options: &UpdateOptions) -> Result<Brought, Cause> {
-    let fetch = FetchOptions {
-        timeout: options.timeout,
-        watch: options.watch.clone(),
-        bearer: options.bearer.clone(),
-        document: target,
-        ..FetchOptions::default()
-    };
+/// What a source brought: its bytes and validators, and with a pinned key
+/// its signature and signing time.
+pub(crate) type Brought = (Loaded, Option<Vec<u8>>, Option<u64>);
+
+/// What `source` brings (`None`: `304 Not Modified` to a request
+/// conditional on `fetch.conditional`), on one session: with `keys`
+/// pinned, its signature too (the file `signature`, else the one beside
+/// it, fetched on the catalog's connection), verified before anything is
+/// written.
+pub(crate) fn load(
+    source: &Source,
+    fetch: &FetchOptions,
+    keys: Option<&TrustedKeys>,
+    signature: Option<&Path>,
+) -> Result<Option<Brought>, Cause> {
     let session = Session::default();
-    let loaded = source.load(&fetch, &session)?;
-    let Some(keys) = &options.keys else {
-        return Ok(Brought {
-            loaded,
-            signature: None,
-            signed_at: None,
-        });
+    let loaded = match source {
+        Source::Url(url) => match session.fetch(url, fetch).map_err(ReadError::from)? {
+            Fetched::NotModified => return Ok(None),
+            Fetched::Body { bytes, validators } => Loaded {
+                bytes: bytes.into(),
+                validators,
+            },
+        },
+        _ => source.load(fetch, &session)?,
     };
-    let signature = source.load_signature(options.signature.as_deref(), &fetch, &session)?;
+    let Some(keys) = keys else {
+        return Ok(Some((loaded, None, None)));
+    };
+    let fetch = FetchOptions {
+        conditional: Validators::default(),
+        ..fetch.clone()
+    };
+    let signature = source.load_signature(signature, &fetch, &session)?;
     let signed_at = match &signature {
         Some(signature) => Some(keys.verify(&loaded.bytes, signature, state::now())?),
         None => None,
     };
-    Ok(Brought {
-        loaded,
-        signature,
-        signed_at,
-    })
-}
-
-/// The cache's memory of where keys went (`None`: none there), and whether
-/// an unreadable one is to be rebuilt; an unreadable one is a refusal but
-/// for the embedded snapshot, the way back a person takes.
-fn read_memory(
-    cache: &CacheFiles,
-    embedded: bool,
-    notices: &mut Vec<Warning>,
-) -> Result<(Option<Memory>, bool), Cause> {
-    match trust::memory::read(cache) {
-        Ok(memory) => Ok((memory, false)),
-        Err(why) if embedded => {
-            notices.push(Warning::MemoryRebuilt {
-                problem: why.to_string(),
-            });
-            Ok((None, true))
-        }
-        Err(why) => Err(Cause::Review(why)),
-    }
+    Ok(Some((loaded, signature, signed_at)))
 }
 
 /// Why `path` cannot take the catalog, before anything is downloaded: a

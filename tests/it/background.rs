@@ -828,3 +828,38 @@ async fn auto_update_off_starts_no_helper() {
     );
     assert!(home.state().is_some_and(|s| s.get("refresh").is_none()));
 }
+
+/// `--wait` while a start's background refresh is running joins it, and
+/// makes no request of its own: its bound is kept in all, and the failure
+/// is told once, in the words the refresh recorded. Here the helper's
+/// request hangs on a server that accepts and never answers.
+#[test]
+fn a_start_that_waits_joins_the_refresh_running() {
+    let (url, arrivals) = unanswering_server();
+    let home = Home::new();
+    let timeout = [("CRUSH_PROVIDER_TIMEOUT", "3")];
+    run_at(&home, &url, &["providers", "--json"], &timeout).ok();
+    // The helper holds the refresh lock, its request made.
+    arrivals
+        .recv_timeout(PATIENCE)
+        .expect("the helper's request");
+    let start = Instant::now();
+    let run = run_at(&home, &url, &["providers", "--json", "--wait"], &timeout);
+    run.ok();
+    assert!(start.elapsed() < PATIENCE, "took {:?}", start.elapsed());
+    assert_eq!(
+        arrivals.try_recv(),
+        Err(std::sync::mpsc::TryRecvError::Empty),
+        "a second request: {run:?}"
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{run:?}");
+    assert_eq!(
+        run.stderr.matches("no answer came within 3 s").count(),
+        1,
+        "{run:?}"
+    );
+    // Told: the next start does not tell it again.
+    home.wait_for_the_helper();
+    let run = run_at(&home, &url, &["providers", "--json"], &timeout);
+    assert!(!run.stderr.contains("no answer came"), "{run:?}");
+}

@@ -101,14 +101,7 @@ impl Refresh {
 
     /// The outcome, if the refresh has ended; never blocks.
     pub fn poll(&mut self) -> Option<&Outcome> {
-        if self.outcome.is_none() {
-            self.outcome = match self.receiver.try_recv() {
-                Ok(outcome) => Some(outcome),
-                Err(mpsc::TryRecvError::Empty) => None,
-                Err(mpsc::TryRecvError::Disconnected) => Some(stopped()),
-            };
-        }
-        self.outcome.as_ref()
+        self.wait(Duration::ZERO)
     }
 
     /// The outcome, waiting at most `timeout` for the refresh to end.

@@ -70,24 +70,19 @@ impl HelperArgs {
     /// The arguments that run `jobs` (documents of one folder, with the
     /// same bounds and keys: one start's); `None` for no job.
     pub(crate) fn of(jobs: &[Job<'_>]) -> Option<HelperArgs> {
-        let first = jobs.first()?;
+        let (dir, first) = jobs.first().map(|job| (&job.files.dir, job.request))?;
         let url = |target| {
-            jobs.iter()
-                .find(|job| job.files.target == target)
-                .map(|job| job.request.url.clone())
+            let job = jobs.iter().find(|job| job.files.target == target);
+            job.map(|job| job.request.url.clone())
         };
+        let keys = first.keys.iter().flat_map(|keys| keys.entries().iter());
         Some(HelperArgs {
-            cache_dir: first.files.dir.clone(),
+            cache_dir: dir.clone(),
             url: url(Target::Catalog),
             hyper_url: url(Target::Hyper),
-            timeout: first.request.timeout,
-            interval: first.request.interval,
-            public_keys: first
-                .request
-                .keys
-                .iter()
-                .flat_map(|keys| keys.entries().iter().cloned())
-                .collect(),
+            timeout: first.timeout,
+            interval: first.interval,
+            public_keys: keys.cloned().collect(),
         })
     }
 
@@ -130,27 +125,26 @@ impl HelperArgs {
         let Ok(keys) = TrustedKeys::parse(&self.public_keys) else {
             return;
         };
-        let request = |url, bearer| Request {
-            url,
-            timeout: self.timeout,
-            interval: self.interval,
-            keys: keys.clone(),
-            watch: Watch::default(),
-            bearer,
-        };
         let catalog = CacheFiles::in_dir(&self.cache_dir);
         let hyper = catalog.with_target(Target::Hyper);
-        let requests: Vec<(&CacheFiles, Request)> = [
-            self.url.clone().map(|url| (&catalog, request(url, None))),
-            self.hyper_url
-                .clone()
-                .map(|url| (&hyper, request(url, helper_hyper_key()))),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        let jobs: Vec<Job<'_>> = requests
-            .iter()
+        let documents = [
+            (&catalog, self.url, None),
+            (&hyper, self.hyper_url, helper_hyper_key()),
+        ];
+        let requests: Vec<_> = (documents.into_iter())
+            .filter_map(|(files, url, bearer)| {
+                let request = Request {
+                    url: url?,
+                    timeout: self.timeout,
+                    interval: self.interval,
+                    keys: keys.clone(),
+                    watch: Watch::default(),
+                    bearer,
+                };
+                Some((files, request))
+            })
+            .collect();
+        let jobs: Vec<_> = (requests.iter())
             .map(|(files, request)| Job {
                 files,
                 request,

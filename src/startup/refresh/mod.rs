@@ -1,59 +1,56 @@
-//! The automatic refresh of a valid cache: one conditional request, its
-//! answer validated and swapped in exactly as `update-providers` does
-//! (every check, the exact bytes, the server's validators in the state,
-//! an atomic and durable rename under the folder lock), and its outcome
-//! recorded in the state file.
-//!
-//! A new catalog that would send an API key to a place it never reached,
-//! that lost most of the cache or of the floor, or that is not signed as a
-//! pinned key requires (or was signed before the newest one seen), is held
-//! ([`crate::trust::guard`], [`crate::trust::signature`]): the cache stays as it is, and
-//! the refresh records what it held back for every start to tell.
+//! The automatic refresh of the cache: one conditional request, and its
+//! answer applied as `update-providers` applies a document
+//! ([`crate::update::apply`]: the same staging, review and commit), except
+//! that what needs a person (a key sent to a place it never reached, most
+//! of the cache or of the floor lost, a signature missing or older than
+//! the newest seen) is held: the cache stays, and the state file records
+//! what was held back for every start to tell. Its outcome is recorded in
+//! the state file.
 //!
 //! Start-up runs it off the user's path ([`crate::startup`]): on a thread
 //! for a long-lived host, which gets a [`Refresh`] handle to the outcome,
-//! or in a detached helper process for a short-lived command, which has
-//! printed and gone by the time it ends. At most one refresh runs per data
-//! folder: each holds a lock of its own, which the kernel releases if the
-//! process dies, and checks once it has it that no other refresh has just
-//! confirmed the cache.
-//!
-//! The same refresh keeps Hyper's provider (`hyper.json`) fresh: the
-//! cache's [`CacheFiles::target`] says which document a [`Job`] is, and
-//! with it how the answer is read, reviewed (no floor; its own signing
-//! time) and where it is kept. One helper, under one lock, refreshes both
-//! ([`run_all`]).
+//! or in a detached helper process for a short-lived command. At most one
+//! refresh runs per data folder, under a lock of its own (released by the
+//! kernel if the process dies): a refresh that finds another running
+//! leaves it to it, or, waited for, joins it and tells what it came to,
+//! within its own bound. One lock and one helper refresh both documents,
+//! the catalog and Hyper's provider (`hyper.json`, whose target says how
+//! it is read and reviewed).
 
-mod decide;
 mod handle;
 mod helper;
-mod lock;
-mod request;
-mod save;
 
-use std::time::Duration;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use reqwest::Url;
 
-use self::decide::{OnHold, Step};
 pub use self::handle::Refresh;
 pub(crate) use self::helper::{HELPER_COMMAND, HelperArgs, spawn_helper};
-use self::lock::{LockError, lock_refreshes};
-pub(crate) use self::request::request;
-pub(crate) use self::save::Seen;
-use self::save::{Taken, keep};
-use crate::fetch::http::Bearer;
-use crate::fetch::source::redacted;
+use crate::catalog::{Target, embedded};
+use crate::error::Cause;
+use crate::fetch::http::{Bearer, FetchError, FetchOptions};
+use crate::fetch::source::{ReadError, Source, redacted};
 use crate::fetch::watch::{Signal, Watch};
-use crate::store::cache::{self, CacheFiles, Cached};
-use crate::store::state::{self, CacheState, Held, RefreshOutcome, RefreshRecord};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached, Seen};
+use crate::store::digest::{self, hex};
+use crate::store::file::{self, FileError};
+use crate::store::lock::Lock;
+use crate::store::state::{self, CacheState, Held, Need, RefreshOutcome, RefreshRecord};
 use crate::store::validators::Validators;
-use crate::trust::foreign;
 use crate::trust::signature::TrustedKeys;
+use crate::trust::{foreign, policy};
+use crate::update::apply::{Action, By, Change, NotApplied};
+use crate::update::load;
 
 /// How long a refresh, or the first fetch, waits for another writer of the
 /// cache; past it the new catalog is used without being saved.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// Bound on establishing a refresh's connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// The lock file that keeps refreshes of one folder apart.
+const LOCK_FILE: &str = ".providers.refresh.lock";
 
 /// What to refresh from, and how often.
 #[derive(Debug, Clone)]
@@ -88,7 +85,8 @@ pub(crate) struct Job<'a> {
     pub known: Option<[u8; 32]>,
 }
 
-/// How a refresh ended.
+/// How a refresh ended. Its causes are the words the state file records
+/// (and a refresh that joins another reads back).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// The cache is current; the catalog in hand is the one to use.
@@ -109,18 +107,19 @@ pub enum Outcome {
     Interrupted(Signal),
 }
 
-/// Whether a refresh that finds another one running waits for it.
+/// What a refresh that finds another one running does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IfBusy {
     /// Leave it to the other one (a helper process: nobody waits for it).
     Skip,
-    /// Wait for it, then report what the cache holds (a host's thread).
+    /// Join it, within this refresh's own bound, and tell what it came to
+    /// (a person, or a host's thread, waits): never a request of its own
+    /// after it.
     Wait,
 }
 
 /// Runs one refresh of the cache in `files` in this thread. `known` is the
-/// SHA-256 of the catalog the caller holds: the outcome is `Updated` when
-/// the cache ends up holding another one, whoever put it there.
+/// SHA-256 of the catalog the caller holds.
 pub(crate) fn run(
     files: &CacheFiles,
     request: &Request,
@@ -142,29 +141,91 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     let Some(first) = jobs.first() else {
         return Vec::new();
     };
-    // Another refresh may have as many requests to make.
-    let wait = jobs.iter().map(|j| j.request.timeout).sum::<Duration>() + LOCK_WAIT;
+    // What each state recorded before: a refresh this one joins records
+    // its own outcome over it.
+    let before = |job: &Job<'_>| (if_busy == IfBusy::Wait).then(|| last_refresh(job.files));
+    let before: Vec<_> = jobs.iter().map(before).collect();
+    // Joined, no longer than this refresh would take: its requests, and
+    // the wait for the folder lock to save what they bring.
+    let bound = match if_busy {
+        IfBusy::Skip => Duration::ZERO,
+        IfBusy::Wait => jobs.iter().map(|job| job.request.timeout).sum::<Duration>() + LOCK_WAIT,
+    };
+    let started = Instant::now();
     // A folder where no lock can be made is one where no catalog can be
     // saved either: the refresh still brings one for this run.
-    let lock = match lock_refreshes(&first.files.dir, if_busy, wait) {
-        Ok(None) => return jobs.iter().map(|_| Outcome::Unchanged).collect(),
-        Ok(Some(lock)) => Some(lock),
+    let (lock, joined) = match lock_refreshes(&first.files.dir, bound) {
+        Ok((None, true)) if if_busy == IfBusy::Skip => {
+            return jobs.iter().map(|_| Outcome::Unchanged).collect();
+        }
+        Ok(taken) => taken,
         // Recorded for the next start to tell, and told now to one that
         // waits.
-        Err(LockError::NotRegular(why)) => {
-            return jobs.iter().map(|job| unlocked(job, &why)).collect();
+        Err(e @ LockError::NotRegular { .. }) => {
+            let unlocked = |job| match reviewed_first(job) {
+                Ok(()) => Done::new(job, cache::read(job.files, Bytes::Read).vouched().as_ref())
+                    .fail(e.to_string()),
+                Err(failed) => failed,
+            };
+            return jobs.iter().map(unlocked).collect();
         }
-        Err(LockError::Io) => None,
+        Err(LockError::Io(_)) => (None, false),
     };
-    let outcomes = jobs
-        .iter()
-        .map(|job| match reviewed_first(job) {
-            Ok(()) => refresh_locked(job.files, job.request, job.known),
-            Err(failed) => failed,
+    let outcomes = (jobs.iter().zip(before))
+        .map(|(job, before)| {
+            let recorded = joined.then(|| last_refresh(job.files));
+            let recorded = recorded.filter(|now| Some(now) != before.as_ref()).flatten();
+            // A refresh joined that recorded nothing (it found nothing to
+            // do, or could not write) leaves this one what remains of the
+            // bound.
+            let left = bound.saturating_sub(started.elapsed());
+            match recorded {
+                Some(record) if joined => told(job, record),
+                None if joined && (lock.is_none() || left.is_zero()) => Outcome::Failed(format!(
+                    "another refresh of {} did not end within {} s; the next start tells how it ended",
+                    job.files.dir.display(),
+                    bound.as_secs_f64()
+                )),
+                _ => {
+                    let timeout = job.request.timeout.min(if joined { left } else { Duration::MAX });
+                    let request = Request { timeout, ..job.request.clone() };
+                    let job = Job { request: &request, ..*job };
+                    reviewed_first(&job).map_or_else(|failed| failed, |()| refresh_locked(&job))
+                }
+            }
         })
         .collect();
     drop(lock);
     outcomes
+}
+
+/// What the refresh this one joined recorded for `job`.
+fn told(job: &Job<'_>, record: RefreshRecord) -> Outcome {
+    match record {
+        RefreshRecord {
+            held: Some(held), ..
+        } if !held.kept => Outcome::Held(held.changes),
+        RefreshRecord {
+            outcome: RefreshOutcome::Failed,
+            cause,
+            ..
+        } => Outcome::Failed(cause.unwrap_or_default()),
+        _ => settled(
+            cache::read(job.files, Bytes::Read).vouched().as_ref(),
+            job.known,
+        ),
+    }
+}
+
+/// The last refresh the state of `files`' document records, whether told
+/// or not.
+fn last_refresh(files: &CacheFiles) -> Option<RefreshRecord> {
+    let found = cache::read(files, Bytes::Peek);
+    let refresh = found.state()?.refresh.clone()?;
+    Some(RefreshRecord {
+        told: false,
+        ..refresh
+    })
 }
 
 /// Settles a document another program wrote into `job`'s cache
@@ -179,90 +240,114 @@ fn reviewed_first(job: &Job<'_>) -> Result<(), Outcome> {
     }
 }
 
-/// Records that `job` could not take the refresh lock, for `why`.
-fn unlocked(job: &Job<'_>, why: &str) -> Outcome {
-    if let Err(failed) = reviewed_first(job) {
-        return failed;
-    }
-    let cached = cache::read_valid(job.files).ok().flatten();
-    keep(job.files, cached.as_ref(), |state| {
-        state.record_refresh(RefreshRecord {
-            at: state::now(),
-            url: crate::fetch::source::redacted(job.request.url.as_str()),
-            outcome: RefreshOutcome::Failed,
-            cause: Some(why.to_owned()),
-            told: false,
-            held: None,
-        })
-    });
-    Outcome::Failed(why.to_owned())
-}
-
-/// One refresh of `files` from `request`, under the refresh lock: the
-/// request, then what [`decide::decide`] says of its answer, carried out.
-fn refresh_locked(files: &CacheFiles, request: &Request, known: Option<[u8; 32]>) -> Outcome {
-    // What the cache is, before it is read: the answer is swapped in only
+/// One refresh of `job`, under the refresh lock: the request, and its
+/// answer carried out.
+fn refresh_locked(job: &Job<'_>) -> Outcome {
+    let Job { files, request, .. } = *job;
+    // What the cache is, before it is read: the answer is written only
     // over that file.
     let seen = Seen::now(files);
-    // No valid cache (none yet, or one that cannot be used): the first
-    // catalog is reviewed against what is remembered and the floor alone.
-    let cached = cache::read_valid(files).ok().flatten();
-    let now = state::now();
+    // No cache this program wrote (none yet, or one that cannot be used):
+    // the first document is reviewed against what is remembered and the
+    // floor alone.
+    let cached = cache::read(files, Bytes::Read).vouched();
+    let done = Done::new(job, cached.as_ref());
     if let Some(cached) = &cached
-        && is_confirmed(cached.state.as_ref(), request.interval, now)
+        && is_confirmed(cached.state.as_ref(), request.interval, done.now)
     {
         // Another refresh confirmed the cache while this one waited.
-        return settled(cached, known);
+        return settled(Some(cached), job.known);
     }
     // Without a cache, an unconditional request.
-    let conditional = match &cached {
-        Some(cached) => cached.validators(),
-        None => Validators::default(),
+    let fetch = FetchOptions {
+        timeout: request.timeout,
+        connect_timeout: CONNECT_TIMEOUT.min(request.timeout),
+        conditional: cached.as_ref().map(Cached::validators).unwrap_or_default(),
+        watch: request.watch.clone(),
+        document: files.target,
+        bearer: request.bearer.clone(),
+        ..FetchOptions::default()
     };
-    // A new document's body, which the catalog read from it borrows until
-    // the host gets it.
-    let mut body = Vec::new();
-    let answer = self::request(files.target, request, conditional, &mut body);
-    let done = Done {
-        files,
-        url: &request.url,
-        cached: cached.as_ref(),
-        known,
-        now,
-    };
-    match decide::decide(answer, cached.as_ref().map(|c| &c.sha256), &request.url) {
-        Step::Confirm(validators) => done.confirm(validators),
-        Step::NoCache => Outcome::Failed("the server answered 304 Not Modified".into()),
-        Step::Take(fetched) => {
-            // A host gets the new catalog even when it cannot be saved.
-            match save::take(files, &request.url, done.cached, &seen, fetched, now) {
-                Taken::Saved => Outcome::Updated(body),
-                Taken::Unsaved(why) => Outcome::Unsaved(body, why),
-                Taken::Held(held) => done.hold(held),
-                Taken::Overtaken => done.overtaken(),
-            }
+    let source = Source::Url(request.url.clone());
+    let (loaded, _, signed_at) = match load(&source, &fetch, request.keys.as_ref(), None) {
+        Ok(Some(brought)) => brought,
+        Ok(None) => return done.confirm(None),
+        Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(code)))) => {
+            return Outcome::Interrupted(code);
         }
-        Step::Hold(held) => done.hold(held),
-        Step::Fail(cause) => {
-            keep(files, done.cached, |state| {
-                state.record_refresh(done.record(RefreshOutcome::Failed, Some(cause.clone()), None))
+        // Held until a person gives a signature by hand.
+        Err(Cause::Signature(e)) => {
+            let why = format!("the new catalog was refused: {e}");
+            let needs = vec![Need::Signature];
+            return done.hold(Held {
+                needs,
+                ..policy::held_for(why, None)
             });
-            Outcome::Failed(cause)
         }
-        Step::Interrupted(code) => Outcome::Interrupted(code),
+        Err(e) => return done.fail(explain(&e, &request.url)),
+    };
+    let (body, validators) = (loaded.bytes.into_owned(), loaded.validators);
+    let sha256 = digest::sha256(&body);
+    // A server that ignores validators sent the same bytes.
+    if cached.as_ref().is_some_and(|c| c.sha256 == sha256) {
+        return done.confirm(Some(validators));
+    }
+    let next = match files.target.validate(&body) {
+        Ok(next) => next,
+        Err(e) => return done.fail(Cause::invalid(files.target, e).chain().join(": ")),
+    };
+    let previous = (cached.as_ref())
+        .filter(|c| !c.is_stand_in())
+        .and_then(|c| files.target.validate(&c.bytes).ok());
+    let mut state = CacheState {
+        sha256: hex(&sha256),
+        validators,
+        source: redacted(request.url.as_str()),
+        fetched_at: done.now,
+        confirmed_at: Some(done.now),
+        signed_at,
+        ..CacheState::default()
+    };
+    state.record_refresh(done.record(RefreshOutcome::Updated, None, None));
+    let change = Change {
+        files,
+        bytes: &body,
+        next: &next,
+        state,
+        embedded: false,
+        cached: cached.as_ref(),
+        previous: previous.as_ref(),
+        by: By::Refresh(seen),
+    };
+    // A host gets the new catalog even when it cannot be saved.
+    match change.apply(Action::Write) {
+        Ok(_) => Outcome::Updated(body),
+        Err(NotApplied::Held(held)) => done.hold(held),
+        Err(NotApplied::Write(e)) => Outcome::Unsaved(body, e.to_string()),
+        Err(NotApplied::Refused(cause)) => done.fail(cause.chain().join(": ")),
+        // Another writer replaced the cache while this refresh fetched:
+        // its answer is dropped, and the caller told what the cache holds.
+        Err(NotApplied::Overtaken) => settled(
+            cache::read(files, Bytes::Read).vouched().as_ref(),
+            job.known,
+        ),
     }
 }
 
-/// What a refresh carries out once it has its answer.
+/// A refresh of one document, recording what came of it.
 struct Done<'r> {
-    files: &'r CacheFiles,
-    url: &'r Url,
+    job: &'r Job<'r>,
+    /// The cache as read.
     cached: Option<&'r Cached>,
-    known: Option<[u8; 32]>,
     now: u64,
 }
 
-impl Done<'_> {
+impl<'r> Done<'r> {
+    fn new(job: &'r Job<'r>, cached: Option<&'r Cached>) -> Self {
+        let now = state::now();
+        Done { job, cached, now }
+    }
+
     /// The state's record of this refresh.
     fn record(
         &self,
@@ -272,7 +357,7 @@ impl Done<'_> {
     ) -> RefreshRecord {
         RefreshRecord {
             at: self.now,
-            url: redacted(self.url.as_str()),
+            url: redacted(self.job.request.url.as_str()),
             outcome,
             cause,
             told: false,
@@ -280,65 +365,105 @@ impl Done<'_> {
         }
     }
 
-    /// The cache is current. Should the confirmation not be saved, the
-    /// next start asks again; nothing else is lost.
+    /// Records what a refresh that wrote no document came to, in the
+    /// state of the cache as read. Without a catalog at all (the first
+    /// start), the embedded snapshot, which start-up uses meanwhile,
+    /// becomes the cache, so that the record has a home and the next start
+    /// tells it; a file that is there but cannot be used is left for a
+    /// person. Hyper's provider has no snapshot: the state records it for
+    /// none. Best effort: should it not be saved, the next start asks
+    /// again.
+    fn keep(&self, change: impl FnOnce(&mut CacheState)) {
+        let files = self.job.files;
+        if self.cached.is_some() || files.target == Target::Hyper {
+            let _ = cache::update_state(files, self.cached, LOCK_WAIT, change);
+            return;
+        }
+        let bytes = embedded::catalog_bytes();
+        let mut state = CacheState {
+            sha256: hex(&digest::sha256(bytes)),
+            source: Source::Embedded.to_string(),
+            fetched_at: self.now,
+            ..CacheState::default()
+        };
+        change(&mut state);
+        // Decided under the folder lock: no writer's catalog is replaced.
+        if let Ok(locked) = cache::lock(files, Some(bytes), LOCK_WAIT)
+            && !files.catalog.exists()
+        {
+            let _ = locked.commit(state);
+        }
+    }
+
+    /// The refresh failed, for `cause` (with its fix): recorded.
+    fn fail(&self, cause: String) -> Outcome {
+        self.keep(|state| {
+            state.record_refresh(self.record(RefreshOutcome::Failed, Some(cause.clone()), None))
+        });
+        Outcome::Failed(cause)
+    }
+
+    /// The cache is current: confirmed, with the validators a server sent
+    /// with the same bytes again (a 304 brings none).
     fn confirm(&self, validators: Option<Validators>) -> Outcome {
         let Some(cached) = self.cached else {
-            return Outcome::Failed("the server answered 304 Not Modified".into());
+            return self.fail("the server answered 304 Not Modified".into());
         };
-        let _ = cache::update_state(self.files, cached, LOCK_WAIT, |state| {
+        self.keep(|state| {
             if let Some(validators) = validators {
                 state.validators = validators;
             }
             state.confirmed_at = Some(self.now);
             state.record_refresh(self.record(RefreshOutcome::Unchanged, None, None));
         });
-        settled(cached, self.known)
+        settled(Some(cached), self.job.known)
     }
 
     /// The cache stays; the state says what was held back, for every start
-    /// to tell, unless a person kept the cache over that very document.
-    /// Asked of the state as it is under the lock: a person may have kept
-    /// the cache while this refresh was on its way.
+    /// to tell, unless a person kept the cache over that very document
+    /// (asked of the state under the lock: they may have while this
+    /// refresh was on its way): then it is confirmed, and said no more
+    /// until the server serves another.
     fn hold(&self, held: Held) -> Outcome {
         let mut kept = false;
         let findings = held.changes.clone();
-        keep(self.files, self.cached, |state| {
-            match decide::on_hold(held, Some(&*state)) {
-                OnHold::Quiet => {
-                    kept = true;
-                    state.confirmed_at = Some(self.now);
-                    if let Some(refresh) = &mut state.refresh {
-                        refresh.at = self.now;
-                    }
+        self.keep(|state| {
+            if held.sha256.as_deref().is_some_and(|d| state.kept_over(d)) {
+                kept = true;
+                state.confirmed_at = Some(self.now);
+                if let Some(refresh) = &mut state.refresh {
+                    refresh.at = self.now;
                 }
-                OnHold::Record(held) => {
-                    state.record_refresh(self.record(RefreshOutcome::Held, None, Some(held)))
-                }
+            } else {
+                state.record_refresh(self.record(RefreshOutcome::Held, None, Some(held)));
             }
         });
         match (kept, self.cached) {
-            (true, Some(cached)) => settled(cached, self.known),
+            (true, Some(cached)) => settled(Some(cached), self.job.known),
             _ => Outcome::Held(findings),
-        }
-    }
-
-    /// Another writer replaced the cache while this refresh fetched: its
-    /// answer is dropped, and the caller told what the cache holds now.
-    fn overtaken(&self) -> Outcome {
-        match cache::read_valid(self.files) {
-            Ok(Some(now)) => settled(&now, self.known),
-            _ => Outcome::Unchanged,
         }
     }
 }
 
 /// The outcome for a caller holding `known`, now that the cache is
 /// `cached`.
-fn settled(cached: &Cached, known: Option<[u8; 32]>) -> Outcome {
-    match known {
-        Some(known) if known != cached.sha256 => Outcome::Updated(cached.bytes.clone()),
+fn settled(cached: Option<&Cached>, known: Option<[u8; 32]>) -> Outcome {
+    match (cached, known) {
+        (Some(cached), Some(known)) if known != cached.sha256 => {
+            Outcome::Updated(cached.bytes.clone())
+        }
         _ => Outcome::Unchanged,
+    }
+}
+
+/// The cause of a refresh's failure, and the one thing that fixes it
+/// where there is one: what start-up warnings and the state file's failure
+/// record say. A request fails with the same [`Cause`] as an update of the
+/// same source. `url` is the one asked.
+fn explain(cause: &Cause, url: &Url) -> String {
+    match cause {
+        Cause::Read(ReadError::Fetch(fetch)) => format!("{fetch}; {}", fetch.refresh_hint(url)),
+        other => other.chain().join(": "),
     }
 }
 
@@ -350,4 +475,51 @@ pub(crate) fn is_confirmed(state: Option<&CacheState>, interval: Duration, now: 
     };
     // A time in the future (a clock set back) does not count as recent.
     at <= now && Duration::from_secs(now - at) < interval
+}
+
+/// Why the refresh lock could not be taken.
+#[derive(Debug, thiserror::Error)]
+enum LockError {
+    /// Something else than a regular file stands where the lock is: told,
+    /// never waited on.
+    #[error("the refresh lock {} is {kind}, not a regular file; remove it", path.display())]
+    NotRegular {
+        /// The lock file.
+        path: PathBuf,
+        /// What stands there.
+        kind: &'static str,
+    },
+    /// No lock can be made there (nor, then, a catalog saved).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The lock that keeps refreshes of the folder `dir` apart (a file beside
+/// the cache), and whether another refresh held it: then waited for at
+/// most `bound`, and `None` when it holds it still.
+fn lock_refreshes(dir: &Path, bound: Duration) -> Result<(Option<Lock>, bool), LockError> {
+    match Lock::on(open_lock(dir)?, Duration::ZERO)? {
+        Some(lock) => Ok((Some(lock), false)),
+        None => Ok((Lock::on(open_lock(dir)?, bound)?, true)),
+    }
+}
+
+fn open_lock(dir: &Path) -> Result<File, LockError> {
+    let path = dir.join(LOCK_FILE);
+    // Made when missing, never opened for writing: what stands there may
+    // be a FIFO, whose opening would wait for a reader. Only a regular
+    // file is then opened (without blocking), and locked.
+    let make = || File::options().write(true).create_new(true).open(&path);
+    if let Err(e) = make()
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        std::fs::create_dir_all(dir)?;
+        let _ = make();
+    }
+    match file::open_regular(&path) {
+        Ok(Some((file, _))) => Ok(file),
+        Err(FileError::NotRegular(kind)) => Err(LockError::NotRegular { path, kind }),
+        Ok(None) => Err(LockError::Io(std::io::ErrorKind::NotFound.into())),
+        Err(e) => Err(LockError::Io(std::io::Error::other(e))),
+    }
 }
