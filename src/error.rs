@@ -1,29 +1,41 @@
-//! The one-line failure every command reports: which source failed, why, and
-//! what to do next.
+//! Why a command failed, as one renderer tells it, in uv's shape: what
+//! failed, each cause of its `#[source]` chain under it, and the next step
+//! ([`Failure::hint`]); and the one name hints give this program.
 
 use std::borrow::Cow;
+use std::error::Error;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
-use crate::catalog::ValidationError;
+use crate::catalog::{Target, ValidationError};
 use crate::config::ConfigError;
-pub use crate::fetch::credential::{Credential, FromDotEnv, Routed};
-pub use crate::fetch::diagnosis::{Certificate, Network, Proxy, ProxyOrigin, Setup, Timeout};
-pub use crate::fetch::http::FetchError;
-pub use crate::fetch::redirect::Redirect;
-pub use crate::fetch::source::ReadError;
-use crate::fetch::source::{Source, Unsigned};
-pub use crate::store::atomic::WriteError;
-use crate::store::cache::CacheError;
-pub use crate::store::cache::UntrustedFolder;
+use crate::fetch::credential::Routed;
+use crate::fetch::http::FetchError;
+use crate::fetch::source::{ReadError, Source, Unsigned};
+use crate::store::atomic::WriteError;
+use crate::store::cache::{CacheError, UntrustedFolder};
 use crate::store::paths::NoHome;
-pub use crate::trust::guard::{Against, Downgrade, KeyMove, Review, Shrink};
-pub use crate::trust::place::Place;
-pub use crate::trust::signature::{KeyError, SignatureError};
+use crate::trust::guard::Review;
+use crate::trust::signature::{KeyError, SignatureError};
 
-/// A failed command. Its `Display` is the one line shown to the user, its
-/// hint naming commands as Crush's (`crush update-providers`); a command
-/// line invoked by another name tells it with [`Failure::line_as`].
+static PROGRAM: OnceLock<String> = OnceLock::new();
+
+/// The name every hint gives this program: the one the command line was
+/// invoked by (installed as `crush-providers`, hints say
+/// `crush-providers update-providers`), set once by [`name_program`];
+/// else `crush`, as a host's messages name Crush's commands.
+pub(crate) fn program() -> &'static str {
+    PROGRAM.get().map_or("crush", String::as_str)
+}
+
+/// Names the program for every hint from now on: the command line, once.
+pub(crate) fn name_program(name: String) {
+    let _ = PROGRAM.set(name);
+}
+
+/// A failed command. Its `Display` is the failure on one line: what
+/// failed, its causes, and the hint after a `;`.
 #[derive(Debug)]
 pub struct Failure {
     /// What was being read or written.
@@ -33,59 +45,40 @@ pub struct Failure {
 }
 
 /// What a failure names: a catalog's source, or another thing in words.
-/// Its `Display` is the words shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Subject {
-    /// A catalog's URL, shown with a password replaced by `***` (boxed:
+    /// A catalog's source, a URL shown with its password as `***` (boxed:
     /// a failure stays small to return).
-    Url(Box<reqwest::Url>),
-    /// A catalog's file.
-    File(PathBuf),
-    /// A catalog read from standard input.
-    Stdin,
-    /// The snapshot compiled in.
-    Embedded,
+    Source(Box<Source>),
     /// Anything else, in words: `data folder`, a path, where a key is set.
     Named(String),
-}
-
-impl From<&Source> for Subject {
-    fn from(source: &Source) -> Self {
-        match source {
-            Source::Url(url) => Subject::Url(Box::new(url.clone())),
-            Source::File(path) => Subject::File(path.clone()),
-            Source::Stdin => Subject::Stdin,
-            Source::Embedded => Subject::Embedded,
-        }
-    }
 }
 
 impl fmt::Display for Subject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Subject::Url(url) => f.write_str(&crate::fetch::source::redacted(url.as_str())),
-            Subject::File(path) => path.display().fmt(f),
-            Subject::Stdin => Source::Stdin.fmt(f),
-            Subject::Embedded => Source::Embedded.fmt(f),
+            Subject::Source(source) => source.fmt(f),
             Subject::Named(name) => f.write_str(name),
         }
     }
 }
 
-/// Why a command failed.
+/// Why a command failed: a variant that wraps another error names what
+/// failed and carries that error as its `#[source]`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Cause {
     /// Reading the source failed.
     #[error(transparent)]
     Read(#[from] ReadError),
-    /// The bytes are not a valid catalog.
-    #[error("not a valid catalog: {0}")]
-    Invalid(#[from] ValidationError),
-    /// The bytes are not a valid Hyper provider (one provider object).
-    #[error("not a valid Hyper provider: {0}")]
-    InvalidHyper(ValidationError),
+    /// The bytes are not a valid document of `target`.
+    #[error("not a valid {}", match .target { Target::Catalog => "catalog", Target::Hyper => "Hyper provider" })]
+    Invalid {
+        /// The document expected.
+        target: Target,
+        /// What is wrong with it.
+        source: ValidationError,
+    },
     /// `embedded` for Hyper's provider, of which this build carries no
     /// snapshot.
     #[error("this build carries no snapshot of Hyper's provider (only of the Catwalk catalog)")]
@@ -99,7 +92,7 @@ pub enum Cause {
         actual: String,
     },
     /// A pinned key's signature is missing, wrong, or older than the cache.
-    #[error("refused: {0}")]
+    #[error("refused")]
     Signature(#[from] SignatureError),
     /// What a refresh would hold, and the person did not allow: every
     /// finding, in full.
@@ -127,17 +120,17 @@ pub enum Cause {
     #[error("{}{}", .0.line.map(|l| format!("line {l}: ")).unwrap_or_default(), .0.message)]
     Config(ConfigError),
     /// The working folder cannot be told.
-    #[error("{0}")]
-    WorkingDir(std::io::Error),
+    #[error("cannot be read")]
+    WorkingDir(#[source] std::io::Error),
     /// A pinned public key cannot be used.
     #[error(transparent)]
     Key(#[from] KeyError),
     /// `--output` cannot take the catalog.
-    #[error("cannot write the catalog there: {0}")]
+    #[error("cannot write the catalog there")]
     Output(#[from] OutputError),
     /// The command's output could not be written.
-    #[error("cannot write: {0}")]
-    Stdout(std::io::Error),
+    #[error("cannot write")]
+    Stdout(#[source] std::io::Error),
     /// The cache cannot be read (`--keep-current`, which keeps it).
     #[error(transparent)]
     Cache(#[from] CacheUnreadable),
@@ -149,7 +142,6 @@ pub enum Cause {
 /// Why `--output` cannot take the catalog, told before anything is
 /// downloaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum OutputError {
     /// It is a folder; `example` is a file's path in it.
     #[error("it is a folder, not a file's path (such as {})", .example.display())]
@@ -169,11 +161,47 @@ pub struct CacheUnreadable(#[from] CacheError);
 
 impl Cause {
     /// Why a document of `target` is not valid.
-    pub fn invalid(target: crate::catalog::Target, e: ValidationError) -> Cause {
-        match target {
-            crate::catalog::Target::Catalog => Cause::Invalid(e),
-            crate::catalog::Target::Hyper => Cause::InvalidHyper(e),
+    pub fn invalid(target: Target, source: ValidationError) -> Cause {
+        Cause::Invalid { target, source }
+    }
+
+    /// What failed (the cause's own words, to follow the subject), then
+    /// each error of its `#[source]` chain, one a line, with no control
+    /// character whatever a server or a file said. A cause whose words
+    /// already end its parent's (`cannot write F: No space left on
+    /// device`) is taken out of them and stands on its own line; the
+    /// system's errors are told in plain words, without their number; the
+    /// HTTP client's are left to `--verbose` ([`Failure::detail`]).
+    pub(crate) fn chain(&self) -> Vec<String> {
+        let mut lines = vec![self.to_string()];
+        let mut next = self.source();
+        // The HTTP client's own account is the `--verbose` detail, in its
+        // words: never shown otherwise.
+        while let Some(e) = next.filter(|e| !e.is::<reqwest::Error>()) {
+            let words = words(e);
+            let last = lines.last_mut().expect("the first line");
+            if let Some(head) = [e.to_string(), words.clone()]
+                .iter()
+                .find_map(|told| last.strip_suffix(&format!(": {told}")))
+            {
+                *last = head.to_owned();
+            }
+            if !last.contains(&words) {
+                lines.push(words);
+            }
+            next = e.source();
         }
+        let plain = |c: char| if c.is_control() { ' ' } else { c };
+        lines
+            .iter()
+            .map(|l| l.chars().map(plain).collect())
+            .collect()
+    }
+}
+
+impl From<ValidationError> for Cause {
+    fn from(source: ValidationError) -> Self {
+        Cause::invalid(Target::Catalog, source)
     }
 }
 
@@ -200,50 +228,57 @@ impl Failure {
     /// A failure of a catalog's `source`.
     pub fn of(source: &Source, cause: impl Into<Cause>) -> Failure {
         Failure {
-            source: source.into(),
+            source: Subject::Source(Box::new(source.clone())),
             cause: cause.into(),
         }
     }
 
-    /// What the user can do about it, commands named as Crush's (`crush
-    /// update-providers`).
+    /// What the user can do about it, its commands named as the command
+    /// line was invoked (`crush` for a host).
     pub fn hint(&self) -> Cow<'static, str> {
-        self.hint_as(CRUSH)
-    }
-
-    /// What the user can do about it, commands named as `program` (the
-    /// name the command line was invoked by).
-    pub fn hint_as(&self, program: &str) -> Cow<'static, str> {
-        // A page where a catalog was expected: a login page or a proxy's,
-        // unless it is a file the user gave.
-        if let (
-            Cause::Invalid(ValidationError::HtmlPage)
-            | Cause::InvalidHyper(ValidationError::HtmlPage),
-            Subject::Url(url),
-        ) = (&self.cause, &self.source)
-        {
-            return format!(
-                "a login page or a proxy's page may have answered instead: check the URL, and {} if a proxy is in the way",
-                crate::fetch::proxy::variable_for(url)
-            )
-            .into();
-        }
-        let hint = match &self.cause {
-            Cause::Read(ReadError::Fetch(fetch)) => match &self.source {
-                Subject::Url(url) => return fetch.hint(url).into(),
-                // Only a URL is downloaded; a download named otherwise is
-                // told as one over https, as Catwalk's is.
-                _ => {
-                    return reqwest::Url::parse(crate::catalog::target::DEFAULT_CATWALK_URL)
-                        .map(|url| fetch.hint(&url))
-                        .unwrap_or_default()
-                        .into();
-                }
+        let program = program();
+        let url = match &self.source {
+            Subject::Source(source) => match &**source {
+                Source::Url(url) => Some(url),
+                _ => None,
             },
-            Cause::Read(ReadError::Io(e)) => io_hint(e),
+            Subject::Named(_) => None,
+        };
+        let hint = match &self.cause {
+            // A page where a catalog was expected: a login page or a
+            // proxy's, unless it is a file the user gave.
+            Cause::Invalid {
+                source: ValidationError::HtmlPage,
+                ..
+            } if url.is_some() => {
+                return format!(
+                    "a login page or a proxy's page may have answered instead: check the URL, and {} if a proxy is in the way",
+                    crate::fetch::proxy::variable_for(url.expect("a URL"))
+                )
+                .into();
+            }
+            // Only a URL is downloaded; a download named otherwise is told
+            // as one over https, as Catwalk's is.
+            Cause::Read(ReadError::Fetch(fetch)) => {
+                let catwalk = reqwest::Url::parse(crate::catalog::target::DEFAULT_CATWALK_URL);
+                return url
+                    .or(catwalk.as_ref().ok())
+                    .map(|url| fetch.hint(url))
+                    .unwrap_or_default()
+                    .into();
+            }
+            Cause::Read(ReadError::Io(e)) => match e.kind() {
+                std::io::ErrorKind::NotFound => "check the path",
+                std::io::ErrorKind::IsADirectory => "give the path of the catalog file inside it",
+                std::io::ErrorKind::PermissionDenied => "check its permissions",
+                _ => "check the path and its permissions",
+            },
             Cause::Read(ReadError::TooLarge(_)) => "check that the source is a provider catalog",
-            Cause::Invalid(_) => "check that the source is a Catwalk v2 provider catalog",
-            Cause::InvalidHyper(_) => {
+            Cause::Invalid {
+                target: Target::Catalog,
+                ..
+            } => "check that the source is a Catwalk v2 provider catalog",
+            Cause::Invalid { .. } => {
                 "check that the source is Hyper's provider: one provider object, as Hyper's /api/v1/provider answers"
             }
             Cause::NoHyperSnapshot => {
@@ -292,27 +327,6 @@ impl Failure {
         hint.into()
     }
 
-    /// The one line shown to the user, its hint naming commands as
-    /// `program` (`Display` names them as Crush's).
-    pub fn line_as(&self, program: &str) -> String {
-        format!(
-            "{}: {}; {}",
-            self.source,
-            self.cause_words(),
-            self.hint_as(program)
-        )
-    }
-
-    /// The cause in words, on one line: without the system's error
-    /// numbers, and with no control character whatever a server or a file
-    /// said.
-    fn cause_words(&self) -> String {
-        crate::store::file::without_os_error(&self.cause.to_string())
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect()
-    }
-
     /// The libraries' own account of the failure, for `--verbose`.
     pub fn detail(&self) -> Option<String> {
         match &self.cause {
@@ -322,12 +336,36 @@ impl Failure {
     }
 }
 
-/// The name hints give Crush's commands when no other is given.
-const CRUSH: &str = "crush";
+/// An error's words; the system's in plain words, without the `(os error
+/// N)` its `Display` adds.
+fn words(e: &(dyn Error + 'static)) -> String {
+    let Some(io) = e.downcast_ref::<std::io::Error>() else {
+        return e.to_string();
+    };
+    let text = match io.kind() {
+        std::io::ErrorKind::NotFound => "there is no such file",
+        std::io::ErrorKind::PermissionDenied => "permission denied",
+        std::io::ErrorKind::IsADirectory => "it is a folder, not a file",
+        std::io::ErrorKind::NotADirectory => "a part of its path is not a folder",
+        _ => {
+            let number = io.raw_os_error().map(|n| format!(" (os error {n})"));
+            let text = io.to_string();
+            return match number {
+                Some(number) => text.trim_end_matches(&number).to_owned(),
+                None => text,
+            };
+        }
+    };
+    text.into()
+}
 
 /// What brings a signature that is missing or refused, for where the
 /// catalog came from.
-fn signature_hint(e: &SignatureError, source: &Subject) -> &'static str {
+fn signature_hint(e: &SignatureError, subject: &Subject) -> &'static str {
+    let source = match subject {
+        Subject::Source(source) => Some(&**source),
+        Subject::Named(_) => None,
+    };
     match (e, source) {
         (SignatureError::Future { .. }, _) => {
             "check this machine's clock, and have the mirror sign the catalog again with the right time"
@@ -335,10 +373,10 @@ fn signature_hint(e: &SignatureError, source: &Subject) -> &'static str {
         (SignatureError::Legacy, _) => {
             "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
         }
-        (SignatureError::Missing(_), Subject::Stdin) => {
+        (SignatureError::Missing(_), Some(Source::Stdin)) => {
             "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
         }
-        (SignatureError::Missing(_), Subject::Url(_)) => {
+        (SignatureError::Missing(_), Some(Source::Url(_))) => {
             "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
         }
         (SignatureError::Missing(_), _) => {
@@ -350,27 +388,19 @@ fn signature_hint(e: &SignatureError, source: &Subject) -> &'static str {
     }
 }
 
-/// What fixes a local file that cannot be read, for why it cannot.
-fn io_hint(e: &std::io::Error) -> &'static str {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "check the path",
-        std::io::ErrorKind::IsADirectory => "give the path of the catalog file inside it",
-        std::io::ErrorKind::PermissionDenied => "check its permissions",
-        _ => "check the path and its permissions",
-    }
-}
-
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.line_as(CRUSH))
+        let chain = self.cause.chain().join(": ");
+        write!(f, "{}: {chain}; {}", self.source, self.hint())
     }
 }
 
-impl std::error::Error for Failure {}
+impl Error for Failure {}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::diagnosis::Setup;
 
     fn url(text: &str) -> Source {
         Source::Url(text.parse().unwrap())
@@ -438,23 +468,51 @@ mod tests {
         }
     }
 
-    /// The command layer names the program; `Display`, for a library host,
-    /// names Crush's.
+    /// Hints name the program as [`program`] does (a host's, and these
+    /// tests', `crush`).
     #[test]
-    fn hints_name_the_program_they_are_given() {
+    fn hints_name_the_program() {
         let failure = Failure::new(
-            "crush-providers provider-models",
+            "crush provider-models",
             Cause::NoMatch(vec!["gpt".into(), "mini".into()]),
         );
         assert_eq!(
-            failure.line_as("crush-providers"),
-            "crush-providers provider-models: no model matches gpt mini; `crush-providers provider-models` lists them all"
+            failure.to_string(),
+            "crush provider-models: no model matches gpt mini; `crush provider-models` lists them all"
         );
-        assert_eq!(failure.hint(), "`crush provider-models` lists them all");
-        assert!(
-            failure
-                .to_string()
-                .ends_with("; `crush provider-models` lists them all")
+    }
+
+    /// Each cause of the chain stands on its own line, the system's in
+    /// plain words without their number, however a parent tells it.
+    #[test]
+    fn each_cause_of_the_chain_is_told_once_on_its_own_line() {
+        let full = std::io::Error::from_raw_os_error(28);
+        let write = WriteError {
+            step: "write",
+            path: "/cache/providers.json".into(),
+            source: full,
+        };
+        assert_eq!(
+            Cause::Write(write).chain(),
+            [
+                "cannot write /cache/providers.json",
+                "No space left on device"
+            ]
+        );
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert_eq!(
+            Cause::Read(ReadError::Io(missing)).chain(),
+            ["cannot read", "there is no such file"]
+        );
+        let stdout = std::io::Error::from_raw_os_error(5);
+        assert_eq!(
+            Cause::Stdout(stdout).chain(),
+            ["cannot write", "Input/output error"]
+        );
+        let invalid = Cause::invalid(Target::Catalog, ValidationError::HtmlPage);
+        assert_eq!(
+            invalid.chain(),
+            ["not a valid catalog", "an HTML page, not a JSON catalog"]
         );
     }
 

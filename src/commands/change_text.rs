@@ -2,6 +2,8 @@
 //! map's change by the key that changed (for the report of
 //! `update-providers`).
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::terminal::Atom;
 use crate::catalog::changes::{FieldChange, Scalar};
 use crate::catalog::escape::{json_text, quoted};
@@ -9,52 +11,37 @@ use crate::catalog::escape::{json_text, quoted};
 /// The changes one field makes, as a person reads them: one for a value,
 /// one per key that changed for a map (`default_headers["X-Title"] "Crush"
 /// → "Evil"`).
-pub(super) fn parts<'a>(field: &FieldChange<'a>) -> Vec<Atom> {
-    let change = |name: String, before: String, after: String| Atom::change(name, before, after);
-    let keyed = |name: &str, key: &str| format!("{name}[{}]", quoted(key));
-    match (&field.before, &field.after) {
-        (Scalar::Headers(before), Scalar::Headers(after)) => {
-            let keys: std::collections::BTreeSet<&str> = before
-                .keys()
-                .chain(after.keys())
-                .map(|k| k.as_str())
-                .collect();
-            let value = |map: &std::collections::BTreeMap<String, String>, key: &str| {
-                map.iter()
-                    .find(|(k, _)| k.as_str() == key)
-                    .map_or("(none)".to_string(), |(_, v)| quoted(v.as_str()))
-            };
-            keys.into_iter()
-                .map(|key| (key, value(before, key), value(after, key)))
-                .filter(|(_, b, a)| b != a)
-                .map(|(key, b, a)| change(keyed(field.field, key), b, a))
-                .collect()
-        }
-        (Scalar::Object(_), Scalar::Object(_) | Scalar::None)
-        | (Scalar::None, Scalar::Object(_)) => {
-            let object = |s: Scalar<'a>| match s {
-                Scalar::Object(map) => Some(map),
-                _ => None,
-            };
-            let (b, a) = (object(field.before), object(field.after));
-            let keys: std::collections::BTreeSet<&String> =
-                b.into_iter().chain(a).flat_map(|m| m.keys()).collect();
-            let value = |m: Option<&serde_json::Map<String, serde_json::Value>>, key: &str| {
-                m.and_then(|m| m.get(key))
-                    .map_or("(none)".to_string(), json_text)
-            };
-            keys.into_iter()
-                .map(|key| (key, value(b, key), value(a, key)))
-                .filter(|(_, b, a)| b != a)
-                .map(|(key, b, a)| change(keyed(field.field, key), b, a))
-                .collect()
-        }
-        (before, after) => vec![change(
-            field.field.to_owned(),
-            value_text(before),
-            value_text(after),
-        )],
+pub(super) fn parts(field: &FieldChange<'_>) -> Vec<Atom> {
+    let keyed = matches!(
+        (&field.before, &field.after),
+        (Scalar::Headers(_), Scalar::Headers(_))
+            | (Scalar::Object(_), Scalar::Object(_) | Scalar::None)
+            | (Scalar::None, Scalar::Object(_))
+    );
+    if !keyed {
+        let (before, after) = (value_text(&field.before), value_text(&field.after));
+        return vec![Atom::change(field.field.to_owned(), before, after)];
     }
+    // Each key's value as a person reads it.
+    let entries = |value: &Scalar<'_>| -> BTreeMap<String, String> {
+        match *value {
+            Scalar::Headers(map) => (map.iter())
+                .map(|(k, v)| (k.as_str().to_owned(), quoted(v.as_str())))
+                .collect(),
+            Scalar::Object(map) => map.iter().map(|(k, v)| (k.clone(), json_text(v))).collect(),
+            _ => BTreeMap::new(),
+        }
+    };
+    let (before, after) = (entries(&field.before), entries(&field.after));
+    let keys: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let shown = |value: Option<&String>| value.cloned().unwrap_or_else(|| "(none)".into());
+    keys.into_iter()
+        .filter(|key| before.get(*key) != after.get(*key))
+        .map(|key| {
+            let name = format!("{}[{}]", field.field, quoted(key));
+            Atom::change(name, shown(before.get(key)), shown(after.get(key)))
+        })
+        .collect()
 }
 
 /// A value as a person reads it, whole: numbers plain, strings quoted,

@@ -201,22 +201,6 @@ pub(crate) enum Command {
         /// The shell (without one, the shells are listed)
         shell: Option<clap_complete::Shell>,
     },
-    /// Refresh the cache in the background: the helper process that the
-    /// other commands start (not for people)
-    #[command(name = crate::startup::refresh::HELPER_COMMAND, hide = true)]
-    RefreshInBackground(crate::startup::refresh::HelperArgs),
-}
-
-impl Command {
-    /// Whether the command was asked for JSON on standard output.
-    pub(crate) fn wants_json(&self) -> bool {
-        match self {
-            Command::UpdateProviders(args) => args.json,
-            Command::Providers(args) => args.json,
-            Command::Models(args) => args.json,
-            _ => false,
-        }
-    }
 }
 
 /// Arguments of `providers`.
@@ -347,19 +331,13 @@ pub(crate) fn command(name: &str) -> clap::Command {
     command = command.mut_subcommand("completion", |c| c.after_help(completion_examples(name)));
     if name != "crush" {
         let ours = format!("{name} ");
-        let names: Vec<String> = command
-            .get_subcommands()
-            .map(|c| c.get_name().to_owned())
-            .collect();
-        for sub in names {
-            command = command.mut_subcommand(sub, |c| match c.get_after_help() {
-                Some(help) => {
-                    let help = help.to_string().replace("crush ", &ours);
-                    c.after_help(help)
-                }
-                None => c,
-            });
-        }
+        command = command.mut_subcommands(|c| match c.get_after_help() {
+            Some(help) => {
+                let help = help.to_string().replace("crush ", &ours);
+                c.after_help(help)
+            }
+            None => c,
+        });
     }
     command
 }

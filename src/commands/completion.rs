@@ -44,17 +44,15 @@ fn script(shell: clap_complete::Shell, name: &str) -> Vec<u8> {
     if word == name {
         return script;
     }
+    let registered = format!(" {word}");
     let text = String::from_utf8_lossy(&script);
-    let registered = format!(" {word}\n");
-    text.lines()
-        .map(|line| {
-            let line = format!("{line}\n");
-            if line.trim_start().starts_with("complete -F ") && line.ends_with(&registered) {
-                format!("{}{name}\n", &line[..line.len() - registered.len() + 1])
-            } else {
-                line
+    let lines = text
+        .lines()
+        .map(|line| match line.strip_suffix(&registered) {
+            Some(head) if line.trim_start().starts_with("complete -F ") => {
+                format!("{head} {name}\n")
             }
-        })
-        .collect::<String>()
-        .into_bytes()
+            _ => format!("{line}\n"),
+        });
+    lines.collect::<String>().into_bytes()
 }

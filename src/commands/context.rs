@@ -5,7 +5,9 @@ use std::fmt::Display;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Exit, Said, inputs, print, say, warn};
+use super::cli::Cli;
+use super::output::{Said, print, say, warn};
+use super::{Exit, inputs};
 use crate::catalog::{self, Catalog};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
@@ -42,57 +44,38 @@ pub(super) fn install_dotenv() {
     environment::install(loaded);
 }
 
-/// Crush's global flags, as given.
-#[derive(Debug)]
-pub(super) struct Flags {
-    /// `-c/--cwd`.
-    pub cwd: Option<PathBuf>,
-    /// `-D/--data-dir`.
-    pub data_dir: Option<PathBuf>,
-    /// `-d/--debug`.
-    pub debug: bool,
-    /// `-H/--host`.
-    pub host: Option<String>,
-    /// `--channels`, hidden.
-    pub channels: Vec<String>,
-}
-
-/// The global flags, and the working directory.
+/// The global flags, and the working folder.
 #[derive(Debug)]
 pub(super) struct Context {
-    /// The working directory: `-c/--cwd`, else the current one, by the
-    /// name Crush gives it ([`config::files::working_folder`]).
-    pub cwd: PathBuf,
-    /// `-c/--cwd` as written, when relative.
-    pub cwd_flag: Option<PathBuf>,
+    /// The working folder: `-c/--cwd`, else the current one, by the name
+    /// Crush gives it ([`config::files::working_folder`]).
+    folder: config::files::WorkingFolder,
     /// `-D/--data-dir`.
-    pub data_dir: Option<PathBuf>,
+    data_dir: Option<PathBuf>,
     /// `-d/--debug`.
-    pub debug: bool,
+    debug: bool,
 }
 
 impl Context {
     /// The context of the global flags; those of Crush's that mean
     /// nothing here (`-H`, `--channels`) said so under `--debug`.
-    pub(super) fn new(flags: Flags) -> Result<Context, Exit> {
-        let folder = working_folder(flags.cwd.as_deref())?;
+    pub(super) fn new(cli: &Cli) -> Result<Context, Exit> {
         let context = Context {
-            cwd: folder.dir,
-            cwd_flag: folder.flag,
-            data_dir: flags.data_dir,
-            debug: flags.debug,
+            folder: working_folder(cli.cwd.as_deref())?,
+            data_dir: cli.data_dir.clone(),
+            debug: cli.debug.unwrap_or(false),
         };
-        if let Some(host) = &flags.host {
-            context.say_debug(format_args!(
-                "--host {}: accepted for Crush's sake; it has no effect here",
-                config::shown(host)
-            ));
-        }
-        if !flags.channels.is_empty() {
-            context.say_debug(format_args!(
-                "--channels {}: accepted for Crush's sake; it has no effect here",
-                config::shown(&flags.channels.join(","))
-            ));
+        let ignored = [
+            ("--host", cli.host.clone()),
+            ("--channels", Some(cli.channels.join(","))),
+        ];
+        for (flag, value) in ignored {
+            if let Some(value) = value.filter(|v| !v.is_empty()) {
+                context.say_debug(format_args!(
+                    "{flag} {}: accepted for Crush's sake; it has no effect here",
+                    config::shown(&value)
+                ));
+            }
         }
         Ok(context)
     }
@@ -106,44 +89,26 @@ impl Context {
 
     /// The settings, their warnings printed.
     pub(super) fn settings(&self) -> Result<Settings, Exit> {
-        let settings = self.resolve(|_| false)?;
-        self.tell(&settings);
-        Ok(settings)
+        self.read_settings(false).map(|(settings, _)| settings)
     }
 
-    /// The settings with every file that cannot be used passed over, as
-    /// `update-providers` reads them (Crush's reads no configuration at
-    /// all): their warnings printed, but those of the files passed over,
-    /// which are handed back for the command to tell in its own words.
-    pub(super) fn settings_passing_over(&self) -> Result<(Settings, Vec<config::Warning>), Exit> {
-        let mut settings = self.resolve(|_| true)?;
+    /// The settings, their warnings printed; `passing_over` every file
+    /// that cannot be used, as `update-providers` reads them (Crush's reads
+    /// no configuration at all), the warnings of the files passed over
+    /// handed back for the command to tell in its own words.
+    pub(super) fn read_settings(
+        &self,
+        passing_over: bool,
+    ) -> Result<(Settings, Vec<config::Warning>), Exit> {
+        let mut settings = read_settings(&self.folder, self.data_dir.as_deref(), |_| passing_over)
+            .map_err(|e| Failure::new(config::shown_path(&e.path), Cause::Config(e)))?;
         let (passed_over, others) = std::mem::take(&mut settings.warnings)
             .into_iter()
             .partition(|warning| {
-                matches!(
-                    warning,
-                    config::Warning::FileNotRead(_) | config::Warning::OptionsNotRead(_)
-                )
+                use config::Warning::{FileNotRead, OptionsNotRead};
+                passing_over && matches!(warning, FileNotRead(_) | OptionsNotRead(_))
             });
         settings.warnings = others;
-        self.tell(&settings);
-        Ok((settings, passed_over))
-    }
-
-    /// The settings, a file of a format `tolerated` allows skipped with a
-    /// warning when it cannot be used ([`read_settings`]).
-    fn resolve(&self, tolerated: impl Fn(config::Format) -> bool) -> Result<Settings, Exit> {
-        let folder = config::files::WorkingFolder {
-            dir: self.cwd.clone(),
-            flag: self.cwd_flag.clone(),
-        };
-        read_settings(&folder, self.data_dir.as_deref(), tolerated)
-            .map_err(|e| Exit::from(Failure::new(config::shown_path(&e.path), Cause::Config(e))))
-    }
-
-    /// Prints the warnings of `settings` and of the environment, and
-    /// under `--debug` what they resolved to.
-    fn tell(&self, settings: &Settings) {
         let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
             .into_iter()
             .filter_map(|name| {
@@ -155,26 +120,27 @@ impl Context {
                     "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
                 ))
             });
-        let empty: Vec<String> = empty.collect();
-        let settings_warnings = settings.warnings.iter().map(ToString::to_string);
+        let warnings = settings.warnings.iter().map(ToString::to_string);
         for warning in inputs::dotenv_warnings()
             .into_iter()
-            .chain(settings_warnings)
+            .chain(warnings)
             .chain(empty)
         {
             say(Said::Warning, format_args!("{warning}"));
         }
-        self.say_debug(format_args!(
-            "provider-auto-update: {}",
-            settings.auto_update
-        ));
-        self.say_debug(format_args!(
-            "default-providers: {}",
-            settings.default_providers
-        ));
-        if let Some(keys) = &settings.public_keys {
-            self.say_debug(format_args!("public keys: {}", keys.origin));
-        }
+        let keys = settings
+            .public_keys
+            .iter()
+            .map(|k| format!("public keys: {}", k.origin));
+        let resolved = [
+            format!("provider-auto-update: {}", settings.auto_update),
+            format!("default-providers: {}", settings.default_providers),
+        ];
+        resolved
+            .into_iter()
+            .chain(keys)
+            .for_each(|line| self.say_debug(line));
+        Ok((settings, passed_over))
     }
 
     /// Runs the start-up policy with the given settings on the cache
@@ -198,35 +164,33 @@ impl Context {
         if wait {
             prepared.options.watch = super::watch::watched(true);
         }
-        let (options, warnings, network) = (prepared.options, prepared.warnings, prepared.network);
+        let options = prepared.options;
         let loaded = startup::load(files, &options);
+        super::watch::done(&options.watch);
         if let Some(code) = loaded.interrupted {
             return Err(Exit::Interrupted(code));
         }
-        for warning in warnings.iter().chain(&loaded.warnings) {
+        for warning in prepared.warnings.iter().chain(&loaded.warnings) {
             warn(warning);
         }
-        self.debug_outcome(&network, &loaded, wait);
+        self.debug_outcome(&prepared.network, &loaded, wait);
         Ok(loaded)
     }
 
     fn debug_inputs(&self, settings: &Settings, env: &EnvOptions, network: &Network) {
-        if !self.debug {
-            return;
-        }
-        let used = inputs::gather(settings, env, network);
-        for (key, value) in used.rows() {
-            match key {
-                "" => self.say_debug(format_args!("  {value}")),
-                key => self.say_debug(format_args!("{key}: {value}")),
+        if self.debug {
+            for (key, value) in inputs::gather(settings, env, network).rows() {
+                match key {
+                    "" => self.say_debug(format_args!("  {value}")),
+                    key => self.say_debug(format_args!("{key}: {value}")),
+                }
             }
         }
     }
 
     fn debug_outcome(&self, network: &Network, loaded: &StartupCatalog, wait: bool) {
         let Network::Allowed(url) = network else {
-            self.say_debug("no request made");
-            return;
+            return self.say_debug("no request made");
         };
         if loaded.refreshing.contains(&crate::catalog::Target::Hyper) {
             self.say_debug(
@@ -234,17 +198,19 @@ impl Context {
             );
         }
         let url = crate::fetch::source::redacted(url.as_str());
-        if loaded.refreshing.contains(&crate::catalog::Target::Catalog) {
-            self.say_debug(format_args!(
+        let refreshing = loaded.refreshing.contains(&crate::catalog::Target::Catalog);
+        self.say_debug(match (refreshing, wait) {
+            (true, _) => format!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"
-            ));
-        } else if wait && loaded.provenance == startup::Provenance::Fresh {
-            self.say_debug(format_args!("GET {url}: waited for; a new catalog"));
-        } else if wait {
-            self.say_debug(format_args!("GET {url}: waited for"));
-        } else {
-            self.say_debug("no request made: the cache was confirmed within the refresh interval");
-        }
+            ),
+            (false, true) if loaded.provenance == Provenance::Fresh => {
+                format!("GET {url}: waited for; a new catalog")
+            }
+            (false, true) => format!("GET {url}: waited for"),
+            (false, false) => {
+                "no request made: the cache was confirmed within the refresh interval".into()
+            }
+        });
     }
 }
 
@@ -302,22 +268,17 @@ pub(super) fn listed(
     json: bool,
 ) -> Result<Option<Catalog>, Exit> {
     if loaded.provenance == Provenance::Disabled {
-        print(|out| {
-            if json {
-                writeln!(out, "[]")
-            } else {
-                writeln!(
-                    out,
-                    "No {what}: default-providers is {}.",
-                    settings.default_providers
-                )
-            }
+        let setting = &settings.default_providers;
+        print(|out| match json {
+            true => writeln!(out, "[]"),
+            false => writeln!(out, "No {what}: default-providers is {setting}."),
         })?;
         return Ok(None);
     }
     // Valid by construction; a failure here would be a bug, reported as
     // such rather than a panic.
-    catalog::validate(&loaded.bytes)
-        .map(Some)
-        .map_err(|e| Exit::from(Failure::new("start-up catalog", e)))
+    let catalog = catalog::validate(&loaded.bytes);
+    Ok(Some(
+        catalog.map_err(|e| Failure::new("start-up catalog", e))?,
+    ))
 }

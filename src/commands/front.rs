@@ -356,9 +356,11 @@ fn start(mut command: Command, _arg0: Option<&OsString>, path: &Path) -> u8 {
     }
 }
 
-/// One line on stderr, whole (a terminal folds it).
+/// An error on stderr, wrapped at a terminal's width as every error is.
 fn line(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "{}", plain(text));
+    let text = plain(text);
+    let message = text.strip_prefix("error: ").unwrap_or(&text);
+    super::output::say(super::output::Said::Error, format_args!("{message}"));
 }
 
 /// One line on stderr just before Crush takes the screen, `end` (where a

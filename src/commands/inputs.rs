@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::config::files::WorkspaceFrom;
 use crate::config::root::{NoRoot, Root};
 use crate::config::{Settings, shown, shown_path};
-use crate::environment::{self};
+use crate::environment;
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 use crate::fetch::source::redacted;
 use crate::startup::network::Network;
@@ -24,20 +24,15 @@ pub(super) fn dotenv_warnings() -> Vec<String> {
         return Vec::new();
     };
     let path = shown_path(&dotenv.path);
-    let mut warnings = Vec::new();
-    if let Some(error) = &dotenv.error {
-        warnings.push(format!(
-            "{path}: {}; nothing of it is loaded (Crush loads nothing of it either)",
-            shown(error)
-        ));
-    }
-    for (name, line, why) in &dotenv.refused {
-        warnings.push(format!(
-            "{path}:{line}: {} is not taken from a .env file: {why}",
-            shown(name)
-        ));
-    }
-    warnings
+    let error = dotenv.error.iter().map(|error| {
+        let error = shown(error);
+        format!("{path}: {error}; nothing of it is loaded (Crush loads nothing of it either)")
+    });
+    let refused = dotenv.refused.iter().map(|(name, line, why)| {
+        let name = shown(name);
+        format!("{path}:{line}: {name} is not taken from a .env file: {why}")
+    });
+    error.chain(refused).collect()
 }
 
 /// The inputs, as `--status --json` shows them.
@@ -85,32 +80,51 @@ struct Skipped {
     why: String,
 }
 
+/// Where the first of `variables` that is set came from, else `default`.
+fn origin(variables: &[&str]) -> String {
+    let origin = variables.iter().find_map(|v| env_origin(v));
+    origin.unwrap_or_else(|| "default".into())
+}
+
 /// Gathers the inputs.
 pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -> Inputs {
-    let refresh = match network {
-        Network::Allowed(url) => RefreshJson {
-            allowed: true,
-            detail: redacted(url.as_str()),
+    let (allowed, detail) = match network {
+        Network::Allowed(url) => (true, redacted(url.as_str())),
+        Network::Off(why) => (false, why.to_string()),
+    };
+    let url = match &env.url {
+        Ok(url) => redacted(url.as_str()),
+        Err(value) => shown(&redacted(value)),
+    };
+    // A folder and the first of its variables that placed it.
+    let folder = |dir: Result<std::path::PathBuf, paths::NoHome>, variables: &[&str]| match dir {
+        Ok(dir) => Valued {
+            value: shown_path(&dir),
+            origin: origin(variables),
         },
-        Network::Off(why) => RefreshJson {
-            allowed: false,
-            detail: why.to_string(),
+        Err(e) => Valued {
+            value: "none".into(),
+            origin: e.to_string(),
         },
     };
-    let catwalk_url = Valued {
-        value: match &env.url {
-            Ok(url) => redacted(url.as_str()),
-            Err(value) => shown(&redacted(value)),
-        },
-        origin: env_origin("CATWALK_URL").unwrap_or_else(|| "default".into()),
+    let workspace = match &settings.workspace.from {
+        WorkspaceFrom::Flag => "-D/--data-dir".into(),
+        WorkspaceFrom::Option(origin) => origin.to_string(),
+        WorkspaceFrom::Nearest => "the nearest .crush folder".into(),
+        WorkspaceFrom::Default => "default: ./.crush".into(),
     };
     Inputs {
-        refresh,
-        catwalk_url,
+        refresh: RefreshJson { allowed, detail },
+        catwalk_url: Valued {
+            value: url,
+            origin: origin(&["CATWALK_URL"]),
+        },
         refresh_timeout_seconds: env.timeout.as_secs_f64(),
-        refresh_timeout_origin: env_origin(startup::TIMEOUT_ENV)
-            .unwrap_or_else(|| "default".into()),
-        proxy: proxy_route(env),
+        refresh_timeout_origin: origin(&[startup::TIMEOUT_ENV]),
+        proxy: match &env.url {
+            Ok(url) => route_of(url),
+            Err(_) => "none (no request)".into(),
+        },
         dotenv: environment::installed().map(|d| DotEnvJson {
             path: shown_path(&d.path),
             sets: d.entries.iter().map(|e| shown(&e.name)).collect(),
@@ -124,9 +138,7 @@ pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -
         ),
         data_folder: folder(paths::data_dir(&process_env), &["XDG_DATA_HOME"]),
         config_files: settings.files.iter().map(|p| shown_path(p)).collect(),
-        skipped_files: settings
-            .skipped
-            .iter()
+        skipped_files: (settings.skipped.iter())
             .map(|s| Skipped {
                 path: shown_path(&s.path),
                 why: s.why.clone(),
@@ -135,51 +147,19 @@ pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -
         project_root: root_text(&settings.root),
         workspace: Valued {
             value: shown_path(&settings.workspace.dir.join("crush.json")),
-            origin: match &settings.workspace.from {
-                WorkspaceFrom::Flag => "-D/--data-dir".into(),
-                WorkspaceFrom::Option(origin) => origin.to_string(),
-                WorkspaceFrom::Nearest => "the nearest .crush folder".into(),
-                WorkspaceFrom::Default => "default: ./.crush".into(),
-            },
+            origin: workspace,
         },
-    }
-}
-
-/// A folder and the first of `variables` that placed it, else the home
-/// folder's variable.
-fn folder(dir: Result<std::path::PathBuf, paths::NoHome>, variables: &[&str]) -> Valued {
-    let origin = variables
-        .iter()
-        .find_map(|v| env_origin(v))
-        .unwrap_or_else(|| "default".into());
-    match dir {
-        Ok(dir) => Valued {
-            value: shown_path(&dir),
-            origin,
-        },
-        Err(e) => Valued {
-            value: "none".into(),
-            origin: e.to_string(),
-        },
-    }
-}
-
-/// How a refresh from the environment's catalog URL goes ([`route_of`]).
-fn proxy_route(env: &EnvOptions) -> String {
-    match &env.url {
-        Ok(url) => route_of(url),
-        Err(_) => "none (no request)".into(),
     }
 }
 
 /// How a request for `url` goes: through which proxy and why, or directly
 /// and why (the HTTP client's own decision, [`proxy::route`]).
 pub(super) fn route_of(url: &reqwest::Url) -> String {
-    let origin = |variable: &str| env_origin(variable).unwrap_or_else(|| variable.into());
     match proxy::route(url, &ProxyEnv::current()) {
         Route::Proxy(proxy, variable) => {
             let shown = crate::fetch::diagnosis::ProxyOrigin::new(&proxy, variable);
-            format!("{} ({})", shown.url, origin(variable))
+            let origin = env_origin(variable).unwrap_or_else(|| variable.into());
+            format!("{} ({origin})", shown.url)
         }
         Route::Direct(Direct::NoneSet) => "none: no proxy variable is set for it".into(),
         Route::Direct(Direct::Loopback) => {
@@ -196,17 +176,16 @@ pub(super) fn route_of(url: &reqwest::Url) -> String {
 }
 
 fn root_text(root: &Root) -> String {
+    let alone = "the working directory alone";
     match root {
         Root::WorkTree(dir) => shown_path(dir),
-        Root::None(NoRoot::NoRepository) => {
-            "none (not in a git work tree): the working directory alone".into()
-        }
+        Root::None(NoRoot::NoRepository) => format!("none (not in a git work tree): {alone}"),
         Root::None(NoRoot::BrokenGitFile(path)) => format!(
-            "none ({} does not lead to a repository, and git fails): the working directory alone",
+            "none ({} does not lead to a repository, and git fails): {alone}",
             shown_path(path)
         ),
         Root::None(NoRoot::NoWorkTree(dir)) => format!(
-            "none ({} is a repository without a work tree): the working directory alone",
+            "none ({} is a repository without a work tree): {alone}",
             shown_path(dir)
         ),
         Root::None(NoRoot::NoFolder) => {
@@ -214,42 +193,33 @@ fn root_text(root: &Root) -> String {
         }
         Root::None(NoRoot::NoGit(why)) => format!(
             "none ({}: Crush asks git for it, and searches the working directory alone without it)",
-            shown(why)
+            shown(&why.to_string())
         ),
         Root::None(NoRoot::GitSaid(said)) => format!(
-            "none (git rev-parse --show-toplevel says: {}): the working directory alone, as Crush",
+            "none (git rev-parse --show-toplevel says: {}): {alone}, as Crush",
             shown(said)
         ),
     }
 }
 
-fn seconds(d: Duration) -> String {
-    humantime::format_duration(Duration::from_secs_f64(d.as_secs_f64())).to_string()
-}
-
 impl Inputs {
     /// The rows `--status` and `--debug` print, each a key and a value.
     pub(super) fn rows(&self) -> Vec<(&'static str, String)> {
+        let valued = |v: &Valued| format!("{} ({})", v.value, v.origin);
+        let (refresh, timeout) = (&self.refresh, self.refresh_timeout_seconds);
+        let timeout = humantime::format_duration(Duration::from_secs_f64(timeout));
         let mut rows = vec![
             (
                 "refresh at start-up",
-                if self.refresh.allowed {
-                    format!("allowed, from {}", self.refresh.detail)
-                } else {
-                    format!("none: {}", self.refresh.detail)
+                match refresh.allowed {
+                    true => format!("allowed, from {}", refresh.detail),
+                    false => format!("none: {}", refresh.detail),
                 },
             ),
-            (
-                "catalog URL",
-                format!("{} ({})", self.catwalk_url.value, self.catwalk_url.origin),
-            ),
+            ("catalog URL", valued(&self.catwalk_url)),
             (
                 "refresh timeout",
-                format!(
-                    "{} ({})",
-                    seconds(Duration::from_secs_f64(self.refresh_timeout_seconds)),
-                    self.refresh_timeout_origin
-                ),
+                format!("{timeout} ({})", self.refresh_timeout_origin),
             ),
             ("proxy", self.proxy.clone()),
         ];
@@ -257,30 +227,19 @@ impl Inputs {
             ".env",
             match &self.dotenv {
                 None => "none in the folder this started in".into(),
-                Some(d) if d.error.is_some() => {
-                    format!(
-                        "{}: not loaded: {}",
-                        d.path,
-                        d.error.as_deref().unwrap_or_default()
-                    )
-                }
-                Some(d) => format!("{} (sets {})", d.path, list(&d.sets)),
+                Some(d) => match &d.error {
+                    Some(error) => format!("{}: not loaded: {error}", d.path),
+                    None if d.sets.is_empty() => format!("{} (sets nothing)", d.path),
+                    None => format!("{} (sets {})", d.path, d.sets.join(", ")),
+                },
             },
         ));
-        if let Some(d) = &self.dotenv
-            && !d.shadowed.is_empty()
-        {
-            rows.push((
-                "",
-                format!("already set here, kept: {}", d.shadowed.join(", ")),
-            ));
+        if let Some(d) = self.dotenv.as_ref().filter(|d| !d.shadowed.is_empty()) {
+            let kept = d.shadowed.join(", ");
+            rows.push(("", format!("already set here, kept: {kept}")));
         }
-        for (key, folder) in [
-            ("config folder", &self.config_folder),
-            ("data folder", &self.data_folder),
-        ] {
-            rows.push((key, format!("{} ({})", folder.value, folder.origin)));
-        }
+        rows.push(("config folder", valued(&self.config_folder)));
+        rows.push(("data folder", valued(&self.data_folder)));
         for (i, file) in self.config_files.iter().enumerate() {
             rows.push((if i == 0 { "config files" } else { "" }, file.clone()));
         }
@@ -291,18 +250,7 @@ impl Inputs {
             rows.push(("skipped file", format!("{}: {}", skipped.path, skipped.why)));
         }
         rows.push(("project root", self.project_root.clone()));
-        rows.push((
-            "workspace file",
-            format!("{} ({})", self.workspace.value, self.workspace.origin),
-        ));
+        rows.push(("workspace file", valued(&self.workspace)));
         rows
-    }
-}
-
-fn list(names: &[String]) -> String {
-    if names.is_empty() {
-        "nothing".into()
-    } else {
-        names.join(", ")
     }
 }

@@ -4,7 +4,7 @@
 //! success, 1 for a failure, 2 for bad usage.
 
 mod change_text;
-pub(crate) mod cli;
+mod cli;
 mod completion;
 mod context;
 mod dirs;
@@ -19,34 +19,22 @@ mod terminal;
 mod update_providers;
 mod watch;
 
-use std::sync::OnceLock;
-
-use clap::FromArgMatches;
+use clap::{Args, FromArgMatches};
 
 use crate::commands::cli::{Cli, Command};
-use crate::error::Failure;
+pub(crate) use crate::error::program;
+use crate::error::{Failure, name_program};
 use crate::fetch::watch::Signal;
+use crate::startup::refresh::{HELPER_COMMAND, HelperArgs};
 use context::{Context, listed};
-pub(crate) use output::{Said, say, warn};
-use output::{ago, count, output_result, print, write_catalog, write_json};
+use output::{Said, ago, count, output_result, print, say, warn, write_catalog, write_json};
 use table::Table;
-
-static PROGRAM: OnceLock<String> = OnceLock::new();
-
-/// The name this program gives itself in the commands it tells a person
-/// to type: how it was invoked (installed as `crush-providers`, hints say
-/// `crush-providers update-providers`), as a process's arguments are, set
-/// once by [`main`]. The library's own words name Crush's commands
-/// (`crush`); only the command line tells them by another name.
-pub(crate) fn program() -> &'static str {
-    PROGRAM.get().map_or("crush", String::as_str)
-}
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
 pub fn main() -> u8 {
     let name = cli::invoked_name();
-    let _ = PROGRAM.set(name.clone());
+    name_program(name.clone());
     // Under a front, the user's own `CATWALK_URL`; then, as Crush loads
     // `.env` before anything else, so does this, the front included.
     front::restore_catwalk_url();
@@ -56,59 +44,93 @@ pub fn main() -> u8 {
     if let Some(code) = front::main(&name) {
         return code;
     }
-    let parsed = cli::command(&name)
-        .try_get_matches()
-        .and_then(|matches| Cli::from_arg_matches(&matches));
-    let (result, json) = match parsed {
-        Ok(cli) => {
-            let json = cli.command.wants_json();
-            (run(cli), json)
-        }
-        Err(e) => {
-            let printed = e.print();
-            if e.use_stderr() {
-                // The command line could not be read: whether it asked
-                // for JSON, only its words say.
-                if std::env::args_os().any(|a| a == "--json") {
-                    let text = e.to_string();
-                    let first = text.lines().next().unwrap_or_default();
-                    let message = first.trim_start_matches("error: ").to_owned();
-                    let _ = print(|out| write_json(out, &usage_json(&message, &name)));
-                }
-                return 2;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The helper a start runs is no command of a person's: not in the
+    // help, nor offered by completion.
+    if args.get(1).is_some_and(|word| word == HELPER_COMMAND) {
+        let helper = HelperArgs::augment_args(clap::Command::new(HELPER_COMMAND));
+        return match helper
+            .try_get_matches_from(&args[1..])
+            .and_then(|matches| HelperArgs::from_arg_matches(&matches))
+        {
+            Ok(helper) => {
+                helper.run();
+                0
             }
-            // `--help` or `--version`, printed on standard output.
-            (output_result(printed), false)
+            Err(e) => {
+                let _ = e.print();
+                2
+            }
+        };
+    }
+    // Whether the command was asked for JSON on standard output, then its
+    // failure too.
+    let json = args.iter().any(|a| a == "--json");
+    let cli = match cli::command(&name)
+        .try_get_matches_from(&args)
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
+        Ok(cli) => cli,
+        // `--help` or `--version`, printed on standard output.
+        Err(e) if !e.use_stderr() => return exit_code(output_result(e.print()), false),
+        Err(e) => {
+            let _ = e.print();
+            // The command line could not be read: whether it asked for
+            // JSON, only its words say.
+            if json {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                let message = first.trim_start_matches("error: ");
+                let _ = print(|out| write_json(out, &usage_json(message)));
+            }
+            return 2;
         }
     };
-    let failure = |failure: &Failure, verbose: bool| {
-        // A script reading JSON gets the failure as JSON too.
+    exit_code(run(cli), json)
+}
+
+/// The exit code of a command's `result`, its failure told on standard
+/// error (and, for a command asked for `json`, on standard output).
+fn exit_code(result: Result<(), Exit>, json: bool) -> u8 {
+    let json_out = |value: serde_json::Value| {
         if json {
-            let _ = print(|out| write_json(out, &failure_json(failure, &name)));
+            let _ = print(|out| write_json(out, &value));
         }
-        say(Said::Error, format_args!("{}", failure.line_as(&name)));
-        if verbose && let Some(detail) = failure.detail() {
-            say(
-                Said::Plain,
-                format_args!("  detail (for a bug report): {detail}"),
-            );
-        }
-        1
     };
     match result {
         Ok(()) => 0,
         Err(Exit::Usage(message)) => {
-            if json {
-                let _ = print(|out| write_json(out, &usage_json(&message, &name)));
-            }
-            say(
-                Said::Error,
-                format_args!("{message}\nRun `{name} --help` for usage."),
-            );
+            json_out(usage_json(&message));
+            say(Said::Error, format_args!("{message}"));
+            say(Said::Hint, format_args!("{}", usage_hint()));
             2
         }
-        Err(Exit::Failed(f)) => failure(&f, false),
-        Err(Exit::FailedVerbose(f)) => failure(&f, true),
+        Err(Exit::Failed(failure, verbose)) => {
+            let chain = failure.cause.chain();
+            json_out(serde_json::json!({
+                "error": {
+                    "source": failure.source.to_string(),
+                    "cause": chain.join(": "),
+                    "hint": failure.hint(),
+                    "message": failure.to_string(),
+                }
+            }));
+            say(
+                Said::Error,
+                format_args!("{}: {}", failure.source, chain[0]),
+            );
+            for cause in &chain[1..] {
+                say(Said::CausedBy, format_args!("{cause}"));
+            }
+            if verbose && let Some(detail) = failure.detail() {
+                say(
+                    Said::Plain,
+                    format_args!("  detail (for a bug report): {detail}"),
+                );
+            }
+            say(Said::Hint, format_args!("{}", failure.hint()));
+            1
+        }
         Err(Exit::Interrupted(signal)) => {
             // The shell's codes: 128 and the signal's number.
             let (what, code) = match signal {
@@ -122,29 +144,21 @@ pub fn main() -> u8 {
     }
 }
 
+/// What a usage error's hint says.
+fn usage_hint() -> String {
+    format!("run `{} --help` for usage", program())
+}
+
 /// Bad usage as `--json` prints it on standard output, in the form of a
 /// failure's.
-fn usage_json(message: &str, name: &str) -> serde_json::Value {
+fn usage_json(message: &str) -> serde_json::Value {
     serde_json::json!({
         "error": {
             "source": "the command line",
             "cause": message,
-            "hint": format!("run `{name} --help` for usage"),
+            "hint": usage_hint(),
             "message": message,
             "usage": true,
-        }
-    })
-}
-
-/// A failure as `--json` prints it on standard output, its hint naming
-/// commands as `name`.
-fn failure_json(failure: &Failure, name: &str) -> serde_json::Value {
-    serde_json::json!({
-        "error": {
-            "source": failure.source.to_string(),
-            "cause": crate::store::file::without_os_error(&failure.cause.to_string()),
-            "hint": failure.hint_as(name),
-            "message": failure.line_as(name),
         }
     })
 }
@@ -154,10 +168,9 @@ fn failure_json(failure: &Failure, name: &str) -> serde_json::Value {
 pub(crate) enum Exit {
     /// Bad usage: exit code 2.
     Usage(String),
-    /// A failure: exit code 1.
-    Failed(Box<Failure>),
-    /// A failure, told with the libraries' own account of it (`--verbose`).
-    FailedVerbose(Box<Failure>),
+    /// A failure: exit code 1; told with the libraries' own account of it
+    /// too when verbose (`--verbose`).
+    Failed(Box<Failure>, bool),
     /// Ended by Ctrl-C (exit code 130) or SIGTERM (143) before anything
     /// was written.
     Interrupted(Signal),
@@ -167,28 +180,17 @@ pub(crate) enum Exit {
 
 impl From<Failure> for Exit {
     fn from(f: Failure) -> Self {
-        Exit::Failed(Box::new(f))
+        Exit::Failed(Box::new(f), false)
     }
 }
 
 fn run(cli: Cli) -> Result<(), Exit> {
-    let flags = context::Flags {
-        cwd: cli.cwd,
-        data_dir: cli.data_dir,
-        debug: cli.debug.unwrap_or(false),
-        host: cli.host,
-        channels: cli.channels,
-    };
-    let context = || Context::new(flags);
-    match cli.command {
+    let context = || Context::new(&cli);
+    match &cli.command {
         Command::UpdateProviders(args) => update_providers::run(&context()?, args),
-        Command::Providers(args) => providers::run(&context()?, &args),
-        Command::Models(args) => models::run(&context()?, &args),
+        Command::Providers(args) => providers::run(&context()?, args),
+        Command::Models(args) => models::run(&context()?, args),
         Command::Dirs => dirs::run(),
-        Command::Completion { shell } => completion::run(shell),
-        Command::RefreshInBackground(args) => {
-            args.run();
-            Ok(())
-        }
+        Command::Completion { shell } => completion::run(*shell),
     }
 }

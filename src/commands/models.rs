@@ -52,36 +52,33 @@ pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
 /// term, case aside.
 fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog) -> Vec<ModelRow<'a>> {
     let terms: Vec<String> = args.terms.iter().map(|t| t.to_lowercase()).collect();
-    let mut rows = Vec::new();
-    for provider in &catalog.providers {
-        for model in provider.models() {
-            let name = model.name.as_deref();
-            let haystack = [
+    let models = (catalog.providers.iter()).flat_map(|p| p.models().iter().map(move |m| (p, m)));
+    models
+        .filter(|(provider, model)| {
+            let name = model.name.as_ref().map_or("", |n| n.as_str());
+            let words = [
                 provider.id.as_str(),
                 provider.name.as_str(),
                 model.id.as_str(),
-                name.unwrap_or(""),
-            ]
-            .map(str::to_lowercase);
-            if terms
+                name,
+            ];
+            let words = words.map(str::to_lowercase);
+            terms
                 .iter()
-                .all(|t| haystack.iter().any(|h| h.contains(t.as_str())))
-            {
-                rows.push(ModelRow {
-                    provider: provider.id.as_str(),
-                    id: model.id.as_str(),
-                    name,
-                    context_window: model.context_window,
-                    default_max_tokens: model.default_max_tokens,
-                    cost_per_1m_in: model.cost_per_1m_in,
-                    cost_per_1m_out: model.cost_per_1m_out,
-                    can_reason: model.can_reason,
-                    supports_attachments: model.supports_attachments,
-                });
-            }
-        }
-    }
-    rows
+                .all(|t| words.iter().any(|w| w.contains(t.as_str())))
+        })
+        .map(|(provider, model)| ModelRow {
+            provider: provider.id.as_str(),
+            id: model.id.as_str(),
+            name: model.name.as_deref(),
+            context_window: model.context_window,
+            default_max_tokens: model.default_max_tokens,
+            cost_per_1m_in: model.cost_per_1m_in,
+            cost_per_1m_out: model.cost_per_1m_out,
+            can_reason: model.can_reason,
+            supports_attachments: model.supports_attachments,
+        })
+        .collect()
 }
 
 fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) -> io::Result<()> {

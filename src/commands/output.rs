@@ -9,12 +9,16 @@ use crate::catalog;
 use crate::error::{Cause, Failure};
 use crate::startup;
 
-/// What a message on standard error is, which says the word it starts
-/// with and the column its wrapped lines keep.
+/// What a message on standard error is: the words it starts with, whose
+/// column its wrapped lines keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Said {
-    /// `error: ` and the failure.
+pub(super) enum Said {
+    /// `error: ` and what failed.
     Error,
+    /// `  caused by: ` and a cause of the failure above.
+    CausedBy,
+    /// `  hint: ` and the next step.
+    Hint,
     /// `warning: ` and what went wrong without failing.
     Warning,
     /// The message as it is (a report's line, a debug line), wrapped
@@ -23,38 +27,29 @@ pub(crate) enum Said {
 }
 
 impl Said {
-    /// The word the message starts with.
+    /// The words the message starts with.
     fn prefix(self) -> &'static str {
         match self {
             Said::Error => "error: ",
+            Said::CausedBy => "  caused by: ",
+            Said::Hint => "  hint: ",
             Said::Warning => "warning: ",
             Said::Plain => "",
-        }
-    }
-
-    /// The column its wrapped lines keep: the text's, after its word.
-    fn indent(self) -> usize {
-        match self {
-            Said::Plain => 2,
-            kind => kind.prefix().len(),
         }
     }
 }
 
 /// Writes a message of kind `kind` to standard error: one line when it
 /// goes to a pipe or a file, wrapped to a terminal's width with the text
-/// after `error: ` or `warning: ` kept in its column; the number of lines
-/// it took. Unlike `eprintln!`, which panics, a failure there is ignored:
-/// there is nowhere left to report it.
-pub(crate) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
-    let text = format!("{}{message}", kind.prefix());
-    // The system's own numbers say nothing to a person.
-    let text = crate::store::file::without_os_error(&text);
+/// after its words kept in its column; the number of lines it took. Unlike
+/// `eprintln!`, which panics, a failure there is ignored: there is nowhere
+/// left to report it.
+pub(super) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
     // Whatever a catalog, a server or a file put into the message.
-    let text = catalog::escape::safe_lines(&text);
+    let text = catalog::escape::safe_lines(&format!("{}{message}", kind.prefix())).into_owned();
     // Its first line wrapped; the lines after it, commands to type, whole.
     let (first, rest) = text.split_once('\n').unwrap_or((&text, ""));
-    let indent = " ".repeat(kind.indent());
+    let indent = " ".repeat(kind.prefix().len().max(2));
     let mut text = terminal::wrap(first, terminal::stderr_width(), &indent);
     if !rest.is_empty() {
         text.push('\n');
@@ -64,16 +59,17 @@ pub(crate) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
     text.lines().count()
 }
 
-/// A start's warning in the words this program tells it in: the commands
-/// its hints name are run by the name it was invoked by.
-pub(crate) fn told(warning: &startup::Warning) -> String {
-    warning.told_by(super::program()).to_string()
+/// Tells a start's warning on standard error; the number of lines it took.
+pub(super) fn warn(warning: &startup::Warning) -> usize {
+    say(Said::Warning, format_args!("{warning}"))
 }
 
-/// Tells a start's warning on standard error ([`told`]); the number of
-/// lines it took.
-pub(crate) fn warn(warning: &startup::Warning) -> usize {
-    say(Said::Warning, format_args!("{}", told(warning)))
+/// Prints `text` on standard output, wrapped to a terminal's width, or to
+/// 80 columns on a pipe, as it may be shown.
+pub(super) fn print_text(text: &str) -> Result<(), Exit> {
+    let width = terminal::stdout_width().or(Some(super::report::PIPED_COLUMNS));
+    let text = catalog::escape::safe(text);
+    print(|out| writeln!(out, "{}", terminal::wrap(&text, width, "  ")))
 }
 
 /// Runs `write` on standard output, buffered (a table or a JSON document

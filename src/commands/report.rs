@@ -14,110 +14,84 @@
 //! `--verbose` lists every change, one to a line.
 
 use super::change_text::parts;
-use super::terminal::{Atom, flow};
+use super::terminal::{Atom, flow, wrap};
 use super::{ago, count};
 use crate::catalog::changes::{Changes, FieldChange, ModelChange, ProviderChanges};
+use crate::fetch::source::Source;
 use crate::store::state;
-use crate::update::{Replaced, UpdateReport};
+use crate::update::{Output, Replaced, UpdateReport};
 
 /// Widest line of the report on a pipe (or a file), but for `--verbose`.
 pub(super) const PIPED_COLUMNS: usize = 80;
 /// Most lines of the report on a pipe.
-pub(super) const PIPED_LINES: usize = 60;
+const PIPED_LINES: usize = 60;
 /// The fewest lines the changes are given, however short the terminal.
 const MIN_BODY_LINES: usize = 3;
 /// Most lines a list of ids takes in the summary before `… and N more`.
 const LIST_LINES: usize = 3;
 
-/// Where the update writes the catalog: the cache, a file (`--output
-/// FILE`), or standard output (`--output -`, the report then on stderr).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Written {
-    /// The cache Crush reads.
-    Cache,
-    /// Another file; the cache is not touched.
-    File,
-    /// Standard output; the report goes to stderr.
-    Stdout,
-}
-
-/// The report in at most `height` lines of at most `width` columns (a
-/// word longer than the width, a path, stands alone on its line): the
-/// head, the most relevant changes, how many were left out, and the foot.
-pub(super) fn summary(
+/// The report of an update written to `to`: with `verbose`, every change
+/// one to a line, wrapped to `screen`'s width (whole lines without one);
+/// else in at most `screen`'s rows of at most its columns (80 columns and
+/// [`PIPED_LINES`] without one; a word longer than the width, a path,
+/// stands alone on its line): the head, the most relevant changes, how
+/// many were left out, and the foot.
+pub(super) fn lines(
     report: &UpdateReport<'_>,
-    to: Written,
-    width: usize,
-    height: usize,
+    to: &Output,
+    verbose: bool,
+    screen: Option<(usize, usize)>,
 ) -> Vec<String> {
-    let head = wrap(&headline(report, to), Some(width), 2);
-    let foot = foot(report, to, Some(width));
-    let Some(changes) = shown_changes(report) else {
-        return [head, foot].concat();
+    let (width, height) = screen.unwrap_or((PIPED_COLUMNS, PIPED_LINES));
+    let wrap_at = (!verbose || screen.is_some()).then_some(width);
+    let head = wrapped(&headline(report, to), wrap_at, 2);
+    let foot = foot(report, to, wrap_at);
+    let body = match report.changes.as_ref().filter(|_| !report.up_to_date) {
+        None => Vec::new(),
+        Some(changes) if verbose => every_change(changes, wrap_at),
+        Some(changes) => {
+            let room = height.saturating_sub(head.len() + foot.len());
+            body(changes, width, room.max(MIN_BODY_LINES))
+        }
     };
-    let room = height
-        .saturating_sub(head.len() + foot.len())
-        .max(MIN_BODY_LINES);
-    let body = body(changes, width, room);
     [head, body, foot].concat()
 }
 
-/// The report with every change, one to a line; lines as long as they are
-/// without a width (a pipe), else wrapped to it.
-pub(super) fn every_line(
-    report: &UpdateReport<'_>,
-    to: Written,
-    width: Option<usize>,
-) -> Vec<String> {
-    let mut lines = wrap(&headline(report, to), width, 2);
-    if let Some(changes) = shown_changes(report) {
-        let field = |lines: &mut Vec<String>, indent: usize, field: &FieldChange<'_>| {
-            for part in parts(field) {
-                lines.extend(flow(" ".repeat(indent), &[part], width, indent));
-            }
-        };
-        for id in &changes.providers_added {
-            lines.extend(flow("  + provider ".into(), &[Atom::text(id)], width, 4));
+/// Every change, one to a line.
+fn every_change(changes: &Changes<'_>, width: Option<usize>) -> Vec<String> {
+    let item = |indent: usize, what: &str, id: &str| {
+        let head = format!("{}{what} ", " ".repeat(indent));
+        flow(head, &[Atom::text(id)], width, indent + 2)
+    };
+    let fields = |indent: usize, fields: &[FieldChange<'_>]| -> Vec<String> {
+        let parts = fields.iter().flat_map(|f| parts(f));
+        parts
+            .flat_map(|part| flow(" ".repeat(indent), &[part], width, indent))
+            .collect()
+    };
+    let mut lines = Vec::new();
+    for (what, ids) in [
+        ("+ provider", &changes.providers_added),
+        ("- provider", &changes.providers_removed),
+    ] {
+        ids.iter().for_each(|id| lines.extend(item(2, what, id)));
+    }
+    for p in &changes.providers_changed {
+        lines.extend(item(2, "~ provider", p.provider));
+        lines.extend(fields(6, &p.fields));
+        for (what, ids) in [("+ model", &p.models_added), ("- model", &p.models_removed)] {
+            ids.iter().for_each(|id| lines.extend(item(6, what, id)));
         }
-        for id in &changes.providers_removed {
-            lines.extend(flow("  - provider ".into(), &[Atom::text(id)], width, 4));
-        }
-        for p in &changes.providers_changed {
-            lines.extend(flow(
-                "  ~ provider ".into(),
-                &[Atom::text(p.provider)],
-                width,
-                4,
-            ));
-            p.fields.iter().for_each(|f| field(&mut lines, 6, f));
-            for id in &p.models_added {
-                lines.extend(flow("      + model ".into(), &[Atom::text(id)], width, 8));
-            }
-            for id in &p.models_removed {
-                lines.extend(flow("      - model ".into(), &[Atom::text(id)], width, 8));
-            }
-            for m in &p.models_changed {
-                lines.extend(flow(
-                    "      ~ model ".into(),
-                    &[Atom::text(m.model)],
-                    width,
-                    8,
-                ));
-                m.fields.iter().for_each(|f| field(&mut lines, 10, f));
-            }
+        for m in &p.models_changed {
+            lines.extend(item(6, "~ model", m.model));
+            lines.extend(fields(10, &m.fields));
         }
     }
-    lines.extend(foot(report, to, width));
     lines
 }
 
-/// The changes worth a line: none when the target was up to date.
-fn shown_changes<'r>(report: &'r UpdateReport<'_>) -> Option<&'r Changes<'r>> {
-    report.changes.as_ref().filter(|_| !report.up_to_date)
-}
-
 /// The first line: what was read, and what became of it in a word.
-fn headline(report: &UpdateReport<'_>, to: Written) -> String {
+fn headline(report: &UpdateReport<'_>, to: &Output) -> String {
     let counts = format!(
         "{}, {}",
         count(report.providers, "provider"),
@@ -125,93 +99,74 @@ fn headline(report: &UpdateReport<'_>, to: Written) -> String {
     );
     let source = &report.source;
     if report.up_to_date {
-        let embedded = crate::fetch::source::Source::Embedded.to_string();
-        let source = if *source == embedded {
-            format!("the {source}")
+        let the = if *source == Source::Embedded.to_string() {
+            "the "
         } else {
-            source.clone()
+            ""
         };
+        let target = report.target.display();
         return format!(
-            "Already up to date: {} holds the same catalog as {source} ({counts})",
-            report.target.display()
+            "Already up to date: {target} holds the same catalog as {the}{source} ({counts})"
         );
     }
+    let checked = format!("Checked providers from {source}: {counts}");
     match to {
-        Written::Stdout => {
-            format!("Checked providers from {source}: {counts}; written to standard output")
-        }
-        Written::Cache if report.written => format!("Updated providers from {source}: {counts}"),
-        _ => format!("Checked providers from {source}: {counts}"),
+        Output::Stdout => format!("{checked}; written to standard output"),
+        Output::Cache if report.written => format!("Updated providers from {source}: {counts}"),
+        _ => checked,
     }
 }
 
 /// The last lines, where the eye lands: how much changed, the digest, who
 /// signed it, and what happened to the target.
-fn foot(report: &UpdateReport<'_>, to: Written, width: Option<usize>) -> Vec<String> {
-    let mut lines = Vec::new();
-    if let Some(changes) = shown_changes(report) {
-        lines.extend(wrap(&counts(changes), width, 4));
+fn foot(report: &UpdateReport<'_>, to: &Output, width: Option<usize>) -> Vec<String> {
+    let mut texts = Vec::new();
+    if let Some(changes) = report.changes.as_ref().filter(|_| !report.up_to_date) {
+        texts.push(counts(changes));
     }
-    lines.extend(wrap(&format!("  sha256 {}", report.sha256), width, 4));
+    texts.push(format!("  sha256 {}", report.sha256));
     if let Some(at) = report.signed_at {
         let key = report
             .signed_by
             .as_deref()
-            .map(|id| format!(" by key {id}"))
-            .unwrap_or_default();
-        lines.extend(wrap(
-            &format!("  verified: signed{key} at {}", state::rfc3339(at)),
-            width,
-            4,
-        ));
+            .map(|id| format!(" by key {id}"));
+        let (key, at) = (key.unwrap_or_default(), state::rfc3339(at));
+        texts.push(format!("  verified: signed{key} at {at}"));
     }
     if let Some(url) = &report.settled {
-        lines.extend(wrap(
-            &format!(
-                "  settled: the refresh held from {url} is not applied; the catalog in use is kept"
-            ),
-            width,
-            4,
+        texts.push(format!(
+            "  settled: the refresh held from {url} is not applied; the catalog in use is kept"
         ));
     }
     let target = report.target.display();
-    let outcome = match to {
-        Written::Stdout => None,
-        _ if report.up_to_date => None,
-        Written::File if report.written => {
-            Some(format!("  written to {target}; the cache is not touched"))
-        }
-        Written::File => Some(format!("  dry run: not written to {target}")),
-        Written::Cache => {
-            let held = report.replaced.as_ref().map(replaced_text);
-            Some(match (report.written, held) {
-                (true, Some(held)) => format!("  written to {target}, replacing {held}"),
-                (true, None) => format!("  written to {target} (nothing was there before)"),
-                (false, Some(held)) => {
-                    format!("  dry run: not written to {target}, which holds {held}")
-                }
-                (false, None) => format!("  dry run: not written to {target}"),
-            })
-        }
-    };
-    if let Some(outcome) = outcome {
-        lines.extend(wrap(&outcome, width, 4));
+    match to {
+        Output::Stdout => {}
+        _ if report.up_to_date => {}
+        // Short, so that the counts stay in the last rows.
+        _ if !report.written => texts.push("  dry run: nothing written".into()),
+        Output::File(_) => texts.push(format!("  written to {target}; the cache is not touched")),
+        Output::Cache => texts.push(match report.replaced.as_ref().map(replaced_text) {
+            Some(held) => format!("  written to {target}, replacing {held}"),
+            None => format!("  written to {target} (nothing was there before)"),
+        }),
     }
-    lines
+    texts
+        .iter()
+        .flat_map(|text| wrapped(text, width, 4))
+        .collect()
 }
 
 /// What the cache held: `a catalog fetched from https://… 3 days ago`.
 fn replaced_text(replaced: &Replaced) -> String {
     let when = replaced
         .written_at
-        .map(|at| format!(" {}", ago(state::now().saturating_sub(at))))
-        .unwrap_or_default();
-    let embedded = crate::fetch::source::Source::Embedded.to_string();
+        .map(|at| ago(state::now().saturating_sub(at)));
+    let when = when.map(|ago| format!(" {ago}")).unwrap_or_default();
     match replaced.source.as_deref() {
         _ if replaced.stand_in => {
             "the embedded snapshot, standing in for a first fetch that did not happen".into()
         }
-        Some(source) if source == embedded => {
+        Some(source) if source == Source::Embedded.to_string() => {
             format!("a catalog installed from the embedded snapshot{when}")
         }
         Some(source) if source.starts_with("http://") || source.starts_with("https://") => {
@@ -229,33 +184,25 @@ fn counts(changes: &Changes<'_>) -> String {
             .into();
     }
     let (added, removed, changed) = changes.model_counts();
-    let (added, removed) = (
-        added + changes.models_of_providers.0,
-        removed + changes.models_of_providers.1,
-    );
-    let group = |what: &str, counts: [usize; 3]| {
-        let parts: Vec<String> = counts
-            .iter()
-            .zip(["added", "removed", "changed"])
-            .filter(|(n, _)| **n > 0)
-            .map(|(n, how)| format!("{n} {how}"))
-            .collect();
-        (!parts.is_empty()).then(|| format!("{what} {}", parts.join(", ")))
-    };
-    let groups: Vec<String> = [
-        group(
-            "providers",
-            [
-                changes.providers_added.len(),
-                changes.providers_removed.len(),
-                changes.providers_changed.len(),
-            ],
-        ),
-        group("models", [added, removed, changed]),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let (of_added, of_removed) = changes.models_of_providers;
+    let providers = [
+        changes.providers_added.len(),
+        changes.providers_removed.len(),
+        changes.providers_changed.len(),
+    ];
+    let models = [added + of_added, removed + of_removed, changed];
+    let groups: Vec<String> = [("providers", providers), ("models", models)]
+        .into_iter()
+        .filter_map(|(what, counts)| {
+            let parts: Vec<String> = counts
+                .iter()
+                .zip(["added", "removed", "changed"])
+                .filter(|(n, _)| **n > 0)
+                .map(|(n, how)| format!("{n} {how}"))
+                .collect();
+            (!parts.is_empty()).then(|| format!("{what} {}", parts.join(", ")))
+        })
+        .collect();
     format!("  changes: {}", groups.join("; "))
 }
 
@@ -282,7 +229,7 @@ impl Entry<'_, '_> {
         match &self.change {
             Change::Providers(sign, ids) => {
                 let head = format!("  {sign} {}: ", count(ids.len(), "provider"));
-                listed(head, ids, width, 4, list_lines)
+                listed(head, ids, width, list_lines)
             }
             Change::Provider(p) => provider_lines(p, width, list_lines),
             Change::Model(m) => {
@@ -297,31 +244,26 @@ impl Entry<'_, '_> {
 /// changed provider, most relevant first, with its models, most relevant
 /// first), each with its relevance.
 fn entries<'r, 'a>(changes: &'r Changes<'a>) -> Vec<Entry<'r, 'a>> {
-    let mut entries = Vec::new();
-    for (sign, ids) in [
+    let mut entries: Vec<Entry<'_, '_>> = [
         ('+', &changes.providers_added),
         ('-', &changes.providers_removed),
-    ] {
-        if !ids.is_empty() {
-            entries.push(Entry {
-                change: Change::Providers(sign, ids),
-                relevance: 3,
-                parent: None,
-            });
-        }
-    }
-    let mut providers: Vec<&ProviderChanges<'_>> = changes.providers_changed.iter().collect();
+    ]
+    .into_iter()
+    .filter(|(_, ids)| !ids.is_empty())
+    .map(|(sign, ids)| Entry {
+        change: Change::Providers(sign, ids),
+        relevance: 3,
+        parent: None,
+    })
+    .collect();
     let own = |p: &ProviderChanges<'_>| {
-        let models = if p.models_added.is_empty() && p.models_removed.is_empty() {
-            0
-        } else {
-            2
-        };
-        relevance(&p.fields).max(models)
+        let lists = !p.models_added.is_empty() || !p.models_removed.is_empty();
+        relevance(&p.fields).max(if lists { 2 } else { 0 })
     };
+    let mut providers: Vec<&ProviderChanges<'_>> = changes.providers_changed.iter().collect();
     providers.sort_by_key(|p| std::cmp::Reverse(own(p)));
     for p in providers {
-        let parent = entries.len();
+        let parent = Some(entries.len());
         entries.push(Entry {
             change: Change::Provider(p),
             relevance: own(p),
@@ -333,7 +275,7 @@ fn entries<'r, 'a>(changes: &'r Changes<'a>) -> Vec<Entry<'r, 'a>> {
             .map(|m| Entry {
                 relevance: relevance(&m.fields),
                 change: Change::Model(m),
-                parent: Some(parent),
+                parent,
             })
             .collect();
         models.sort_by_key(|e| std::cmp::Reverse(e.relevance));
@@ -381,15 +323,13 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
         .filter(|(_, chosen)| **chosen)
         .flat_map(|(lines, _)| lines.unwrap_or_default())
         .collect();
+    if !left_out.is_empty() {
+        let head = "  ~ also changed: ".into();
+        lines.extend(listed(head, &left_out, width, LIST_LINES));
+    }
     if hidden > 0 {
-        if !left_out.is_empty() {
-            let head = "  ~ also changed: ".into();
-            lines.extend(listed(head, &left_out, width, 4, LIST_LINES));
-        }
-        lines.push(format!(
-            "  … {hidden} more {} (--verbose)",
-            if hidden == 1 { "change" } else { "changes" }
-        ));
+        let changes = if hidden == 1 { "change" } else { "changes" };
+        lines.push(format!("  … {hidden} more {changes} (--verbose)"));
     }
     lines
 }
@@ -408,10 +348,7 @@ fn choose(
     let mut order: Vec<usize> = (0..entries.len()).collect();
     order.sort_by_key(|&i| {
         let relevance = std::cmp::Reverse(entries[i].relevance);
-        (
-            entries[i].parent.is_some(),
-            entries[i].parent.map(|_| relevance),
-        )
+        entries[i].parent.map(|_| relevance)
     });
     let providers: usize = order
         .iter()
@@ -421,11 +358,10 @@ fn choose(
     let reserve = if providers < room { 1 } else { 1 + LIST_LINES };
     let room = room.saturating_sub(reserve);
     let mut chosen = vec![false; entries.len()];
-    let mut used = 0;
-    // A change that does not fit is passed over for a shorter one; past a
-    // few such, the room is as full as it gets.
-    let mut passed = 0;
+    let (mut used, mut passed) = (0, 0);
     for i in order {
+        // A change that does not fit is passed over for a shorter one;
+        // past a few such, the room is as full as it gets.
         if used >= room || passed > 4 * room {
             break;
         }
@@ -448,73 +384,48 @@ fn choose(
 /// models changed`, wrapped to `width`, each list of ids kept to a few
 /// lines.
 fn provider_lines(p: &ProviderChanges<'_>, width: usize, list_lines: usize) -> Vec<String> {
-    let head = format!("  ~ {}: ", p.provider);
     let mut atoms: Vec<Atom> = p.fields.iter().flat_map(|f| parts(f)).collect();
-    let lists: Vec<(char, &Vec<&str>)> = [('+', &p.models_added), ('-', &p.models_removed)]
-        .into_iter()
-        .filter(|(_, ids)| !ids.is_empty())
-        .collect();
-    let changed = (!p.models_changed.is_empty()).then(|| {
-        Atom::text(&format!(
-            "{} changed",
-            count(p.models_changed.len(), "model")
-        ))
-    });
-    for (sign, ids) in lists {
-        let counted = format!("{sign}{}", count(ids.len(), "model"));
-        // As many ids as keep the list within its lines.
-        // The count, then the ids: the first may start a line of its own.
+    for (sign, ids) in [('+', &p.models_added), ('-', &p.models_removed)] {
+        if ids.is_empty() {
+            continue;
+        }
+        // The count, then as many ids as keep the list within its lines;
+        // the first may start a line of its own.
         let list = |shown: usize| {
-            let mut list: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
-            let more = ids.len() - shown;
-            if more > 0 {
-                list.push(Atom::text(&format!("… and {more} more (--verbose)")));
-            }
-            if let Some(first) = list.first_mut() {
-                *first = Atom::joined(&format!("({}", first.text));
-            }
-            if let Some(last) = list.last_mut() {
-                last.text.push(')');
-            }
-            list.insert(0, Atom::text(&counted));
+            let mut list = ids_and_more(&ids[..shown], ids.len() - shown);
+            list[0] = Atom::joined(&format!("({}", list[0].text));
+            list.last_mut().expect("an id").text.push(')');
+            list.insert(
+                0,
+                Atom::text(&format!("{sign}{}", count(ids.len(), "model"))),
+            );
             list
         };
-        let fits =
-            |shown: usize| flow(String::new(), &list(shown), Some(width), 4).len() <= list_lines;
-        let shown = most(ids.len(), fits);
-        atoms.extend(list(shown));
+        let fits = |shown| flow(String::new(), &list(shown), Some(width), 4).len() <= list_lines;
+        atoms.extend(list(most(ids.len(), fits)));
     }
-    atoms.extend(changed);
-    flow(head, &atoms, Some(width), 4)
+    if !p.models_changed.is_empty() {
+        let changed = count(p.models_changed.len(), "model");
+        atoms.push(Atom::text(&format!("{changed} changed")));
+    }
+    flow(format!("  ~ {}: ", p.provider), &atoms, Some(width), 4)
 }
 
 /// `  + 3 providers: a, b, c`, in at most `list_lines` lines, then `… and N
 /// more`.
-fn listed(
-    head: String,
-    ids: &[&str],
-    width: usize,
-    indent: usize,
-    list_lines: usize,
-) -> Vec<String> {
-    let list = |shown: usize| {
-        let mut atoms: Vec<Atom> = ids[..shown].iter().map(|id| Atom::text(id)).collect();
-        if shown < ids.len() {
-            atoms.push(Atom::text(&format!(
-                "… and {} more (--verbose)",
-                ids.len() - shown
-            )));
-        }
-        atoms
-    };
-    let fits =
-        |shown: usize| flow(head.clone(), &list(shown), Some(width), indent).len() <= list_lines;
-    flow(
-        head.clone(),
-        &list(most(ids.len(), fits)),
-        Some(width),
-        indent,
-    )
+fn listed(head: String, ids: &[&str], width: usize, list_lines: usize) -> Vec<String> {
+    let list = |shown: usize| ids_and_more(&ids[..shown], ids.len() - shown);
+    let fits = |shown| flow(head.clone(), &list(shown), Some(width), 4).len() <= list_lines;
+    flow(head.clone(), &list(most(ids.len(), fits)), Some(width), 4)
+}
+
+/// `ids`, then `… and N more (--verbose)` for `more` left out.
+fn ids_and_more(ids: &[&str], more: usize) -> Vec<Atom> {
+    let mut atoms: Vec<Atom> = ids.iter().map(|id| Atom::text(id)).collect();
+    if more > 0 {
+        atoms.push(Atom::text(&format!("… and {more} more (--verbose)")));
+    }
+    atoms
 }
 
 /// The largest `n` of `0..=len` for which `fits(n)` holds (true for 0 or
@@ -533,10 +444,8 @@ fn most(len: usize, fits: impl Fn(usize) -> bool) -> usize {
 fn sorted<'f, 'a>(fields: &'f [FieldChange<'a>]) -> Vec<&'f FieldChange<'a>> {
     let mut fields: Vec<&FieldChange<'_>> = fields.iter().collect();
     fields.sort_by_key(|f| {
-        (
-            std::cmp::Reverse(field_relevance(f.field)),
-            f.field != "context_window",
-        )
+        let relevance = std::cmp::Reverse(field_relevance(f.field));
+        (relevance, f.field != "context_window")
     });
     fields
 }
@@ -566,19 +475,24 @@ fn field_relevance(field: &str) -> u8 {
     }
 }
 
-/// `text` wrapped at word boundaries to `width`, the lines after the first
-/// indented by `indent`; a word longer than a line stands alone on its
-/// line, whole.
-fn wrap(text: &str, width: Option<usize>, indent: usize) -> Vec<String> {
-    super::terminal::wrap(text, width, &" ".repeat(indent))
-        .lines()
-        .map(str::to_owned)
-        .collect()
+/// `text` wrapped at word boundaries to `width` ([`wrap`]), as lines.
+fn wrapped(text: &str, width: Option<usize>, indent: usize) -> Vec<String> {
+    let text = wrap(text, width, &" ".repeat(indent));
+    text.lines().map(str::to_owned).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn summary(report: &UpdateReport<'_>, to: &Output, width: usize, height: usize) -> Vec<String> {
+        lines(report, to, false, Some((width, height)))
+    }
+
+    fn every_line(report: &UpdateReport<'_>, to: &Output, width: Option<usize>) -> Vec<String> {
+        assert!(width.is_none());
+        lines(report, to, true, None)
+    }
     use crate::catalog::changes::compare;
     use crate::catalog::validate;
     use unicode_width::UnicodeWidthStr;
@@ -607,7 +521,7 @@ mod tests {
     /// The summary of an update from the catalog `old` to `new`.
     fn summary_of(old: &str, new: &str, width: usize, height: usize) -> Vec<String> {
         with_report(old, new, |report| {
-            summary(report, Written::Cache, width, height)
+            summary(report, &Output::Cache, width, height)
         })
     }
 
@@ -918,7 +832,7 @@ mod tests {
     #[test]
     fn verbose_lists_one_change_a_line() {
         let (old, new) = catalogs(2, 3, 0);
-        let lines = with_report(&old, &new, |r| every_line(r, Written::Cache, None));
+        let lines = with_report(&old, &new, |r| every_line(r, &Output::Cache, None));
         assert!(lines.contains(&"  + provider new-0".to_string()));
         assert!(lines.contains(&"      + model model-2".to_string()));
         assert!(lines.contains(&"          cost_per_1m_in 10 → 99".to_string()));
@@ -935,13 +849,13 @@ mod tests {
         let mut unchanged = report(Changes::default());
         unchanged.up_to_date = true;
         unchanged.written = false;
-        let lines = summary(&unchanged, Written::Cache, 80, 30);
+        let lines = summary(&unchanged, &Output::Cache, 80, 30);
         assert!(lines[0].starts_with("Already up to date"), "{lines:?}");
         assert_eq!(lines.len(), 3, "{lines:?}");
         // Issue 29 findings, cosmetic 3: the embedded snapshot, with
         // its article.
         unchanged.source = crate::fetch::source::Source::Embedded.to_string();
-        let lines = every_line(&unchanged, Written::Cache, None);
+        let lines = every_line(&unchanged, &Output::Cache, None);
         assert!(
             lines[0].contains("holds the same catalog as the embedded snapshot ("),
             "{lines:?}"
@@ -960,7 +874,7 @@ mod tests {
             written_at: Some(state::now() - 3 * 86400 - 5),
             stand_in: false,
         });
-        let lines = summary(&signed, Written::Cache, 80, 30);
+        let lines = summary(&signed, &Output::Cache, 80, 30);
         assert_eq!(
             lines[lines.len() - 4..],
             [
@@ -971,7 +885,7 @@ mod tests {
             ],
             "{lines:#?}"
         );
-        let lines = summary(&signed, Written::File, 80, 30);
+        let lines = summary(&signed, &Output::File("out.json".into()), 80, 30);
         assert!(lines[0].starts_with("Checked providers from"), "{lines:?}");
         assert!(
             lines
@@ -980,14 +894,8 @@ mod tests {
                 .ends_with("; the cache is not touched"),
             "{lines:?}"
         );
-        signed.replaced.as_mut().unwrap().source = Some("embedded snapshot".into());
         signed.written = false;
-        let lines = summary(&signed, Written::Cache, 80, 30).join(" ");
-        assert!(
-            lines.split_whitespace().collect::<Vec<_>>().join(" ").ends_with(
-                "dry run: not written to /home/u/.local/share/crush/providers.json, which holds a catalog installed from the embedded snapshot 3 days ago"
-            ),
-            "{lines:?}"
-        );
+        let lines = summary(&signed, &Output::Cache, 80, 30);
+        assert_eq!(lines.last().unwrap(), "  dry run: nothing written");
     }
 }

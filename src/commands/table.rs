@@ -68,7 +68,8 @@ impl<const N: usize> Table<'_, N> {
         for row in &rows {
             let mut cells: Vec<&str> = row.iter().map(|cell| cell.as_ref()).collect();
             if cells[0].width() > widths[0] {
-                for piece in terminal::pieces(cells[0], width.unwrap_or(usize::MAX)) {
+                let whole = width.unwrap_or(usize::MAX);
+                for piece in terminal::pieces(cells[0], whole, whole) {
                     writeln!(out, "{piece}")?;
                 }
                 cells[0] = "";

@@ -2,36 +2,29 @@
 //! wrapped or fitted to it. Output that goes to a pipe or a file keeps its
 //! lines whole, one message a line, for the program that reads it.
 
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// The columns and rows of standard error's terminal (`stderr`), else
+/// standard output's; `None` when it is not one.
+pub(super) fn size(stderr: bool) -> Option<(usize, usize)> {
+    let size = match stderr {
+        true => terminal_size::terminal_size_of(std::io::stderr()),
+        false => terminal_size::terminal_size_of(std::io::stdout()),
+    };
+    // Some terminals report no size at all: as good as none; one of no
+    // rows is given as many as a pipe.
+    let (width, height) = size.map(|(w, h)| (usize::from(w.0), usize::from(h.0)))?;
+    (width > 0).then_some((width, if height == 0 { 60 } else { height }))
+}
 
 /// The width of standard output's terminal; `None` when it is not one.
 pub(super) fn stdout_width() -> Option<usize> {
-    stdout_size().map(|(width, _)| width)
+    size(false).map(|(width, _)| width)
 }
 
 /// The width of standard error's terminal; `None` when it is not one.
 pub(super) fn stderr_width() -> Option<usize> {
-    stderr_size().map(|(width, _)| width)
-}
-
-/// The columns and rows of standard output's terminal; `None` when it is
-/// not one.
-pub(super) fn stdout_size() -> Option<(usize, usize)> {
-    size_of(terminal_size::terminal_size_of(std::io::stdout()))
-}
-
-/// The columns and rows of standard error's terminal; `None` when it is
-/// not one.
-pub(super) fn stderr_size() -> Option<(usize, usize)> {
-    size_of(terminal_size::terminal_size_of(std::io::stderr()))
-}
-
-fn size_of(size: Option<(terminal_size::Width, terminal_size::Height)>) -> Option<(usize, usize)> {
-    // Some terminals report no size at all: as good as none.
-    let (width, height) = size?;
-    let (width, height) = (usize::from(width.0), usize::from(height.0));
-    // A terminal of no rows is given as many as a pipe.
-    (width > 0).then_some((width, if height == 0 { 60 } else { height }))
+    size(true).map(|(width, _)| width)
 }
 
 /// `text` wrapped to `width` columns, each line after the first indented
@@ -49,21 +42,18 @@ pub(super) fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
     textwrap::fill(text, options)
 }
 
-/// `text` in pieces of at most `width` columns (at least one character
-/// a piece): an id wider than the line, wrapped where the line ends, never
-/// shortened.
-pub(super) fn pieces(text: &str, width: usize) -> Vec<String> {
-    let mut pieces = Vec::new();
-    let mut piece = String::new();
+/// `text` in pieces of at most `first` columns, then `rest` columns (at
+/// least one character a piece): an id wider than the line, wrapped where
+/// the line ends, never shortened.
+pub(super) fn pieces(text: &str, first: usize, rest: usize) -> Vec<String> {
+    let mut pieces = vec![String::new()];
     for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if piece.width() + w > width.max(1) && !piece.is_empty() {
-            pieces.push(std::mem::take(&mut piece));
+        let room = if pieces.len() == 1 { first } else { rest };
+        let piece = pieces.last().expect("a piece");
+        if !piece.is_empty() && piece.width() + c.width().unwrap_or(0) > room.max(1) {
+            pieces.push(String::new());
         }
-        piece.push(c);
-    }
-    if !piece.is_empty() || pieces.is_empty() {
-        pieces.push(piece);
+        pieces.last_mut().expect("a piece").push(c);
     }
     pieces
 }
@@ -122,69 +112,67 @@ pub(super) fn flow(
     width: Option<usize>,
     indent: usize,
 ) -> Vec<String> {
-    let pad = " ".repeat(indent);
-    let Some(width) = width else {
-        let mut line = head;
-        for (i, atom) in atoms.iter().enumerate() {
-            line.push_str(&atom.text);
-            line.push_str(separator(atoms, i));
-        }
-        return vec![line.trim_end().to_owned()];
-    };
+    let width = width.unwrap_or(usize::MAX / 4);
+    let (pad, room) = (" ".repeat(indent), width.saturating_sub(indent));
     let mut lines = Vec::new();
-    // What is on the line being built, and whether an atom is on it yet.
+    // The line being built, and whether an atom is on it yet.
     let mut line = String::new();
     let mut bare = true;
-    if head.trim().is_empty() {
-        line.push_str(&head);
-    } else {
-        for piece in pieces_of(head.trim_end(), width, width.saturating_sub(indent)) {
-            if !line.is_empty() {
-                lines.push(std::mem::take(&mut line));
-                line.push_str(&pad);
+    // Lines of `pieces`, the first continuing the line being built.
+    let put = |line: &mut String, lines: &mut Vec<String>, pieces: Vec<String>| {
+        for (i, piece) in pieces.into_iter().enumerate() {
+            if i > 0 {
+                lines.push(std::mem::replace(line, pad.clone()));
             }
             line.push_str(&piece);
         }
-        if head.ends_with(' ') {
-            line.push(' ');
+    };
+    match head.trim_end() {
+        "" => line.push_str(&head),
+        text => {
+            put(&mut line, &mut lines, pieces(text, width, room));
+            if head.ends_with(' ') {
+                line.push(' ');
+            }
         }
     }
     for (i, atom) in atoms.iter().enumerate() {
-        let comma = separator(atoms, i).trim_end();
+        let comma = match atoms.get(i + 1) {
+            Some(next) if !next.joined => ",",
+            _ => "",
+        };
         let text = format!("{}{comma}", atom.text);
         let space = if bare || line.ends_with(' ') { "" } else { " " };
         if line.width() + space.len() + text.width() <= width {
             line.push_str(space);
             line.push_str(&text);
         } else if indent + text.width() <= width {
-            lines.push(std::mem::take(&mut line));
-            line = format!("{pad}{text}");
+            lines.push(std::mem::replace(&mut line, format!("{pad}{text}")));
         } else if let Some((name, before, after)) = &atom.change {
+            // Its name, then its values on lines of their own, whole.
             if line.width() + space.len() + name.width() <= width {
                 line.push_str(space);
-                line.push_str(name);
             } else {
-                lines.push(std::mem::take(&mut line));
-                line = format!("{pad}{name}");
+                lines.push(std::mem::replace(&mut line, pad.clone()));
             }
-            lines.push(std::mem::take(&mut line));
-            lines.extend(values(before, &format!("→ {after}{comma}"), width, indent));
-            line = pad.clone();
+            line.push_str(name);
+            lines.push(std::mem::replace(&mut line, pad.clone()));
+            let (value, narrower) = (" ".repeat(indent + 2), room.saturating_sub(2));
+            let before = pieces(before, narrower, narrower);
+            lines.extend(before.iter().map(|l| format!("{value}{l}")));
+            let after = pieces(&format!("→ {after}{comma}"), room, narrower);
+            for (j, l) in after.iter().enumerate() {
+                lines.push(format!("{}{l}", if j == 0 { &pad } else { &value }));
+            }
             bare = true;
             continue;
         } else {
             // An id wider than a line: wrapped, never shortened.
             if !line.trim().is_empty() {
-                lines.push(std::mem::take(&mut line));
+                lines.push(std::mem::replace(&mut line, pad.clone()));
             }
-            let room = width.saturating_sub(indent);
             line = pad.clone();
-            for (j, l) in pieces_of(&text, room, room).enumerate() {
-                if j > 0 {
-                    lines.push(std::mem::replace(&mut line, pad.clone()));
-                }
-                line.push_str(&l);
-            }
+            put(&mut line, &mut lines, pieces(&text, room, room));
         }
         bare = false;
     }
@@ -196,61 +184,19 @@ pub(super) fn flow(
         .collect()
 }
 
-/// A change's old value, then `after` (`→ new`), on lines of their own
-/// under its name at `indent`, wrapped where the line ends.
-fn values(before: &str, after: &str, width: usize, indent: usize) -> Vec<String> {
-    let (pad, value) = (" ".repeat(indent), " ".repeat(indent + 2));
-    let room = width.saturating_sub(indent + 2);
-    let mut lines: Vec<String> = pieces_of(before, room, room)
-        .map(|l| format!("{value}{l}"))
-        .collect();
-    for (j, l) in pieces_of(after, room + 2, room).enumerate() {
-        lines.push(if j == 0 {
-            format!("{pad}{l}")
-        } else {
-            format!("{value}{l}")
-        });
-    }
-    lines
-}
-
-/// What follows the atom `i` of `atoms`: `, `, a space before a joined
-/// atom, or nothing after the last.
-fn separator(atoms: &[Atom], i: usize) -> &'static str {
-    match atoms.get(i + 1) {
-        None => "",
-        Some(next) if next.joined => " ",
-        Some(_) => ", ",
-    }
-}
-
-/// `text` in pieces of at most `first` columns, then `rest` columns.
-fn pieces_of(text: &str, first: usize, rest: usize) -> impl Iterator<Item = String> {
-    let mut pieces = pieces(text, first);
-    let tail: String = pieces.drain(1..).collect();
-    if !tail.is_empty() {
-        pieces.extend(self::pieces(&tail, rest));
-    }
-    pieces.into_iter()
-}
-
 /// `text`, cut to `width` columns with `…` when longer.
 pub(super) fn shorten(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_owned();
     }
     let mut out = String::new();
-    let mut used = 0;
     for c in text.chars() {
-        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + w + 1 > width {
+        if out.width() + c.width().unwrap_or(0) + 1 > width {
             break;
         }
         out.push(c);
-        used += w;
     }
-    out.push('…');
-    out
+    out + "…"
 }
 
 #[cfg(test)]

@@ -7,33 +7,28 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use super::cli::{Provider, UpdateArgs};
 use super::context::{Context, cache_files, pinned_keys};
-use super::program;
-use super::report::{self, Written};
-use super::terminal;
-use super::{Exit, Said, print, say, write_catalog, write_json};
+use super::output::{Said, print_text, say};
+use super::{Exit, print, program, report, terminal, watch, write_catalog, write_json};
 use crate::catalog::Target;
 use crate::catalog::escape::safe;
-use crate::commands::cli::{Provider, UpdateArgs};
-use crate::config::{ConfigError, Origin, Settings, Warning};
+use crate::config::hyper::HYPER_KEY_ENV;
+use crate::config::{ConfigError, Origin, Settings, Warning, shown};
 use crate::error::{Cause, Failure};
 use crate::fetch::credential::{self, Routed};
 use crate::fetch::http::{Bearer, FetchError};
-use crate::fetch::source::ReadError;
-use crate::fetch::source::{self, Source};
+use crate::fetch::source::{self, Given, ReadError, Source, redacted};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::process_env;
 use crate::trust::signature::KEYS_ENV;
 use crate::update::{self, Output, UpdateOptions, UpdateReport};
 
-/// The `--output` that means standard output.
-const STDOUT: &str = "-";
-
 /// The exit code of `--check` when the update would change the cache.
-pub(super) const WOULD_CHANGE: u8 = 3;
+const WOULD_CHANGE: u8 = 3;
 
 /// `crush update-providers`.
-pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
+pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
     let target = match args.provider {
         Provider::Catwalk => Target::Catalog,
         Provider::Hyper => Target::Hyper,
@@ -42,11 +37,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         return keep_current(target, args.json);
     }
     if !args.unread.is_empty() && !args.quiet {
-        let unread: Vec<String> = args
-            .unread
-            .iter()
-            .map(|s| crate::config::shown(&source::redacted(s)))
-            .collect();
+        let unread: Vec<String> = args.unread.iter().map(|s| shown(&redacted(s))).collect();
         say(
             Said::Warning,
             format_args!(
@@ -58,7 +49,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     let (source, given) = source_of(context, target, args.source.as_deref())?;
     let output = match args.output.clone() {
         None => Output::Cache,
-        Some(path) if path == Path::new(STDOUT) => Output::Stdout,
+        Some(path) if path == Path::new("-") => Output::Stdout,
         Some(path) => Output::File(path),
     };
     if output == Output::Stdout && args.json {
@@ -68,7 +59,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     }
     let cache = cache_files()?.with_target(target);
     if target == Target::Hyper && source == Source::Embedded {
-        return crushs_hyper(&cache, &args);
+        return crushs_hyper(&cache, args);
     }
     let settings = settings(context, &source)?;
     let keys = pinned_keys(&settings)?;
@@ -80,6 +71,7 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
     }
     let bearer = bearer(context, &settings, target, &source);
     not_routed_by_dotenv(&source, given, bearer.is_some(), &cache)?;
+    let shows_progress = !args.quiet && !args.json && matches!(source, Source::Url(_));
     let options = UpdateOptions {
         dry_run: args.dry_run || args.check,
         output,
@@ -90,23 +82,19 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
         allow_shrink: args.allow_shrink,
         allow_downgrade: args.allow_downgrade,
         allow_key_move: args.allow_key_move,
-        watch: super::watch::watched(!args.quiet && !args.json),
+        watch: watch::watched(shows_progress),
         bearer,
     };
-    let failed = |failure: Failure| {
-        if let Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) = failure.cause {
-            return Exit::Interrupted(code);
-        }
-        if args.verbose {
-            Exit::FailedVerbose(Box::new(failure))
-        } else {
-            Exit::from(failure)
-        }
+    let failed = |failure: Failure| match failure.cause {
+        Cause::Read(ReadError::Fetch(FetchError::Interrupted(code))) => Exit::Interrupted(code),
+        _ => Exit::Failed(Box::new(failure), args.verbose),
     };
-    let inputs = update::read(&source, &cache, &options).map_err(failed)?;
+    let inputs = update::read(&source, &cache, &options);
+    watch::done(&options.watch);
+    let inputs = inputs.map_err(failed)?;
     let parsed = inputs.parse(target, &options).map_err(failed)?;
     let (report, refusal) = parsed.apply(&cache, &options).map_err(failed)?;
-    let up_to_date = show(&report, &options.output, &args)?;
+    let up_to_date = show(&report, &options.output, args)?;
     // A dry run's refusal, after the report of what it is about.
     if let Some(refusal) = refusal {
         return Err(failed(refusal));
@@ -124,27 +112,20 @@ pub(super) fn run(context: &Context, args: UpdateArgs) -> Result<(), Exit> {
 /// them unknown, and then only `embedded`, which needs no signature, is
 /// updated; another `source` is refused, naming the file and the way out.
 fn settings(context: &Context, source: &Source) -> Result<Settings, Exit> {
-    let (settings, passed_over) = context.settings_passing_over()?;
-    let unknown = unknown_pins(
-        &passed_over,
-        &settings.pin_files,
-        settings.public_keys.as_ref().map(|k| &k.origin),
-        may_pin,
-    );
-    let needs_pins = *source != Source::Embedded;
-    if let (Some(e), true) = (unknown, needs_pins) {
+    let (settings, passed_over) = context.read_settings(true)?;
+    let pinned = settings.public_keys.as_ref().map(|k| &k.origin);
+    let unknown = unknown_pins(&passed_over, &settings.pin_files, pinned, may_pin);
+    if let Some(e) = unknown.filter(|_| *source != Source::Embedded) {
         let message = format!(
             "{}; the keys it may pin cannot be read, and what {source} gives must be signed by them: only `embedded` needs no signature, and {KEYS_ENV} pins keys over every file",
             e.message
         );
+        let path = crate::config::shown_path(&e.path);
         let e = ConfigError {
             message,
             ..e.clone()
         };
-        return Err(Exit::from(Failure::new(
-            crate::config::shown_path(&e.path),
-            Cause::Config(e),
-        )));
+        return Err(Exit::from(Failure::new(path, Cause::Config(e))));
     }
     for warning in &passed_over {
         let (e, what) = match warning {
@@ -216,11 +197,10 @@ fn names_pins(bytes: &[u8]) -> bool {
 /// never sent to a SOURCE a person names, told under `--debug`.
 fn bearer(
     context: &Context,
-    settings: &crate::config::Settings,
+    settings: &Settings,
     target: Target,
     source: &Source,
 ) -> Option<Bearer> {
-    use crate::config::hyper::{HYPER_KEY_ENV, HyperKey};
     let Source::Url(url) = source else {
         return None;
     };
@@ -228,22 +208,17 @@ fn bearer(
         return None;
     }
     let key = crate::config::hyper::hyper_key_in(settings, &process_env);
-    let shown = source::redacted(url.as_str());
-    match &key {
-        Some(HyperKey { origin, .. }) if origin == HYPER_KEY_ENV => context.say_debug(
-            format_args!("GET {shown}: with Authorization: Bearer, the Hyper key of {HYPER_KEY_ENV}"),
+    let sent = key.as_ref().is_some_and(|k| k.origin == HYPER_KEY_ENV);
+    let how = match &key {
+        _ if sent => format!("with Authorization: Bearer, the Hyper key of {HYPER_KEY_ENV}"),
+        Some(key) => format!(
+            "without a key: {HYPER_KEY_ENV} is not set, and update-providers sends no other, as Crush's does (the Hyper key of {} is not sent)",
+            shown(&key.origin)
         ),
-        Some(HyperKey { origin, .. }) => context.say_debug(format_args!(
-            "GET {shown}: without a key: {HYPER_KEY_ENV} is not set, and update-providers sends no other, as Crush's does (the Hyper key of {} is not sent)",
-            crate::config::shown(origin)
-        )),
-        None => context.say_debug(format_args!(
-            "GET {shown}: without a key: none is set (HYPER_API_KEY, providers.hyper.api_key)"
-        )),
-    }
-    key.filter(|k| k.origin == HYPER_KEY_ENV)
-        .and_then(|k| k.value)
-        .map(Bearer)
+        None => "without a key: none is set (HYPER_API_KEY, providers.hyper.api_key)".into(),
+    };
+    context.say_debug(format_args!("GET {}: {how}", redacted(url.as_str())));
+    key.filter(|_| sent).and_then(|k| k.value).map(Bearer)
 }
 
 /// A person's update from `source` (`given` so) that carries a credential
@@ -254,15 +229,15 @@ fn bearer(
 /// project's files never route the user's credentials.
 fn not_routed_by_dotenv(
     source: &Source,
-    given: source::Given,
+    given: Given,
     bearer: bool,
-    cache: &crate::store::cache::CacheFiles,
+    cache: &CacheFiles,
 ) -> Result<(), Exit> {
     let Source::Url(url) = source else {
         return Ok(());
     };
     let url_from_dotenv = match given {
-        source::Given::Variable(name) if bearer => credential::from_dotenv("URL", name)
+        Given::Variable(name) if bearer => credential::from_dotenv("URL", name)
             .filter(|_| !crate::trust::hyper::is_known_place(cache, url)),
         _ => None,
     };
@@ -280,60 +255,56 @@ fn source_of(
     context: &Context,
     target: Target,
     arg: Option<&str>,
-) -> Result<(Source, source::Given), Exit> {
+) -> Result<(Source, Given), Exit> {
     let env_url = process_env(crate::catalog::target::url_env(target))
         .map(|v| v.to_string_lossy().into_owned());
     let (text, given) = source::given_for(target, arg, env_url.as_deref());
     let source = source::resolve_for(target, arg, env_url.as_deref())
         .map_err(|e| Exit::Usage(e.to_string()))?;
+    let origin = match given {
+        Given::Argument => "the argument".to_string(),
+        Given::Variable(name) => super::inputs::env_origin(name).unwrap_or_default(),
+        Given::Default => "default".to_string(),
+    };
     context.say_debug(format_args!(
-        "SOURCE: {} ({})",
-        crate::config::shown(&source::redacted(text)),
-        match given {
-            source::Given::Argument => "the argument".to_string(),
-            source::Given::Variable(name) => super::inputs::env_origin(name).unwrap_or_default(),
-            source::Given::Default => "default".to_string(),
-        }
+        "SOURCE: {} ({origin})",
+        shown(&redacted(text))
     ));
-    match &source {
-        Source::File(path) if !path.exists() => {
-            if let Some(url) = source::meant_url(text) {
-                return Err(Exit::Usage(match given {
-                    source::Given::Variable(name) => format!(
-                        "{name}={} names no file; for a URL, write its scheme: {name}={url}",
-                        crate::catalog::quoted(text)
-                    ),
-                    _ => format!(
-                        "there is no file {}; for a URL, write its scheme: {url}",
-                        path.display()
-                    ),
-                }));
-            }
+    let usage = match &source {
+        Source::File(path) if !path.exists() => match (source::meant_url(text), given) {
+            (None, _) => None,
+            (Some(url), Given::Variable(name)) => Some(format!(
+                "{name}={} names no file; for a URL, write its scheme: {name}={url}",
+                crate::catalog::quoted(text)
+            )),
+            (Some(url), _) => Some(format!(
+                "there is no file {}; for a URL, write its scheme: {url}",
+                path.display()
+            )),
+        },
+        Source::Url(url) => {
+            context.say_debug(format_args!(
+                "GET {shown}, then {shown}.minisig when a key is pinned; proxy: {}",
+                super::inputs::route_of(url),
+                shown = redacted(url.as_str())
+            ));
+            None
         }
-        Source::Url(url) => context.say_debug(format_args!(
-            "GET {shown}, then {shown}.minisig when a key is pinned; proxy: {}",
-            super::inputs::route_of(url),
-            shown = source::redacted(url.as_str())
+        Source::Stdin if std::io::stdin().is_terminal() => Some(format!(
+            "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
+            program()
         )),
-        Source::Stdin if std::io::stdin().is_terminal() => {
-            return Err(Exit::Usage(format!(
-                "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
-                program()
-            )));
-        }
-        _ => {}
+        _ => None,
+    };
+    match usage {
+        Some(message) => Err(Exit::Usage(message)),
+        None => Ok((source, given)),
     }
-    Ok((source, given))
 }
 
 /// Prints the report of an update to `output` as `args` ask; whether the
 /// target was up to date.
 fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result<bool, Exit> {
-    let to = match output {
-        Output::Cache => Written::Cache,
-        Output::Stdout => Written::Stdout,
-        Output::File(_) => Written::File,
-    };
     // The catalog first, whole and flushed, so that a report on the same
     // terminal comes after it; a reader that went away (`| head -c 100`)
     // takes the catalog, not the report.
@@ -348,11 +319,10 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
     });
     if args.json {
         // The failure that follows is the one JSON object.
-        if report.refused {
-            return Ok(false);
+        if !report.refused {
+            print(|out| write_json(out, report))?;
         }
-        print(|out| write_json(out, report))?;
-        return Ok(report.up_to_date);
+        return Ok(report.up_to_date && !report.refused);
     }
     // What a person allowed, or what was not trusted, is told however
     // quiet they asked it to be.
@@ -361,33 +331,20 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
     } else {
         &report.warnings
     };
-    let mut said = 0;
-    for warning in warnings {
-        said += say(Said::Warning, format_args!("{warning}"));
-    }
+    let said: usize = warnings
+        .iter()
+        .map(|w| say(Said::Warning, format_args!("{w}")))
+        .sum();
     if !args.quiet {
-        // With the catalog on standard output, the report goes beside it.
-        let on_stderr = to == Written::Stdout;
-        let screen = if on_stderr {
-            terminal::stderr_size()
-        } else {
-            terminal::stdout_size()
-        };
-        let lines = match (args.verbose, screen) {
-            (true, screen) => report::every_line(report, to, screen.map(|(w, _)| w)),
-            // The prompt's line stays, and the warnings above on the
-            // same screen.
-            (false, Some((width, height))) => {
-                report::summary(report, to, width, height.saturating_sub(1 + said))
-            }
-            (false, None) => {
-                report::summary(report, to, report::PIPED_COLUMNS, report::PIPED_LINES)
-            }
-        };
+        // With the catalog on standard output, the report goes beside it;
+        // on a terminal, the prompt's line and the warnings above stay.
+        let on_stderr = *output == Output::Stdout;
+        let screen = terminal::size(on_stderr).map(|(w, h)| (w, h.saturating_sub(1 + said)));
+        let lines = report::lines(report, output, args.verbose, screen);
         if on_stderr {
-            lines.iter().for_each(|line| {
+            for line in &lines {
                 say(Said::Plain, format_args!("{line}"));
-            });
+            }
         } else {
             // Ids, names and values come from the catalogs.
             print(|out| {
@@ -420,34 +377,26 @@ fn crushs_hyper(cache: &CacheFiles, args: &UpdateArgs) -> Result<(), Exit> {
     let dry_run = args.dry_run || args.check;
     let removed = update::use_crushs_hyper(cache, dry_run)?;
     if args.json {
-        print(|out| {
-            write_json(
-                out,
-                &serde_json::json!({ "removed": removed, "dry_run": dry_run }),
-            )
-        })?;
+        let json = serde_json::json!({ "removed": removed, "dry_run": dry_run });
+        print(|out| write_json(out, &json))?;
     } else if !args.quiet {
         let names: Vec<String> = removed
             .iter()
             .filter_map(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
             .collect();
-        let dir = cache.dir.display();
-        let text = match (names.is_empty(), dry_run) {
+        let (names, dir) = (names.join(" and "), cache.dir.display());
+        print_text(&match (removed.is_empty(), dry_run) {
             (true, _) => format!(
                 "No hyper.json in {dir}: Crush uses its own embedded Hyper provider already"
             ),
             (false, true) => format!(
-                "Would remove {} from {dir}, so that Crush uses its own embedded Hyper provider; nothing was removed",
-                names.join(" and ")
+                "Would remove {names} from {dir}, so that Crush uses its own embedded Hyper provider; nothing was removed"
             ),
             (false, false) => format!(
-                "Removed {} from {dir}: Crush uses its own embedded Hyper provider (this build carries no copy of it)",
-                names.join(" and ")
+                "Removed {names} from {dir}: Crush uses its own embedded Hyper provider (this build carries no copy of it)"
             ),
-        };
-        let width = terminal::stdout_width().or(Some(report::PIPED_COLUMNS));
-        print(|out| writeln!(out, "{}", terminal::wrap(&safe(&text), width, "  ")))?;
+        })?;
     }
     if args.check && !removed.is_empty() {
         return Err(Exit::Code(WOULD_CHANGE));
@@ -467,19 +416,15 @@ fn keep_current(target: Target, json: bool) -> Result<(), Exit> {
         Target::Catalog => "the catalog in use".to_string(),
         Target::Hyper => format!("{} in use", target.noun()),
     };
-    let text = match &settled {
+    let (noun, path) = (target.noun(), cache.catalog.display());
+    print_text(&match &settled {
         Some(url) => format!(
-            "Kept {what} ({}); the refresh held from {url} is not applied, and is told no more",
-            cache.catalog.display()
+            "Kept {what} ({path}); the refresh held from {url} is not applied, and is told no more"
         ),
         None => format!(
-            "Nothing to settle: no refresh of {} is held; {what} ({}) stays as it is",
-            target.noun(),
-            cache.catalog.display()
+            "Nothing to settle: no refresh of {noun} is held; {what} ({path}) stays as it is"
         ),
-    };
-    let width = terminal::stdout_width().or(Some(report::PIPED_COLUMNS));
-    print(|out| writeln!(out, "{}", terminal::wrap(&safe(&text), width, "  ")))
+    })
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 //! (`internal/config/load.go`: `lookupConfigs`, `setDefaults`;
 //! `internal/fsext/lookup.go`: `LookupBounded`, `LookupClosestBounded`,
 //! `probeEnt`; `owner_others.go`, `owner_windows.go`), and ranked in the
-//! spec's order (section 5), which [`super::resolve`] merges them in.
+//! spec's order (section 5), which [`super::resolve_in`] merges them in.
 
 use std::fs;
-use std::io;
+use std::io::{
+    self,
+    ErrorKind::{NotFound, PermissionDenied},
+};
 use std::path::{Component, Path, PathBuf};
 
-#[cfg(test)]
-use super::root;
 use super::{Format, Level};
 use crate::store::paths::{self, EnvLookup};
 
@@ -36,7 +37,7 @@ pub struct SkippedFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Project {
     /// The files, the farthest folder's first, each folder's in
-    /// [`PROJECT_NAMES`] order.
+    /// [`PROJECT_NAMES`] order (and so are those passed over).
     pub files: Vec<(PathBuf, Format)>,
     /// Files found but passed over: another user's.
     pub skipped: Vec<SkippedFile>,
@@ -100,26 +101,22 @@ pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
             return project;
         }
     };
-    let mut by_folder = Vec::new();
-    for dir in walk(cwd, root) {
-        let mut found = Vec::new();
+    for dir in walk(cwd, root).into_iter().rev() {
         for (name, format) in PROJECT_NAMES {
             let path = dir.join(name);
             match owner(&path) {
-                Ok(file_owner) if owned_alike(walk_owner, file_owner) => found.push((path, format)),
-                Ok(file_owner) => project.skipped.push(SkippedFile {
-                    path,
-                    why: format!(
+                Ok(file_owner) if owned_alike(walk_owner, file_owner) => {
+                    project.files.push((path, format))
+                }
+                Ok(file_owner) => {
+                    let why = format!(
                         "owned by user {}, not by the working directory's owner ({}): Crush reads only its own user's project files",
                         file_owner.unwrap_or_default(),
                         walk_owner.unwrap_or_default()
-                    ),
-                }),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
-                    ) => {}
+                    );
+                    project.skipped.push(SkippedFile { path, why });
+                }
+                Err(e) if matches!(e.kind(), NotFound | PermissionDenied) => {}
                 Err(e) => {
                     project.dropped = Some((path.to_owned(), e.to_string()));
                     project.files.clear();
@@ -127,9 +124,7 @@ pub(crate) fn project(cwd: &Path, root: Option<&Path>) -> Project {
                 }
             }
         }
-        by_folder.push(found);
     }
-    project.files = by_folder.into_iter().rev().flatten().collect();
     project
 }
 
@@ -156,22 +151,6 @@ pub struct Workspace {
     pub from: WorkspaceFrom,
 }
 
-/// What decides the workspace folder (Crush's `setDefaults`).
-pub(crate) struct WorkspaceInputs<'a> {
-    /// `-D/--data-dir`.
-    pub flag: Option<&'a Path>,
-    /// `options.data_directory` from every file but the workspace's.
-    pub option: Option<(String, super::Origin)>,
-    /// The working directory (absolute).
-    pub cwd: &'a Path,
-    /// `-c/--cwd` as written, when relative ([`super::resolve_with_flag`]).
-    pub cwd_flag: Option<&'a Path>,
-    /// The project root.
-    pub root: Option<&'a Path>,
-    /// The home folder: a `.crush` there is no workspace.
-    pub home: Option<&'a Path>,
-}
-
 /// The workspace folder: `-D`, else `options.data_directory`, else the
 /// nearest `.crush` up to the project root (not in the home folder, and
 /// only the working directory's owner's), else `./.crush`; a relative
@@ -179,20 +158,25 @@ pub(crate) struct WorkspaceInputs<'a> {
 /// Crush's default is `X/.crush` taken from the working directory (its
 /// `setDefaults` joins `X` to `.crush`, then joins `X` to that once more,
 /// in the folder `-c` moved it to): `./X/.crush`.
-pub(crate) fn workspace(inputs: WorkspaceInputs<'_>) -> Workspace {
-    let cwd = inputs.cwd;
-    let default_base = match inputs.cwd_flag.filter(|f| f.is_relative()) {
-        Some(flag) => cwd.join(flag),
-        None => cwd.to_owned(),
-    };
-    let (dir, from) = if let Some(flag) = inputs.flag.filter(|f| !f.as_os_str().is_empty()) {
+pub(crate) fn workspace(
+    flag: Option<&Path>,
+    option: Option<(String, super::Origin)>,
+    cwd: &Path,
+    cwd_flag: Option<&Path>,
+    root: Option<&Path>,
+    home: Option<&Path>,
+) -> Workspace {
+    let (dir, from) = if let Some(flag) = flag.filter(|f| !f.as_os_str().is_empty()) {
         (cwd.join(flag), WorkspaceFrom::Flag)
-    } else if let Some((dir, origin)) = inputs.option.filter(|(d, _)| !d.is_empty()) {
+    } else if let Some((dir, origin)) = option.filter(|(d, _)| !d.is_empty()) {
         (cwd.join(dir), WorkspaceFrom::Option(origin))
-    } else if let Some(found) = nearest_dot_crush(cwd, inputs.root, inputs.home) {
+    } else if let Some(found) = nearest_dot_crush(cwd, root, home) {
         (found, WorkspaceFrom::Nearest)
     } else {
-        (default_base.join(".crush"), WorkspaceFrom::Default)
+        let base = cwd_flag
+            .filter(|f| f.is_relative())
+            .unwrap_or(Path::new("."));
+        (cwd.join(base).join(".crush"), WorkspaceFrom::Default)
     };
     Workspace {
         dir: clean(&dir),
@@ -208,7 +192,7 @@ fn nearest_dot_crush(cwd: &Path, root: Option<&Path>, home: Option<&Path>) -> Op
     for dir in walk(cwd, root) {
         let path = dir.join(".crush");
         match owner(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) if e.kind() == NotFound => continue,
             Err(_) => return None,
             Ok(file_owner) if !owned_alike(walk_owner, file_owner) => return None,
             Ok(_) if home == Some(dir.as_path()) => return None,
@@ -235,76 +219,24 @@ pub(crate) fn clean(path: &Path) -> PathBuf {
     out
 }
 
-/// The files to read but the workspace's, each with its level, in the
-/// spec's order, lowest priority first: the system's, the global state,
-/// the global JSON and crushrc, then `project` (the walk's files).
-pub(super) fn sources(
-    env: EnvLookup,
-    project: Vec<(PathBuf, Format)>,
-) -> Vec<(PathBuf, Format, Level)> {
+/// The global files, each with its level, in the spec's order, lowest
+/// priority first: the system's, the global state, the global JSON and
+/// crushrc, as `env` locates them.
+pub(super) fn globals(env: EnvLookup) -> Vec<(PathBuf, Format, Level)> {
     let platform = paths::Platform::current();
     let config_dir = paths::config_dir(env).ok();
-    let state = paths::global_state_dir(env)
-        .ok()
-        .map(|d| d.join("crush.json"));
+    let state = paths::global_state_dir(env).ok();
     [
         paths::system_config_on(platform, env).map(|p| (p, Format::Json, Level::System)),
-        state.map(|p| (p, Format::Json, Level::GlobalState)),
+        state.map(|d| (d.join("crush.json"), Format::Json, Level::GlobalState)),
         config_dir
             .as_ref()
             .map(|d| (d.join("crush.json"), Format::Json, Level::GlobalJson)),
-        config_dir
-            .as_ref()
-            .map(|d| (d.join("crushrc"), Format::Crushrc, Level::GlobalRc)),
+        config_dir.map(|d| (d.join("crushrc"), Format::Crushrc, Level::GlobalRc)),
     ]
     .into_iter()
     .flatten()
-    .chain(project.into_iter().map(|(p, f)| (p, f, Level::Project)))
     .collect()
-}
-
-/// The configuration files that may hold settings for `cwd` (absolute),
-/// lowest priority first, in the spec's order: the system file, the global
-/// state, the workspace file (in the folder Crush finds without `-D` or
-/// `option data-directory`), the global JSON and crushrc, the project files
-/// Crush reads (another user's left out).
-#[cfg(test)]
-pub(crate) fn config_files(cwd: &Path, env: EnvLookup) -> Vec<(PathBuf, Format)> {
-    let root = match root::of(cwd) {
-        root::Root::WorkTree(dir) => Some(dir),
-        root::Root::None(_) => None,
-    };
-    let sources = sources(env, project(cwd, root.as_deref()).files);
-    let home = paths::home_dir(env).ok();
-    let workspace = workspace(WorkspaceInputs {
-        flag: None,
-        option: None,
-        cwd,
-        cwd_flag: None,
-        root: root.as_deref(),
-        home: home.as_deref(),
-    });
-    let (below, above): (Vec<_>, Vec<_>) = sources
-        .into_iter()
-        .partition(|(_, _, level)| matches!(level, Level::System | Level::GlobalState));
-    below
-        .into_iter()
-        .map(|(p, f, _)| (p, f))
-        .chain([(workspace.dir.join("crush.json"), Format::Json)])
-        .chain(above.into_iter().map(|(p, f, _)| (p, f)))
-        .collect()
-}
-
-/// `cwd` with its symbolic links resolved: where git starts its search
-/// for the work tree (`git rev-parse` in a linked folder answers the
-/// physical root).
-pub(super) fn physical(cwd: &Path) -> PathBuf {
-    // Elsewhere the working directory is already its physical path.
-    if cfg!(unix) {
-        std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned())
-    } else {
-        cwd.to_owned()
-    }
 }
 
 /// The working folder Crush reads its project settings from, and `-c` as
@@ -331,26 +263,21 @@ pub struct WorkingFolder {
 pub(crate) fn working_folder(flag: Option<&Path>) -> io::Result<WorkingFolder> {
     let here = std::env::current_dir()?;
     let Some(flag) = flag else {
-        return Ok(WorkingFolder {
-            dir: go_getwd(&here)?,
-            flag: None,
-        });
+        let dir = go_getwd(&here)?;
+        return Ok(WorkingFolder { dir, flag: None });
     };
     let moved_to = here.join(flag);
     if !fs::metadata(&moved_to)?.is_dir() {
         return Err(io::Error::other("not a folder"));
     }
-    Ok(if flag.is_absolute() {
-        WorkingFolder {
-            dir: clean(flag),
-            flag: None,
-        }
-    } else {
-        WorkingFolder {
-            dir: clean(&go_getwd(&moved_to)?.join(flag)),
-            flag: Some(flag.to_owned()),
-        }
-    })
+    let (dir, flag) = match flag.is_absolute() {
+        true => (clean(flag), None),
+        false => (
+            clean(&go_getwd(&moved_to)?.join(flag)),
+            Some(flag.to_owned()),
+        ),
+    };
+    Ok(WorkingFolder { dir, flag })
 }
 
 /// Go's `os.Getwd` in the folder `dir`: on Unix `$PWD` when it is
@@ -406,32 +333,28 @@ mod tests {
         let cwd = root.join("repo/sub");
         fs::create_dir_all(&cwd).unwrap();
         let repo = root.join("repo");
-        let inputs = |flag, option: Option<&str>, home| WorkspaceInputs {
-            flag,
-            option: option.map(|o| (o.to_owned(), super::super::Origin::Default)),
-            cwd: &cwd,
-            cwd_flag: None,
-            root: Some(repo.as_path()),
-            home,
+        let inputs = |flag, option: Option<&str>, home| {
+            let option = option.map(|o| (o.to_owned(), super::super::Origin::Default));
+            workspace(flag, option, &cwd, None, Some(repo.as_path()), home)
         };
-        let ws = workspace(inputs(None, None, None));
+        let ws = inputs(None, None, None);
         assert_eq!(
             (ws.dir, ws.from),
             (cwd.join(".crush"), WorkspaceFrom::Default)
         );
         fs::create_dir_all(root.join("repo/.crush")).unwrap();
-        let ws = workspace(inputs(None, None, None));
+        let ws = inputs(None, None, None);
         assert_eq!(
             (ws.dir, ws.from),
             (root.join("repo/.crush"), WorkspaceFrom::Nearest)
         );
         let home = root.join("repo");
-        let ws = workspace(inputs(None, None, Some(&home)));
+        let ws = inputs(None, None, Some(&home));
         assert_eq!(ws.from, WorkspaceFrom::Default, "not in the home folder");
-        let ws = workspace(inputs(None, Some("../state"), None));
+        let ws = inputs(None, Some("../state"), None);
         assert_eq!(ws.dir, root.join("repo/state"));
         assert!(matches!(ws.from, WorkspaceFrom::Option(_)));
-        let ws = workspace(inputs(Some(Path::new("/abs/d")), Some("x"), None));
+        let ws = inputs(Some(Path::new("/abs/d")), Some("x"), None);
         assert_eq!(
             (ws.dir, ws.from),
             (PathBuf::from("/abs/d"), WorkspaceFrom::Flag)

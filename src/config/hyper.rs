@@ -1,28 +1,12 @@
 //! Hyper's API key as Crush finds it: `HYPER_API_KEY`, else the merged
-//! configuration's `providers.hyper.api_key` (JSON files, `provider add
-//! hyper --api-key` in a crushrc; `crush login hyper` writes the global
-//! state's).
+//! configuration's `providers.hyper.api_key` in Crush v0.90's order
+//! ([`super::Settings`]: JSON files, `provider add hyper --api-key` in a
+//! crushrc; `crush login hyper` writes the global state's).
 
-use std::path::{Path, PathBuf};
-
-#[cfg(test)]
-use super::files::config_files;
-use super::{Format, crushrc, read};
-use crate::store::paths::{self, EnvLookup};
+use crate::store::paths::EnvLookup;
 
 /// The environment variable Crush takes Hyper's key from first.
 pub(crate) const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
-
-/// Where a Hyper API key is set, when one is, as Crush looks for it:
-/// `HYPER_API_KEY`, else `providers.hyper.api_key` of the merged
-/// configuration (JSON files, and `provider add hyper --api-key` in a
-/// crushrc; `crush login hyper` writes the global state's). A command
-/// this reader cannot evaluate that may set one counts as set: the answer
-/// only decides whether Crush keeps fetching for itself, the safe side.
-#[cfg(test)]
-pub(crate) fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
-    find_hyper_key(cwd, env).map(|key| key.origin)
-}
 
 /// A Hyper key that is set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,240 +15,37 @@ pub(crate) struct HyperKey {
     pub origin: String,
     /// The key as Crush sends it (a config's value as written, as Crush's
     /// `resolveHyperAPIKey` takes it); `None` when only a shell could
-    /// tell it (a crushrc command this reader does not run).
+    /// tell it (a crushrc command this reader does not run, which counts
+    /// as setting one: the answer only decides whether Crush keeps
+    /// fetching for itself, the safe side).
     pub value: Option<String>,
 }
 
-/// The Hyper key, as [`hyper_key`] finds it, with its value. An empty
-/// `HYPER_API_KEY` is none (Crush: `os.Getenv(...) != ""`).
-#[cfg(test)]
-pub(crate) fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
-    key_in(env, || in_crushs_order(config_files(cwd, env), None, env))
+impl HyperKey {
+    /// The key set in the file at `path` (`found`), unless it is empty.
+    pub(super) fn set(path: String, found: &super::merge::Found<String>) -> Option<HyperKey> {
+        let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let value = match found.src.unevaluated {
+            true => None,
+            false if found.value.is_empty() => return None,
+            false => Some(found.value.clone()),
+        };
+        let origin = format!("{path}{at}");
+        Some(HyperKey { origin, value })
+    }
 }
 
-/// [`find_hyper_key`] in the files the settings were read from
-/// ([`super::Settings::files`], lowest priority first, the workspace
-/// file `workspace` among them): the walk that found them is not made
-/// again at every start.
+/// The Hyper key Crush sends with the settings `settings` read: a
+/// non-empty `HYPER_API_KEY` of `env` (Crush: `os.Getenv(...) != ""`),
+/// else the files'.
 pub(crate) fn hyper_key_in(settings: &super::Settings, env: EnvLookup) -> Option<HyperKey> {
-    let workspace = settings.workspace.dir.join("crush.json");
-    key_in(env, || {
-        let files = settings
-            .files
-            .iter()
-            .map(|path| {
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                let format = match name.ends_with("crushrc") {
-                    true => Format::Crushrc,
-                    false => Format::Json,
-                };
-                (path.clone(), format)
-            })
-            .collect();
-        in_crushs_order(files, Some(&workspace), env)
-    })
-}
-
-/// A file's place in Crush v0.90's order: its group, then its folder and
-/// name within the project's, else its place in the spec's order.
-type Rank = (usize, usize, usize);
-
-/// `files` (in the spec's order, lowest priority first) in the order
-/// Crush v0.90 merges them, which decides the key Crush sends: the system
-/// file, the global JSON and crushrc, the global state (where `crush
-/// login hyper` writes), the project's files (in each folder `crush.json`
-/// < `.crush.json` < `crushrc` < `.crushrc`), and the workspace file last
-/// (`workspace`, else a `crush.json` in a `.crush` folder). The options
-/// keep the spec's order (the README's table); the key must be the one
-/// Crush sends, or a start sends a stale one.
-fn in_crushs_order(
-    files: Vec<(PathBuf, Format)>,
-    workspace: Option<&Path>,
-    env: EnvLookup,
-) -> Vec<(PathBuf, Format)> {
-    let platform = paths::Platform::current();
-    let system = paths::system_config_on(platform, env);
-    let config_dir = paths::config_dir(env).ok();
-    let state = paths::global_state_dir(env)
-        .ok()
-        .map(|d| d.join("crush.json"));
-    let is_workspace = |path: &Path| match workspace {
-        Some(workspace) => path == workspace,
-        None => {
-            path.file_name().is_some_and(|n| n == "crush.json")
-                && path
-                    .parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|n| n == ".crush")
-        }
-    };
-    let mut folders: Vec<PathBuf> = Vec::new();
-    let mut ranked: Vec<(Rank, (PathBuf, Format))> = files
-        .into_iter()
-        .enumerate()
-        .map(|(i, (path, format))| {
-            let rank = if Some(&path) == system.as_ref() {
-                (0, 0, i)
-            } else if config_dir
-                .as_deref()
-                .is_some_and(|d| path.parent() == Some(d))
-            {
-                (1, 0, i)
-            } else if Some(&path) == state.as_ref() {
-                (2, 0, i)
-            } else if is_workspace(&path) {
-                (4, 0, i)
-            } else {
-                let folder = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                let at = folders
-                    .iter()
-                    .position(|f| *f == folder)
-                    .unwrap_or_else(|| {
-                        folders.push(folder);
-                        folders.len() - 1
-                    });
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                let within = ["crush.json", ".crush.json", "crushrc", ".crushrc"]
-                    .iter()
-                    .position(|n| *n == name)
-                    .unwrap_or(i);
-                (3, at, within)
-            };
-            (rank, (path, format))
-        })
-        .collect();
-    ranked.sort_by_key(|(rank, _)| *rank);
-    ranked.into_iter().map(|(_, file)| file).collect()
-}
-
-fn key_in(env: EnvLookup, files: impl FnOnce() -> Vec<(PathBuf, Format)>) -> Option<HyperKey> {
-    if let Some(value) = env(HYPER_KEY_ENV).filter(|v| !v.is_empty()) {
-        return Some(HyperKey {
+    match env(HYPER_KEY_ENV).filter(|v| !v.is_empty()) {
+        Some(value) => Some(HyperKey {
             origin: HYPER_KEY_ENV.to_string(),
             value: Some(value.to_string_lossy().into_owned()),
-        });
+        }),
+        None => settings.hyper_key.clone(),
     }
-    let mut found = None;
-    for (path, format) in files() {
-        let Some(text) = read::read_regular(&path)
-            .ok()
-            .flatten()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
-        else {
-            continue;
-        };
-        let said = match format {
-            Format::Json => json_hyper_key(&text),
-            Format::Crushrc => crushrc_hyper_key(&text),
-        };
-        match said {
-            Some(Said::Set(line, value)) => {
-                let at = line.map(|l| format!(":{l}")).unwrap_or_default();
-                found = Some(HyperKey {
-                    origin: format!("{}{at}", path.display()),
-                    value,
-                });
-            }
-            Some(Said::Unset) => found = None,
-            None => {}
-        }
-    }
-    found
-}
-
-/// What a file says of Hyper's key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Said {
-    /// Set (at this line of a crushrc), to this value when it is known.
-    Set(Option<usize>, Option<String>),
-    /// Set empty, or the provider removed.
-    Unset,
-}
-
-/// What one JSON file says of Hyper's key. Struct fields match in any
-/// letter case, as Go decodes them; the map key `hyper` exactly.
-fn json_hyper_key(text: &str) -> Option<Said> {
-    let value: serde_json::Value = serde_json::from_str(text).ok()?;
-    let field = |v: &serde_json::Value, name: &str| {
-        v.as_object()?
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
-    let hyper = field(&value, "providers")?.get("hyper")?.clone();
-    match field(&hyper, "api_key")? {
-        serde_json::Value::String(key) if key.is_empty() => Some(Said::Unset),
-        serde_json::Value::String(key) => Some(Said::Set(None, Some(key))),
-        _ => None,
-    }
-}
-
-/// What one crushrc says of Hyper's key: its last `provider add hyper
-/// --api-key KEY` or `provider remove hyper`, in the order they run.
-fn crushrc_hyper_key(text: &str) -> Option<Said> {
-    let script = crushrc::parse(text).ok()?;
-    let mut events: Vec<(usize, Said)> = Vec::new();
-    for command in &script.commands {
-        match command.texts().as_slice() {
-            ["provider", "remove" | "rm", "hyper", ..] => events.push((command.line, Said::Unset)),
-            ["provider", "add", "hyper", rest @ ..] => {
-                if let Some(key) = api_key_flag(rest) {
-                    let said = match key {
-                        "" => Said::Unset,
-                        key => Said::Set(Some(command.line), Some(key.to_string())),
-                    };
-                    events.push((command.line, said));
-                }
-            }
-            _ => {}
-        }
-    }
-    // A command the shell would have to evaluate may set one.
-    for skipped in &script.skipped {
-        let words: Vec<&str> = skipped.command.split_whitespace().collect();
-        let adds = words
-            .windows(3)
-            .position(|w| w == ["provider", "add", "hyper"]);
-        if adds.is_some_and(|at| words[at..].contains(&"--api-key")) {
-            events.push((skipped.line, Said::Set(Some(skipped.line), None)));
-        }
-    }
-    events.sort_by_key(|(line, _)| *line);
-    events.pop().map(|(_, said)| said)
-}
-
-/// The value of the last `--api-key` among the flags of `provider add ID`
-/// (`flags`), read as Crush's `applyFlags` reads them: in order, each
-/// flag taking its values (so a value that reads `--api-key` is a value),
-/// the last one winning. `None` when none is given, or when a flag Crush
-/// does not know or a missing value makes the command fail.
-fn api_key_flag<'a>(flags: &[&'a str]) -> Option<&'a str> {
-    let mut key = None;
-    let mut i = 0;
-    while i < flags.len() {
-        let values = match flags[i] {
-            "--extra-header" => 2,
-            "--name"
-            | "--type"
-            | "--api-key"
-            | "--base-url"
-            | "--disable"
-            | "--flat-rate"
-            | "--discover-models"
-            | "--system-prompt-prefix"
-            | "--extra-body"
-            | "--provider-options" => 1,
-            _ => return None,
-        };
-        if i + values >= flags.len() {
-            return None;
-        }
-        if flags[i] == "--api-key" {
-            key = Some(flags[i + 1]);
-        }
-        i += 1 + values;
-    }
-    key
 }
 
 #[cfg(test)]
@@ -273,6 +54,29 @@ mod tests {
     use std::collections::HashMap;
     use std::ffi::OsString;
     use std::fs;
+    use std::path::Path;
+
+    /// The key's origin for the settings of `cwd`.
+    fn hyper_key(cwd: &Path, env: EnvLookup) -> Option<String> {
+        find_hyper_key(cwd, env).map(|key| key.origin)
+    }
+
+    fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
+        hyper_key_in(&super::super::tests::resolve(cwd, env).unwrap(), env)
+    }
+
+    /// What a crushrc alone says of the key: its line, and its value
+    /// unless only a shell knows it.
+    fn crushrc_hyper_key(rc: &str) -> Option<(Option<usize>, Option<String>)> {
+        let (loaded, _) = super::super::read::crushrc(Path::new("rc"), rc, 0).unwrap();
+        let found = super::super::merge::decode(&loaded.node)
+            .unwrap()
+            .hyper_api_key?;
+        Some((
+            found.src.line,
+            (!found.src.unevaluated).then_some(found.value),
+        ))
+    }
 
     fn env_of(pairs: &[(&str, &Path)]) -> impl Fn(&str) -> Option<OsString> + use<> {
         let map: HashMap<String, OsString> = pairs
@@ -338,19 +142,8 @@ mod tests {
         let config = root.path().join("config");
         fs::create_dir_all(&config).unwrap();
         let env = env_of(&[("CRUSH_GLOBAL_CONFIG", &config)]);
-        let value = |env: &dyn Fn(&str) -> Option<OsString>| {
-            let found = find_hyper_key(&cwd, env);
-            // The same from the files the settings read.
-            let inputs = super::super::Inputs {
-                cwd: &cwd,
-                env,
-                env_source: &|_| None,
-                data_dir: None,
-            };
-            let settings = super::super::resolve_in(&inputs, |_| true).unwrap();
-            assert_eq!(hyper_key_in(&settings, env), found);
-            found.map(|k| k.value)
-        };
+        let value =
+            |env: &dyn Fn(&str) -> Option<OsString>| find_hyper_key(&cwd, env).map(|k| k.value);
         fs::write(
             config.join("crush.json"),
             r#"{"providers":{"hyper":{"api_key":"from-json"}}}"#,
@@ -381,7 +174,7 @@ mod tests {
     #[test]
     fn the_last_api_key_wins_as_crush_applies_the_flags() {
         let key = |rc: &str| match crushrc_hyper_key(rc) {
-            Some(Said::Set(_, value)) => value,
+            Some((_, value)) => value,
             other => panic!("{rc}: {other:?}"),
         };
         assert_eq!(
@@ -412,11 +205,7 @@ mod tests {
             "K=1 provider add hyper --api-key k\n",
             "true && provider add hyper --api-key k\n",
         ] {
-            assert_eq!(
-                crushrc_hyper_key(rc),
-                Some(Said::Set(Some(1), None)),
-                "{rc}"
-            );
+            assert_eq!(crushrc_hyper_key(rc), Some((Some(1), None)), "{rc}");
         }
         for rc in [
             "command provider add other --api-key k\n",

@@ -9,9 +9,9 @@
 //! here): object keys are compared exactly, in the order they first
 //! appear (a key given twice in one file keeps its last value, at its last
 //! place); a `null` never replaces anything; objects merge key by key;
-//! arrays are concatenated; any other value replaces the one before. A
-//! value of another type than the one it replaces is an error in alpha.5;
-//! here the later one wins and a warning names both files.
+//! any other value replaces the one before. A value of another type than
+//! the one it replaces is an error in alpha.5; here the later one wins and
+//! a warning names both files.
 //!
 //! The decoding (Go's `encoding/json`): a key names a field in any letter
 //! case ([`crate::catalog::go_key_matches`]), in the document's order, so
@@ -25,7 +25,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::catalog::go_key_matches;
 
-/// Where a value came from: the file (an index into the files merged) and,
+/// Where a value came from: the file (an index into the files read) and,
 /// for a crushrc, the line of the command that set it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Src {
@@ -33,10 +33,26 @@ pub struct Src {
     pub file: usize,
     /// The line, for a crushrc.
     pub line: Option<usize>,
+    /// Set by a crushrc command only a shell can evaluate, counted as
+    /// setting it ([`super::Origin::Unevaluated`]).
+    pub unevaluated: bool,
+}
+
+impl Src {
+    /// A JSON file's.
+    pub const fn json(file: usize) -> Src {
+        let (line, unevaluated) = (None, false);
+        Src {
+            file,
+            line,
+            unevaluated,
+        }
+    }
 }
 
 /// A JSON value with where each of its values came from. Only what the
-/// decoding needs is kept: booleans and strings whole, the rest by kind.
+/// decoding needs is kept: booleans, strings and lists whole, numbers by
+/// kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Node {
     /// `null`.
@@ -48,7 +64,7 @@ pub enum Node {
     /// A string.
     Str(String, Src),
     /// An array.
-    Array(Src),
+    Array(Vec<Node>, Src),
     /// An object, its keys in order.
     Object(Vec<(String, Node)>),
 }
@@ -61,7 +77,7 @@ impl Node {
             Node::Bool(..) => "a boolean",
             Node::Number(_) => "a number",
             Node::Str(..) => "a string",
-            Node::Array(_) => "a list",
+            Node::Array(..) => "a list",
             Node::Object(_) => "an object",
         }
     }
@@ -69,105 +85,109 @@ impl Node {
     /// Where it came from, for a value that is not an object.
     pub fn src(&self) -> Option<Src> {
         match self {
-            Node::Bool(_, s) | Node::Number(s) | Node::Str(_, s) | Node::Array(s) => Some(*s),
+            Node::Bool(_, s) | Node::Number(s) | Node::Str(_, s) | Node::Array(_, s) => Some(*s),
             Node::Null | Node::Object(_) => None,
         }
     }
 
-    fn with_src(raw: Raw, src: Src) -> Node {
-        match raw {
-            Raw::Null => Node::Null,
-            Raw::Bool(b) => Node::Bool(b, src),
-            Raw::Number => Node::Number(src),
-            Raw::Str(s) => Node::Str(s, src),
-            Raw::Array => Node::Array(src),
-            Raw::Object(entries) => Node::Object(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k, Node::with_src(v, src)))
-                    .collect(),
-            ),
+    /// A string's text.
+    pub(crate) fn text(&self) -> Option<String> {
+        match self {
+            Node::Str(s, _) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// The value of `key`, written exactly so, of an object.
+    pub(crate) fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
         }
     }
 }
 
-/// A JSON value as read, keys in document order.
-enum Raw {
-    Null,
-    Bool(bool),
-    Number,
-    Str(String),
-    Array,
-    Object(Vec<(String, Raw)>),
-}
+/// A JSON value as read, with where it came from, keys in document order.
+struct Raw(Node);
 
 impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
         struct RawVisitor;
+        // The file is filled in by `parse`.
+        const SRC: Src = Src::json(0);
         impl<'de> Visitor<'de> for RawVisitor {
             type Value = Raw;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a JSON value")
             }
             fn visit_unit<E: de::Error>(self) -> Result<Raw, E> {
-                Ok(Raw::Null)
+                Ok(Raw(Node::Null))
             }
             fn visit_bool<E: de::Error>(self, b: bool) -> Result<Raw, E> {
-                Ok(Raw::Bool(b))
+                Ok(Raw(Node::Bool(b, SRC)))
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<Raw, E> {
-                Ok(Raw::Number)
+                Ok(Raw(Node::Number(SRC)))
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<Raw, E> {
-                Ok(Raw::Number)
+                Ok(Raw(Node::Number(SRC)))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<Raw, E> {
-                Ok(Raw::Number)
+                Ok(Raw(Node::Number(SRC)))
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Raw, E> {
-                Ok(Raw::Str(s.to_owned()))
-            }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<Raw, E> {
-                Ok(Raw::Str(s))
+                Ok(Raw(Node::Str(s.to_owned(), SRC)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
-                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(Raw::Array)
+                let mut items = Vec::new();
+                while let Some(Raw(item)) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Raw(Node::Array(items, SRC)))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
-                let mut entries: Vec<(String, Raw)> = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Raw>()? {
+                let mut entries: Vec<(String, Node)> = Vec::new();
+                while let Some((key, Raw(value))) = map.next_entry::<String, Raw>()? {
                     // A key given twice keeps its last value, at its last
                     // place (go-jsons' `ordered.Map.UnmarshalJSON`).
                     entries.retain(|(k, _)| *k != key);
                     entries.push((key, value));
                 }
-                Ok(Raw::Object(entries))
+                Ok(Raw(Node::Object(entries)))
             }
         }
         d.deserialize_any(RawVisitor)
     }
 }
 
+/// Sets the file of every value of `node`.
+fn from_file(node: &mut Node, file: usize) {
+    match node {
+        Node::Null => {}
+        Node::Bool(_, s) | Node::Number(s) | Node::Str(_, s) => s.file = file,
+        Node::Array(items, s) => {
+            s.file = file;
+            items.iter_mut().for_each(|item| from_file(item, file));
+        }
+        Node::Object(entries) => entries.iter_mut().for_each(|(_, v)| from_file(v, file)),
+    }
+}
+
 /// A JSON file's text as a `Node`: `Err` with the line when it is not
 /// JSON, or when it is not an object (`None` for the line).
 pub fn parse(text: &str, file: usize) -> Result<Node, (Option<usize>, String)> {
-    let raw: Raw = serde_json::from_str(text).map_err(|e| (Some(e.line()), not_json(text, &e)))?;
-    match raw {
-        Raw::Object(_) => Ok(Node::with_src(raw, Src { file, line: None })),
-        other => Err((
-            None,
-            format!(
-                "expected a JSON object, not {}",
-                Node::with_src(other, Src { file, line: None }).kind()
-            ),
-        )),
+    let Raw(mut node) =
+        serde_json::from_str(text).map_err(|e| (Some(e.line()), not_json(text, &e)))?;
+    if !matches!(node, Node::Object(_)) {
+        return Err((None, format!("expected a JSON object, not {}", node.kind())));
     }
+    from_file(&mut node, file);
+    Ok(node)
 }
 
 /// What a JSON file that does not parse is told, in plain words; its line
 /// is named apart, once.
-pub(crate) fn not_json(text: &str, e: &serde_json::Error) -> String {
+fn not_json(text: &str, e: &serde_json::Error) -> String {
     if text.starts_with('\u{feff}') {
         return format!("not valid JSON: {}", crate::catalog::BYTE_ORDER_MARK);
     }
@@ -235,7 +255,7 @@ pub struct Found<T> {
     pub src: Src,
 }
 
-/// The options this tool reads, decoded from the merged configuration.
+/// The settings this tool reads, decoded from the merged configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Options {
     /// `options.disable_provider_auto_update`.
@@ -244,6 +264,9 @@ pub struct Options {
     pub disable_default_providers: Option<Found<bool>>,
     /// `options.data_directory`.
     pub data_directory: Option<Found<String>>,
+    /// `providers.hyper.api_key`, the Hyper key Crush sends (a value of
+    /// another type is none here).
+    pub hyper_api_key: Option<Found<String>>,
 }
 
 /// A value of the wrong type for its field: Crush refuses to start.
@@ -259,88 +282,89 @@ pub struct DecodeError {
     pub src: Option<Src>,
 }
 
-/// Decodes the options this tool reads from the merged `root`, as Go's
-/// `encoding/json` fills Crush's `Config`.
-pub fn decode(root: &Node) -> Result<Options, DecodeError> {
-    let Node::Object(entries) = root else {
-        return Ok(Options::default());
-    };
-    let mut options = Options::default();
-    let mut first_error = None;
-    for (key, value) in entries {
-        if !go_key_matches(key, "options") {
-            continue;
-        }
-        match value {
-            // A nil pointer: whatever an earlier spelling set is gone.
-            Node::Null => options = Options::default(),
-            Node::Object(fields) => {
-                if let Err(e) = decode_options(key, fields, &mut options) {
-                    first_error.get_or_insert(e);
-                }
-            }
-            other => {
-                first_error.get_or_insert(DecodeError {
-                    key: key.clone(),
-                    expected: "an object",
-                    found: other.kind(),
-                    src: other.src(),
-                });
-            }
-        }
-    }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(options),
+/// The entries of an object; none of another value.
+fn entries(node: &Node) -> &[(String, Node)] {
+    match node {
+        Node::Object(entries) => entries,
+        _ => &[],
     }
 }
 
-fn decode_options(
-    parent: &str,
-    fields: &[(String, Node)],
-    options: &mut Options,
-) -> Result<(), DecodeError> {
-    let mut first_error = None;
-    for (key, value) in fields {
-        let path = format!("{parent}.{key}");
-        let wrong = |expected| DecodeError {
-            key: path.clone(),
+/// Decodes the settings this tool reads from the merged `root`, as Go's
+/// `encoding/json` fills Crush's `Config`: the first wrong type is the
+/// error.
+pub fn decode(root: &Node) -> Result<Options, DecodeError> {
+    let mut options = Options::default();
+    let mut errors = Vec::new();
+    let mut wrong = |key, expected, value: &Node| {
+        let (found, src) = (value.kind(), value.src());
+        errors.push(DecodeError {
+            key,
             expected,
-            found: value.kind(),
-            src: value.src(),
-        };
-        let flag = if go_key_matches(key, "disable_provider_auto_update") {
-            Some(&mut options.disable_provider_auto_update)
-        } else if go_key_matches(key, "disable_default_providers") {
-            Some(&mut options.disable_default_providers)
-        } else {
-            None
-        };
-        match (flag, value) {
-            (Some(_), Node::Null) => {}
-            (Some(target), Node::Bool(b, src)) => {
-                *target = Some(Found {
-                    value: *b,
-                    key: path.clone(),
-                    src: *src,
-                })
+            found,
+            src,
+        });
+    };
+    fn found<T>(value: T, key: String, src: &Src) -> Option<Found<T>> {
+        Some(Found {
+            value,
+            key,
+            src: *src,
+        })
+    }
+    for (key, value) in entries(root) {
+        if go_key_matches(key, "providers") {
+            // A map, whose entry `hyper` (exactly so) is decoded afresh.
+            if let Some(hyper) = value.get("hyper") {
+                options.hyper_api_key = None;
+                for (field, value) in entries(hyper) {
+                    if let (true, Node::Str(s, src)) = (go_key_matches(field, "api_key"), value) {
+                        options.hyper_api_key =
+                            found(s.clone(), format!("{key}.hyper.{field}"), src);
+                    }
+                }
             }
-            (Some(_), _) => drop(first_error.get_or_insert(wrong("true or false"))),
-            (None, _) if !go_key_matches(key, "data_directory") => {}
-            (None, Node::Null) => {}
-            (None, Node::Str(s, src)) => {
-                options.data_directory = Some(Found {
-                    value: s.clone(),
-                    key: path.clone(),
-                    src: *src,
-                })
+            continue;
+        }
+        match value {
+            _ if !go_key_matches(key, "options") => {}
+            // A nil pointer: whatever an earlier spelling set is gone.
+            Node::Null => {
+                let hyper_api_key = options.hyper_api_key.take();
+                options = Options {
+                    hyper_api_key,
+                    ..Options::default()
+                };
             }
-            (None, _) => drop(first_error.get_or_insert(wrong("a string"))),
+            Node::Object(fields) => {
+                for (field, value) in fields {
+                    let path = format!("{key}.{field}");
+                    let flag = if go_key_matches(field, "disable_provider_auto_update") {
+                        Some(&mut options.disable_provider_auto_update)
+                    } else if go_key_matches(field, "disable_default_providers") {
+                        Some(&mut options.disable_default_providers)
+                    } else {
+                        None
+                    };
+                    let directory = go_key_matches(field, "data_directory");
+                    match (flag, value) {
+                        (_, Node::Null) => {}
+                        (Some(flag), Node::Bool(b, src)) => *flag = found(*b, path, src),
+                        (Some(_), _) => wrong(path, "true or false", value),
+                        (None, Node::Str(s, src)) if directory => {
+                            options.data_directory = found(s.clone(), path, src)
+                        }
+                        (None, _) if directory => wrong(path, "a string", value),
+                        (None, _) => {}
+                    }
+                }
+            }
+            other => wrong(key.clone(), "an object", other),
         }
     }
-    match first_error {
+    match errors.into_iter().next() {
         Some(e) => Err(e),
-        None => Ok(()),
+        None => Ok(options),
     }
 }
 

@@ -9,7 +9,6 @@ pub(crate) mod crushrc;
 pub(crate) mod files;
 pub(crate) mod hyper;
 pub(crate) mod merge;
-mod pins;
 mod read;
 pub(crate) mod root;
 mod warning;
@@ -18,10 +17,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::store::paths::{self, EnvLookup};
+use crate::trust::signature::KEYS_ENV;
 pub use files::{SkippedFile, Workspace, WorkspaceFrom};
-use merge::{Node, Src};
-use read::{Loaded, load_crushrc, read_file};
-pub use root::{NoRoot, Root};
+use hyper::HyperKey;
+use merge::{Found, Node, Options};
+use read::Loaded;
+pub use root::{NoGit, NoRoot, Root};
 pub use warning::{OptionLine, Warning};
 
 /// The environment variable that turns automatic updates off (or back on).
@@ -93,13 +94,13 @@ impl fmt::Display for Origin {
             Origin::Env {
                 name,
                 value,
-                dotenv: None,
-            } => write!(f, "{name}={}", shown(value)),
-            Origin::Env {
-                name,
-                value,
-                dotenv: Some((path, line)),
-            } => write!(f, "{name}={} at {}:{line}", shown(value), shown_path(path)),
+                dotenv,
+            } => match dotenv {
+                None => write!(f, "{name}={}", shown(value)),
+                Some((path, line)) => {
+                    write!(f, "{name}={} at {}:{line}", shown(value), shown_path(path))
+                }
+            },
         }
     }
 }
@@ -135,16 +136,12 @@ impl Setting {
             origin: Origin::Default,
         }
     }
-
-    /// `on` or `off`.
-    pub fn word(&self) -> &'static str {
-        if self.value { "on" } else { "off" }
-    }
 }
 
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.word(), self.origin)
+        let word = if self.value { "on" } else { "off" };
+        write!(f, "{word} ({})", self.origin)
     }
 }
 
@@ -252,6 +249,9 @@ pub struct Settings {
     /// The user's own files that may pin keys (found through the user's
     /// own environment), lowest priority first.
     pub(crate) pin_files: Vec<PathBuf>,
+    /// `providers.hyper.api_key` as Crush v0.90 merges its files
+    /// ([`hyper::hyper_key_in`] adds `HYPER_API_KEY`).
+    pub(crate) hyper_key: Option<HyperKey>,
 }
 
 /// A configuration file that cannot be used.
@@ -278,7 +278,7 @@ pub enum Format {
 /// What the settings are resolved from, besides the files.
 pub struct Inputs<'a> {
     /// The working directory (absolute), as Crush names it
-    /// ([`files::working_folder`]).
+    /// (`files::working_folder`).
     pub cwd: &'a Path,
     /// The environment.
     pub env: EnvLookup<'a>,
@@ -291,15 +291,17 @@ pub struct Inputs<'a> {
 
 /// The settings one crushrc alone gives (over the defaults).
 pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, ConfigError> {
-    let loaded = load_crushrc(path, text, 0)?;
-    let mut settings = Settings::defaults(path.parent().unwrap_or(path));
-    settings.warnings = loaded.warnings;
-    let read = Read {
-        paths: vec![(path.to_owned(), Format::Crushrc)],
-        counted: loaded.loaded.counted_off.iter().map(|&l| (0, l)).collect(),
-    };
-    apply_options(&mut settings, &loaded.loaded.node, &read)?;
-    Ok(settings)
+    let (loaded, warnings) = read::crushrc(path, text, 0)?;
+    let options = merge::decode(&loaded.node);
+    let files = [(path.to_owned(), Some(loaded))];
+    let options = options.map_err(|e| refused(e, &files))?;
+    let [auto_update, default_providers] = values(&options, &files, &[None, None]);
+    Ok(Settings {
+        auto_update,
+        default_providers,
+        warnings,
+        ..Settings::defaults(path.parent().unwrap_or(path))
+    })
 }
 
 impl Settings {
@@ -313,124 +315,82 @@ impl Settings {
             public_keys: None,
             warnings: Vec::new(),
             files: Vec::new(),
-            root: root::Root::None(root::NoRoot::NoRepository),
-            workspace: files::Workspace {
+            root: Root::None(NoRoot::NoRepository),
+            workspace: Workspace {
                 dir: cwd.join(".crush"),
-                from: files::WorkspaceFrom::Default,
+                from: WorkspaceFrom::Default,
             },
             skipped: Vec::new(),
             pin_files: Vec::new(),
+            hyper_key: None,
         }
     }
 }
 
-/// Resolves the settings for a working directory.
-#[cfg(test)]
-pub(crate) fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
-    resolve_tolerating(cwd, env, |_| false)
-}
+/// A file read, by index ([`merge::Src::file`]): its path and its part,
+/// when it holds something.
+type File = (PathBuf, Option<Loaded>);
 
-/// Resolves the settings, skipping each file of a format `tolerated` says
-/// may be skipped that cannot be used, with a warning naming it, rather
-/// than failing: what a recovery command needs, for which such a file
-/// holds nothing that matters (a crushrc pins no key).
-#[cfg(test)]
-pub(crate) fn resolve_tolerating(
-    cwd: &Path,
-    env: EnvLookup,
-    tolerated: impl Fn(Format) -> bool,
-) -> Result<Settings, ConfigError> {
-    let inputs = Inputs {
-        cwd,
-        env,
-        env_source: &|_| None,
-        data_dir: None,
-    };
-    resolve_in(&inputs, tolerated)
-}
-
-/// The files read so far: each that holds something, by [`Src::file`], and
-/// the crushrc lines counted as turning a key off ([`Origin::Unevaluated`]).
-#[derive(Default)]
-struct Read {
-    paths: Vec<(PathBuf, Format)>,
-    /// `(file, line)` of each such line.
-    counted: Vec<(usize, usize)>,
-}
-
-/// Reads files, skipping those `tolerated` allows when they cannot be
-/// used, and keeps the list of those that hold something.
-struct Reader<F: Fn(Format) -> bool> {
+/// Reads each file once, passing over one that cannot be used where
+/// `tolerated` allows its format, with a warning naming it.
+struct Reader<F> {
     tolerated: F,
-    read: Read,
+    files: Vec<File>,
     warnings: Vec<Warning>,
 }
 
 impl<F: Fn(Format) -> bool> Reader<F> {
-    /// Reads one file; a missing, empty or skipped one adds nothing.
-    fn read(&mut self, path: &Path, format: Format) -> Result<Option<Loaded>, ConfigError> {
-        match read_file(path, format, self.read.paths.len()) {
-            Ok(None) => Ok(None),
-            Ok(Some((loaded, warnings))) => {
-                self.warnings.extend(warnings);
-                Ok(Some(self.keep(path, format, loaded)))
+    /// The index of `path`'s part, read once; `None` when it holds
+    /// nothing or is passed over. A `workspace` file Crush passes over
+    /// when it cannot read it, but not when it is not JSON.
+    fn read(
+        &mut self,
+        path: &Path,
+        format: Format,
+        workspace: bool,
+    ) -> Result<Option<usize>, ConfigError> {
+        let index = match self.files.iter().position(|(p, _)| p == path) {
+            Some(index) => index,
+            None => {
+                let loaded = match read::read_file(path, format, self.files.len()) {
+                    Ok(loaded) => loaded.map(|(loaded, warnings)| {
+                        self.warnings.extend(warnings);
+                        loaded
+                    }),
+                    Err(ConfigError { line: None, .. }) if workspace => None,
+                    Err(e) if (self.tolerated)(format) => {
+                        self.tell(Warning::FileNotRead(e));
+                        None
+                    }
+                    Err(e) => return Err(e),
+                };
+                self.files.push((path.to_owned(), loaded));
+                self.files.len() - 1
             }
-            Err(e) if (self.tolerated)(format) => {
-                self.warnings.push(Warning::FileNotRead(e));
-                Ok(None)
-            }
-            Err(e) => Err(e),
+        };
+        Ok(self.files[index].1.is_some().then_some(index))
+    }
+
+    /// Tells `warning`, once.
+    fn tell(&mut self, warning: Warning) {
+        if !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
         }
     }
 
-    /// Reads the workspace file `path`: Crush ignores one it cannot read,
-    /// but not one that is not JSON.
-    fn read_workspace(&mut self, path: &Path) -> Result<Option<Loaded>, ConfigError> {
-        match read_file(path, Format::Json, self.read.paths.len()) {
-            Ok(Some((loaded, _))) => Ok(Some(self.keep(path, Format::Json, loaded))),
-            Ok(None) | Err(ConfigError { line: None, .. }) => Ok(None),
-            Err(e) if (self.tolerated)(Format::Json) => {
-                self.warnings.push(Warning::FileNotRead(e));
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    fn keep(&mut self, path: &Path, format: Format, loaded: Loaded) -> Loaded {
-        self.read.paths.push((path.to_owned(), format));
-        let file = loaded.file;
-        self.read
-            .counted
-            .extend(loaded.counted_off.iter().map(|&line| (file, line)));
-        loaded
-    }
-
-    /// What a failure to merge or decode the options comes to: the
-    /// failure, unless the file's format may be skipped (then a warning).
-    fn settle(&mut self, e: ConfigError) -> Result<(), ConfigError> {
-        let format = self
-            .read
-            .paths
-            .iter()
-            .find(|(p, _)| *p == e.path)
-            .map_or(Format::Json, |(_, f)| *f);
-        if !(self.tolerated)(format) {
-            return Err(e);
-        }
-        self.warnings.push(Warning::OptionsNotRead(e));
-        Ok(())
+    /// The keys file `file` pins, if it may.
+    fn keys(&self, file: usize) -> Option<&PinnedKeys> {
+        self.files[file].1.as_ref()?.keys.as_ref()
     }
 }
 
-/// Resolves the settings from `inputs`, skipping files as
-/// `resolve_tolerating` does. Each setting is read by both orders of the
-/// files (the spec's and Crush v0.90's, [`Order`]), with the same
-/// environment over them; where they differ, the setting is the one that
-/// is off (going out needs both to say on), and the two are kept in
-/// [`Settings::auto_update_orders`] and
-/// [`Settings::default_providers_orders`]. The pinned keys, the workspace
-/// and the files listed are the spec's order's.
+/// Resolves the settings from `inputs`, skipping each file of a format
+/// `tolerated` says may be skipped that cannot be used, with a warning
+/// naming it, rather than failing: what a recovery command needs, for
+/// which such a file holds nothing that matters (a crushrc pins no key).
+/// Each setting is read by both orders of the files (the spec's and Crush
+/// v0.90's, [`Order`]), with the same environment over both: going out
+/// needs both to say on.
 pub fn resolve_in(
     inputs: &Inputs<'_>,
     tolerated: impl Fn(Format) -> bool,
@@ -439,7 +399,7 @@ pub fn resolve_in(
 }
 
 /// [`resolve_in`] for a working directory given as `-c/--cwd` `cwd_flag`
-/// when that is relative ([`files::WorkingFolder::flag`]): Crush joins it
+/// when that is relative (`files::WorkingFolder::flag`): Crush joins it
 /// to the working directory once more for the default workspace folder.
 pub fn resolve_with_flag(
     inputs: &Inputs<'_>,
@@ -447,146 +407,158 @@ pub fn resolve_with_flag(
     tolerated: impl Fn(Format) -> bool,
 ) -> Result<Settings, ConfigError> {
     let (cwd, env) = (inputs.cwd, inputs.env);
-    let mut settings = Settings::defaults(cwd);
-    settings.root = root::of(cwd);
-    let root_dir = match &settings.root {
-        root::Root::WorkTree(dir) => Some(dir.clone()),
-        root::Root::None(_) => None,
+    let root = root::of(cwd);
+    let root_dir = match &root {
+        Root::WorkTree(dir) => Some(dir.as_path()),
+        Root::None(_) => None,
     };
-    let project = files::project(cwd, root_dir.as_deref());
-    settings.skipped = project.skipped;
-    if let Some((folder, cause)) = project.dropped {
-        settings
-            .warnings
-            .push(Warning::NoProjectFiles { folder, cause });
-    }
-    // A project's files, which may not pin keys: the walk's, and the
-    // workspace's below.
-    let mut project_files: Vec<PathBuf> = project.files.iter().map(|(p, _)| p.clone()).collect();
+    let project = files::project(cwd, root_dir);
     let mut reader = Reader {
         tolerated,
-        read: Read::default(),
+        files: Vec::new(),
         warnings: Vec::new(),
     };
-    let mut parts: Vec<(Level, Loaded)> = Vec::new();
-    for (path, format, level) in files::sources(env, project.files) {
-        if let Some(loaded) = reader.read(&path, format)? {
-            parts.push((level, loaded));
-        }
+    if let Some((folder, cause)) = project.dropped {
+        reader.tell(Warning::NoProjectFiles { folder, cause });
     }
-    // The workspace folder comes from every other file's options, merged
-    // in each order.
-    let home = paths::home_dir(env).ok();
-    let workspace_by = |order: Order| {
-        let ranked = ordered(order, parts.clone(), &reader.read.paths);
-        files::workspace(files::WorkspaceInputs {
-            flag: inputs.data_dir,
-            option: data_directory(ranked.iter(), &reader.read),
-            cwd,
-            cwd_flag,
-            root: root_dir.as_deref(),
-            home: home.as_deref(),
-        })
-    };
-    settings.workspace = workspace_by(Order::Spec);
-    let crush_workspace = workspace_by(Order::CrushV090);
-    let spec_file = settings.workspace.dir.join("crush.json");
-    let crush_file = crush_workspace.dir.join("crush.json");
-    let same_workspace = crush_file == spec_file;
-    let spec_workspace = reader.read_workspace(&spec_file)?;
-    let crush_workspace = match same_workspace {
-        true => spec_workspace.clone(),
-        false => reader.read_workspace(&crush_file)?,
-    };
-    project_files.extend([spec_file, crush_file]);
-    let pins = pins::resolve(
-        inputs,
-        &project_files,
-        &reader.tolerated,
-        &mut reader.warnings,
-    )?;
-    settings.warnings.append(&mut reader.warnings);
-    for (_, part) in &parts {
-        unpin_others(
-            &mut settings,
-            part,
-            &reader.read,
-            &project_files,
-            &pins.files,
+    let mut parts = Vec::new();
+    for (path, format, level) in files::globals(env) {
+        parts.extend(reader.read(&path, format, false)?.map(|f| (level, f)));
+    }
+    for (path, format) in &project.files {
+        parts.extend(
+            reader
+                .read(path, *format, false)?
+                .map(|f| (Level::Project, f)),
         );
     }
-    let workspace_part = |part: Option<Loaded>| {
-        part.map(|mut part| {
-            part.keys = None;
-            (Level::Workspace, part)
-        })
-    };
-    // A workspace file is a project's: its keys are told, once each.
-    let crush_own = crush_workspace.as_ref().filter(|_| !same_workspace);
-    for part in spec_workspace.iter().chain(crush_own) {
-        if part.keys.is_some() {
-            let path = reader.read.paths[part.file].0.clone();
-            settings.warnings.push(Warning::ProjectKeys { path });
+    // A project's files, which may not pin keys: the walk's, and each
+    // order's workspace file.
+    let mut project_files: Vec<PathBuf> = project.files.into_iter().map(|(p, _)| p).collect();
+    let home = paths::home_dir(env).ok();
+    let (mut read_files, mut orders) = (Vec::new(), Vec::new());
+    for order in [Order::Spec, Order::CrushV090] {
+        // The workspace folder comes from every other file's options.
+        let (below, _) = merged(&ordered(order, &parts, &reader.files), &reader.files);
+        let option = merge::decode(&below).ok().and_then(|o| o.data_directory);
+        let option = option.map(|found| (found.value.clone(), origin_of(&found, &reader.files)));
+        let (flag, home) = (inputs.data_dir, home.as_deref());
+        let workspace = files::workspace(flag, option, cwd, cwd_flag, root_dir, home);
+        let path = workspace.dir.join("crush.json");
+        let mut all = parts.clone();
+        let part = reader.read(&path, Format::Json, true)?;
+        all.extend(part.map(|f| (Level::Workspace, f)));
+        project_files.push(path);
+        let ranked = ordered(order, &all, &reader.files);
+        for &file in &ranked {
+            if !read_files.contains(&file) {
+                read_files.push(file);
+            }
+        }
+        let (root, changes) = merged(&ranked, &reader.files);
+        // What Crush's own merge (go-jsons alpha.5) refuses, told as the
+        // spec's order meets it.
+        for change in changes.into_iter().filter(|_| order == Order::Spec) {
+            let path_of = |src: Option<merge::Src>| src.map(|s| reader.files[s.file].0.clone());
+            let (after, before) = (path_of(change.after.1), path_of(change.before.1));
+            reader.tell(Warning::TypeChange {
+                key: change.key,
+                after: (change.after.0, after),
+                before: (change.before.0, before),
+            });
+        }
+        // Crush refuses to start on a value of the wrong type either
+        // order leaves. Such a value is always a JSON file's.
+        let options = match merge::decode(&root) {
+            Ok(options) => options,
+            Err(e) if !(reader.tolerated)(Format::Json) => return Err(refused(e, &reader.files)),
+            Err(e) => {
+                reader.tell(Warning::OptionsNotRead(refused(e, &reader.files)));
+                Options::default()
+            }
+        };
+        orders.push((workspace, options));
+    }
+    // Only the user pins keys: in the JSON files the user's own
+    // environment finds (the process's variables, never a project's
+    // `.env`, which moves the files Crush's own settings come from but
+    // must not unpin the mirror's key, or pin its own) that are not a
+    // project's, a later one's list replacing an earlier one's; or by
+    // `CRUSH_PROVIDER_PUBLIC_KEY`, over them.
+    let users = |name: &str| env(name).filter(|_| (inputs.env_source)(name).is_none());
+    let pin_files: Vec<PathBuf> = files::globals(&users)
+        .into_iter()
+        .filter(|(path, format, _)| *format == Format::Json && !project_files.contains(path))
+        .map(|(path, ..)| path)
+        .collect();
+    let mut public_keys = None;
+    for path in &pin_files {
+        if let Some(file) = reader.read(path, Format::Json, false)? {
+            public_keys = reader.keys(file).cloned().or(public_keys);
         }
     }
-    let spec_order = ordered(
-        Order::Spec,
-        parts
-            .iter()
-            .cloned()
-            .chain(workspace_part(spec_workspace))
-            .collect(),
-        &reader.read.paths,
-    );
-    let crush_order = ordered(
-        Order::CrushV090,
-        parts
-            .into_iter()
-            .chain(workspace_part(crush_workspace))
-            .collect(),
-        &reader.read.paths,
-    );
-    settings.files = spec_order
-        .iter()
-        .chain(&crush_order)
-        .map(|l| reader.read.paths[l.file].0.clone())
-        .fold(Vec::new(), |mut files, path| {
-            if !files.contains(&path) {
-                files.push(path);
-            }
-            files
-        });
-    let spec_failed = combine(&mut settings, spec_order, &reader.read).err();
-    let mut crush = Settings::defaults(cwd);
-    let crush_failed = combine(&mut crush, crush_order, &reader.read).err();
-    if let Some(e) = spec_failed.clone() {
-        reader.settle(e)?;
+    if let Some(value) = users(KEYS_ENV) {
+        let value = value.to_string_lossy().into_owned();
+        let entries = value.split(',').map(|k| k.trim().to_owned()).collect();
+        let (name, dotenv) = (KEYS_ENV, None);
+        let origin = Origin::Env {
+            name,
+            value,
+            dotenv,
+        };
+        public_keys = Some(PinnedKeys { entries, origin });
     }
-    // Crush v0.90 refuses to start on a value of the wrong type its own
-    // order leaves.
-    if let Some(e) = crush_failed.filter(|e| Some(e) != spec_failed.as_ref()) {
-        reader.settle(e)?;
+    // `provider_public_keys` in a file read for the settings that is not
+    // one of the user's own is ignored, told once: a project's file
+    // (which whoever can write to the project controls), or a global
+    // file a project's `.env` moved.
+    for &file in &read_files {
+        let path = reader.files[file].0.clone();
+        let warning = match reader.keys(file) {
+            None => continue,
+            Some(_) if project_files.contains(&path) => Warning::ProjectKeys { path },
+            Some(_) if pin_files.contains(&path) => continue,
+            Some(_) => Warning::DotEnvKeys { path },
+        };
+        reader.tell(warning);
     }
-    settings.warnings.append(&mut reader.warnings);
-    apply_env(&mut settings, env, inputs.env_source);
-    // The environment is over both orders alike; its warnings are told once.
-    apply_env(&mut crush, env, inputs.env_source);
-    settings.auto_update_orders = both_orders(&mut settings.auto_update, crush.auto_update);
-    settings.default_providers_orders =
-        both_orders(&mut settings.default_providers, crush.default_providers);
-    settings.public_keys = pins.keys;
-    settings.pin_files = pins.files;
+    let env_values = from_env(env, inputs.env_source, &mut reader.warnings);
+    let [(spec_workspace, spec), (_, crush)] = [0, 1].map(|i| &orders[i]);
+    let [spec_auto, spec_default] = values(spec, &reader.files, &env_values);
+    let [crush_auto, crush_default] = values(crush, &reader.files, &env_values);
+    let (mut auto_update, auto_update_orders) = both_orders(spec_auto, crush_auto);
+    let (default_providers, default_providers_orders) = both_orders(spec_default, crush_default);
     // A `.env` too large for this reader may turn updates off for Crush,
     // which reads it whole: counted as off.
     if let Some(dotenv) = crate::environment::installed().filter(|d| d.unread) {
-        settings.auto_update = Setting {
+        let origin = Origin::UnreadDotEnv {
+            path: dotenv.path.clone(),
+        };
+        auto_update = Setting {
             value: false,
-            origin: Origin::UnreadDotEnv {
-                path: dotenv.path.clone(),
-            },
+            origin,
         };
     }
-    Ok(settings)
+    Ok(Settings {
+        auto_update,
+        default_providers,
+        auto_update_orders,
+        default_providers_orders,
+        public_keys,
+        hyper_key: crush.hyper_api_key.as_ref().and_then(|found| {
+            let path = reader.files[found.src.file].0.display();
+            HyperKey::set(format!("{path}"), found)
+        }),
+        warnings: reader.warnings,
+        files: read_files
+            .iter()
+            .map(|&f| reader.files[f].0.clone())
+            .collect(),
+        root: root.clone(),
+        workspace: spec_workspace.clone(),
+        skipped: project.skipped,
+        pin_files,
+    })
 }
 
 /// Where a file stands among the configuration files (spec section 5).
@@ -606,126 +578,71 @@ pub(crate) enum Level {
     Project,
 }
 
-impl Level {
-    /// Its rank in `order`, lowest priority first; project files keep
-    /// their folder's place.
-    fn rank(self, order: Order) -> u8 {
+/// The parts (read in the spec's order: the walk's project files farthest
+/// folder first, each folder's in [`files::PROJECT_NAMES`] order) ranked
+/// lowest priority first in `order`. The spec's: system < global state <
+/// workspace < global JSON < global crushrc < project files. Crush
+/// v0.90's: system < global JSON < global crushrc < global state <
+/// project files < workspace, and inside one folder `crush.json` <
+/// `.crush.json` < `crushrc` < `.crushrc`.
+fn ordered(order: Order, parts: &[(Level, usize)], files: &[File]) -> Vec<usize> {
+    const CRUSH_V090_NAMES: [&str; 4] = ["crush.json", ".crush.json", "crushrc", ".crushrc"];
+    let mut ranked = parts.to_vec();
+    // Stable: what ranks alike keeps the order it was read in.
+    ranked.sort_by_key(|&(level, file)| {
         let ranks = match order {
-            // System < global state < workspace < global JSON < global
-            // crushrc < project files.
             Order::Spec => [0, 1, 2, 3, 4, 5],
-            // System < global JSON < global crushrc < global state <
-            // project files < workspace.
             Order::CrushV090 => [0, 3, 5, 1, 2, 4],
         };
-        ranks[self as usize]
-    }
+        let path = &files[file].0;
+        // The walk's folders are the working folder's parents: the
+        // farther, the fewer components.
+        let within = match (order, level) {
+            (Order::CrushV090, Level::Project) => (
+                path.components().count(),
+                CRUSH_V090_NAMES.iter().position(|n| path.ends_with(n)),
+            ),
+            _ => (0, None),
+        };
+        (ranks[level as usize], within)
+    });
+    ranked.into_iter().map(|(_, file)| file).collect()
 }
 
-/// `parts` (the walk's project files farthest folder first, each folder's
-/// in the spec's order) ranked lowest priority first in `order`: in Crush
-/// v0.90's, a folder's files are `crush.json` < `.crush.json` < `crushrc`
-/// < `.crushrc`.
-fn ordered(order: Order, parts: Vec<(Level, Loaded)>, paths: &[(PathBuf, Format)]) -> Vec<Loaded> {
-    const CRUSH_V090_NAMES: [&str; 4] = ["crush.json", ".crush.json", "crushrc", ".crushrc"];
-    let mut folders: Vec<&Path> = Vec::new();
-    let mut keyed: Vec<((u8, usize, usize), Loaded)> = parts
-        .into_iter()
-        .map(|(level, loaded)| {
-            let path = &paths[loaded.file].0;
-            let within = match (order, level) {
-                (Order::CrushV090, Level::Project) => {
-                    let folder = path.parent().unwrap_or(path);
-                    let at = folders
-                        .iter()
-                        .position(|f| *f == folder)
-                        .unwrap_or_else(|| {
-                            folders.push(folder);
-                            folders.len() - 1
-                        });
-                    let name = path.file_name().unwrap_or_default();
-                    let name = CRUSH_V090_NAMES
-                        .iter()
-                        .position(|n| name == *n)
-                        .unwrap_or_default();
-                    (at, name)
-                }
-                _ => (0, 0),
-            };
-            ((level.rank(order), within.0, within.1), loaded)
-        })
-        .collect();
-    // Stable: what ranks alike keeps the order it was read in.
-    keyed.sort_by_key(|(key, _)| *key);
-    keyed.into_iter().map(|(_, loaded)| loaded).collect()
-}
-
-/// The setting going out reads, `spec` being the spec's order's and
-/// `crush` Crush v0.90's: `spec` when they agree; otherwise the one that
-/// is off, and both.
-fn both_orders(spec: &mut Setting, crush: Setting) -> Option<Disagreement> {
-    if spec.value == crush.value {
-        return None;
-    }
-    let both = Disagreement {
-        spec: spec.clone(),
-        crush_v090: crush.clone(),
-    };
-    if !crush.value {
-        *spec = crush;
-    }
-    Some(both)
-}
-
-/// Only the user pins keys ([`pins`]): `provider_public_keys` in a file
-/// read for the settings that is not one of the user's own (`pinning`) is
-/// ignored with a warning naming the file: a project's file (`project`:
-/// the workspace's `.crush/crush.json`, the walk's files), which whoever
-/// can write to the project (a cloned repository) controls, or a global
-/// file a project's `.env` moved. It would otherwise unpin the mirror's
-/// key, or pin another, for what the user's cache accepts.
-fn unpin_others(
-    settings: &mut Settings,
-    part: &Loaded,
-    read: &Read,
-    project: &[PathBuf],
-    pinning: &[PathBuf],
-) {
-    if part.keys.is_none() {
-        return;
-    }
-    let path = read.paths[part.file].0.clone();
-    let warning = if project.contains(&path) {
-        Warning::ProjectKeys { path }
-    } else if pinning.contains(&path) {
-        return;
-    } else {
-        Warning::DotEnvKeys { path }
-    };
-    if !settings.warnings.contains(&warning) {
-        settings.warnings.push(warning);
-    }
-}
-
-/// `options.data_directory` of the merged `parts`, and where it was set.
-fn data_directory<'a>(
-    parts: impl Iterator<Item = &'a Loaded>,
-    read: &Read,
-) -> Option<(String, Origin)> {
+/// The `ranked` files merged, lowest first, and each change of type.
+fn merged(ranked: &[usize], files: &[File]) -> (Node, Vec<merge::TypeChange>) {
     let mut root = Node::Object(Vec::new());
-    for part in parts {
-        merge::merge(&mut root, part.node.clone(), &mut Vec::new());
+    let mut changes = Vec::new();
+    for &file in ranked {
+        let Some(part) = &files[file].1 else { continue };
+        let before = changes.len();
+        merge::merge(&mut root, part.node.clone(), &mut changes);
+        // An object carries no place of its own: it came from this part.
+        for change in &mut changes[before..] {
+            change.after.1.get_or_insert(merge::Src::json(file));
+        }
     }
-    let found = merge::decode(&root).ok()?.data_directory?;
-    Some((found.value.clone(), origin_of(&found, read)))
+    (root, changes)
 }
 
-fn origin_of<T>(found: &merge::Found<T>, read: &Read) -> Origin {
-    let path = read.paths[found.src.file].0.clone();
+/// What a value of the wrong type is told, naming its file.
+fn refused(e: merge::DecodeError, files: &[File]) -> ConfigError {
+    ConfigError {
+        path: e.src.map(|s| files[s.file].0.clone()).unwrap_or_default(),
+        line: e.src.and_then(|s| s.line),
+        message: format!(
+            "{} must be {}, not {}; Crush refuses to start on it",
+            shown(&e.key),
+            e.expected,
+            e.found
+        ),
+    }
+}
+
+fn origin_of<T>(found: &Found<T>, files: &[File]) -> Origin {
+    let path = files[found.src.file].0.clone();
     match found.src.line {
-        Some(line) if read.counted.contains(&(found.src.file, line)) => {
-            Origin::Unevaluated { path, line }
-        }
+        Some(line) if found.src.unevaluated => Origin::Unevaluated { path, line },
         Some(line) => Origin::Crushrc { path, line },
         None => Origin::Json {
             path,
@@ -734,116 +651,92 @@ fn origin_of<T>(found: &merge::Found<T>, read: &Read) -> Origin {
     }
 }
 
-/// Merges `order`'s parts, lowest first, and decodes the options into
-/// `settings` (the pinned keys are the user's alone: [`pins`]).
-fn combine(settings: &mut Settings, order: Vec<Loaded>, read: &Read) -> Result<(), ConfigError> {
-    let mut root = Node::Object(Vec::new());
-    let mut changes = Vec::new();
-    for part in order {
-        let before = changes.len();
-        merge::merge(&mut root, part.node, &mut changes);
-        // An object carries no place of its own: it came from this part.
-        for change in &mut changes[before..] {
-            change.after.1.get_or_insert(Src {
-                file: part.file,
-                line: None,
-            });
-        }
-    }
-    for change in changes {
-        let file = |src: Option<Src>| src.map(|s| read.paths[s.file].0.clone());
-        settings.warnings.push(Warning::TypeChange {
-            key: change.key,
-            after: (change.after.0, file(change.after.1)),
-            before: (change.before.0, file(change.before.1)),
-        });
-    }
-    apply_options(settings, &root, read)
+/// `provider-auto-update` and `default-providers` as `options` give them,
+/// the environment's `env` over them.
+fn values(options: &Options, files: &[File], env: &[Option<Setting>; 2]) -> [Setting; 2] {
+    let found = [
+        &options.disable_provider_auto_update,
+        &options.disable_default_providers,
+    ];
+    std::array::from_fn(|i| match (&env[i], found[i]) {
+        (Some(env), _) => env.clone(),
+        (None, Some(found)) => Setting {
+            value: !found.value,
+            origin: origin_of(found, files),
+        },
+        (None, None) => Setting::default_on(),
+    })
 }
 
-/// Sets the options decoded from the merged `root` in `settings`.
-fn apply_options(settings: &mut Settings, root: &Node, read: &Read) -> Result<(), ConfigError> {
-    let options = merge::decode(root).map_err(|e| {
-        let (path, line) = e.src.map_or((PathBuf::new(), None), |s| {
-            (read.paths[s.file].0.clone(), s.line)
-        });
-        ConfigError {
-            path,
-            line,
-            message: format!(
-                "{} must be {}, not {}; Crush refuses to start on it",
-                shown(&e.key),
-                e.expected,
-                e.found
-            ),
-        }
-    })?;
-    for (found, target) in [
-        (
-            &options.disable_provider_auto_update,
-            &mut settings.auto_update,
-        ),
-        (
-            &options.disable_default_providers,
-            &mut settings.default_providers,
-        ),
-    ] {
-        if let Some(found) = found {
-            *target = Setting {
-                value: !found.value,
-                origin: origin_of(found, read),
-            };
-        }
+/// The setting going out reads, `spec` being the spec's order's and
+/// `crush` Crush v0.90's: `spec` when they agree; otherwise the one that
+/// is off, and both.
+fn both_orders(spec: Setting, crush: Setting) -> (Setting, Option<Disagreement>) {
+    if spec.value == crush.value {
+        return (spec, None);
     }
-    Ok(())
+    let off = if crush.value { &spec } else { &crush };
+    (
+        off.clone(),
+        Some(Disagreement {
+            spec,
+            crush_v090: crush,
+        }),
+    )
 }
 
-/// Level 10: the environment (but the pinned keys: [`pins`]).
-fn apply_env(
-    settings: &mut Settings,
+/// Level 10, over both orders: `provider-auto-update` and
+/// `default-providers` as the environment sets them (but the pinned keys:
+/// above). A value Go's `strconv.ParseBool` refuses is told and ignored.
+fn from_env(
     env: EnvLookup,
     source: &dyn Fn(&str) -> Option<(PathBuf, usize)>,
-) {
-    let origin = |name: &'static str, value: &str| Origin::Env {
-        name,
-        value: value.to_owned(),
-        dotenv: source(name),
-    };
-    for (name, target) in [
-        (DISABLE_AUTO_UPDATE_ENV, &mut settings.auto_update),
-        (
-            DISABLE_DEFAULT_PROVIDERS_ENV,
-            &mut settings.default_providers,
-        ),
-    ] {
-        let Some(value) = env(name) else {
-            continue;
-        };
-        let value = value.to_string_lossy().into_owned();
-        match parse_go_bool(&value) {
-            Some(disable) => {
-                *target = Setting {
-                    value: !disable,
-                    origin: origin(name, &value),
-                }
+    warnings: &mut Vec<Warning>,
+) -> [Option<Setting>; 2] {
+    [DISABLE_AUTO_UPDATE_ENV, DISABLE_DEFAULT_PROVIDERS_ENV].map(|name| {
+        let value = env(name)?.to_string_lossy().into_owned();
+        let disable = match value.as_str() {
+            "1" | "t" | "T" | "TRUE" | "true" | "True" => true,
+            "0" | "f" | "F" | "FALSE" | "false" | "False" => false,
+            _ => {
+                warnings.push(Warning::NotBoolean { name, value });
+                return None;
             }
-            None => settings.warnings.push(Warning::NotBoolean { name, value }),
-        }
-    }
-}
-
-/// Go's `strconv.ParseBool`, which Crush uses for environment variables.
-fn parse_go_bool(s: &str) -> Option<bool> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
+        };
+        let dotenv = source(name);
+        Some(Setting {
+            value: !disable,
+            origin: Origin::Env {
+                name,
+                value,
+                dotenv,
+            },
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Resolves the settings for a working directory.
+    pub(super) fn resolve(cwd: &Path, env: EnvLookup) -> Result<Settings, ConfigError> {
+        let inputs = Inputs {
+            cwd,
+            env,
+            env_source: &|_| None,
+            data_dir: None,
+        };
+        resolve_in(&inputs, |_| false)
+    }
+
+    /// A minimal repository at `dir/.git`, for tests.
+    pub(super) fn init(dir: &Path) {
+        let git = dir.join(".git");
+        fs::create_dir_all(git.join("objects")).unwrap();
+        fs::create_dir_all(git.join("refs")).unwrap();
+        fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    }
 
     /// The warnings' words, as a person reads them.
     fn words(settings: &Settings) -> Vec<String> {
@@ -864,7 +757,7 @@ mod tests {
         fn new() -> Fixture {
             let root = tempfile::tempdir().unwrap();
             fs::create_dir_all(root.path().join("home")).unwrap();
-            root::init(&root.path().join("repo"));
+            init(&root.path().join("repo"));
             fs::create_dir_all(root.path().join("repo/sub/proj")).unwrap();
             let mut vars = HashMap::new();
             vars.insert("HOME".into(), root.path().join("home").into_os_string());
@@ -1196,7 +1089,7 @@ mod tests {
     fn git_file_marks_a_linked_work_tree() {
         let f = Fixture::new();
         fs::remove_dir_all(f.root.path().join("repo/.git")).unwrap();
-        root::init(&f.root.path().join("elsewhere"));
+        init(&f.root.path().join("elsewhere"));
         let gitdir = f.root.path().join("elsewhere/.git");
         f.write("repo/sub/.git", &format!("gitdir: {}\n", gitdir.display()));
         f.write("repo/sub/crushrc", OFF_RC);

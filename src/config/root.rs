@@ -35,7 +35,9 @@
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::store::file;
 
 /// The project root of `cwd` (absolute), as git finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,21 +61,36 @@ pub enum NoRoot {
     /// exist: `-c sub` names `./sub/sub`).
     NoFolder,
     /// No `git` to ask (Go's `exec.LookPath` finds none): why.
-    NoGit(String),
+    NoGit(NoGit),
     /// git, asked, gives no root: the first line it said (`fatal:
     /// detected dubious ownership in repository at …`).
     GitSaid(String),
 }
 
+/// Why Go's `exec.LookPath` finds no `git` to run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoGit {
+    /// `PATH` is unset or empty.
+    #[error("PATH is not set")]
+    NoPath,
+    /// No folder of `PATH` holds one.
+    #[error("no git on PATH")]
+    NotOnPath,
+    /// The first found is by a relative entry, which Go refuses
+    /// (`exec.ErrDot`).
+    #[error("the git found on PATH, {}, is relative to the current folder, which Go refuses to run", .0.display())]
+    Relative(PathBuf),
+}
+
 /// The variables that move git's search for the repository: where one is
-/// set, only git knows its answer.
+/// set, only git knows its answer. The last is git's own switch to act
+/// as if every repository were another user's.
 const GIT_SEARCH_VARS: [&str; 6] = [
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_COMMON_DIR",
     "GIT_CEILING_DIRECTORIES",
     "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-    // git's own switch to act as if every repository were another user's.
     "GIT_TEST_ASSUME_DIFFERENT_OWNER",
 ];
 
@@ -92,48 +109,33 @@ pub(crate) fn of_in(cwd: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Root 
     if !cwd.is_dir() {
         return Root::None(NoRoot::NoFolder);
     }
-    let physical = super::files::physical(cwd);
+    // git starts from the folder with its links resolved (`git rev-parse`
+    // in a linked folder answers the physical root); elsewhere the
+    // working directory is already its physical path.
+    let physical = match cfg!(unix) {
+        true => fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned()),
+        false => cwd.to_owned(),
+    };
     let git_decides = GIT_SEARCH_VARS.iter().any(|name| env(name).is_some());
     let found = discover(&physical);
-    let owners = match found {
-        Discovered::None(why) if !git_decides => return Root::None(why),
-        Discovered::None(_) => Vec::new(),
-        Discovered::WorkTree { ref owners, .. } => owners.clone(),
-    };
+    if let (Root::None(_), false) = (&found.0, git_decides) {
+        return found.0;
+    }
     let git = match look_path_git(env) {
         Ok(git) => git,
         Err(why) => return Root::None(NoRoot::NoGit(why)),
     };
     match found {
-        Discovered::WorkTree { top, .. }
-            if !git_decides && owners.iter().all(|p| owned_by_me(p)) =>
-        {
-            Root::WorkTree(top)
-        }
+        (root, owners) if !git_decides && owners.iter().all(|p| owned_by_me(p)) => root,
         _ => ask_git(&git, &physical),
     }
 }
 
-/// What git's discovery finds from a folder, without git.
-enum Discovered {
-    /// A work tree, and the paths git requires to be the user's: the
-    /// work tree, its `.git` file if any, the repository.
-    WorkTree { top: PathBuf, owners: Vec<PathBuf> },
-    /// None, and why.
-    None(NoRoot),
-}
-
-/// The project root of `cwd` (absolute and physical) by git's discovery
-/// alone, as if git ran as the owner of every file.
-#[cfg(test)]
-pub(crate) fn find(cwd: &Path) -> Root {
-    match discover(cwd) {
-        Discovered::WorkTree { top, .. } => Root::WorkTree(top),
-        Discovered::None(why) => Root::None(why),
-    }
-}
-
-fn discover(cwd: &Path) -> Discovered {
+/// What git's discovery finds from `cwd` (absolute and physical), without
+/// git, as if git ran as the owner of every file; with a work tree, the
+/// paths git requires to be the user's: the work tree, its `.git` file if
+/// any, the repository.
+fn discover(cwd: &Path) -> (Root, Vec<PathBuf>) {
     let start = device(cwd);
     for dir in cwd.ancestors() {
         if start.is_some() && device(dir) != start {
@@ -143,89 +145,79 @@ fn discover(cwd: &Path) -> Discovered {
         match fs::metadata(&dotgit) {
             Ok(meta) if meta.is_file() => {
                 return match read_gitfile(&dotgit) {
-                    Some(gitdir) if is_git_directory(&gitdir) => Discovered::WorkTree {
-                        top: dir.to_owned(),
-                        owners: vec![dir.to_owned(), dotgit, gitdir],
-                    },
-                    _ => Discovered::None(NoRoot::BrokenGitFile(dotgit)),
+                    Some(gitdir) if is_git_directory(&gitdir) => {
+                        let owners = vec![dir.to_owned(), dotgit, gitdir];
+                        (Root::WorkTree(dir.to_owned()), owners)
+                    }
+                    _ => (Root::None(NoRoot::BrokenGitFile(dotgit)), Vec::new()),
                 };
             }
             Ok(_) if is_git_directory(&dotgit) => {
-                return Discovered::WorkTree {
-                    top: dir.to_owned(),
-                    owners: vec![dir.to_owned(), dotgit],
-                };
+                return (Root::WorkTree(dir.to_owned()), vec![dir.to_owned(), dotgit]);
+            }
+            _ if is_git_directory(dir) => {
+                return (Root::None(NoRoot::NoWorkTree(dir.to_owned())), Vec::new());
             }
             _ => {}
         }
-        if is_git_directory(dir) {
-            return Discovered::None(NoRoot::NoWorkTree(dir.to_owned()));
-        }
     }
-    Discovered::None(NoRoot::NoRepository)
+    (Root::None(NoRoot::NoRepository), Vec::new())
 }
 
 /// Whether git, run by this user, takes `path` for its own without asking
 /// its configuration: the owner of `path` itself (not of where a link
 /// leads) is the effective user. Where it is not, git may still accept it
-/// (`safe.directory`, root's `SUDO_UID`): git is asked.
-#[cfg(unix)]
+/// (`safe.directory`, root's `SUDO_UID`): git is asked. On Windows git
+/// compares owners' SIDs, which this does not read: it takes the
+/// repository for the user's, as git does for the usual clone.
 fn owned_by_me(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.uid() == rustix::process::geteuid().as_raw())
-}
-
-/// On Windows git compares owners' SIDs, which this does not read: it
-/// takes the repository for the user's, as git does for the usual clone.
-#[cfg(not(unix))]
-fn owned_by_me(_: &Path) -> bool {
-    true
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        fs::symlink_metadata(path).is_ok_and(|meta| meta.uid() == me)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        true
+    }
 }
 
 /// `git`, as Go's `exec.LookPath` finds it on `PATH` (unset or empty:
 /// none; an empty entry is `.`), or why there is none: Go refuses one
 /// found by a relative entry (`exec.ErrDot`), and Crush's command fails.
-fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, String> {
-    let path = env("PATH").unwrap_or_default();
-    if path.is_empty() {
-        return Err("PATH is not set".into());
-    }
+/// On Windows, `git` with each extension of `PATHEXT`.
+fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, NoGit> {
+    let path = env("PATH").filter(|p| !p.is_empty()).ok_or(NoGit::NoPath)?;
+    let names: Vec<String> = match cfg!(windows) {
+        true => env("PATHEXT")
+            .map_or(".com;.exe;.bat;.cmd".into(), |v| {
+                v.to_string_lossy().into_owned()
+            })
+            .split(';')
+            .filter(|e| !e.is_empty())
+            .map(|e| format!("git{}", e.to_ascii_lowercase()))
+            .collect(),
+        false => vec!["git".into()],
+    };
     for dir in std::env::split_paths(&path) {
         let dir = if dir.as_os_str().is_empty() {
             PathBuf::from(".")
         } else {
             dir
         };
-        for name in git_names(env) {
-            let candidate = dir.join(&name);
+        for candidate in names.iter().map(|name| dir.join(name)) {
             if !is_executable(&candidate) {
                 continue;
             }
             if candidate.is_relative() {
-                return Err(format!(
-                    "the git found on PATH, {}, is relative to the current folder, which Go refuses to run",
-                    candidate.display()
-                ));
+                return Err(NoGit::Relative(candidate));
             }
             return Ok(candidate);
         }
     }
-    Err("no git on PATH".into())
-}
-
-/// The names `git` may have on `PATH`.
-fn git_names(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<OsString> {
-    if cfg!(windows) {
-        let exts = env("PATHEXT")
-            .map(|v| v.to_string_lossy().into_owned())
-            .unwrap_or_else(|| ".com;.exe;.bat;.cmd".into());
-        exts.split(';')
-            .filter(|e| !e.is_empty())
-            .map(|e| OsString::from(format!("git{}", e.to_ascii_lowercase())))
-            .collect()
-    } else {
-        vec![OsString::from("git")]
-    }
+    Err(NoGit::NotOnPath)
 }
 
 /// Go's `findExecutable`: not a folder, and executable by this user.
@@ -233,13 +225,10 @@ fn is_executable(path: &Path) -> bool {
     match fs::metadata(path) {
         Ok(meta) if meta.is_dir() => false,
         #[cfg(unix)]
-        Ok(_) => rustix::fs::accessat(
-            rustix::fs::CWD,
-            path,
-            rustix::fs::Access::EXEC_OK,
-            rustix::fs::AtFlags::EACCESS,
-        )
-        .is_ok(),
+        Ok(_) => {
+            use rustix::fs::{Access, AtFlags, CWD, accessat};
+            accessat(CWD, path, Access::EXEC_OK, AtFlags::EACCESS).is_ok()
+        }
         #[cfg(not(unix))]
         Ok(_) => true,
         Err(_) => false,
@@ -248,83 +237,29 @@ fn is_executable(path: &Path) -> bool {
 
 /// Runs `git rev-parse --show-toplevel` in `cwd`, as Crush does, and
 /// takes its answer: the root it prints, or none with the first line it
-/// said. git has [`GIT_PATIENCE`] to answer.
+/// said. git has [`GIT_PATIENCE`] to answer, or is left behind.
 fn ask_git(git: &Path, cwd: &Path) -> Root {
-    use std::io::Read;
     use std::process::{Command, Stdio};
-    let child = Command::new(git)
-        .args(["rev-parse", "--show-toplevel"])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(child) => child,
-        Err(e) => {
-            return Root::None(NoRoot::GitSaid(format!(
-                "{} cannot be run: {e}",
-                git.display()
-            )));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut command = Command::new(git);
+    command.args(["rev-parse", "--show-toplevel"]);
+    command.current_dir(cwd).stdin(Stdio::null());
+    std::thread::spawn(move || tx.send(command.output()));
+    let said = match rx.recv_timeout(GIT_PATIENCE) {
+        Ok(Ok(output)) if output.status.success() && !output.stdout.trim_ascii().is_empty() => {
+            return Root::WorkTree(root_path(output.stdout.trim_ascii()));
         }
+        Ok(Ok(output)) => match String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+        {
+            Some(first) => first.trim().to_owned(),
+            None => format!("git rev-parse --show-toplevel failed ({})", output.status),
+        },
+        Ok(Err(e)) => format!("{} cannot be run: {e}", git.display()),
+        Err(_) => format!("git did not answer within {} s", GIT_PATIENCE.as_secs()),
     };
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            if let Some(pipe) = pipe {
-                let _ = pipe.take(64 * 1024).read_to_end(&mut bytes);
-            }
-            bytes
-        })
-    };
-    let stdout = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let stderr = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + GIT_PATIENCE;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-        }
-    };
-    let (stdout, stderr) = (
-        stdout.join().unwrap_or_default(),
-        stderr.join().unwrap_or_default(),
-    );
-    let Some(status) = status else {
-        return Root::None(NoRoot::GitSaid(format!(
-            "git did not answer within {} s",
-            GIT_PATIENCE.as_secs()
-        )));
-    };
-    let answer = String::from_utf8_lossy(&stdout);
-    let top = answer.trim();
-    if status.success() && !top.is_empty() {
-        return Root::WorkTree(root_path(stdout.trim_ascii()));
-    }
-    let said = String::from_utf8_lossy(&stderr);
-    let first = said.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    Root::None(NoRoot::GitSaid(if first.is_empty() {
-        format!("git rev-parse --show-toplevel failed ({status})")
-    } else {
-        first.trim().to_owned()
-    }))
+    Root::None(NoRoot::GitSaid(said))
 }
 
 /// The folder git printed, byte for byte on Unix.
@@ -340,48 +275,47 @@ fn root_path(bytes: &[u8]) -> PathBuf {
     }
 }
 
-#[cfg(unix)]
+/// The file system of `dir`, which git's walk does not leave (its default
+/// without `GIT_DISCOVERY_ACROSS_FILESYSTEM`).
 fn device(dir: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    fs::metadata(dir).ok().map(|m| m.dev())
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        fs::metadata(dir).ok().map(|m| m.dev())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
-#[cfg(not(unix))]
-fn device(_: &Path) -> Option<u64> {
-    None
+/// The start of a small file of git's, when it is a regular file (a FIFO
+/// is never opened: it would block the start).
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    file::read_regular(path, 64 * 1024)
+        .ok()?
+        .map(|(bytes, _)| bytes)
 }
 
 /// The folder a `.git` file names: `gitdir: <path>`, relative to the
 /// file's folder unless absolute.
 fn read_gitfile(path: &Path) -> Option<PathBuf> {
     let text = read_small(path)?;
-    let rest = text.strip_prefix(b"gitdir: ")?;
-    let rest = String::from_utf8(rest.to_vec()).ok()?;
-    let gitdir = rest.trim_end_matches(['\n', '\r']);
-    let gitdir = Path::new(gitdir);
-    Some(if gitdir.is_absolute() {
-        gitdir.to_owned()
-    } else {
-        path.parent()?.join(gitdir)
-    })
+    let gitdir = String::from_utf8(text.strip_prefix(b"gitdir: ")?.to_vec()).ok()?;
+    Some(path.parent()?.join(gitdir.trim_end_matches(['\n', '\r'])))
 }
 
-/// git's `is_git_directory`.
-pub(crate) fn is_git_directory(dir: &Path) -> bool {
+/// git's `is_git_directory`: a valid `HEAD`, and `objects` and `refs`
+/// searchable in its common folder (the folder itself, or the one its
+/// `commondir` file names).
+fn is_git_directory(dir: &Path) -> bool {
     if !valid_head(&dir.join("HEAD")) {
         return false;
     }
-    let common = match read_small(&dir.join("commondir")).ok_or(()) {
-        Ok(text) => {
-            let text = String::from_utf8_lossy(&text);
-            let named = Path::new(text.trim_end_matches(['\n', '\r']));
-            if named.is_absolute() {
-                named.to_owned()
-            } else {
-                dir.join(named)
-            }
-        }
-        Err(_) => dir.to_owned(),
+    let common = match read_small(&dir.join("commondir")) {
+        Some(text) => dir.join(String::from_utf8_lossy(&text).trim_end_matches(['\n', '\r'])),
+        None => dir.to_owned(),
     };
     searchable(&common.join("objects")) && searchable(&common.join("refs"))
 }
@@ -401,58 +335,32 @@ fn searchable(path: &Path) -> bool {
     }
 }
 
-/// The start of a small file of git's, when it is a regular file: a FIFO
-/// is never opened (it would block the start).
-fn read_small(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    if !fs::metadata(path).ok()?.is_file() {
-        return None;
-    }
-    let mut text = Vec::new();
-    fs::File::open(path)
-        .ok()?
-        .take(64 * 1024)
-        .read_to_end(&mut text)
-        .ok()?;
-    Some(text)
-}
-
-/// git's `validate_headref`.
+/// git's `validate_headref`: a symbolic link to `refs/…`, a file `ref:
+/// refs/…`, or a detached HEAD (a SHA-1 or SHA-256 object id).
 fn valid_head(path: &Path) -> bool {
-    let Ok(meta) = fs::symlink_metadata(path) else {
-        return false;
-    };
-    if meta.file_type().is_symlink() {
-        return fs::read_link(path)
-            .is_ok_and(|target| target.to_string_lossy().starts_with("refs/"));
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let target = fs::read_link(path);
+        return target.is_ok_and(|target| target.to_string_lossy().starts_with("refs/"));
     }
     let Some(mut text) = read_small(path) else {
         return false;
     };
     text.truncate(255);
-    if let Some(rest) = text.strip_prefix(b"ref:") {
-        let rest = rest.trim_ascii_start();
-        if rest.starts_with(b"refs/") {
-            return true;
-        }
+    match text.strip_prefix(b"ref:") {
+        Some(rest) => rest.trim_ascii_start().starts_with(b"refs/"),
+        None => text.iter().take_while(|b| b.is_ascii_hexdigit()).count() >= 40,
     }
-    // A detached HEAD: a SHA-1 or SHA-256 object id.
-    let hex = text.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    hex >= 40
-}
-
-/// A minimal repository at `dir/.git`, for tests.
-#[cfg(test)]
-pub(crate) fn init(dir: &Path) {
-    let git = dir.join(".git");
-    fs::create_dir_all(git.join("objects")).unwrap();
-    fs::create_dir_all(git.join("refs")).unwrap();
-    fs::write(git.join("HEAD"), "ref: refs/heads/main\n").unwrap();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::config::tests::init;
+
+    fn find(cwd: &Path) -> Root {
+        discover(cwd).0
+    }
 
     #[test]
     fn the_nearest_repository_is_the_root() {

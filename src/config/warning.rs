@@ -2,17 +2,23 @@
 //! [`Settings::warnings`](super::Settings::warnings), typed, each with the
 //! words a person reads.
 
-use std::fmt;
 use std::path::PathBuf;
 
 use super::{ConfigError, shown, shown_path};
+use crate::trust::signature::KEYS_ENV;
 
 /// Something about Crush's configuration files or the environment that a
 /// person should know: a line or a file read differently, or not at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Warning {
     /// A crushrc command this reader does not run (it needs the shell).
+    #[error(
+        "{}:{line}: `{}` skipped: {reason}; this reader does not run the shell{}",
+        shown_path(path),
+        shown(command),
+        counted(counted_off)
+    )]
     SkippedLine {
         /// The crushrc.
         path: PathBuf,
@@ -27,6 +33,7 @@ pub enum Warning {
         counted_off: Vec<&'static str>,
     },
     /// A crushrc `option` line read other than as it was written.
+    #[error("{}:{line}: {}", shown_path(path), shown(&what.to_string()))]
     OptionLine {
         /// The crushrc.
         path: PathBuf,
@@ -36,10 +43,16 @@ pub enum Warning {
         what: OptionLine,
     },
     /// A file that cannot be used, passed over as Crush passes it over.
+    #[error("{0}; this file is not read")]
     FileNotRead(ConfigError),
     /// A file whose options cannot be merged with the others'.
+    #[error("{0}; its options are not read")]
     OptionsNotRead(ConfigError),
     /// The project's folders cannot be looked at: no project file is read.
+    #[error(
+        "cannot look at {}: {cause}: Crush then reads no project file, and neither does this",
+        shown_path(folder)
+    )]
     NoProjectFiles {
         /// The folder.
         folder: PathBuf,
@@ -47,6 +60,10 @@ pub enum Warning {
         cause: String,
     },
     /// A project's file pins keys, which only the user's own do.
+    #[error(
+        "{}: options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by {KEYS_ENV}, never by a project's files",
+        shown_path(path)
+    )]
     ProjectKeys {
         /// The project's file.
         path: PathBuf,
@@ -54,12 +71,24 @@ pub enum Warning {
     /// A global file that pins keys, found where a project's `.env` moved
     /// the global folders: only the files the user's own environment
     /// finds pin keys.
+    #[error(
+        "{}: options.provider_public_keys is ignored: this file is found where a project's .env moved the global folders, and keys are pinned only in the files your own environment finds or by {KEYS_ENV}",
+        shown_path(path)
+    )]
     DotEnvKeys {
         /// The file.
         path: PathBuf,
     },
     /// A key changes type from one file to the next, which Crush's merge
     /// refuses.
+    #[error(
+        "{}: {} ({}) replaces {} from {}; Crush merges its files before it reads them, and one whose merge refuses a change of type (go-jsons v1.0.0-alpha.5) would not start: make them agree",
+        file(&after.1),
+        shown(key),
+        after.0,
+        before.0,
+        file(&before.1)
+    )]
     TypeChange {
         /// The key, e.g. `options.disable_provider_auto_update`.
         key: String,
@@ -69,6 +98,10 @@ pub enum Warning {
         before: (&'static str, Option<PathBuf>),
     },
     /// An environment variable that should be a boolean is not one.
+    #[error(
+        "{name}={} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)",
+        crate::catalog::quoted(value)
+    )]
     NotBoolean {
         /// The variable.
         name: &'static str,
@@ -77,11 +110,29 @@ pub enum Warning {
     },
 }
 
+/// What a skipped line that may turn keys off adds.
+fn counted(keys: &[&str]) -> String {
+    match keys {
+        [] => String::new(),
+        keys => format!(
+            ", and Crush, which does, may turn {} off there: counted as off, so no start-up request is made while this line stands",
+            keys.join(" and ")
+        ),
+    }
+}
+
+/// A file a type change names.
+fn file(path: &Option<PathBuf>) -> String {
+    path.as_deref()
+        .map_or_else(|| "an earlier file".into(), shown_path)
+}
+
 /// What is wrong with a crushrc `option` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OptionLine {
     /// Words after the value, which Crush ignores.
+    #[error("`{written}`: the words after `{value}` are ignored, as Crush ignores them")]
     ExtraWords {
         /// The line's words.
         written: String,
@@ -89,6 +140,7 @@ pub enum OptionLine {
         value: String,
     },
     /// A line Crush refuses to start on.
+    #[error("`{written}`: {why}; Crush refuses to start on this line")]
     Refused {
         /// The line's words.
         written: String,
@@ -96,6 +148,10 @@ pub enum OptionLine {
         why: String,
     },
     /// No such option.
+    #[error(
+        "`{written}`: there is no option {key:?}, so it changes nothing, and Crush refuses to start on it{}",
+        suggestion.as_ref().map(|s| format!("; did you mean `{s}`?")).unwrap_or_default()
+    )]
     Unknown {
         /// The line's words.
         written: String,
@@ -105,118 +161,11 @@ pub enum OptionLine {
         suggestion: Option<String>,
     },
     /// `exit` with a failure, which ends Crush's start.
+    #[error("`exit {status}`: Crush refuses to start when its crushrc ends with a failure")]
     FailingExit {
         /// The status.
         status: String,
     },
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Warning::SkippedLine {
-                path,
-                line,
-                command,
-                reason,
-                counted_off,
-            } => {
-                write!(
-                    f,
-                    "{}:{line}: `{}` skipped: {reason}; this reader does not run the shell",
-                    shown_path(path),
-                    shown(command)
-                )?;
-                match counted_off.as_slice() {
-                    [] => Ok(()),
-                    keys => write!(
-                        f,
-                        ", and Crush, which does, may turn {} off there: counted as off, so no start-up request is made while this line stands",
-                        keys.join(" and ")
-                    ),
-                }
-            }
-            Warning::OptionLine { path, line, what } => {
-                write!(
-                    f,
-                    "{}:{line}: {}",
-                    shown_path(path),
-                    shown(&what.to_string())
-                )
-            }
-            Warning::FileNotRead(e) => write!(f, "{e}; this file is not read"),
-            Warning::OptionsNotRead(e) => write!(f, "{e}; its options are not read"),
-            Warning::NoProjectFiles { folder, cause } => write!(
-                f,
-                "cannot look at {}: {cause}: Crush then reads no project file, and neither does this",
-                shown_path(folder)
-            ),
-            Warning::DotEnvKeys { path } => write!(
-                f,
-                "{}: options.provider_public_keys is ignored: this file is found where a project's .env moved the global folders, and keys are pinned only in the files your own environment finds or by {}",
-                shown_path(path),
-                crate::trust::signature::KEYS_ENV
-            ),
-            Warning::ProjectKeys { path } => write!(
-                f,
-                "{}: options.provider_public_keys is ignored: keys are pinned only in your own configuration (the global crush.json) or by {}, never by a project's files",
-                shown_path(path),
-                crate::trust::signature::KEYS_ENV
-            ),
-            Warning::TypeChange { key, after, before } => {
-                let file = |path: &Option<PathBuf>| {
-                    path.as_deref()
-                        .map_or_else(|| "an earlier file".into(), shown_path)
-                };
-                write!(
-                    f,
-                    "{}: {} ({}) replaces {} from {}; Crush merges its files before it reads them, and one whose merge refuses a change of type (go-jsons v1.0.0-alpha.5) would not start: make them agree",
-                    file(&after.1),
-                    shown(key),
-                    after.0,
-                    before.0,
-                    file(&before.1),
-                )
-            }
-            Warning::NotBoolean { name, value } => write!(
-                f,
-                "{name}={} is not a boolean (1, t, T, TRUE, true, True or 0, f, F, FALSE, false, False); ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)",
-                crate::catalog::quoted(value)
-            ),
-        }
-    }
-}
-
-impl fmt::Display for OptionLine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OptionLine::ExtraWords { written, value } => write!(
-                f,
-                "`{written}`: the words after `{value}` are ignored, as Crush ignores them"
-            ),
-            OptionLine::Refused { written, why } => {
-                write!(f, "`{written}`: {why}; Crush refuses to start on this line")
-            }
-            OptionLine::Unknown {
-                written,
-                key,
-                suggestion,
-            } => {
-                write!(
-                    f,
-                    "`{written}`: there is no option {key:?}, so it changes nothing, and Crush refuses to start on it"
-                )?;
-                match suggestion {
-                    Some(s) => write!(f, "; did you mean `{s}`?"),
-                    None => Ok(()),
-                }
-            }
-            OptionLine::FailingExit { status } => write!(
-                f,
-                "`exit {status}`: Crush refuses to start when its crushrc ends with a failure"
-            ),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -236,7 +236,7 @@ impl Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.told_by("crush").fmt(f)
+        self.told_by(crate::error::program()).fmt(f)
     }
 }
 
@@ -314,7 +314,7 @@ impl fmt::Display for ToldBy<'_> {
                 "{INTERVAL_ENV}={value:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
             ),
             Warning::BadKey { failure } => {
-                write!(f, "{}; no refresh until it is fixed", failure.line_as(me))
+                write!(f, "{failure}; no refresh until it is fixed")
             }
             Warning::HyperNotRefreshed { why } => f.write_str(why),
             Warning::Routed { target, routed } => write!(

@@ -231,7 +231,7 @@ async fn case_3_a_project_file_does_not_unpin_the_mirrors_key() {
             &["-c", project, "update-providers"],
             &[("CATWALK_URL", &unsigned.uri())],
         )
-        .fails_with(&["refused: no signature"]);
+        .fails_with(&["refused\n  caused by: no signature"]);
     }
 
     // The user's own file pins; a signed catalog is applied from the
@@ -273,7 +273,7 @@ async fn case_3_a_project_file_does_not_unpin_the_mirrors_key() {
         &["update-providers", &unsigned.uri()],
         &[("CRUSH_PROVIDER_PUBLIC_KEY", &signer.public_key())],
     )
-    .fails_with(&["refused: no signature"]);
+    .fails_with(&["refused\n  caused by: no signature"]);
 }
 
 /// The first `n` providers of `providers`, each with the first `share` of

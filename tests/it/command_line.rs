@@ -231,6 +231,25 @@ words {name} completion ""
     }
 }
 
+/// Issue 36 findings: no shell's completion offers the helper a start
+/// runs in the background (`refresh-in-background`), which is no command
+/// of a person's; the helper still runs.
+#[test]
+fn completion_never_offers_the_background_helper() {
+    let home = Home::new();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let run = home.run(&["completion", shell]);
+        run.ok();
+        assert!(run.stdout.contains("update-providers"), "{shell}: {run:?}");
+        assert!(
+            !run.stdout.contains("refresh-in-background"),
+            "{shell}: {run:?}"
+        );
+    }
+    let help = home.run(&["--help"]);
+    assert!(!help.stdout.contains("refresh-in-background"), "{help:?}");
+}
+
 /// `completion` without a shell names the shells; every example of every
 /// `--help` fits 80 columns, and one that takes two lines ends its first
 /// with a backslash, so that its first line pasted alone runs nothing.

@@ -294,24 +294,35 @@ impl Run {
         self
     }
 
-    /// Asserts a failure with exit code 1 and one error line that contains
-    /// every one of `parts`.
+    /// Asserts a failure with exit code 1 told once, in uv's shape (an
+    /// `error: ` line, its `  caused by: ` lines, its `  hint: `), whose
+    /// lines together contain every one of `parts`.
     #[track_caller]
     pub fn fails_with(&self, parts: &[&str]) -> &Run {
         assert_eq!(self.code, Some(1), "expected exit 1: {self:#?}");
-        let errors: Vec<&str> = self
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("error: "))
-            .collect();
-        assert_eq!(errors.len(), 1, "expected one error line: {self:#?}");
+        let error = self.error();
         for part in parts {
-            assert!(
-                errors[0].contains(part),
-                "error line lacks {part:?}: {self:#?}"
-            );
+            assert!(error.contains(part), "the error lacks {part:?}: {self:#?}");
         }
         self
+    }
+
+    /// The one error told on stderr: its `error: ` line and the lines
+    /// under it (its causes and its hint), joined by newlines.
+    #[track_caller]
+    pub fn error(&self) -> String {
+        let lines: Vec<&str> = self.stderr.lines().collect();
+        let starts: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with("error: "))
+            .collect();
+        assert_eq!(starts.len(), 1, "expected one error: {self:#?}");
+        let rest = lines[starts[0] + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("  "));
+        std::iter::once(lines[starts[0]])
+            .chain(rest.copied())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     #[track_caller]

@@ -714,6 +714,40 @@ fn a_hung_crush_delays_one_start_by_the_bound_only() {
     assert!(started_at.elapsed() < Duration::from_secs(3));
 }
 
+/// Issue 36 findings: the front's errors wrap at the terminal's width
+/// as every other error does, the text kept in its column after `error: `
+/// (`no Crush to run` took one line of 230 columns).
+#[test]
+fn the_fronts_errors_wrap_at_the_terminals_width() {
+    let front = Front::without_crush();
+    let (tty, mut master) = terminal();
+    let status = front
+        .crush(&["run", "x"])
+        .stderr(Stdio::from(tty))
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(127));
+    let shown = shown(&mut master);
+    let rows: Vec<&str> = shown.lines().collect();
+    assert!(rows.len() > 1, "{shown:?}");
+    assert!(rows[0].starts_with("error: no Crush to run: "), "{shown:?}");
+    for row in &rows {
+        assert!(
+            unicode_width::UnicodeWidthStr::width(*row) <= 80,
+            "{shown:?}"
+        );
+    }
+    assert!(
+        rows[1..].iter().all(|r| r.starts_with("       ")),
+        "{shown:?}"
+    );
+    assert!(
+        words(&shown)
+            .contains("install Crush, or name it: CRUSH_PROVIDER_REAL_CRUSH=/path/to/crush"),
+        "{shown:?}"
+    );
+}
+
 /// Without a Crush, the front's own commands work under their names of
 /// before; any other command says in one line that no Crush was found and
 /// how to name one, exit 127. A Crush named explicitly is used.

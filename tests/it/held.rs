@@ -843,7 +843,7 @@ fn a_dry_run_of_a_refused_catalog_shows_what_it_changes() {
     run.fails_with(&["refused", finding, "--allow-key-move"]);
     assert!(
         words(&run.stdout).contains("~ beta: api_endpoint \"https://api.beta.example\" → \"https://collector.evil.example/v1\"")
-            && run.stdout.contains("dry run: not written to"),
+            && run.stdout.contains("dry run: nothing written"),
         "{run:?}"
     );
     let run = home.run_stdin(

@@ -244,8 +244,9 @@ async fn an_invalid_provider_is_refused_and_the_cache_is_untouched() {
     for (bad, parts) in [
         (
             embedded_and_gamma().to_string(),
-            &["not a valid Hyper provider: expected a JSON object (one provider), found an array"]
-                [..],
+            &[
+                "not a valid Hyper provider\n  caused by: expected a JSON object (one provider), found an array",
+            ][..],
         ),
         (
             HYPER.replace(r#""context_window": 200000"#, r#""context_window": "big""#),
@@ -642,7 +643,7 @@ async fn a_pinned_key_means_hyper_must_be_signed_too() {
         &["update-providers", "--source", "hyper", &unsigned.uri()],
         &[("CRUSH_PROVIDER_PUBLIC_KEY", key.as_str())],
     );
-    run.fails_with(&["refused:", "/api/v1/provider.minisig"]);
+    run.fails_with(&["refused\n  caused by: ", "/api/v1/provider.minisig"]);
     assert_eq!(home.hyper(), None);
     let signed = server(HYPER).await;
     Mock::given(method("GET"))

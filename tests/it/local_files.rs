@@ -122,7 +122,10 @@ async fn what_is_not_a_regular_file_is_told_at_once_and_never_waited_on() {
         // (a folder there is not removed: the rename fails, said).
         let run = bounded(home.crush(&["update-providers", "embedded"]));
         if what == "a folder" {
-            run.fails_with(&["cannot replace", "providers.json: Is a directory"]);
+            run.fails_with(&[
+                "cannot replace",
+                "providers.json\n  caused by: it is a folder, not a file",
+            ]);
         } else {
             run.ok();
             assert!(run.stderr.contains(&said), "{what}: {run:?}");
@@ -151,7 +154,10 @@ async fn what_is_not_a_regular_file_is_told_at_once_and_never_waited_on() {
         // Replaced by the next write, or, a folder, said to be in the way.
         let run = bounded(home.crush(&["update-providers", "embedded"]));
         if what == "a folder" {
-            run.fails_with(&["cannot replace", "providers.state.json: Is a directory"]);
+            run.fails_with(&[
+                "cannot replace",
+                "providers.state.json\n  caused by: it is a folder, not a file",
+            ]);
         } else {
             run.ok();
         }
@@ -399,7 +405,7 @@ fn configuration_and_signatures_found_beside_are_never_waited_on() {
         let mut command = home.crush(&["update-providers", catalog.to_str().unwrap()]);
         command.env("CRUSH_PROVIDER_PUBLIC_KEY", &key);
         bounded(command).fails_with(&[
-            "refused: no signature",
+            "refused\n  caused by: no signature",
             &format!("providers.json.minisig: it is {what}, not a regular file"),
         ]);
     }

@@ -115,7 +115,7 @@ fn hosts_and_other_schemes_are_not_read_as_files() {
 fn broken_json_is_described_plainly() {
     let home = Home::new();
     for (text, words) in [
-        ("", "not a valid catalog: it is empty"),
+        ("", "not a valid catalog\n  caused by: it is empty"),
         (
             "hello",
             "not JSON: a JSON value was expected, found `h` (line 1, column 1)",
@@ -172,7 +172,7 @@ async fn html_pages_are_told_not_quoted() {
         .await;
     let home = Home::new();
     let run = home.run(&["update-providers", &format!("{}/missing", server.uri())]);
-    run.fails_with(&["server answered 404 Not Found; check the URL"]);
+    run.fails_with(&["server answered 404 Not Found\n  hint: check the URL"]);
     assert!(
         !run.stderr.contains("<html") && !run.stderr.contains("nginx"),
         "{run:?}"
@@ -201,7 +201,7 @@ fn output_is_checked_and_dash_is_standard_output() {
     let folder = dir.path().to_str().unwrap();
     let run = home.run(&["update-providers", source, "--output", folder]);
     run.fails_with(&[
-        &format!("error: {folder}: cannot write the catalog there: it is a folder, not a file's path (such as {folder}/providers.json)"),
+        &format!("error: {folder}: cannot write the catalog there\n  caused by: it is a folder, not a file's path (such as {folder}/providers.json)"),
     ]);
     let missing = dir.path().join("no/such/folder/out.json");
     let run = home.run(&[
@@ -211,7 +211,7 @@ fn output_is_checked_and_dash_is_standard_output() {
         missing.to_str().unwrap(),
     ]);
     run.fails_with(&[
-        &format!("error: {}: cannot write the catalog there: the folder {} does not exist, and is not made", missing.display(), missing.parent().unwrap().display()),
+        &format!("error: {}: cannot write the catalog there\n  caused by: the folder {} does not exist, and is not made", missing.display(), missing.parent().unwrap().display()),
         "give --output the path of a file in a folder that exists",
     ]);
     assert!(
@@ -359,7 +359,7 @@ fn an_unchanged_catalog_is_already_up_to_date_and_check_says_so() {
     let (_dir2, b) = temp_file("b.json", CATALOG_A2.as_bytes());
     let run = home.run(&["update-providers", b.to_str().unwrap(), "--check"]);
     assert_eq!(run.code, Some(3), "{run:?}");
-    assert!(run.stdout.contains("dry run: not written"), "{run:?}");
+    assert!(run.stdout.contains("dry run: nothing written"), "{run:?}");
     assert_eq!(home.cache().unwrap(), CATALOG_A.as_bytes());
     home.run(&["update-providers", "missing.json", "--check"])
         .fails_with(&["missing.json"]);
@@ -678,11 +678,15 @@ fn an_http_url_hints_http_proxy() {
 fn a_missing_file_or_a_folder_gets_its_own_hint() {
     let home = Home::new();
     let run = home.run(&["update-providers", "nosuch.json"]);
-    run.fails_with(&["nosuch.json: cannot read: there is no such file; check the path"]);
+    run.fails_with(&[
+        "nosuch.json: cannot read\n  caused by: there is no such file\n  hint: check the path",
+    ]);
     assert!(!run.stderr.contains("permissions"), "{run:?}");
     let dir = tempfile::tempdir().unwrap();
     let run = home.run(&["update-providers", dir.path().to_str().unwrap()]);
-    run.fails_with(&["it is a folder, not a file; give the path of the catalog file inside it"]);
+    run.fails_with(&[
+        "caused by: it is a folder, not a file\n  hint: give the path of the catalog file inside it",
+    ]);
     assert!(!run.stderr.contains("permissions"), "{run:?}");
 }
 

@@ -157,7 +157,7 @@ async fn unsigned_wrongly_signed_or_foreign_catalogs_are_refused() {
         let server = mirror(CATALOG_A, signature).await;
         let home = Home::new();
         let run = home.run_env(&["update-providers", &server.uri()], &[(KEY_ENV, &key)]);
-        let mut expected = vec!["/v2/providers: refused: "];
+        let mut expected = vec!["/v2/providers: refused\n  caused by: "];
         expected.extend_from_slice(parts);
         run.fails_with(&expected);
         assert!(home.cache().is_none(), "{what}");
@@ -252,7 +252,7 @@ fn files_standard_input_and_the_embedded_snapshot() {
     // One sentence, said once, of standard input (no mirror there).
     let run = stdin(&["update-providers", "-"]);
     run.fails_with(&[
-        "error: standard input: refused: no signature: standard input brings none; give the catalog's .minisig with --signature FILE",
+        "error: standard input: refused\n  caused by: no signature: standard input brings none\n  hint: give the catalog's .minisig with --signature FILE",
     ]);
     assert_eq!(run.stderr.matches("signature").count(), 2, "{run:?}");
     assert!(!run.stderr.contains("mirror"), "{run:?}");
@@ -565,7 +565,7 @@ async fn a_signature_from_the_future_is_refused_and_a_few_minutes_ahead_is_not()
             }
             let run = home.run_env(&args, &[(KEY_ENV, &key)]);
             run.fails_with(&[
-                &format!("refused: it was signed at {shown}, more than a day after this machine's clock ("),
+                &format!("refused\n  caused by: it was signed at {shown}, more than a day after this machine's clock ("),
                 "check this machine's clock",
             ]);
             if json {

@@ -65,10 +65,7 @@ async fn a_reset_says_what_it_replaces() {
     for (args, said) in [
         (
             &["update-providers", "embedded", "--dry-run"][..],
-            format!(
-                "dry run: not written to {}, which holds a catalog fetched from {url} just now",
-                home.cache_file().display()
-            ),
+            "dry run: nothing written".to_string(),
         ),
         (
             &["update-providers", "embedded"],
@@ -779,10 +776,7 @@ fn the_change_report_fits_a_screen_and_verbose_lists_everything() {
         "{run:?}"
     );
     assert!(
-        words(&run.stdout).ends_with(&format!(
-            "dry run: not written to {}, which holds a catalog read from {a} just now",
-            home.cache_file().display()
-        )),
+        words(&run.stdout).ends_with("dry run: nothing written"),
         "{run:?}"
     );
     assert!(run.stdout.contains("… and "), "{run:?}");

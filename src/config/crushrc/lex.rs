@@ -66,10 +66,8 @@ pub(super) fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
 }
 
 fn unclosed(doc: &Heredoc) -> SyntaxError {
-    SyntaxError {
-        line: doc.line,
-        message: format!("unclosed here-document `{}`", doc.delimiter),
-    }
+    let message = format!("unclosed here-document `{}`", doc.delimiter);
+    SyntaxError::new(doc.line, message)
 }
 
 impl Lexer<'_> {
@@ -90,14 +88,10 @@ impl Lexer<'_> {
             '&' if self.chars.peek() == Some(&'>') => self.redirect(c),
             '&' | '|' => {
                 self.flush();
-                if self.chars.peek() == Some(&c) {
-                    self.chars.next();
-                    self.tokens.push(Token::Join);
-                } else if c == '|' {
-                    self.tokens.push(Token::Join);
-                } else {
-                    self.tokens.push(Token::End);
-                }
+                let doubled = self.chars.next_if_eq(&c).is_some();
+                let joins = doubled || c == '|';
+                self.tokens
+                    .push(if joins { Token::Join } else { Token::End });
             }
             // Process substitution: a word only a shell can tell.
             '<' | '>' if self.chars.peek() == Some(&'(') => {
@@ -106,13 +100,14 @@ impl Lexer<'_> {
                 self.substitution(c)?;
             }
             '<' | '>' => self.redirect(c),
-            '(' => {
+            '(' | ')' => {
                 self.flush();
-                self.tokens.push(Token::Open(self.line));
-            }
-            ')' => {
-                self.flush();
-                self.tokens.push(Token::Close(self.line));
+                let line = self.line;
+                self.tokens.push(if c == '(' {
+                    Token::Open(line)
+                } else {
+                    Token::Close(line)
+                });
             }
             '\\' => match self.chars.next() {
                 Some('\n') => self.line += 1,
@@ -208,10 +203,10 @@ impl Lexer<'_> {
                 _ => {}
             }
         }
-        Err(SyntaxError {
-            line: opened,
-            message: format!("`{first}{open}` is never closed"),
-        })
+        Err(SyntaxError::new(
+            opened,
+            format!("`{first}{open}` is never closed"),
+        ))
     }
 
     /// Whether the next characters open a command substitution, `(` but
@@ -242,21 +237,7 @@ impl Lexer<'_> {
 
     fn start(&mut self) -> &mut Word {
         let line = self.line;
-        &mut self
-            .word
-            .get_or_insert_with(|| {
-                (
-                    Word {
-                        text: String::new(),
-                        quoted: false,
-                        dynamic: false,
-                        assignment: false,
-                        runs: None,
-                    },
-                    line,
-                )
-            })
-            .0
+        &mut self.word.get_or_insert_with(|| (Word::default(), line)).0
     }
 
     fn plain(&mut self, c: char) {
@@ -283,28 +264,21 @@ impl Lexer<'_> {
         }
         self.flush();
         let line = self.line;
-        let mut heredoc = None;
-        match (first, self.chars.peek().copied()) {
-            ('<', Some('<')) => {
-                self.chars.next();
-                match self.chars.peek() {
-                    Some('<') => drop(self.chars.next()),
-                    Some('-') => {
-                        self.chars.next();
-                        heredoc = Some(true);
-                    }
-                    _ => heredoc = Some(false),
-                }
+        let mut next = |c: char| self.chars.next_if_eq(&c).is_some();
+        let heredoc = match first {
+            // `<<` opens a here-document (`<<-` strips tabs), `<<<` not.
+            '<' if next('<') => (!next('<')).then(|| next('-')),
+            // `&>` (its `>` known to follow), `&>>`.
+            '&' => {
+                next('>');
+                next('>');
+                None
             }
-            ('&', _) => {
-                self.chars.next();
-                if self.chars.peek() == Some(&'>') {
-                    self.chars.next();
-                }
+            _ => {
+                let _ = next('>') || next('&') || next('|');
+                None
             }
-            (_, Some('>' | '&' | '|')) => drop(self.chars.next()),
-            _ => {}
-        }
+        };
         self.delimiter_next = heredoc.map(|strip| (strip, line));
         self.tokens.push(Token::Redirect(line));
     }
@@ -317,19 +291,9 @@ impl Lexer<'_> {
                 if self.chars.peek().is_none() {
                     return Err(unclosed(&doc));
                 }
-                let mut text = String::new();
-                for c in self.chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                    text.push(c);
-                }
+                let text: String = self.chars.by_ref().take_while(|c| *c != '\n').collect();
                 self.line += 1;
-                let text = if doc.strip_tabs {
-                    text.trim_start_matches('\t')
-                } else {
-                    &text
-                };
+                let text = text.trim_start_matches(|c| doc.strip_tabs && c == '\t');
                 if text == doc.delimiter {
                     break;
                 }
@@ -341,62 +305,41 @@ impl Lexer<'_> {
     fn single_quote(&mut self) -> Result<(), SyntaxError> {
         let opened = self.line;
         self.start().quoted = true;
-        loop {
-            match self.chars.next() {
-                Some('\'') => return Ok(()),
-                Some(c) => {
-                    if c == '\n' {
-                        self.line += 1;
-                    }
-                    self.start().text.push(c);
-                }
-                None => {
-                    return Err(SyntaxError {
-                        line: opened,
-                        message: "unterminated single quote".into(),
-                    });
-                }
+        while let Some(c) = self.chars.next() {
+            if c == '\'' {
+                return Ok(());
             }
+            self.line += usize::from(c == '\n');
+            self.start().text.push(c);
         }
+        Err(SyntaxError::new(opened, "unterminated single quote"))
     }
 
     fn double_quote(&mut self) -> Result<(), SyntaxError> {
         let opened = self.line;
         self.start().quoted = true;
-        loop {
-            match self.chars.next() {
-                Some('"') => return Ok(()),
-                Some('\\') => match self.chars.next() {
+        while let Some(c) = self.chars.next() {
+            match c {
+                '"' => return Ok(()),
+                '\\' => match self.chars.next() {
                     Some('\n') => self.line += 1,
                     Some(e @ ('$' | '`' | '"' | '\\')) => self.start().text.push(e),
-                    Some(other) => {
-                        let w = self.start();
-                        w.text.push('\\');
-                        w.text.push(other);
-                    }
+                    Some(other) => self.start().text.extend(['\\', other]),
                     None => {}
                 },
-                Some(c) => {
-                    if c == '\n' {
-                        self.line += 1;
-                    }
+                '$' | '`' => {
                     let w = self.start();
-                    if c == '$' || c == '`' {
-                        w.dynamic = true;
-                    }
+                    w.dynamic = true;
                     w.text.push(c);
-                    if c == '$' || c == '`' {
-                        self.substitution(c)?;
-                    }
+                    self.substitution(c)?;
                 }
-                None => {
-                    return Err(SyntaxError {
-                        line: opened,
-                        message: "unterminated double quote".into(),
-                    });
+                c => {
+                    self.line += usize::from(c == '\n');
+                    self.start().text.push(c);
                 }
             }
         }
+        Err(SyntaxError::new(opened, "unterminated double quote"))
     }
 }
 

@@ -20,13 +20,11 @@ mod lex;
 pub(crate) mod options;
 mod redact;
 
-use std::fmt;
-
 use lex::Token;
 use redact::shown_without_secrets;
 
 /// A word of a command.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Word {
     /// The word after quote removal.
     pub text: String,
@@ -111,7 +109,8 @@ pub struct Script {
 }
 
 /// The script is not valid shell.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct SyntaxError {
     /// The line where the problem is (1-based).
     pub line: usize,
@@ -119,9 +118,10 @@ pub struct SyntaxError {
     pub message: String,
 }
 
-impl fmt::Display for SyntaxError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
+impl SyntaxError {
+    fn new(line: usize, message: impl Into<String>) -> SyntaxError {
+        let message = message.into();
+        SyntaxError { line, message }
     }
 }
 
@@ -142,6 +142,11 @@ pub(crate) const CONFIG_COMMANDS: &[&str] = &[
 const RUNNERS: &[&str] = &[
     "command", "builtin", "exec", "eval", "env", "time", "nice", "nohup", "xargs", "sudo",
 ];
+
+/// Commands that run text as commands: `eval` its words, `trap` its first
+/// at the script's end, `alias` a name's (with `shopt -s expand_aliases`);
+/// mvdan.cc/sh parses each again, as Crush's config builtins run there.
+const EVALUATORS: &[&str] = &["eval", "trap", "alias"];
 
 /// A block the shell would have to evaluate, opened at `line`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,20 +193,13 @@ pub fn parse(text: &str) -> Result<Script, SyntaxError> {
     let mut p = Parser::default();
     for token in lex::tokenize(text)? {
         if let Some(line) = p.target_next.take() {
-            match token {
-                Token::Word(word, _) => {
-                    if let Some(runs) = word.runs {
-                        p.redirect_runs.get_or_insert((runs, line));
-                    }
-                    continue;
-                }
-                _ => {
-                    return Err(SyntaxError {
-                        line,
-                        message: "a redirection without a target".into(),
-                    });
-                }
+            let Token::Word(word, _) = token else {
+                return Err(SyntaxError::new(line, "a redirection without a target"));
+            };
+            if let Some(runs) = word.runs {
+                p.redirect_runs.get_or_insert((runs, line));
             }
+            continue;
         }
         match token {
             Token::Word(word, line) => p.word(word, line)?,
@@ -229,18 +227,18 @@ pub fn parse(text: &str) -> Result<Script, SyntaxError> {
                 {
                     // A command of redirections alone (`<<EOF`): the shell
                     // still performs them.
-                    let operator = match runs {
+                    let text = match runs {
                         Runs::HereDocument => "<<",
                         Runs::Substitution => "<",
                     };
-                    let redirection = Word {
-                        text: operator.into(),
-                        quoted: false,
-                        dynamic: false,
-                        assignment: false,
-                        runs: None,
-                    };
-                    p.words.push((redirection, line));
+                    let text = text.into();
+                    p.words.push((
+                        Word {
+                            text,
+                            ..Word::default()
+                        },
+                        line,
+                    ));
                 }
                 if p.words.is_empty() {
                     // `a &&` may continue on the next line: the join holds.
@@ -252,13 +250,13 @@ pub fn parse(text: &str) -> Result<Script, SyntaxError> {
             }
         }
     }
-    if let Some((block, line)) = p.blocks.last() {
-        return Err(SyntaxError {
-            line: *line,
-            message: format!("{} is never closed", block.name()),
-        });
+    match p.blocks.last() {
+        Some((block, line)) => Err(SyntaxError::new(
+            *line,
+            format!("{} is never closed", block.name()),
+        )),
+        None => Ok(p.script),
     }
-    Ok(p.script)
 }
 
 impl Parser {
@@ -272,10 +270,10 @@ impl Parser {
                 self.blocks.pop();
                 Ok(())
             }
-            _ => Err(SyntaxError {
+            _ => Err(SyntaxError::new(
                 line,
-                message: format!("`{keyword}` without a matching opening"),
-            }),
+                format!("`{keyword}` without a matching opening"),
+            )),
         }
     }
 
@@ -313,25 +311,21 @@ impl Parser {
         Ok(())
     }
 
-    /// Hands the words gathered so far to [`Parser::classify`] as one
-    /// command.
+    /// Sorts the words gathered so far out as one command (`joined` to
+    /// another by `&&`, `||` or `|`): run unconditionally, skipped (with
+    /// why), or the file's end.
     fn emit(&mut self, joined: bool) {
         let command = Command {
             line: self.words[0].1,
             words: self.words.drain(..).map(|(w, _)| w).collect(),
         };
         let redirect_runs = self.redirect_runs.take().map(|(runs, _)| runs);
-        // An `exit` in a subshell ends the subshell, never the file.
-        if self.blocks.iter().any(|(b, _)| *b == Block::Subshell) && command.words[0].text == "exit"
-        {
+        let in_subshell = self.blocks.iter().any(|(b, _)| *b == Block::Subshell);
+        // Crush never runs what follows an `exit`; one in a subshell ends
+        // the subshell, never the file.
+        if self.script.exit.is_some() || (in_subshell && command.words[0].text == "exit") {
             return;
         }
-        // A group or subshell may be a function's body, which runs when
-        // it is called, after any line.
-        let in_body = self
-            .blocks
-            .iter()
-            .any(|(b, _)| matches!(b, Block::Group | Block::Subshell));
         let reason = if let Some((block, opened)) = self.blocks.last() {
             Some(format!("inside {} opened at line {opened}", block.name()))
         } else if joined {
@@ -341,92 +335,102 @@ impl Parser {
                 format!("after the `exit` at line {line}, which only a shell can tell runs")
             })
         };
-        self.classify(command, reason, redirect_runs, in_body);
-    }
-
-    /// Sorts a command out: run unconditionally, skipped (with why), or
-    /// the file's end; `redirect_runs` is what its redirections run,
-    /// `in_body` whether it is inside a `{ }` or `( )` block.
-    fn classify(
-        &mut self,
-        command: Command,
-        reason: Option<String>,
-        redirect_runs: Option<Runs>,
-        in_body: bool,
-    ) {
-        if self.script.exit.is_some() {
-            // Crush never runs what follows an `exit`.
-            return;
-        }
-        let texts = command.texts();
+        let (texts, words) = (command.texts(), &command.words);
         let name = texts[0];
-        let configures = CONFIG_COMMANDS.contains(&name) || name == "source" || name == ".";
-        let plain_off = may_turn_off(&command.words);
-        let code = shell_only(&command, redirect_runs, self.in_case());
-        // Code this reader never sees may set anything.
-        let turns_off = match code {
-            Some(_) => options::NETWORK_KEYS.iter().map(|(k, _)| *k).collect(),
-            None => plain_off.clone(),
-        };
-        // A command shown until now is shown as before; one shown only
-        // because it runs code shows its name alone: its arguments are
-        // that code, which may hold anything (`eval "provider add x
-        // --api-key …"`).
-        let written = match code {
-            Some(_) if !configures && plain_off.is_empty() && hidden_config(&command).is_none() => {
-                shown_name_only(&command.words)
-            }
-            _ => shown_without_secrets(&texts),
-        };
-        let any_time = code.is_some() || in_body;
-        let skip = |reason: String| Skipped {
-            line: command.line,
-            command: written.clone(),
-            reason,
-            turns_off: turns_off.clone(),
-            any_time,
-        };
         if name == "exit" {
             match reason {
                 None => {
+                    let status = texts.get(1).map(|s| s.to_string());
                     self.script.exit = Some(Exit {
                         line: command.line,
-                        status: texts.get(1).map(|s| s.to_string()),
-                    })
+                        status,
+                    });
                 }
-                Some(_) => {
-                    self.maybe_exited.get_or_insert(command.line);
-                }
+                Some(_) => drop(self.maybe_exited.get_or_insert(command.line)),
             }
             return;
         }
-        if let Some(reason) = reason {
-            if configures || !turns_off.is_empty() {
-                self.script.skipped.push(skip(reason));
-            }
-            return;
-        }
-        if let Some(reason) = hidden_config(&command) {
-            self.script.skipped.push(skip(reason));
-        } else if name == "source" || name == "." {
-            self.script
-                .skipped
-                .push(skip("another file is read only by a shell".into()));
-        } else if (CONFIG_COMMANDS.contains(&name) || !plain_off.is_empty())
-            && command.words.iter().any(|w| w.dynamic)
+        // The command's name is the first word that is no assignment; a
+        // command that runs the words after it makes any of them one.
+        let first = words
+            .iter()
+            .position(|w| !w.assignment)
+            .unwrap_or(words.len());
+        let runner = words
+            .get(first)
+            .is_some_and(|w| !w.dynamic && RUNNERS.contains(&w.text.as_str()));
+        let names = match runner {
+            true => first..words.len(),
+            false => first..(first + 1).min(words.len()),
+        };
+        let configures = CONFIG_COMMANDS.contains(&name) || name == "source" || name == ".";
+        let plain_off = may_turn_off(words, names.clone());
+        let code = shell_only(words, names, redirect_runs, self.in_case());
+        let hidden = if first > 0 && first < words.len() && CONFIG_COMMANDS.contains(&texts[first])
         {
-            self.script.skipped.push(skip(
-                "its value depends on a shell expansion ($ or `)".into(),
-            ));
-        } else if let Some(why) = code {
-            self.script.skipped.push(skip(why));
-        } else if let Some(meant) = mistyped(name) {
-            self.script.skipped.push(skip(format!(
-                "`{name}` is none of the commands Crush's crushrc knows; did you mean `{meant}`?"
-            )));
+            Some("a variable assignment before it is applied only by a shell".to_string())
         } else {
-            self.script.commands.push(command);
-        }
+            let runs_config = texts
+                .iter()
+                .skip(first + 1)
+                .any(|t| CONFIG_COMMANDS.contains(t));
+            (runner && runs_config)
+                .then(|| format!("`{}` runs it, which only a shell does", texts[first]))
+        };
+        // Code this reader never sees may set anything. A command shown
+        // only because it runs code shows its assignments' names and its
+        // name alone: its arguments are that code, which may hold
+        // anything (`eval "provider add x --api-key …"`).
+        let turns_off = match code {
+            Some(_) => options::NETWORK_KEYS.map(|(k, _)| k).to_vec(),
+            None => plain_off.clone(),
+        };
+        let command_text =
+            if code.is_some() && !configures && plain_off.is_empty() && hidden.is_none() {
+                let shown = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| match w.text.split_once('=') {
+                        Some((name, _)) if i < first => format!("{name}=***"),
+                        _ if i == first && w.runs.is_none() => shown_without_secrets(&[&w.text]),
+                        _ => "***".into(),
+                    });
+                shown.collect::<Vec<_>>().join(" ")
+            } else {
+                shown_without_secrets(&texts)
+            };
+        let reason = match reason {
+            Some(_) if !configures && turns_off.is_empty() => return,
+            Some(reason) => reason,
+            None => match hidden {
+                Some(hidden) => hidden,
+                None if (CONFIG_COMMANDS.contains(&name) || !plain_off.is_empty())
+                    && words.iter().any(|w| w.dynamic) =>
+                {
+                    "its value depends on a shell expansion ($ or `)".into()
+                }
+                None => match (code.clone(), mistyped(name)) {
+                    (Some(why), _) => why,
+                    (None, Some(meant)) => format!(
+                        "`{name}` is none of the commands Crush's crushrc knows; did you mean `{meant}`?"
+                    ),
+                    (None, None) => return self.script.commands.push(command),
+                },
+            },
+        };
+        // A group or subshell may be a function's body, which runs when
+        // it is called, after any line.
+        let in_body = self
+            .blocks
+            .iter()
+            .any(|(b, _)| matches!(b, Block::Group | Block::Subshell));
+        self.script.skipped.push(Skipped {
+            line: command.line,
+            command: command_text,
+            reason,
+            turns_off,
+            any_time: code.is_some() || in_body,
+        });
     }
 }
 
@@ -435,91 +439,43 @@ impl Parser {
 /// letters wrong, left out or added (one for five). A program a script
 /// runs (`echo`, `less`, `scp`) is far from all of them.
 fn mistyped(name: &str) -> Option<&'static str> {
-    if CONFIG_COMMANDS.contains(&name) {
-        return None;
-    }
     CONFIG_COMMANDS.iter().copied().find(|meant| {
         let allowed = match meant.len() {
             0..=4 => 0,
             5 => 1,
             _ => 2,
         };
-        let distance = edit_distance(name, meant);
-        distance <= allowed || (distance == 1 && swapped(name, meant))
+        let distance = strsim::osa_distance(name, meant);
+        let swapped = distance == 1 && strsim::hamming(name, meant) == Ok(2);
+        (1..=allowed).contains(&distance) || swapped
     })
-}
-
-/// Whether `a` is `b` with two neighbouring letters swapped.
-fn swapped(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    a.len() == b.len()
-        && (0..a.len().saturating_sub(1)).any(|i| {
-            a[i] == b[i + 1] && a[i + 1] == b[i] && a[..i] == b[..i] && a[i + 2..] == b[i + 2..]
-        })
-}
-
-/// The letters to change, leave out, add or swap (with neighbours) to
-/// turn `a` into `b`.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[0].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 /// The keys of [`options::NETWORK_KEYS`] that `words`, a command a shell
 /// would run, may turn off: `option <key> <value>` where the value is not
 /// a literal `true` (a bare flag, an empty value and `true` can only turn
-/// it on), the `option` word being the command's name (after variable
-/// assignments, or behind a command that runs another, `command option
-/// …`); a key only a shell knows (`option $K false`) may be either, and
-/// so may a command name only a shell knows (`$OPT provider-auto-update
-/// false`).
-fn may_turn_off(words: &[Word]) -> Vec<&'static str> {
-    let Some(first) = words.iter().position(|w| !w.assignment) else {
-        return Vec::new();
-    };
-    // Where the `option` word may be: the command's name, or any word
-    // after a command that runs the words after it.
-    let candidates = match words[first].text.as_str() {
-        name if RUNNERS.contains(&name) && !words[first].dynamic => first + 1..words.len(),
-        _ => first..first + 1,
-    };
+/// it on), the `option` word being at one of `names`, where the command's
+/// name may be; a key only a shell knows (`option $K false`) may be
+/// either, and so may a command name only a shell knows (`$OPT
+/// provider-auto-update false`).
+fn may_turn_off(words: &[Word], names: std::ops::Range<usize>) -> Vec<&'static str> {
     let mut keys = Vec::new();
-    for at in candidates {
-        let (Some(name), Some(key)) = (words.get(at), words.get(at + 1)) else {
+    for at in names {
+        let (name, Some(key)) = (&words[at], words.get(at + 1)) else {
             continue;
         };
         let is_option = name.text == "option" && !name.dynamic;
-        if !is_option && !name.dynamic {
-            continue;
-        }
         let on_only = words.get(at + 2).is_none_or(|v| {
             !v.dynamic && (v.text.is_empty() || options::parse_bool(&v.text) == Some(true))
         });
-        if on_only {
+        if (!is_option && !name.dynamic) || on_only {
             continue;
         }
         for (option, _) in options::NETWORK_KEYS {
-            let named = match key.dynamic {
-                true => is_option,
-                false => key.text == option,
+            let named = if key.dynamic {
+                is_option
+            } else {
+                key.text == option
             };
             if named && !keys.contains(&option) {
                 keys.push(option);
@@ -529,46 +485,40 @@ fn may_turn_off(words: &[Word]) -> Vec<&'static str> {
     keys
 }
 
-/// Commands that run text as commands: `eval` its words, `trap` its first
-/// at the script's end, `alias` a name's (with `shopt -s expand_aliases`);
-/// mvdan.cc/sh parses each again, as Crush's config builtins run there.
-const EVALUATORS: &[&str] = &["eval", "trap", "alias"];
-
-/// Why `command` makes the shell run code this reader never sees, which
-/// may set anything: a command that runs text or another file as
-/// commands (after assignments, or behind a command that runs another:
-/// `command eval …`), a script named by its path (Crush's shell runs one
-/// without `#!` itself, its config builtins included:
-/// `internal/shell/dispatch.go`), a command or process substitution in
-/// any word or redirection, an unquoted here-document, or a command name
-/// only a shell knows (`$E`, which may be `eval`), but in a `case` block,
-/// where the words gathered may be its subject or a pattern (`$HOST)`).
-/// `redirect_runs` is what its redirections run.
-fn shell_only(command: &Command, redirect_runs: Option<Runs>, in_case: bool) -> Option<String> {
-    let words = &command.words;
-    // Where a command's name may be: after the assignments (none, when
-    // they are all there is), and any word after a command that runs the
-    // words after it.
-    let first = words
-        .iter()
-        .position(|w| !w.assignment)
-        .unwrap_or(words.len());
-    let candidates = match words.get(first) {
-        Some(w) if RUNNERS.contains(&w.text.as_str()) && !w.dynamic => first..words.len(),
-        Some(_) => first..first + 1,
-        None => first..first,
-    };
-    for word in &words[candidates.clone()] {
-        let name = word.text.as_str();
+/// Why the command of `words` makes the shell run code this reader never
+/// sees, which may set anything: a word at one of `names` (where the
+/// command's name may be) that runs text or another file as commands, or
+/// names a script by its path (Crush's shell runs one without `#!`
+/// itself, its config builtins included: `internal/shell/dispatch.go`,
+/// `isPathPrefixed`: `./`, `../`, `/`, on Windows `C:\`, `C:/`, `\`, and
+/// `~/` once expanded); a command or process substitution in any word or
+/// redirection (`redirect_runs`), an unquoted here-document, or a command
+/// name only a shell knows (`$E`, which may be `eval`), but in a `case`
+/// block, where the words gathered may be its subject or a pattern
+/// (`$HOST)`).
+fn shell_only(
+    words: &[Word],
+    names: std::ops::Range<usize>,
+    redirect_runs: Option<Runs>,
+    in_case: bool,
+) -> Option<String> {
+    for word in &words[names.clone()] {
+        let (name, bytes) = (word.text.as_str(), word.text.as_bytes());
+        let drive = bytes.len() >= 3
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && matches!(bytes[2], b'\\' | b'/');
         if let Some(evaluator) = EVALUATORS.iter().find(|e| **e == name) {
             return Some(format!(
                 "`{evaluator}` runs text as commands, which only a shell does"
             ));
-        }
-        if name == "source" || name == "." {
+        } else if name == "source" || name == "." {
             return Some("another file is read only by a shell".into());
-        }
-        if names_a_file(name) {
+        } else if drive
+            || ["./", "../", "/", "~/", "\\"]
+                .iter()
+                .any(|p| name.starts_with(p))
+        {
             return Some(
                 "it runs a script by its path, which Crush's shell runs itself when it has no #! line"
                     .into(),
@@ -587,59 +537,9 @@ fn shell_only(command: &Command, redirect_runs: Option<Runs>, in_case: bool) -> 
                 .into(),
         );
     }
-    let named_by_shell = words[candidates].iter().any(|w| w.dynamic && !w.assignment);
+    let named_by_shell = words[names].iter().any(|w| w.dynamic && !w.assignment);
     (named_by_shell && !in_case)
         .then(|| "its command's name depends on a shell expansion ($ or `)".into())
-}
-
-/// Whether a command's name is a path, which Crush's shell runs as a file
-/// (`isPathPrefixed`: `./`, `../`, `/`, and on Windows `C:\`, `C:/`, `\`);
-/// `~/` is one once expanded.
-fn names_a_file(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    let drive = bytes.len() >= 3
-        && bytes[0].is_ascii_alphabetic()
-        && bytes[1] == b':'
-        && matches!(bytes[2], b'\\' | b'/');
-    ["./", "../", "/", "~/", "\\"]
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
-        || drive
-}
-
-/// A command shown only because it runs code: its assignments' names and
-/// its name (when no substitution), every other word hidden.
-fn shown_name_only(words: &[Word]) -> String {
-    let first = words
-        .iter()
-        .position(|w| !w.assignment)
-        .unwrap_or(words.len());
-    words
-        .iter()
-        .enumerate()
-        .map(|(i, w)| match w.text.split_once('=') {
-            Some((name, _)) if i < first => format!("{name}=***"),
-            _ if i == first && w.runs.is_none() => shown_without_secrets(&[&w.text]),
-            _ => "***".into(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Why a command runs a config command in a way only a shell honours: a
-/// variable assignment before it, or another command that runs it.
-fn hidden_config(command: &Command) -> Option<String> {
-    let first = command.words.iter().position(|w| !w.assignment)?;
-    let rest = &command.words[first..];
-    let name = rest[0].text.as_str();
-    if first > 0 && CONFIG_COMMANDS.contains(&name) {
-        return Some("a variable assignment before it is applied only by a shell".into());
-    }
-    let runs_config = rest[1..]
-        .iter()
-        .any(|w| CONFIG_COMMANDS.contains(&w.text.as_str()));
-    (RUNNERS.contains(&name) && runs_config)
-        .then(|| format!("`{name}` runs it, which only a shell does"))
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 //! halts the script (mvdan.cc/sh's `interp`: a handler error that is not
 //! an exit status), so Crush refuses to start.
 
-use super::{Command, Script};
+use super::Script;
 use crate::config::warning::OptionLine;
 
 /// The kind of an option's value.
@@ -19,51 +19,31 @@ enum Kind {
     List,
 }
 
-/// Crush v0.90's option keys, their JSON field and kind (`optionSpecs`);
+/// The kind of value Crush v0.90's option `key` takes (`optionSpecs`);
 /// `ui`, `reset` and the `attribution-` keys are handled apart.
-const SPECS: &[(&str, &str, Kind)] = &[
-    ("debug", "debug", Kind::Bool { inverted: false }),
-    ("debug-lsp", "debug_lsp", Kind::Bool { inverted: false }),
-    ("auto-lsp", "auto_lsp", Kind::Bool { inverted: false }),
-    ("progress", "progress", Kind::Bool { inverted: false }),
-    ("metrics", "disable_metrics", Kind::Bool { inverted: true }),
-    (
-        "auto-summarize",
-        "disable_auto_summarize",
-        Kind::Bool { inverted: true },
-    ),
-    (
-        "provider-auto-update",
-        "disable_provider_auto_update",
-        Kind::Bool { inverted: true },
-    ),
-    (
-        "default-providers",
-        "disable_default_providers",
-        Kind::Bool { inverted: true },
-    ),
-    ("notifications", "notifications", Kind::Text),
-    ("data-directory", "data_directory", Kind::Text),
-    ("initialize-as", "initialize_as", Kind::Text),
-    ("context-path", "context_paths", Kind::List),
-    ("global-context-path", "global_context_paths", Kind::List),
-    ("skill-path", "skills_paths", Kind::List),
-    ("disable-skill", "disabled_skills", Kind::List),
+fn kind(key: &str) -> Option<Kind> {
+    Some(match key {
+        "debug" | "debug-lsp" | "auto-lsp" | "progress" => Kind::Bool { inverted: false },
+        "metrics" | "auto-summarize" | "provider-auto-update" | "default-providers" => {
+            Kind::Bool { inverted: true }
+        }
+        "notifications" | "data-directory" | "initialize-as" => Kind::Text,
+        "context-path" | "global-context-path" | "skill-path" | "disable-skill" => Kind::List,
+        _ => return None,
+    })
+}
+
+/// The keys this tool reads, and their JSON field (the booleans stored
+/// negated).
+const READ_HERE: [(&str, &str); 3] = [
+    ("provider-auto-update", "disable_provider_auto_update"),
+    ("default-providers", "disable_default_providers"),
+    ("data-directory", "data_directory"),
 ];
 
 /// The keys whose `false` keeps a start from going out, and their JSON
-/// field (stored negated).
-pub(crate) const NETWORK_KEYS: [(&str, &str); 2] = [
-    ("provider-auto-update", "disable_provider_auto_update"),
-    ("default-providers", "disable_default_providers"),
-];
-
-/// The keys this tool reads.
-const READ_HERE: [&str; 3] = [
-    "provider-auto-update",
-    "default-providers",
-    "data-directory",
-];
+/// field.
+pub(crate) const NETWORK_KEYS: [(&str, &str); 2] = [READ_HERE[0], READ_HERE[1]];
 
 /// A value an `option` line sets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,8 +86,8 @@ pub(crate) fn verdict(words: &[&str]) -> Verdict {
     match key {
         "ui" => return ui_verdict(words),
         "reset" => {
-            return match words.get(2).and_then(|k| spec(k)) {
-                Some((_, _, Kind::List)) => Verdict::Other,
+            return match words.get(2).and_then(|k| kind(k)) {
+                Some(Kind::List) => Verdict::Other,
                 Some(_) => Verdict::Refused(format!(
                     "`option reset` takes a list option, and {value:?} is not one"
                 )),
@@ -130,7 +110,7 @@ pub(crate) fn verdict(words: &[&str]) -> Verdict {
         }
         _ => {}
     }
-    let Some((name, field, kind)) = spec(key) else {
+    let Some(kind) = kind(key) else {
         return Verdict::Unknown;
     };
     let set = match kind {
@@ -144,19 +124,14 @@ pub(crate) fn verdict(words: &[&str]) -> Verdict {
             }
         },
         Kind::Text | Kind::List if value.is_empty() => {
-            return Verdict::Refused(format!("option {name} needs a value"));
+            return Verdict::Refused(format!("option {key} needs a value"));
         }
         Kind::Text | Kind::List => Value::Text(value.to_owned()),
     };
-    if READ_HERE.contains(&name) {
-        Verdict::Sets(field, set)
-    } else {
-        Verdict::Other
+    match READ_HERE.iter().find(|(k, _)| *k == key) {
+        Some((_, field)) => Verdict::Sets(field, set),
+        None => Verdict::Other,
     }
-}
-
-fn spec(key: &str) -> Option<(&'static str, &'static str, Kind)> {
-    SPECS.iter().find(|(k, _, _)| *k == key).copied()
 }
 
 /// `option ui <key> <value>`, exactly four words (`optionUI`).
@@ -182,20 +157,34 @@ fn ui_verdict(words: &[&str]) -> Verdict {
 /// or `_` for `-`.
 pub(crate) fn suggestion(key: &str) -> Option<String> {
     if let Some((left, right)) = key.split_once('=')
-        && spec(left).is_some()
+        && kind(left).is_some()
     {
         return Some(format!("option {left} {right}"));
     }
     let dashed = key.replace('_', "-").to_ascii_lowercase();
-    spec(&dashed).map(|(k, _, _)| format!("option {k} …"))
+    kind(&dashed).map(|_| format!("option {dashed} …"))
 }
 
-/// What a crushrc's `option` lines set for this tool, in order, and what
-/// is worth a word.
+/// One change a crushrc makes to the object Crush's builder makes of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Set {
+    /// The line of its command.
+    pub line: usize,
+    /// Only a shell can evaluate its command: counted as setting `value`.
+    pub unevaluated: bool,
+    /// The path of object keys it sets, e.g. `options`,
+    /// `disable_provider_auto_update`.
+    pub key: Vec<&'static str>,
+    /// The value; `None` removes the key.
+    pub value: Option<Value>,
+}
+
+/// What a crushrc's commands set for this tool, in the order they take
+/// effect, and what is worth a word.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Applied {
-    /// Each field set, its value and the line.
-    pub sets: Vec<(&'static str, Value, usize)>,
+    /// What is set, the last setting of a key winning.
+    pub sets: Vec<Set>,
     /// Warnings, each with its line.
     pub warnings: Vec<(usize, OptionLine)>,
     /// A line setting a key this tool reads to a value Crush refuses: the
@@ -203,16 +192,73 @@ pub(crate) struct Applied {
     pub error: Option<(usize, String)>,
 }
 
-/// Applies the `option` lines of `script`, by Crush's rules.
+const HYPER_KEY: [&str; 3] = ["providers", "hyper", "api_key"];
+
+/// Applies the commands of `script` by Crush's rules: its `option` lines,
+/// and `provider add hyper --api-key KEY` / `provider remove hyper` (the
+/// Hyper key Crush sends). A skipped command that may turn a key of
+/// [`NETWORK_KEYS`] off counts as turning it off, and one that may set
+/// the Hyper key as setting it (to a value only a shell knows): where it
+/// stands, or, when it may run at any time (a function's body, `eval`
+/// text, another file), after every line; on one line, after the
+/// commands that run unconditionally (the safe side: going out needs
+/// every reading to say on).
 pub(crate) fn apply(script: &Script) -> Applied {
     let mut applied = Applied::default();
+    let mut sets = Vec::new();
     for command in &script.commands {
         let words = command.texts();
-        if words[0] != "option" {
-            continue;
-        }
-        apply_one(command, &words, &mut applied);
+        let (key, value) = match words.as_slice() {
+            ["option", ..] => match apply_option(command.line, &words, &mut applied) {
+                Some((field, value)) => (vec!["options", field], Some(value)),
+                None => continue,
+            },
+            ["provider", "remove" | "rm", "hyper", ..] => (HYPER_KEY[..2].to_vec(), None),
+            ["provider", "add", "hyper", flags @ ..] => match api_key_flag(flags) {
+                Some(key) => (HYPER_KEY.to_vec(), Some(Value::Text(key.to_owned()))),
+                None => continue,
+            },
+            _ => continue,
+        };
+        let (line, unevaluated) = (command.line, false);
+        sets.push((
+            false,
+            Set {
+                line,
+                unevaluated,
+                key,
+                value,
+            },
+        ));
     }
+    for skipped in &script.skipped {
+        let network = NETWORK_KEYS
+            .iter()
+            .filter(|(key, _)| skipped.turns_off.contains(key))
+            .map(|(_, field)| (vec!["options", *field], Value::Bool(true)));
+        // The command as shown: its secrets hidden, its words kept.
+        let words: Vec<&str> = skipped.command.split_whitespace().collect();
+        let adds = words
+            .windows(3)
+            .position(|w| w == ["provider", "add", "hyper"]);
+        let hyper = adds
+            .is_some_and(|at| words[at..].contains(&"--api-key"))
+            .then(|| (HYPER_KEY.to_vec(), Value::Text(String::new())));
+        for (key, value) in network.chain(hyper) {
+            let (line, unevaluated, value) = (skipped.line, true, Some(value));
+            sets.push((
+                skipped.any_time,
+                Set {
+                    line,
+                    unevaluated,
+                    key,
+                    value,
+                },
+            ));
+        }
+    }
+    sets.sort_by_key(|(any_time, set)| (*any_time, set.line));
+    applied.sets = sets.into_iter().map(|(_, set)| set).collect();
     if let Some(exit) = &script.exit
         && let Some(status) = exit.status.as_deref().filter(|s| *s != "0")
     {
@@ -226,24 +272,24 @@ pub(crate) fn apply(script: &Script) -> Applied {
     applied
 }
 
-fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
-    let line = command.line;
+/// What one `option` line sets, its warnings and error told in `applied`.
+fn apply_option(
+    line: usize,
+    words: &[&str],
+    applied: &mut Applied,
+) -> Option<(&'static str, Value)> {
     let written = words.join(" ");
     match verdict(words) {
         Verdict::Sets(field, value) => {
             if words.len() > 3 {
-                applied.warnings.push((
-                    line,
-                    OptionLine::ExtraWords {
-                        written,
-                        value: words[2].to_owned(),
-                    },
-                ));
+                let value = words[2].to_owned();
+                let what = OptionLine::ExtraWords { written, value };
+                applied.warnings.push((line, what));
             }
-            applied.sets.push((field, value, line));
+            return Some((field, value));
         }
         Verdict::Other => {}
-        Verdict::Refused(why) if words.get(1).is_some_and(|k| READ_HERE.contains(k)) => {
+        Verdict::Refused(why) if READ_HERE.iter().any(|(k, _)| words.get(1) == Some(k)) => {
             applied
                 .error
                 .get_or_insert((line, format!("option {}: {why}", words[1])));
@@ -260,6 +306,28 @@ fn apply_one(command: &Command, words: &[&str], applied: &mut Applied) {
             },
         )),
     }
+    None
+}
+
+/// The value of the last `--api-key` among the flags of `provider add ID`
+/// (`flags`), read as Crush's `applyFlags` reads them: in order, each
+/// flag taking its values (so a value that reads `--api-key` is a value),
+/// the last one winning. `None` when none is given, or when a flag Crush
+/// does not know or a missing value makes the command fail (Crush then
+/// refuses to start, whatever the key).
+fn api_key_flag<'a>(flags: &[&'a str]) -> Option<&'a str> {
+    let (mut key, mut i) = (None, 0);
+    while i < flags.len() {
+        let values = super::redact::values_taken(flags[i])?;
+        if i + values >= flags.len() {
+            return None;
+        }
+        if flags[i] == "--api-key" {
+            key = Some(flags[i + 1]);
+        }
+        i += 1 + values;
+    }
+    key
 }
 
 #[cfg(test)]

@@ -74,6 +74,18 @@ fn takes(flag: &str) -> Option<Takes> {
     })
 }
 
+/// How many words the flag `flag` of a config command takes after it;
+/// `None` for a flag Crush does not know, or `--args`, which takes all
+/// that follow (and is no flag of `provider`).
+pub(super) fn values_taken(flag: &str) -> Option<usize> {
+    Some(match takes(flag)? {
+        Takes::Nothing => 0,
+        Takes::Entry => 2,
+        Takes::Rest => return None,
+        _ => 1,
+    })
+}
+
 const HIDDEN: &str = "***";
 
 /// The words of a command joined by spaces, its secrets hidden: the
@@ -146,15 +158,10 @@ fn value_shown(kind: Takes, value: &str) -> String {
 /// A word that is not a flag's secret value: an assignment's value and a
 /// URL's secrets hidden.
 fn positional(text: &str) -> String {
-    if let Some((name, _)) = text.split_once('=') {
-        let mut chars = name.chars();
-        if chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return format!("{name}={HIDDEN}");
-        }
+    if let Some((name, _)) = text.split_once('=')
+        && super::lex::is_name(name)
+    {
+        return format!("{name}={HIDDEN}");
     }
     if text.contains("://") {
         url_shown(text)

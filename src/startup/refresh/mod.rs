@@ -294,7 +294,7 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
     }
     let next = match files.target.validate(&body) {
         Ok(next) => next,
-        Err(e) => return done.fail(Cause::invalid(files.target, e).to_string()),
+        Err(e) => return done.fail(Cause::invalid(files.target, e).chain().join(": ")),
     };
     let previous = (cached.as_ref())
         .filter(|c| !c.is_stand_in())
@@ -324,7 +324,7 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
         Ok(_) => Outcome::Updated(body),
         Err(NotApplied::Held(held)) => done.hold(held),
         Err(NotApplied::Write(e)) => Outcome::Unsaved(body, e.to_string()),
-        Err(NotApplied::Refused(cause)) => done.fail(cause.to_string()),
+        Err(NotApplied::Refused(cause)) => done.fail(cause.chain().join(": ")),
         // Another writer replaced the cache while this refresh fetched:
         // its answer is dropped, and the caller told what the cache holds.
         Err(NotApplied::Overtaken) => settled(
@@ -463,7 +463,7 @@ fn settled(cached: Option<&Cached>, known: Option<[u8; 32]>) -> Outcome {
 fn explain(cause: &Cause, url: &Url) -> String {
     match cause {
         Cause::Read(ReadError::Fetch(fetch)) => format!("{fetch}; {}", fetch.refresh_hint(url)),
-        other => other.to_string(),
+        other => other.chain().join(": "),
     }
 }
 
