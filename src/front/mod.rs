@@ -24,7 +24,6 @@ pub(crate) mod find;
 pub(crate) mod version;
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 
 use crate::startup::refresh::HELPER_COMMAND;
 
@@ -165,100 +164,67 @@ fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
 /// the marker in its place.
 pub(crate) const FAILING_CATWALK_URL: &str = "/dev/null/crush-providers|reviewed-cache";
 
-/// Whether Crush's own automatic updates go off. Safety does not depend on
-/// it (the failing `CATWALK_URL` does that), but speed does, and so does a
-/// start of the oldest releases.
+/// What a start does with Crush's own automatic updates, and why. Safety
+/// does not depend on it (the failing `CATWALK_URL` does that), but speed
+/// does, and so does a start of the oldest releases.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Updates {
-    /// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`: this Crush needs no request
-    /// (for this reason), and starts with none.
-    Off(Off),
-    /// The user's own setting passes through, for this reason.
-    AsSet(AsSet),
+pub(crate) struct Updates {
+    /// Whether Crush is started with `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`
+    /// (else the user's own setting passes through).
+    pub off: bool,
+    /// Why, in words (`providers --status` says it).
+    pub why: String,
 }
 
-/// Why Crush's updates go off.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Off {
-    /// A reading of the user's settings turned updates (or the default
-    /// providers) off: Crush, which may read them otherwise, asks nothing
-    /// either.
-    Settings,
-    /// It reads the cache then, and no Hyper key needs its requests.
-    ReadsCache,
-    /// A release before v0.26.0 (this one), which would refuse to start
-    /// once its catalog request fails.
-    Old(String),
-}
-
-/// Why Crush's updates are left as the user set them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum AsSet {
-    /// A Hyper key is set (where): with its updates off Crush would use its
-    /// embedded Hyper provider instead of fetching the user's.
-    HyperKey(String),
-    /// This version (v0.26.0 to v0.90.x, a pre-release) uses its embedded
-    /// catalog while its updates are off, not the cache.
-    Embedded(String),
-    /// Its version is not known (why).
-    Unknown(String),
-}
-
-/// Whether Crush's updates go off: where any reading of the settings
-/// turned them off (`on`: every reading says on), for a release from
-/// v0.91.0 on (which reads the cache while they are off) with no Hyper
-/// key, and for one before v0.26.0 (which would not start without its
-/// request). `None` while they are on and its version is not learnt.
+/// What a start does with Crush's updates: off where any reading of the
+/// settings turned them off (`on`: every reading says on), for a release
+/// from v0.91.0 on (which reads the cache while they are off) with no
+/// Hyper key, and for one before v0.26.0 (which would refuse to start once
+/// its catalog request fails); else as set. `None` while they are on and
+/// its version is not learnt.
 pub(crate) fn updates(
     on: bool,
     answer: Option<&version::Answer>,
     hyper_key: Option<&str>,
 ) -> Option<Updates> {
-    use version::{Answer, Era};
-    let set = Updates::AsSet;
-    Some(match answer {
-        _ if !on => Updates::Off(Off::Settings),
-        None => return None,
-        Some(Answer::Problem(why)) => set(AsSet::Unknown(why.clone())),
-        Some(Answer::Version(v)) => match (version::era(v), hyper_key) {
-            (Era::Old, _) => Updates::Off(Off::Old(v.clone())),
-            (Era::ReadsCache, None) => Updates::Off(Off::ReadsCache),
-            (Era::ReadsCache, Some(origin)) => set(AsSet::HyperKey(origin.to_owned())),
-            (Era::KeepsCache, _) => set(AsSet::Embedded(v.clone())),
-            (Era::Unknown, _) => set(AsSet::Unknown(format!("`{v}` is no release's version"))),
-        },
-    })
-}
-
-impl fmt::Display for Updates {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Updates::Off(Off::Settings) => f.write_str(
-                "its own updates off: you turned provider-auto-update or default-providers off",
-            ),
-            Updates::Off(Off::ReadsCache) => {
-                f.write_str("its own updates off: it reads the cache then, and asks nothing at all")
-            }
-            Updates::Off(Off::Old(v)) => write!(
-                f,
-                "its own updates off: Crush {v} would not start without its catalog request"
-            ),
-            Updates::AsSet(why) => {
-                f.write_str("its own updates as you set them: ")?;
-                match why {
-                    AsSet::HyperKey(origin) => write!(
-                        f,
-                        "a Hyper key is set ({origin}), and Crush fetches Hyper's provider with it while they are on"
-                    ),
-                    AsSet::Embedded(v) => write!(
-                        f,
-                        "Crush {v} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
-                    ),
-                    AsSet::Unknown(why) => write!(f, "its version is not known ({why})"),
-                }
-            }
+    let off = |why: String| Updates {
+        off: true,
+        why: format!("its own updates off: {why}"),
+    };
+    let set = |why: String| Updates {
+        off: false,
+        why: format!("its own updates as you set them: {why}"),
+    };
+    let version = match answer {
+        _ if !on => {
+            return Some(off(
+                "you turned provider-auto-update or default-providers off".into(),
+            ));
         }
-    }
+        None => return None,
+        Some(version::Answer::Problem(why)) => {
+            return Some(set(format!("its version is not known ({why})")));
+        }
+        Some(version::Answer::Version(version)) => version,
+    };
+    Some(match (version::release(version), hyper_key) {
+        (None, _) => set(format!(
+            "its version is not known (`{version}` is no release's version)"
+        )),
+        (Some((numbers, _)), _) if numbers < (0, 26, 0) => off(format!(
+            "Crush {version} would not start without its catalog request"
+        )),
+        // A pre-release of v0.91.0 is built from code before PR #3693.
+        (Some((numbers, false)), None) if numbers >= (0, 91, 0) => {
+            off("it reads the cache then, and asks nothing at all".into())
+        }
+        (Some((numbers, false)), Some(origin)) if numbers >= (0, 91, 0) => set(format!(
+            "a Hyper key is set ({origin}), and Crush fetches Hyper's provider with it while they are on"
+        )),
+        (Some(_), _) => set(format!(
+            "Crush {version} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
+        )),
+    })
 }
 
 #[cfg(test)]
@@ -366,54 +332,96 @@ mod tests {
         }
     }
 
-    fn updates_on(answer: &version::Answer, hyper_key: Option<&str>) -> Updates {
-        updates(true, Some(answer), hyper_key).unwrap()
+    /// Whether a start turns the updates of Crush of `version` off, and
+    /// the end of why.
+    fn updates_on(version: &str, hyper_key: Option<&str>) -> (bool, String) {
+        let answer = version::Answer::Version(version.into());
+        let updates = updates(true, Some(&answer), hyper_key).unwrap();
+        let why = updates.why.split_once(": ").unwrap().1.to_owned();
+        (updates.off, why)
     }
 
     #[test]
     fn updates_go_off_only_where_that_costs_nothing() {
         use version::Answer;
         // Turned off by any reading, Crush asks nothing either.
+        let by_settings = Some(Updates {
+            off: true,
+            why: "its own updates off: you turned provider-auto-update or default-providers off"
+                .into(),
+        });
         let v91 = Answer::Version("v0.91.0".into());
         assert_eq!(
             updates(false, Some(&v91), Some("HYPER_API_KEY")),
-            Some(Updates::Off(Off::Settings))
+            by_settings
         );
-        assert_eq!(
-            updates(false, None, None),
-            Some(Updates::Off(Off::Settings))
-        );
+        assert_eq!(updates(false, None, None), by_settings);
         assert_eq!(updates(true, None, None), None, "not learnt");
-        let v = |v: &str| Answer::Version(v.into());
-        let off = Updates::Off(Off::ReadsCache);
-        assert_eq!(updates_on(&v("v0.91.0"), None), off);
-        assert_eq!(updates_on(&v("0.92.3"), None), off);
-        let set = Updates::AsSet;
-        for version in ["v0.90.0", "0.90.1", "0.91.0-nightly", "v0.91.0-rc.1"] {
+        let reads_cache = "it reads the cache then, and asks nothing at all";
+        for version in [
+            "v0.91.0",
+            "0.91.0",
+            "v1.0.0",
+            "v0.91.0 (abc1234)",
+            "v0.91.0+dirty",
+            "0.92.3",
+        ] {
             assert_eq!(
-                updates_on(&v(version), None),
-                set(AsSet::Embedded(version.into())),
+                updates_on(version, None),
+                (true, reads_cache.into()),
                 "{version}"
             );
         }
-        assert_eq!(
-            updates_on(&v("devel"), None),
-            set(AsSet::Unknown("`devel` is no release's version".into()))
-        );
-        assert_eq!(
-            updates_on(&v("v0.91.0"), Some("HYPER_API_KEY")),
-            set(AsSet::HyperKey("HYPER_API_KEY".into()))
-        );
-        // The oldest would not start once their request fails.
-        for old in ["v0.20.0", "v0.25.1"] {
-            assert_eq!(
-                updates_on(&v(old), Some("HYPER_API_KEY")),
-                Updates::Off(Off::Old(old.into()))
+        // v0.26.0 to v0.90.x, and pre-releases (a Go pseudo-version is the
+        // build of a commit: a pre-release of its core version).
+        for version in [
+            "v0.26.0",
+            "v0.90.0",
+            "0.90.0",
+            "0.90.1",
+            "0.91.0-nightly",
+            "v0.91.0-rc.1",
+            "v0.91.1-0.20260101120000-0123456789ab",
+        ] {
+            let (off, why) = updates_on(version, None);
+            assert!(!off, "{version}");
+            assert!(
+                why.starts_with(&format!("Crush {version} uses its embedded catalog")),
+                "{why}"
             );
         }
-        assert_eq!(
-            updates_on(&Answer::Problem("timed out".into()), None),
-            set(AsSet::Unknown("timed out".into()))
+        for version in ["devel", "unknown", "v0.91", "v0.91.0.1"] {
+            assert_eq!(
+                updates_on(version, None),
+                (
+                    false,
+                    format!("its version is not known (`{version}` is no release's version)")
+                )
+            );
+        }
+        let (off, why) = updates_on("v0.91.0", Some("HYPER_API_KEY"));
+        assert!(!off);
+        assert!(
+            why.starts_with("a Hyper key is set (HYPER_API_KEY)"),
+            "{why}"
+        );
+        // The oldest would not start once their request fails.
+        for old in ["v0.8.0", "v0.20.0", "v0.22.2", "v0.25.1", "v0.13.0-beta.1"] {
+            assert_eq!(
+                updates_on(old, Some("HYPER_API_KEY")),
+                (
+                    true,
+                    format!("Crush {old} would not start without its catalog request")
+                )
+            );
+        }
+        let timed_out = Answer::Problem("timed out".into());
+        let unknown = updates(true, Some(&timed_out), None).unwrap();
+        assert!(!unknown.off);
+        assert!(
+            unknown
+                .why
+                .ends_with(": its version is not known (timed out)")
         );
     }
 }
