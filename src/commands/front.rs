@@ -35,7 +35,6 @@ use crate::front::version::{self, Answer, Learnt, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
-use crate::store::digest::{hex, sha256};
 use crate::store::paths::{self, process_env};
 use crate::trust::foreign;
 
@@ -119,7 +118,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
     if users_env(XDG_DATA_HOME).is_none() && environment::installed().is_some() {
         command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
     }
-    if updates.is_some_and(|updates| updates.off) {
+    if updates.is_some_and(|updates| updates.off()) {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");
     }
     Some(start(command, args.first(), &crush.path))
@@ -259,15 +258,15 @@ fn prepare(
     );
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief(program())));
-    // Said once per change: the memo keeps the digest of what was said.
-    let key = (!notices.is_empty()).then(|| hex(&sha256(notices.join("\n").as_bytes())));
-    if memo.told != key {
+    // Said once per change: the memo keeps what was said.
+    let told = (!notices.is_empty()).then(|| notices.join("\n"));
+    if memo.told != told {
         let status = format!(" ({} providers --status)", program());
         for text in &notices {
             notice(&format!("warning: {text}"), &status);
         }
     }
-    memo.told = key;
+    memo.told = told;
     if memo != read {
         memo.write(&memo_path)
             .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
@@ -373,20 +372,6 @@ fn plain(text: &str) -> String {
     crate::catalog::escape::safe(text).into_owned()
 }
 
-/// How a start hands Crush over, for `providers --status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(super) enum Handed {
-    /// With its own updates off.
-    UpdatesOff,
-    /// With its own updates as the user set them.
-    AsSet,
-    /// Not known until a start learns its version.
-    NotLearnt,
-    /// No Crush is found.
-    None,
-}
-
 /// What `providers --status` shows of the front.
 #[derive(Debug, Serialize)]
 pub(super) struct Status {
@@ -398,8 +383,9 @@ pub(super) struct Status {
     pub version: Option<String>,
     /// The `CATWALK_URL` it is started with.
     pub catwalk_url: &'static str,
-    /// Its own updates.
-    pub updates: Handed,
+    /// Its own updates: `updates_off`, `as_set`, `not_learnt` (until a
+    /// start learns its version), `none` (no Crush is found).
+    pub updates: &'static str,
     /// Why, in words.
     pub reason: String,
 }
@@ -431,49 +417,35 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
     if !stands_in_front(program()) {
         return None;
     }
-    let fronts = match chain() {
-        Ok((_, Ok(next))) => next.fronts,
-        _ => Vec::new(),
-    };
-    let mut status = Status {
-        path: None,
-        found_by: None,
-        version: None,
-        catwalk_url: FAILING_CATWALK_URL,
-        updates: Handed::None,
-        reason: String::new(),
-    };
-    let crush = match find::find(&users_env, &fronts) {
-        Ok(crush) => crush,
-        Err(missing) => {
-            status.reason = missing.to_string();
-            return Some(status);
-        }
-    };
+    let fronts = chain().ok().and_then(|(_, next)| next.ok());
+    let crush = find::find(&users_env, &fronts.map(|next| next.fronts).unwrap_or_default());
     let memo = paths::data_dir(&users_env).map(|data| Memo::read(&data.join(MEMO_FILE)));
-    let learnt = memo
-        .ok()
-        .and_then(|memo| Some(memo.get(&crush.identity)?.answer.clone()));
-    let updates = front::updates(
-        on(settings),
-        learnt.as_ref(),
-        hyper_key(settings).as_deref(),
-    );
-    status.updates = match &updates {
-        None => Handed::NotLearnt,
-        Some(updates) if updates.off => Handed::UpdatesOff,
-        Some(_) => Handed::AsSet,
+    let learnt = match (&crush, memo) {
+        (Ok(crush), Ok(memo)) => memo.get(&crush.identity).map(|l| l.answer.clone()),
+        _ => None,
     };
-    status.reason = updates.map_or_else(
-        || "its own updates as you set them until a start learns its version".into(),
-        |updates| updates.why,
-    );
-    if let Some(Answer::Version(version)) = learnt {
-        status.version = Some(version);
-    }
-    status.path = Some(crush.path.display().to_string());
-    status.found_by = Some(crush.origin.to_string());
-    Some(status)
+    let updates = front::updates(on(settings), learnt.as_ref(), hyper_key(settings).as_deref());
+    let (updates, reason) = match (&crush, updates) {
+        (Err(missing), _) => ("none", missing.to_string()),
+        (Ok(_), None) => (
+            "not_learnt",
+            "its own updates as you set them until a start learns its version".into(),
+        ),
+        (Ok(_), Some(updates)) if updates.off() => ("updates_off", updates.to_string()),
+        (Ok(_), Some(updates)) => ("as_set", updates.to_string()),
+    };
+    let crush = crush.ok();
+    Some(Status {
+        path: crush.as_ref().map(|c| c.path.display().to_string()),
+        found_by: crush.map(|c| c.origin),
+        version: match learnt {
+            Some(Answer::Version(version)) => Some(version),
+            _ => None,
+        },
+        catwalk_url: FAILING_CATWALK_URL,
+        updates,
+        reason,
+    })
 }
 
 #[cfg(test)]

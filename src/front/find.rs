@@ -33,27 +33,14 @@ pub(crate) const MARKER_ENV: &str = "CRUSH_PROVIDER_FRONT";
 /// end.
 pub(crate) const MAX_DEPTH: u32 = 8;
 
-/// Where the real Crush was named.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Origin {
-    /// [`REAL_CRUSH_ENV`].
-    #[error("{REAL_CRUSH_ENV}")]
-    Env,
-    /// `options.provider_real_crush` in this file.
-    #[error("options.{REAL_CRUSH_KEY} in {}", .0.display())]
-    Config(PathBuf),
-    /// The search of `PATH`.
-    #[error("PATH")]
-    Path,
-}
-
 /// The real Crush.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Crush {
     /// The path to start, as found.
     pub path: PathBuf,
-    /// Where it was named.
-    pub origin: Origin,
+    /// Where it was named: [`REAL_CRUSH_ENV`], `options.provider_real_crush`
+    /// in a file, or `PATH`.
+    pub origin: String,
     /// What it is, for the memo of its version.
     pub identity: Identity,
 }
@@ -64,12 +51,9 @@ pub(crate) enum Missing {
     /// None on `PATH` besides this program (and fronts like it).
     #[error("no Crush on PATH besides this program")]
     NotOnPath,
-    /// The one named is not a program that can run (what is wrong).
+    /// The one named (where, which) is no Crush that can run (why).
     #[error("{0} names {path}, which {2}", path = .1.display())]
-    Named(Origin, PathBuf, String),
-    /// The one named is this program, or a front before it.
-    #[error("{0} names {path}, which is this program, not Crush", path = .1.display())]
-    NamedFront(Origin, PathBuf),
+    Named(String, PathBuf, String),
 }
 
 /// The marker of a hand-over.
@@ -151,13 +135,10 @@ impl Marker {
 
 /// The real Crush, for a start whose chain holds `fronts`.
 pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
-    let fronts: Vec<Id> = fronts
-        .iter()
-        .filter_map(|f| Some(program(f).ok()?.1))
-        .collect();
+    let fronts: Vec<Id> = fronts.iter().filter_map(|f| program(f).ok()).map(|p| p.1).collect();
     let named = env(REAL_CRUSH_ENV)
-        .map(|p| (PathBuf::from(p), Origin::Env))
-        .or_else(|| real_crush(env).map(|(p, file)| (p, Origin::Config(file))));
+        .map(|p| (PathBuf::from(p), REAL_CRUSH_ENV.to_owned()))
+        .or_else(|| real_crush(env));
     if let Some((path, origin)) = named {
         let found = match path.is_absolute() {
             false => Err("is not a full path".to_owned()),
@@ -165,7 +146,10 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
         };
         return match found {
             Err(why) => Err(Missing::Named(origin, path, why)),
-            Ok((_, id)) if fronts.contains(&id) => Err(Missing::NamedFront(origin, path)),
+            Ok((_, id)) if fronts.contains(&id) => {
+                let why = "is this program, not Crush".to_owned();
+                Err(Missing::Named(origin, path, why))
+            }
             Ok((meta, _)) => Ok(Crush {
                 identity: Identity::new(&path, &meta),
                 path,
@@ -186,7 +170,7 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
             Some(Crush {
                 identity: Identity::new(&path, &meta),
                 path,
-                origin: Origin::Path,
+                origin: "PATH".to_owned(),
             })
         })
         .ok_or(Missing::NotOnPath)
@@ -199,14 +183,15 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
 /// cannot hold it (Crush refuses to start on an `option` it does not know,
 /// while it ignores a JSON key it does not know). A file that cannot be
 /// read or parsed names none here; the settings, which read it too, say
-/// what is wrong with it.
-pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
+/// what is wrong with it. With the program, where it is named.
+pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, String)> {
     let file = paths::config_dir(env).ok()?.join("crush.json");
     let (bytes, _) =
         crate::store::file::read_regular(&file, crate::store::file::MAX_FILE_BYTES).ok()??;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
-    (!named.is_empty()).then(|| (PathBuf::from(named), file))
+    let origin = format!("options.{REAL_CRUSH_KEY} in {}", file.display());
+    (!named.is_empty()).then(|| (PathBuf::from(named), origin))
 }
 
 /// The names a `crush` program has: `crush`, or on Windows `crush` with
@@ -228,17 +213,6 @@ type Id = (u64, u64);
 #[cfg(not(unix))]
 type Id = PathBuf;
 
-#[cfg(unix)]
-fn id(_: &Path, meta: &Metadata) -> io::Result<Id> {
-    use std::os::unix::fs::MetadataExt;
-    Ok((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn id(path: &Path, _: &Metadata) -> io::Result<Id> {
-    path.canonicalize()
-}
-
 /// The program at `path`, or why it is none: a file that exists and, on
 /// Unix, may be executed.
 fn program(path: &Path) -> Result<(Metadata, Id), String> {
@@ -250,10 +224,17 @@ fn program(path: &Path) -> Result<(Metadata, Id), String> {
         return Err("is not a file".into());
     }
     #[cfg(unix)]
-    if std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 == 0 {
-        return Err("is not executable".into());
-    }
-    let id = id(path, &meta).map_err(|e| format!("cannot be resolved: {e}"))?;
+    let id = {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err("is not executable".into());
+        }
+        (meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let id = path
+        .canonicalize()
+        .map_err(|e| format!("cannot be resolved: {e}"))?;
     Ok((meta, id))
 }
 
@@ -321,7 +302,7 @@ mod tests {
             assert_eq!(
                 find(&|k: &str| vars.get(k).cloned(), &[]),
                 Err(Missing::Named(
-                    Origin::Env,
+                    REAL_CRUSH_ENV.into(),
                     named.into(),
                     "is not a full path".into()
                 )),
@@ -355,7 +336,7 @@ mod tests {
         let env = |k: &str| vars.get(k).cloned();
         let found = find(&env, std::slice::from_ref(&front)).unwrap();
         assert_eq!(found.path, d.join("crush"));
-        assert_eq!(found.origin, Origin::Path);
+        assert_eq!(found.origin, "PATH");
         assert_eq!(found.identity.size, "#!/bin/sh\n".len() as u64);
         assert_eq!(
             find(&env, &[front.clone(), found.path]),
@@ -369,7 +350,11 @@ mod tests {
         let env = |k: &str| vars.get(k).cloned();
         assert_eq!(
             find(&env, std::slice::from_ref(&front)),
-            Err(Missing::NamedFront(Origin::Env, b.join("crush")))
+            Err(Missing::Named(
+                REAL_CRUSH_ENV.into(),
+                b.join("crush"),
+                "is this program, not Crush".into()
+            ))
         );
         let vars: HashMap<&str, OsString> =
             [(REAL_CRUSH_ENV, c.join("crush").into_os_string())].into();
@@ -393,7 +378,10 @@ mod tests {
         std::fs::write(&file, r#"{"options":{"provider_real_crush":"/opt/crush"}}"#).unwrap();
         assert_eq!(
             real_crush(&env),
-            Some((PathBuf::from("/opt/crush"), file.clone()))
+            Some((
+                PathBuf::from("/opt/crush"),
+                format!("options.provider_real_crush in {}", file.display())
+            ))
         );
         for other in [
             "{not json",

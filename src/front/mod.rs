@@ -88,31 +88,29 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
     while let Some(arg) = rest.next() {
         let text = arg.to_string_lossy();
         // The flag that takes a value, and its value when it is inline.
-        let taking = if text == "--" {
+        let (flag, inline) = if text == "--" {
             break;
         } else if let Some(long) = text.strip_prefix("--") {
             let (name, inline) = long
                 .split_once('=')
                 .map_or((long, None), |(n, v)| (n, Some(v)));
             info |= words.is_empty() && matches!(name, "help" | "version");
-            let flag = VALUE_FLAGS.iter().find(|(_, l)| *l == name);
-            flag.map(|(short, _)| (*short, inline))
+            let Some((short, _)) = VALUE_FLAGS.iter().find(|(_, l)| *l == name) else {
+                continue;
+            };
+            (*short, inline)
         } else if let Some(shorts) = text.strip_prefix('-').filter(|s| !s.is_empty()) {
             info |= words.is_empty() && shorts.contains(['h', 'v', 'V']);
-            let at = shorts.find(|c| VALUE_FLAGS.iter().any(|(s, _)| *s == c && c != '\0'));
-            at.map(|at| {
-                let rest = &shorts[at + 1..];
-                (
-                    shorts.as_bytes()[at] as char,
-                    (!rest.is_empty()).then(|| rest.strip_prefix('=').unwrap_or(rest)),
-                )
-            })
+            let value_flag = |c| c != '\0' && VALUE_FLAGS.iter().any(|(s, _)| *s == c);
+            let Some(at) = shorts.find(value_flag) else {
+                continue;
+            };
+            let rest = &shorts[at + 1..];
+            let inline = (!rest.is_empty()).then(|| rest.strip_prefix('=').unwrap_or(rest));
+            (shorts.as_bytes()[at] as char, inline)
         } else {
             // A word that is not UTF-8 is no command of this program's.
             words.push(arg.to_str().unwrap_or("\u{fffd}"));
-            None
-        };
-        let Some((flag, inline)) = taking else {
             continue;
         };
         let value = match inline {
@@ -164,16 +162,42 @@ fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
 /// the marker in its place.
 pub(crate) const FAILING_CATWALK_URL: &str = "/dev/null/crush-providers|reviewed-cache";
 
-/// What a start does with Crush's own automatic updates, and why. Safety
-/// does not depend on it (the failing `CATWALK_URL` does that), but speed
-/// does, and so does a start of the oldest releases.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Updates {
+/// What a start does with Crush's own automatic updates, and why (its
+/// text: `providers --status` says it). Safety does not depend on it (the
+/// failing `CATWALK_URL` does that), but speed does, and so does a start
+/// of the oldest releases.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Updates {
+    /// Off: a reading of the settings turned them off.
+    #[error("its own updates off: you turned provider-auto-update or default-providers off")]
+    TurnedOff,
+    /// Off: a release before v0.26.0 (its version).
+    #[error("its own updates off: Crush {0} would not start without its catalog request")]
+    TooOld(String),
+    /// Off: a release from v0.91.0 on, no Hyper key.
+    #[error("its own updates off: it reads the cache then, and asks nothing at all")]
+    ReadsCache,
+    /// As set: the version is not known (why).
+    #[error("its own updates as you set them: its version is not known ({0})")]
+    Unknown(String),
+    /// As set: a release from v0.91.0 on with a Hyper key (where it is set).
+    #[error(
+        "its own updates as you set them: a Hyper key is set ({0}), and Crush fetches Hyper's provider with it while they are on"
+    )]
+    HyperKey(String),
+    /// As set: a release that uses its embedded catalog while they are off.
+    #[error(
+        "its own updates as you set them: Crush {0} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
+    )]
+    Embedded(String),
+}
+
+impl Updates {
     /// Whether Crush is started with `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`
     /// (else the user's own setting passes through).
-    pub off: bool,
-    /// Why, in words (`providers --status` says it).
-    pub why: String,
+    pub(crate) fn off(&self) -> bool {
+        matches!(self, Updates::TurnedOff | Updates::TooOld(_) | Updates::ReadsCache)
+    }
 }
 
 /// What a start does with Crush's updates: off where any reading of the
@@ -187,43 +211,21 @@ pub(crate) fn updates(
     answer: Option<&version::Answer>,
     hyper_key: Option<&str>,
 ) -> Option<Updates> {
-    let off = |why: String| Updates {
-        off: true,
-        why: format!("its own updates off: {why}"),
-    };
-    let set = |why: String| Updates {
-        off: false,
-        why: format!("its own updates as you set them: {why}"),
-    };
     let version = match answer {
-        _ if !on => {
-            return Some(off(
-                "you turned provider-auto-update or default-providers off".into(),
-            ));
-        }
+        _ if !on => return Some(Updates::TurnedOff),
         None => return None,
-        Some(version::Answer::Problem(why)) => {
-            return Some(set(format!("its version is not known ({why})")));
-        }
-        Some(version::Answer::Version(version)) => version,
+        Some(version::Answer::Problem(why)) => return Some(Updates::Unknown(why.clone())),
+        Some(version::Answer::Version(version)) => version.clone(),
     };
-    Some(match (version::release(version), hyper_key) {
-        (None, _) => set(format!(
-            "its version is not known (`{version}` is no release's version)"
-        )),
-        (Some((numbers, _)), _) if numbers < (0, 26, 0) => off(format!(
-            "Crush {version} would not start without its catalog request"
-        )),
+    Some(match (version::release(&version), hyper_key) {
+        (None, _) => Updates::Unknown(format!("`{version}` is no release's version")),
+        (Some((numbers, _)), _) if numbers < (0, 26, 0) => Updates::TooOld(version),
         // A pre-release of v0.91.0 is built from code before PR #3693.
-        (Some((numbers, false)), None) if numbers >= (0, 91, 0) => {
-            off("it reads the cache then, and asks nothing at all".into())
+        (Some((numbers, false)), None) if numbers >= (0, 91, 0) => Updates::ReadsCache,
+        (Some((numbers, false)), Some(origin)) if numbers >= (0, 91, 0) => {
+            Updates::HyperKey(origin.to_owned())
         }
-        (Some((numbers, false)), Some(origin)) if numbers >= (0, 91, 0) => set(format!(
-            "a Hyper key is set ({origin}), and Crush fetches Hyper's provider with it while they are on"
-        )),
-        (Some(_), _) => set(format!(
-            "Crush {version} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
-        )),
+        (Some(_), _) => Updates::Embedded(version),
     })
 }
 
@@ -337,19 +339,15 @@ mod tests {
     fn updates_on(version: &str, hyper_key: Option<&str>) -> (bool, String) {
         let answer = version::Answer::Version(version.into());
         let updates = updates(true, Some(&answer), hyper_key).unwrap();
-        let why = updates.why.split_once(": ").unwrap().1.to_owned();
-        (updates.off, why)
+        let why = updates.to_string().split_once(": ").unwrap().1.to_owned();
+        (updates.off(), why)
     }
 
     #[test]
     fn updates_go_off_only_where_that_costs_nothing() {
         use version::Answer;
         // Turned off by any reading, Crush asks nothing either.
-        let by_settings = Some(Updates {
-            off: true,
-            why: "its own updates off: you turned provider-auto-update or default-providers off"
-                .into(),
-        });
+        let by_settings = Some(Updates::TurnedOff);
         let v91 = Answer::Version("v0.91.0".into());
         assert_eq!(
             updates(false, Some(&v91), Some("HYPER_API_KEY")),
@@ -417,10 +415,10 @@ mod tests {
         }
         let timed_out = Answer::Problem("timed out".into());
         let unknown = updates(true, Some(&timed_out), None).unwrap();
-        assert!(!unknown.off);
+        assert!(!unknown.off());
         assert!(
             unknown
-                .why
+                .to_string()
                 .ends_with(": its version is not known (timed out)")
         );
     }

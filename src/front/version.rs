@@ -118,7 +118,7 @@ pub(crate) struct Memo {
     /// The binaries learnt, the latest first.
     #[serde(default)]
     pub crush: Vec<Learnt>,
-    /// The key of the last notice told ([`crate::front::Notice::key`]).
+    /// The notices the last start told, one a line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told: Option<String>,
 }
@@ -129,13 +129,10 @@ impl Memo {
     /// link to a device would never end it, and one larger than any memo
     /// is not one (the next write replaces each).
     pub(crate) fn read(path: &Path) -> Memo {
-        let read = crate::store::file::read_regular(path, MEMO_LIMIT as usize);
-        let bytes = read
-            .ok()
-            .flatten()
-            .map(|(bytes, _)| bytes)
-            .unwrap_or_default();
-        serde_json::from_slice(&bytes).unwrap_or_default()
+        match crate::store::file::read_regular(path, MEMO_LIMIT as usize) {
+            Ok(Some((bytes, _))) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            _ => Memo::default(),
+        }
     }
 
     /// What was learnt of the binary with this identity.
