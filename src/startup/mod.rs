@@ -197,79 +197,20 @@ pub(crate) fn decide(
 /// Loads the catalog for start-up, at once unless the caller waits.
 /// Never fails: every problem becomes a warning and a fallback.
 pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
-    run(files, options)
+    run(files, options, None)
 }
 
-/// The start-up policy for the front, whose Crush reads the cache itself:
-/// on what it `found` of the catalog and of Hyper's provider, in that order
-/// (read with [`Bytes::Peek`] once what another program wrote was
-/// reviewed: [`foreign::settle`]), reading neither again, each one's last
-/// refresh told, and the catalog's refreshed in the background when due.
-/// Hyper's provider is only told: Crush refreshes it with the key while
-/// its updates are on. What it tells is all it gives.
+/// The start-up policy for a caller that hands no catalog over (the front,
+/// whose Crush reads the cache itself) and has reviewed what another
+/// program wrote ([`foreign::settle`]): [`load`] on what it `found` of the
+/// catalog and of Hyper's provider, in that order (read with
+/// [`Bytes::Peek`]), neither read again; what it tells is all it gives.
 pub(crate) fn keep_fresh(
     files: &CacheFiles,
     options: &StartupOptions,
     found: [Found; 2],
 ) -> Vec<Warning> {
-    let mut loaded = snapshot(Vec::new());
-    let mut due = Vec::new();
-    for (target, found) in [Target::Catalog, Target::Hyper].into_iter().zip(found) {
-        let files = files.with_target(target);
-        // The state of a document not there (a first fetch that failed).
-        let absent = found.state().is_some();
-        let cached = match found.valid(&files) {
-            Ok(cached) => cached,
-            // Neither read nor refreshed, as [`load`] does.
-            Err(cache::CacheError::Folder(e)) => {
-                let (problem, fix) = (e.to_string(), e.fix());
-                return vec![Warning::UntrustedFolder { problem, fix }];
-            }
-            Err(e) => {
-                let problem = e.to_string();
-                loaded
-                    .warnings
-                    .push(Warning::InvalidCache { target, problem });
-                None
-            }
-        };
-        let state_problem = cached.as_ref().and_then(|c| c.state_problem.clone());
-        let warnings = &mut loaded.warnings;
-        warnings.extend(state_problem.map(|problem| Warning::UnreadableState { problem }));
-        let online = options.auto_update && target == Target::Catalog;
-        let decision = decide(
-            online,
-            cached.as_ref(),
-            options.interval,
-            state::now(),
-            false,
-        );
-        if cached.is_some() || absent {
-            tell_last(&files, cached.as_ref(), online, warnings);
-        }
-        if !matches!(decision, Decision::Offline | Decision::Cache) {
-            let request = refresh::Request {
-                url: options.url.clone(),
-                timeout: options.timeout,
-                interval: options.interval,
-                keys: options.keys.clone(),
-                watch: Watch::default(),
-                bearer: None,
-            };
-            let (known, using) = (
-                cached.as_ref().map(|c| c.sha256),
-                InUse::of(cached.as_ref()),
-            );
-            due.push(Due {
-                files,
-                request,
-                known,
-                using,
-            });
-        }
-    }
-    start(&due, &options.background, &mut loaded);
-    loaded.warnings
+    run(files, options, Some(found)).warnings
 }
 
 /// A document whose refresh is due: its cache, its request, and what is
@@ -296,7 +237,7 @@ impl Due {
 /// wrote reviewed first), decided on its own cache and state, its last
 /// refresh told, and refreshed when due, both under one lock (waited for,
 /// or in one helper process). Hyper's, without a key, is only told.
-fn run(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
+fn run(files: &CacheFiles, options: &StartupOptions, found: Option<[Found; 2]>) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
@@ -320,9 +261,11 @@ fn run(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
         true => options.watch.clone(),
         false => Watch::default(),
     };
+    let mut found = found.map(IntoIterator::into_iter);
     for target in [Target::Catalog, Target::Hyper] {
         let files = files.with_target(target);
-        let cached = read(&files, options.keys.is_some(), &mut warnings);
+        let found = found.as_mut().and_then(Iterator::next);
+        let cached = read(&files, options.keys.is_some(), found, &mut warnings);
         let from = match target {
             Target::Catalog => Some((options.url.clone(), None)),
             Target::Hyper => (options.hyper.as_ref()).map(|h| (h.url.clone(), Some(h.key.clone()))),
@@ -379,19 +322,28 @@ fn run(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
 }
 
 /// The valid cache of `files`' document, and why it cannot be used when
-/// it cannot: what another program wrote that cannot be reviewed, a file
-/// that is not valid, a state file that cannot be read.
-fn read(files: &CacheFiles, pinned: bool, warnings: &mut Vec<Warning>) -> Option<Cached> {
+/// it cannot: what another program wrote that cannot be reviewed (unless
+/// the caller `found` it, reviewed), a file that is not valid, a state
+/// file that cannot be read. What the caller found is not read again.
+fn read(
+    files: &CacheFiles,
+    pinned: bool,
+    found: Option<Found>,
+    warnings: &mut Vec<Warning>,
+) -> Option<Cached> {
+    let hand_over = found.is_none();
     // Told as found: the review of another program's document may replace
     // a state file that cannot be read.
-    let state_problem_before = state::read(&files.state).err().map(|e| e.to_string());
-    let read = match foreign::settle(files, pinned, Duration::ZERO) {
-        Ok(settled) if settled.readable() => {
+    let state_problem_before =
+        hand_over.then(|| state::read(&files.state).err().map(|e| e.to_string()));
+    let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
+        None => found.map_or(Ok(None), |found| found.valid(files).map_err(|e| e.to_string())),
+        Some(Ok(settled)) if settled.readable() => {
             let found = cache::read(files, Bytes::Read);
             found.valid(files).map_err(|e| e.to_string())
         }
-        Ok(_) => Err(foreign::unreviewed(files)),
-        Err(e) => Err(e.to_string()),
+        Some(Ok(_)) => Err(foreign::unreviewed(files)),
+        Some(Err(e)) => Err(e.to_string()),
     };
     let target = files.target;
     let cached = read.unwrap_or_else(|problem| {
@@ -399,7 +351,7 @@ fn read(files: &CacheFiles, pinned: bool, warnings: &mut Vec<Warning>) -> Option
         None
     });
     let state_problem = cached.as_ref().and_then(|c| c.state_problem.clone());
-    let state_problem = state_problem.or(state_problem_before);
+    let state_problem = state_problem.or(state_problem_before.flatten());
     warnings.extend(state_problem.map(|problem| Warning::UnreadableState { problem }));
     cached
 }
