@@ -126,7 +126,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
 
 /// Says why no Crush is started; exit 1.
 fn refuse(why: &str) -> u8 {
-    line(&format!("error: {why}"));
+    line(why);
     1
 }
 
@@ -186,10 +186,7 @@ fn review(files: &CacheFiles, settings: &Result<Settings, String>) -> Result<[Fo
 
 /// Whether this invocation stands in front of Crush: invoked as `crush`.
 fn stands_in_front(name: &str) -> bool {
-    match cfg!(windows) {
-        true => name.eq_ignore_ascii_case("crush"),
-        false => name == "crush",
-    }
+    name == "crush" || (cfg!(windows) && name.eq_ignore_ascii_case("crush"))
 }
 
 /// The process's own variables, without the `.env` of the folder it
@@ -217,7 +214,7 @@ fn no_crush(why: &str) -> u8 {
         .map(|d| d.join("crush.json").display().to_string())
         .unwrap_or_else(|_| "the global crush.json".into());
     line(&format!(
-        "error: {why}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
+        "{why}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
         find::REAL_CRUSH_ENV,
         find::REAL_CRUSH_KEY,
     ));
@@ -244,6 +241,9 @@ fn prepare(
             .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
     }
     let mut prepared = StartupOptions::from_settings(settings, files);
+    // Crush fetches Hyper's provider itself, with the key, while its
+    // updates are on; what it writes is reviewed at the next start.
+    prepared.options.hyper = None;
     prepared.options.background = Background::Process(me.to_path_buf());
     let told = startup::keep_fresh(files, &prepared.options, found);
     let memo_path = data.join(MEMO_FILE);
@@ -337,7 +337,7 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
         }
     };
     line(&format!(
-        "error: cannot start Crush ({}): {e}",
+        "cannot start Crush ({}): {e}",
         path.display()
     ));
     match e.kind() {
@@ -348,9 +348,7 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
 
 /// An error on stderr, wrapped at a terminal's width as every error is.
 fn line(text: &str) {
-    let text = plain(text);
-    let message = text.strip_prefix("error: ").unwrap_or(&text);
-    super::output::say(super::output::Said::Error, format_args!("{message}"));
+    super::output::say(super::output::Said::Error, format_args!("{}", plain(text)));
 }
 
 /// One line on stderr just before Crush takes the screen, `end` (where a

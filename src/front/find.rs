@@ -57,7 +57,7 @@ pub(crate) enum Missing {
 }
 
 /// The marker of a hand-over.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Marker {
     /// Hand-overs so far in this chain.
     pub depth: u32,
@@ -80,19 +80,16 @@ impl Marker {
         me: &Path,
         catwalk_url: Option<OsString>,
     ) -> Result<Marker, u32> {
-        let (depth, mut fronts) = match handed {
-            Some(marker) if marker.depth >= MAX_DEPTH => return Err(marker.depth),
-            Some(marker) => (marker.depth, marker.fronts),
-            None => (0, Vec::new()),
-        };
-        if !fronts.iter().any(|f| f == me) {
-            fronts.push(me.to_path_buf());
+        let mut marker = handed.unwrap_or_default();
+        if marker.depth >= MAX_DEPTH {
+            return Err(marker.depth);
         }
-        Ok(Marker {
-            depth: depth + 1,
-            fronts,
-            catwalk_url,
-        })
+        if !marker.fronts.iter().any(|f| f == me) {
+            marker.fronts.push(me.to_path_buf());
+        }
+        marker.depth += 1;
+        marker.catwalk_url = catwalk_url;
+        Ok(marker)
     }
 
     /// `DEPTH:URL:` then the fronts as a `PATH`-style list (`:` or `;`).

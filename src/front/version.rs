@@ -78,14 +78,12 @@ pub(crate) struct Identity {
 impl Identity {
     /// The identity of the binary at `path`, whose metadata is `meta`.
     pub(crate) fn new(path: &Path, meta: &std::fs::Metadata) -> Identity {
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|m| m.duration_since(UNIX_EPOCH).ok());
+        let modified = meta.modified().ok();
+        let since_epoch = modified.and_then(|m| m.duration_since(UNIX_EPOCH).ok());
         Identity {
             path: path.to_path_buf(),
             size: meta.len(),
-            modified: modified.map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            modified: since_epoch.map_or(0, |d| d.as_nanos().try_into().unwrap_or(u64::MAX)),
         }
     }
 }
