@@ -6,7 +6,8 @@
 //! else the refresh in the detached helper; nothing waits on the
 //! network), set the variables (the failing `CATWALK_URL`, the marker,
 //! Crush's updates off where that costs nothing), and start it. A start
-//! within the interval reads each file once.
+//! within the interval reads no catalog: the settings, the states that
+//! vouch for the documents, and the memo of Crush's version.
 //!
 //! On Unix Crush replaces this process (`exec`): the same process id,
 //! terminal, signals and exit status. On Windows it is started and waited
