@@ -231,13 +231,9 @@ pub mod internals {
     pub mod go_url {
         pub use crate::catalog::go_url::parse;
     }
-    /// From `config/`.
-    pub mod config {
-        pub use crate::config::parse_crushrc_settings;
-    }
     /// From `config/crushrc/`.
     pub mod crushrc {
-        pub use crate::config::crushrc::parse;
+        pub use crate::config::crushrc::read;
     }
     /// From `config/merge.rs`.
     pub mod merge {

@@ -289,21 +289,6 @@ pub struct Inputs<'a> {
     pub data_dir: Option<&'a Path>,
 }
 
-/// The settings one crushrc alone gives (over the defaults).
-pub fn parse_crushrc_settings(path: &Path, text: &str) -> Result<Settings, ConfigError> {
-    let (loaded, warnings) = read::crushrc(path, text, 0)?;
-    let options = merge::decode(&loaded.node);
-    let files = [(path.to_owned(), Some(loaded))];
-    let options = options.map_err(|e| refused(e, &files))?;
-    let [auto_update, default_providers] = values(&options, &files, &[None, None]);
-    Ok(Settings {
-        auto_update,
-        default_providers,
-        warnings,
-        ..Settings::defaults(path.parent().unwrap_or(path))
-    })
-}
-
 impl Settings {
     /// The built-in defaults for working directory `cwd`: everything on.
     pub fn defaults(cwd: &Path) -> Settings {
@@ -1669,13 +1654,12 @@ mod tests {
         let f = Fixture::new();
         f.write(
             "repo/sub/proj/crushrc",
-            "option provider-auto-update=false\noption no-such-key 1\noption debug maybe\n",
+            "option provider-auto-update=false\noption no-such-key 1\n",
         );
         let s = f.resolve().unwrap();
         assert!(s.auto_update.value);
-        assert_eq!(words(&s).len(), 3, "{:?}", words(&s));
+        assert_eq!(words(&s).len(), 2, "{:?}", words(&s));
         assert!(words(&s)[0].ends_with(":1: `option provider-auto-update=false`: there is no option \"provider-auto-update=false\", so it changes nothing, and Crush refuses to start on it; did you mean `option provider-auto-update false`?"), "{}", words(&s)[0]);
-        assert!(words(&s)[2].contains("Crush refuses to start on this line"));
         f.write(
             "repo/sub/proj/crushrc",
             "option provider-auto-update \"\"\n",

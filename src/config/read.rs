@@ -5,9 +5,8 @@ use std::path::Path;
 
 use crate::store::file;
 
-use super::crushrc::options::{self, Value};
-use super::merge::{self, Node, Src};
-use super::{ConfigError, Format, Origin, PinnedKeys, Warning, crushrc, shown};
+use super::merge::{self, Node};
+use super::{ConfigError, Format, Origin, PinnedKeys, Warning, crushrc};
 
 /// One file's part, once read.
 #[derive(Clone)]
@@ -77,82 +76,9 @@ pub(super) fn read_file(
             };
             Ok(Some((Loaded { node, keys }, Vec::new())))
         }
-        Format::Crushrc => crushrc(path, &text, index).map(Some),
-    }
-}
-
-/// A crushrc's part, the object Crush's builder makes of its commands
-/// ([`options::apply`]), and its warnings.
-pub(super) fn crushrc(
-    path: &Path,
-    text: &str,
-    index: usize,
-) -> Result<(Loaded, Vec<Warning>), ConfigError> {
-    let error = |line, message| ConfigError {
-        path: path.to_owned(),
-        line: Some(line),
-        message,
-    };
-    let script = crushrc::parse(text).map_err(|e| error(e.line, e.message))?;
-    let applied = options::apply(&script);
-    if let Some((line, message)) = applied.error {
-        return Err(error(line, shown(&message)));
-    }
-    let skipped = script
-        .skipped
-        .into_iter()
-        .map(|skipped| Warning::SkippedLine {
-            path: path.to_owned(),
-            line: skipped.line,
-            command: skipped.command,
-            reason: skipped.reason,
-            counted_off: skipped.turns_off,
-        });
-    let option_lines = applied
-        .warnings
-        .into_iter()
-        .map(|(line, what)| Warning::OptionLine {
-            path: path.to_owned(),
-            line,
-            what,
-        });
-    // Without a command that sets something, no `options` at all, as
-    // Crush's builder leaves it out.
-    let mut node = Node::Object(Vec::new());
-    for set in applied.sets {
-        let src = Src {
-            file: index,
-            line: Some(set.line),
-            unevaluated: set.unevaluated,
-        };
-        let value = set.value.map(|value| match value {
-            Value::Bool(b) => Node::Bool(b, src),
-            Value::Text(t) => Node::Str(t, src),
-        });
-        put(&mut node, &set.key, value);
-    }
-    let loaded = Loaded { node, keys: None };
-    Ok((loaded, skipped.chain(option_lines).collect()))
-}
-
-/// Sets `key` (a path of object keys) of `node` to `value`, last in its
-/// object, or removes it when `value` is `None`.
-fn put(node: &mut Node, key: &[&str], value: Option<Node>) {
-    let (Node::Object(entries), [first, rest @ ..]) = (node, key) else {
-        return;
-    };
-    if rest.is_empty() {
-        entries.retain(|(k, _)| k != first);
-        entries.extend(value.map(|v| (first.to_string(), v)));
-        return;
-    }
-    let at = match entries.iter().position(|(k, _)| k == first) {
-        Some(at) => at,
-        None if value.is_none() => return,
-        None => {
-            entries.push((first.to_string(), Node::Object(Vec::new())));
-            entries.len() - 1
+        Format::Crushrc => {
+            let (node, warnings) = crushrc::read(path, &text, index)?;
+            Ok(Some((Loaded { node, keys: None }, warnings)))
         }
-    };
-    put(&mut entries[at].1, rest, value);
+    }
 }
