@@ -39,9 +39,8 @@ pub struct Src {
 }
 
 impl Src {
-    /// A JSON file's.
-    pub const fn json(file: usize) -> Src {
-        let (line, unevaluated) = (None, false);
+    /// File `file`'s; a crushrc's with the `line` of the command.
+    pub const fn new(file: usize, line: Option<usize>, unevaluated: bool) -> Src {
         Src {
             file,
             line,
@@ -114,7 +113,7 @@ impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
         struct RawVisitor;
         // The file is filled in by `parse`.
-        const SRC: Src = Src::json(0);
+        const SRC: Src = Src::new(0, None, false);
         impl<'de> Visitor<'de> for RawVisitor {
             type Value = Raw;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -392,7 +392,8 @@ pub fn resolve_with_flag(
     tolerated: impl Fn(Format) -> bool,
 ) -> Result<Settings, ConfigError> {
     let (cwd, env) = (inputs.cwd, inputs.env);
-    let root = root::of(cwd);
+    // git runs with the user's own environment, never a project's `.env`.
+    let root = root::of(cwd, &|name| std::env::var_os(name));
     let root_dir = match &root {
         Root::WorkTree(dir) => Some(dir.as_path()),
         Root::None(_) => None,
@@ -604,7 +605,10 @@ fn merged(ranked: &[usize], files: &[File]) -> (Node, Vec<merge::TypeChange>) {
         merge::merge(&mut root, part.node.clone(), &mut changes);
         // An object carries no place of its own: it came from this part.
         for change in &mut changes[before..] {
-            change.after.1.get_or_insert(merge::Src::json(file));
+            change
+                .after
+                .1
+                .get_or_insert(merge::Src::new(file, None, false));
         }
     }
     (root, changes)

@@ -24,7 +24,7 @@ mod lex;
 mod redact;
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::merge::{Node, Src};
 use super::{ConfigError, OptionLine, Warning};
@@ -124,8 +124,9 @@ impl Block {
 type Set = (bool, Src, &'static [&'static str], Option<Node>);
 
 /// Where reading is.
-struct Reader<'a> {
-    path: &'a Path,
+#[derive(Default)]
+struct Reader {
+    path: PathBuf,
     file: usize,
     blocks: Vec<(Block, usize)>,
     /// The words of the command being read, each with its line.
@@ -159,19 +160,9 @@ pub fn read(path: &Path, text: &str, file: usize) -> Result<(Node, Vec<Warning>)
         message,
     };
     let mut reader = Reader {
-        path,
+        path: path.to_owned(),
         file,
-        blocks: Vec::new(),
-        words: Vec::new(),
-        after_join: false,
-        target_next: None,
-        function_name_next: false,
-        redirect_runs: None,
-        exited: false,
-        maybe_exited: None,
-        sets: Vec::new(),
-        warnings: Vec::new(),
-        refused: None,
+        ..Reader::default()
     };
     for token in lex::tokenize(text).map_err(error)? {
         reader.token(token).map_err(error)?;
@@ -194,7 +185,7 @@ pub fn read(path: &Path, text: &str, file: usize) -> Result<(Node, Vec<Warning>)
     Ok((node, reader.warnings))
 }
 
-impl Reader<'_> {
+impl Reader {
     fn token(&mut self, token: Token) -> Result<(), SyntaxError> {
         if let Some(line) = self.target_next.take() {
             let Token::Word(word, _) = token else {
@@ -384,11 +375,7 @@ impl Reader<'_> {
         let in_body =
             (self.blocks.iter()).any(|(b, _)| matches!(b, Block::Group | Block::Subshell));
         let any_time = code.is_some() || in_body;
-        let src = Src {
-            file: self.file,
-            line: Some(line),
-            unevaluated: true,
-        };
+        let src = Src::new(self.file, Some(line), true);
         for (key, field) in &NETWORK_KEYS {
             if off.contains(key) {
                 self.sets
@@ -404,7 +391,7 @@ impl Reader<'_> {
             self.sets.push((any_time, src, &HYPER_KEY, Some(key)));
         }
         self.warnings.push(Warning::SkippedLine {
-            path: self.path.to_owned(),
+            path: self.path.clone(),
             line,
             command,
             reason,
@@ -414,7 +401,7 @@ impl Reader<'_> {
 
     /// Tells what is wrong with the line `line`.
     fn tell(&mut self, line: usize, what: OptionLine) {
-        let path = self.path.to_owned();
+        let path = self.path.clone();
         self.warnings.push(Warning::OptionLine { path, line, what });
     }
 
@@ -422,16 +409,9 @@ impl Reader<'_> {
     /// `option`, and `provider add hyper --api-key KEY` / `provider
     /// remove hyper`, which set the Hyper key Crush sends.
     fn apply(&mut self, line: usize, texts: &[&str]) {
-        let src = Src {
-            file: self.file,
-            line: Some(line),
-            unevaluated: false,
-        };
+        let src = Src::new(self.file, Some(line), false);
         let (key, value): (&'static [&'static str], _) = match texts {
-            ["option", ..] => match self.option(line, texts, src) {
-                Some(set) => set,
-                None => return,
-            },
+            ["option", ..] => return self.option(line, texts, src),
             ["provider", "remove" | "rm", "hyper", ..] => (&HYPER_KEY[..2], None),
             ["provider", "add", "hyper", flags @ ..] => match api_key_flag(flags) {
                 Some(key) => (&HYPER_KEY, Some(Node::Str(key.to_owned(), src))),
@@ -449,35 +429,16 @@ impl Reader<'_> {
     /// `default-providers` stored as their negation. A key Crush does not
     /// know, or a value it refuses, makes its builtin fail, which halts
     /// the script (mvdan.cc/sh's `interp`), so Crush refuses to start:
-    /// told, or, for a key read here, an error.
-    fn option(
-        &mut self,
-        line: usize,
-        texts: &[&str],
-        src: Src,
-    ) -> Option<(&'static [&'static str], Option<Node>)> {
+    /// told, or, for a value of a key read here, an error.
+    fn option(&mut self, line: usize, texts: &[&str], src: Src) {
         let key = texts.get(1).copied().unwrap_or_default();
         let value = texts.get(2).copied().unwrap_or_default();
-        let mut refuse = |why: String| {
-            self.refused
-                .get_or_insert((line, format!("option {key}: {why}")));
-            None
-        };
-        let set = match NETWORK_KEYS.iter().find(|(k, _)| *k == key) {
-            Some((_, field)) => match (value, parse_bool(value)) {
-                ("", _) => (&field[..], Node::Bool(false, src)),
-                (_, Some(on)) => (&field[..], Node::Bool(!on, src)),
-                (_, None) => {
-                    let why = "is not a boolean (true, false, 1, 0, yes, no)";
-                    return refuse(format!("{value:?} {why}"));
-                }
-            },
-            None if key == "data-directory" && value.is_empty() => {
-                return refuse("needs a value".into());
-            }
-            None if key == "data-directory" => (&DATA_DIRECTORY[..], Node::Str(value.into(), src)),
-            None if OPTION_KEYS.contains(&key) => return None,
-            None => {
+        let field: &'static [&'static str] = match key {
+            "provider-auto-update" => &NETWORK_KEYS[0].1,
+            "default-providers" => &NETWORK_KEYS[1].1,
+            "data-directory" => &DATA_DIRECTORY,
+            _ if OPTION_KEYS.contains(&key) => return,
+            _ => {
                 let (written, key) = (texts.join(" "), key.to_owned());
                 let suggestion = suggestion(&key);
                 let what = OptionLine::Unknown {
@@ -485,15 +446,29 @@ impl Reader<'_> {
                     key,
                     suggestion,
                 };
-                self.tell(line, what);
-                return None;
+                return self.tell(line, what);
             }
         };
+        let set = match (key, parse_bool(value)) {
+            ("data-directory", _) if value.is_empty() => Err("needs a value".to_string()),
+            ("data-directory", _) => Ok(Node::Str(value.into(), src)),
+            _ if value.is_empty() => Ok(Node::Bool(false, src)),
+            (_, Some(on)) => Ok(Node::Bool(!on, src)),
+            (_, None) => Err(format!(
+                "{value:?} is not a boolean (true, false, 1, 0, yes, no)"
+            )),
+        };
+        match set {
+            Ok(node) => self.sets.push((false, src, field, Some(node))),
+            Err(why) => drop(
+                self.refused
+                    .get_or_insert((line, format!("option {key}: {why}"))),
+            ),
+        }
         if texts.len() > 3 {
             let (written, value) = (texts.join(" "), value.to_owned());
             self.tell(line, OptionLine::ExtraWords { written, value });
         }
-        Some((set.0, Some(set.1)))
     }
 }
 
