@@ -44,6 +44,7 @@ pub(super) type SyntaxError = (usize, String);
 /// tabs are stripped (`<<-`), and the line it opened on.
 type Heredoc = (String, bool, usize);
 
+#[derive(Default)]
 struct Lexer {
     chars: Vec<char>,
     at: usize,
@@ -63,12 +64,8 @@ pub(super) fn tokenize(text: &str) -> Result<Vec<Token>, SyntaxError> {
     let text = text.replace("\r\n", "\n").replace('\0', "");
     let mut lexer = Lexer {
         chars: text.chars().collect(),
-        at: 0,
         line: 1,
-        word: None,
-        tokens: Vec::new(),
-        delimiter_next: None,
-        heredocs: Vec::new(),
+        ..Lexer::default()
     };
     while let Some(c) = lexer.next() {
         lexer.char(c)?;

@@ -53,47 +53,31 @@ const RUNNERS: [&str; 10] = [
 /// mvdan.cc/sh parses each again, as Crush's config builtins run there.
 const EVALUATORS: [&str; 3] = ["eval", "trap", "alias"];
 
-/// Crush v0.90's option keys (`optionSpecs`, and `ui`, `reset`,
-/// `attribution-…`, handled apart): any other makes Crush refuse to start.
-const OPTION_KEYS: [&str; 19] = [
-    "debug",
-    "debug-lsp",
-    "auto-lsp",
-    "progress",
-    "metrics",
-    "auto-summarize",
-    "provider-auto-update",
-    "default-providers",
-    "notifications",
-    "data-directory",
-    "initialize-as",
-    "context-path",
-    "global-context-path",
-    "skill-path",
-    "disable-skill",
-    "ui",
-    "reset",
-    "attribution-trailer-style",
-    "attribution-generated-with",
-];
+/// Whether `key` is one of Crush v0.90's option keys (`optionSpecs`, by
+/// kind, and `ui`, `reset`, `attribution-…`, handled apart): any other
+/// makes Crush refuse to start.
+// A match rather than `matches!`: one arm a kind, as rustfmt keeps them.
+#[allow(clippy::match_like_matches_macro)]
+fn is_option_key(key: &str) -> bool {
+    match key {
+        "debug" | "debug-lsp" | "auto-lsp" | "progress" => true,
+        "metrics" | "auto-summarize" | "provider-auto-update" | "default-providers" => true,
+        "notifications" | "data-directory" | "initialize-as" => true,
+        "context-path" | "global-context-path" | "skill-path" | "disable-skill" => true,
+        "ui" | "reset" | "attribution-trailer-style" | "attribution-generated-with" => true,
+        _ => false,
+    }
+}
 
-/// The keys whose `false` keeps a start from going out, and the field
-/// each is stored in, negated.
-static NETWORK_KEYS: [(&str, [&str; 2]); 2] = [
-    (
-        "provider-auto-update",
-        ["options", "disable_provider_auto_update"],
-    ),
-    (
-        "default-providers",
-        ["options", "disable_default_providers"],
-    ),
+/// The keys whose `false` keeps a start from going out, and the field of
+/// `options` each is stored in, negated.
+const NETWORK_KEYS: [(&str, &str); 2] = [
+    ("provider-auto-update", "disable_provider_auto_update"),
+    ("default-providers", "disable_default_providers"),
 ];
-
-static DATA_DIRECTORY: [&str; 2] = ["options", "data_directory"];
 
 /// Where the Hyper key Crush sends is set.
-static HYPER_KEY: [&str; 3] = ["providers", "hyper", "api_key"];
+const HYPER_KEY: [&str; 3] = ["providers", "hyper", "api_key"];
 
 /// A block the shell would have to evaluate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +105,7 @@ impl Block {
 /// file: whether it may take effect at any time up to the file's end,
 /// where it came from, the path of object keys it sets, and the value
 /// (`None` removes the key).
-type Set = (bool, Src, &'static [&'static str], Option<Node>);
+type Set = (bool, Src, Vec<&'static str>, Option<Node>);
 
 /// Where reading is.
 #[derive(Default)]
@@ -180,7 +164,7 @@ pub fn read(path: &Path, text: &str, file: usize) -> Result<(Node, Vec<Warning>)
         .sort_by_key(|(any_time, src, ..)| (*any_time, src.line, src.unevaluated));
     let mut node = Node::Object(Vec::new());
     for (_, _, key, value) in reader.sets {
-        put(&mut node, key, value);
+        put(&mut node, &key, value);
     }
     Ok((node, reader.warnings))
 }
@@ -376,10 +360,11 @@ impl Reader {
             (self.blocks.iter()).any(|(b, _)| matches!(b, Block::Group | Block::Subshell));
         let any_time = code.is_some() || in_body;
         let src = Src::new(self.file, Some(line), true);
-        for (key, field) in &NETWORK_KEYS {
-            if off.contains(key) {
+        for (key, field) in NETWORK_KEYS {
+            if off.contains(&key) {
+                let off = Node::Bool(true, src);
                 self.sets
-                    .push((any_time, src, field, Some(Node::Bool(true, src))));
+                    .push((any_time, src, vec!["options", field], Some(off)));
             }
         }
         // A Hyper key a shell may set is set, to a value only it knows.
@@ -387,8 +372,8 @@ impl Reader {
             .windows(3)
             .position(|w| w == ["provider", "add", "hyper"]);
         if adds.is_some_and(|at| texts[at..].iter().any(|t| t.starts_with("--api-key"))) {
-            let key = Node::Str(String::new(), src);
-            self.sets.push((any_time, src, &HYPER_KEY, Some(key)));
+            let unknown = Some(Node::Str(String::new(), src));
+            self.sets.push((any_time, src, HYPER_KEY.to_vec(), unknown));
         }
         self.warnings.push(Warning::SkippedLine {
             path: self.path.clone(),
@@ -410,11 +395,11 @@ impl Reader {
     /// remove hyper`, which set the Hyper key Crush sends.
     fn apply(&mut self, line: usize, texts: &[&str]) {
         let src = Src::new(self.file, Some(line), false);
-        let (key, value): (&'static [&'static str], _) = match texts {
+        let (key, value) = match texts {
             ["option", ..] => return self.option(line, texts, src),
-            ["provider", "remove" | "rm", "hyper", ..] => (&HYPER_KEY[..2], None),
+            ["provider", "remove" | "rm", "hyper", ..] => (HYPER_KEY[..2].to_vec(), None),
             ["provider", "add", "hyper", flags @ ..] => match api_key_flag(flags) {
-                Some(key) => (&HYPER_KEY, Some(Node::Str(key.to_owned(), src))),
+                Some(key) => (HYPER_KEY.to_vec(), Some(Node::Str(key.to_owned(), src))),
                 None => return,
             },
             _ => return,
@@ -433,12 +418,11 @@ impl Reader {
     fn option(&mut self, line: usize, texts: &[&str], src: Src) {
         let key = texts.get(1).copied().unwrap_or_default();
         let value = texts.get(2).copied().unwrap_or_default();
-        let field: &'static [&'static str] = match key {
-            "provider-auto-update" => &NETWORK_KEYS[0].1,
-            "default-providers" => &NETWORK_KEYS[1].1,
-            "data-directory" => &DATA_DIRECTORY,
-            _ if OPTION_KEYS.contains(&key) => return,
-            _ => {
+        let field = match NETWORK_KEYS.iter().find(|(k, _)| *k == key) {
+            Some((_, field)) => field,
+            None if key == "data-directory" => "data_directory",
+            None if is_option_key(key) => return,
+            None => {
                 let (written, key) = (texts.join(" "), key.to_owned());
                 let suggestion = suggestion(&key);
                 let what = OptionLine::Unknown {
@@ -459,7 +443,9 @@ impl Reader {
             )),
         };
         match set {
-            Ok(node) => self.sets.push((false, src, field, Some(node))),
+            Ok(node) => self
+                .sets
+                .push((false, src, vec!["options", field], Some(node))),
             Err(why) => drop(
                 self.refused
                     .get_or_insert((line, format!("option {key}: {why}"))),
@@ -485,14 +471,12 @@ fn parse_bool(s: &str) -> Option<bool> {
 /// or `_` for `-`.
 fn suggestion(key: &str) -> Option<String> {
     if let Some((left, right)) = key.split_once('=')
-        && OPTION_KEYS.contains(&left)
+        && is_option_key(left)
     {
         return Some(format!("option {left} {right}"));
     }
     let dashed = key.replace('_', "-").to_ascii_lowercase();
-    OPTION_KEYS
-        .contains(&dashed.as_str())
-        .then(|| format!("option {dashed} …"))
+    is_option_key(&dashed).then(|| format!("option {dashed} …"))
 }
 
 /// The value of the last `--api-key` among the flags of `provider add ID`
@@ -692,12 +676,12 @@ mod tests {
     /// with the line that set it and whether only a shell runs it.
     fn network(text: &str) -> [Option<(bool, usize, bool)>; 2] {
         let (node, _) = read_rc(text).unwrap();
-        NETWORK_KEYS.map(|(_, [options, field])| {
-            match node.get(options).and_then(|o| o.get(field)) {
+        NETWORK_KEYS.map(
+            |(_, field)| match node.get("options").and_then(|o| o.get(field)) {
                 Some(Node::Bool(b, src)) => Some((*b, src.line.unwrap(), src.unevaluated)),
                 _ => None,
-            }
-        })
+            },
+        )
     }
 
     /// F3: every form a secret takes on a skipped line is hidden, and the

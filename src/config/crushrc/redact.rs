@@ -33,42 +33,22 @@ enum Takes {
 fn takes(flag: &str) -> Option<Takes> {
     Some(match flag {
         "--think" => Takes::Nothing,
-        "--name" | "--type" | "--reasoning-effort" | "--disabled-tools" | "--enabled-tools"
-        | "--filetypes" | "--root-markers" => Takes::Name,
+        "--name" | "--type" | "--reasoning-effort" | "--filetypes" => Takes::Name,
+        "--disabled-tools" | "--enabled-tools" | "--root-markers" => Takes::Name,
         "--base-url" | "--url" => Takes::Url,
         "--env" | "--extra-header" | "--header" => Takes::Entry,
         "--args" => Takes::Rest,
-        "--api-key"
-        | "--oauth-client-id"
-        | "--oauth-client-secret"
-        | "--command"
-        | "--matcher"
-        | "--system-prompt-prefix"
-        | "--extra-body"
-        | "--provider-options"
-        | "--init-options"
-        | "--options"
-        | "--disable"
-        | "--disabled"
-        | "--flat-rate"
-        | "--discover-models"
-        | "--oauth"
-        | "--can-reason"
-        | "--supports-images"
-        | "--timeout"
-        | "--oauth-callback-port"
-        | "--context-window"
-        | "--default-max-tokens"
-        | "--max-tokens"
-        | "--top-k"
-        | "--temperature"
-        | "--top-p"
-        | "--frequency-penalty"
-        | "--presence-penalty"
-        | "--price-input"
-        | "--price-output"
-        | "--price-cache-create"
-        | "--price-cache-hit" => Takes::Hidden,
+        // Keys and secrets, commands, free-form text and JSON.
+        "--api-key" | "--oauth-client-id" | "--oauth-client-secret" => Takes::Hidden,
+        "--command" | "--matcher" | "--system-prompt-prefix" => Takes::Hidden,
+        "--extra-body" | "--provider-options" | "--init-options" | "--options" => Takes::Hidden,
+        // Booleans and numbers.
+        "--disable" | "--disabled" | "--flat-rate" | "--discover-models" => Takes::Hidden,
+        "--oauth" | "--can-reason" | "--supports-images" | "--timeout" => Takes::Hidden,
+        "--oauth-callback-port" | "--context-window" | "--default-max-tokens" => Takes::Hidden,
+        "--max-tokens" | "--top-k" | "--temperature" | "--top-p" => Takes::Hidden,
+        "--frequency-penalty" | "--presence-penalty" | "--price-input" => Takes::Hidden,
+        "--price-output" | "--price-cache-create" | "--price-cache-hit" => Takes::Hidden,
         _ => return None,
     })
 }
