@@ -87,6 +87,7 @@
 //!     env: &store::process_env,
 //!     env_source: &|_| None,
 //!     data_dir: None,
+//!     cwd_flag: None,
 //! };
 //! let settings = config::resolve_in(&inputs, |_| false)?;
 //! let files = CacheFiles::in_dir(store::data_dir(&store::process_env)?);

@@ -203,14 +203,9 @@ impl Reader {
                 if let (true, Some(line)) = (self.words.is_empty(), self.redirect_runs) {
                     // A command of redirections alone (`<<EOF`): the shell
                     // still performs them.
-                    let text = "<<".into();
-                    self.words.push((
-                        Word {
-                            text,
-                            ..Word::default()
-                        },
-                        line,
-                    ));
+                    let mut word = Word::default();
+                    word.text.push_str("<<");
+                    self.words.push((word, line));
                 }
                 if self.words.is_empty() {
                     // `a &&` may continue on the next line: the join holds.
