@@ -269,7 +269,11 @@ pub struct Options {
 }
 
 /// A value of the wrong type for its field: Crush refuses to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} must be {expected}, not {found}; Crush refuses to start on it",
+    super::shown(key)
+)]
 pub struct DecodeError {
     /// The key as written.
     pub key: String,
@@ -294,22 +298,18 @@ fn entries(node: &Node) -> &[(String, Node)] {
 /// error.
 pub fn decode(root: &Node) -> Result<Options, DecodeError> {
     let mut options = Options::default();
-    let mut errors = Vec::new();
+    let mut error = None;
     let mut wrong = |key, expected, value: &Node| {
         let (found, src) = (value.kind(), value.src());
-        errors.push(DecodeError {
+        error.get_or_insert(DecodeError {
             key,
             expected,
             found,
             src,
         });
     };
-    fn found<T>(value: T, key: String, src: &Src) -> Option<Found<T>> {
-        Some(Found {
-            value,
-            key,
-            src: *src,
-        })
+    fn found<T>(value: T, key: String, &src: &Src) -> Option<Found<T>> {
+        Some(Found { value, key, src })
     }
     for (key, value) in entries(root) {
         if go_key_matches(key, "providers") {
@@ -361,10 +361,7 @@ pub fn decode(root: &Node) -> Result<Options, DecodeError> {
             other => wrong(key.clone(), "an object", other),
         }
     }
-    match errors.into_iter().next() {
-        Some(e) => Err(e),
-        None => Ok(options),
-    }
+    error.map_or(Ok(options), Err)
 }
 
 #[cfg(test)]

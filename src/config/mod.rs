@@ -650,12 +650,7 @@ fn refused(e: merge::DecodeError, files: &[File]) -> ConfigError {
     ConfigError {
         path: e.src.map(|s| files[s.file].0.clone()).unwrap_or_default(),
         line: e.src.and_then(|s| s.line),
-        message: format!(
-            "{} must be {}, not {}; Crush refuses to start on it",
-            shown(&e.key),
-            e.expected,
-            e.found
-        ),
+        message: e.to_string(),
     }
 }
 
