@@ -355,12 +355,9 @@ impl Reader {
             (self.blocks.iter()).any(|(b, _)| matches!(b, Block::Group | Block::Subshell));
         let any_time = code.is_some() || in_body;
         let src = Src::new(self.file, Some(line), true);
-        for (key, field) in NETWORK_KEYS {
-            if off.contains(&key) {
-                let off = Node::Bool(true, src);
-                self.sets
-                    .push((any_time, src, vec!["options", field], Some(off)));
-            }
+        for &(_, field) in NETWORK_KEYS.iter().filter(|(key, _)| off.contains(key)) {
+            let off = Some(Node::Bool(true, src));
+            self.sets.push((any_time, src, vec!["options", field], off));
         }
         // A Hyper key a shell may set is set, to a value only it knows.
         let adds = texts
@@ -418,12 +415,10 @@ impl Reader {
             None if key == "data-directory" => "data_directory",
             None if is_option_key(key) => return,
             None => {
-                let (written, key) = (texts.join(" "), key.to_owned());
-                let suggestion = suggestion(&key);
                 let what = OptionLine::Unknown {
-                    written,
-                    key,
-                    suggestion,
+                    written: texts.join(" "),
+                    key: key.to_owned(),
+                    suggestion: suggestion(key),
                 };
                 return self.tell(line, what);
             }
