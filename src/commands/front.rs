@@ -337,10 +337,7 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
             Err(e) => e,
         }
     };
-    line(&format!(
-        "cannot start Crush ({}): {e}",
-        path.display()
-    ));
+    line(&format!("cannot start Crush ({}): {e}", path.display()));
     match e.kind() {
         std::io::ErrorKind::NotFound => NOT_FOUND,
         _ => 126,
@@ -416,14 +413,18 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
     if !stands_in_front(program()) {
         return None;
     }
-    let fronts = chain().ok().and_then(|(_, next)| next.ok());
-    let crush = find::find(&users_env, &fronts.map(|next| next.fronts).unwrap_or_default());
+    let next = chain().ok().and_then(|(_, next)| next.ok());
+    let crush = find::find(&users_env, &next.map_or_else(Vec::new, |next| next.fronts));
     let memo = paths::data_dir(&users_env).map(|data| Memo::read(&data.join(MEMO_FILE)));
     let learnt = match (&crush, memo) {
         (Ok(crush), Ok(memo)) => memo.get(&crush.identity).map(|l| l.answer.clone()),
         _ => None,
     };
-    let updates = front::updates(on(settings), learnt.as_ref(), hyper_key(settings).as_deref());
+    let updates = front::updates(
+        on(settings),
+        learnt.as_ref(),
+        hyper_key(settings).as_deref(),
+    );
     let (updates, reason) = match (&crush, updates) {
         (Err(missing), _) => ("none", missing.to_string()),
         (Ok(_), None) => (

@@ -132,7 +132,11 @@ impl Marker {
 
 /// The real Crush, for a start whose chain holds `fronts`.
 pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
-    let fronts: Vec<Id> = fronts.iter().filter_map(|f| program(f).ok()).map(|p| p.1).collect();
+    let fronts: Vec<Id> = fronts
+        .iter()
+        .filter_map(|f| program(f).ok())
+        .map(|p| p.1)
+        .collect();
     let named = env(REAL_CRUSH_ENV)
         .map(|p| (PathBuf::from(p), REAL_CRUSH_ENV.to_owned()))
         .or_else(|| real_crush(env));

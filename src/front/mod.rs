@@ -196,7 +196,7 @@ impl Updates {
     /// Whether Crush is started with `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`
     /// (else the user's own setting passes through).
     pub(crate) fn off(&self) -> bool {
-        matches!(self, Updates::TurnedOff | Updates::TooOld(_) | Updates::ReadsCache)
+        matches!(self, Self::TurnedOff | Self::TooOld(_) | Self::ReadsCache)
     }
 }
 

@@ -337,7 +337,9 @@ fn read(
     let state_problem_before =
         hand_over.then(|| state::read(&files.state).err().map(|e| e.to_string()));
     let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
-        None => found.map_or(Ok(None), |found| found.valid(files).map_err(|e| e.to_string())),
+        None => found.map_or(Ok(None), |found| {
+            found.valid(files).map_err(|e| e.to_string())
+        }),
         Some(Ok(settled)) if settled.readable() => {
             let found = cache::read(files, Bytes::Read);
             found.valid(files).map_err(|e| e.to_string())
