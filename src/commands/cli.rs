@@ -47,31 +47,20 @@ Examples:
     about,
     long_about = None,
     after_help = FRONT_HELP,
-    disable_version_flag = true
+    disable_version_flag = true,
+    args_override_self = true
 )]
 // Crush's flags are read as pflag reads them: a flag given again
-// replaces its earlier value (`overrides_with` itself), and a bool flag
+// replaces its earlier value (`args_override_self`), and a bool flag
 // takes `=VALUE` only (`--debug=false`, `-d=true`), so that `-dd` is two
 // flags and `--debug false` leaves `false` an argument.
 pub(crate) struct Cli {
     /// Working directory for the project configuration walk.
-    #[arg(
-        short = 'c',
-        long = "cwd",
-        global = true,
-        value_name = "DIR",
-        overrides_with = "cwd"
-    )]
+    #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// Crush's data directory for this project, where the workspace config
     /// (crush.json) is read from
-    #[arg(
-        short = 'D',
-        long = "data-dir",
-        global = true,
-        value_name = "DIR",
-        overrides_with = "data_dir"
-    )]
+    #[arg(short = 'D', long = "data-dir", global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Print on stderr the settings resolved, where each came from, and the
     /// requests made
@@ -83,19 +72,12 @@ pub(crate) struct Cli {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "true",
-        value_parser = parse_go_bool,
-        overrides_with = "debug"
+        value_parser = parse_go_bool
     )]
     pub debug: Option<bool>,
     /// Crush's server host: accepted for Crush's command lines, without
     /// effect here
-    #[arg(
-        short = 'H',
-        long,
-        global = true,
-        value_name = "HOST",
-        overrides_with = "host"
-    )]
+    #[arg(short = 'H', long, global = true, value_name = "HOST")]
     pub host: Option<String>,
     /// Crush's MCP servers to enable as channels (hidden in Crush too):
     /// accepted for Crush's command lines, without effect here
@@ -259,12 +241,7 @@ pub(crate) struct UpdateArgs {
     #[arg(index = 2, hide = true, value_name = "SOURCE")]
     pub unread: Vec<String>,
     /// What to update, as Crush's --source: the Catwalk catalog or Hyper's provider
-    #[arg(
-        long = "source",
-        value_name = "PROVIDER",
-        default_value = "catwalk",
-        overrides_with = "provider"
-    )]
+    #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk")]
     pub provider: Provider,
     /// Read and validate, report what would change, write nothing
     #[arg(long)]
@@ -417,7 +394,7 @@ mod tests {
 
     /// Crush's command lines as pflag and cobra read them: `-dd`,
     /// `--debug=false` after `-d` (the last wins), `--debug false` (then
-    /// `false` is an argument), a repeated `--source`, several SOURCEs,
+    /// `false` is an argument), a repeated `--source` (any flag: the last wins), several SOURCEs,
     /// and `--channels` in each form, before or after the command.
     #[test]
     fn crushs_command_lines_parse_as_pflag_reads_them() {
@@ -442,6 +419,9 @@ mod tests {
         );
         let (_, _, args) = parse(&["update-providers", "--source=hyper", "--source", "catwalk"]);
         assert_eq!(args.provider, Provider::Catwalk);
+        let twice = ["--dry-run", "--dry-run", "--timeout", "5", "--timeout=6"];
+        let (_, _, args) = parse(&[&["update-providers"][..], &twice].concat());
+        assert_eq!((args.dry_run, args.timeout), (true, Duration::from_secs(6)));
         let (_, channels, _) = parse(&["--channels", "a", "update-providers", "--channels=b,c"]);
         // clap keeps the command's own occurrences of a global flag over
         // the root's (pflag would keep all three): without effect here.
