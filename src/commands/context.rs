@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use super::cli::Cli;
 use super::output::{Said, print, say, warn};
 use super::{Exit, inputs};
-use crate::catalog::{self, Catalog};
+use crate::catalog::{self, Catalog, Target};
 use crate::config::{self, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::Network;
 pub(super) use crate::startup::pinned_keys;
 pub(super) use crate::startup::settings::env_options;
-use crate::startup::{self, Background, EnvOptions, Provenance, StartupCatalog, StartupOptions};
+use crate::startup::{self, Background, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
 use crate::trust::signature::KEYS_ENV;
@@ -145,9 +145,9 @@ impl Context {
 
     /// Runs the start-up policy with the given settings on the cache
     /// `files`, exactly as Crush does when it starts, printing its
-    /// warnings. A refresh runs in a detached helper process: this command
-    /// prints and exits at once, and a new catalog shows from the next
-    /// start on.
+    /// warnings (and, under `--debug`, its inputs and the request made). A
+    /// refresh runs in a detached helper process: this command prints and
+    /// exits at once, and a new catalog shows from the next start on.
     pub(super) fn startup(
         &self,
         settings: &Settings,
@@ -155,17 +155,25 @@ impl Context {
         wait: bool,
     ) -> Result<StartupCatalog, Exit> {
         let mut prepared = StartupOptions::from_settings(settings, files);
-        self.debug_inputs(settings, &prepared.env, &prepared.network);
+        let network = &prepared.network;
+        if self.debug {
+            for (key, value) in inputs::gather(settings, &prepared.env, network).rows() {
+                match key {
+                    "" => self.say_debug(format_args!("  {value}")),
+                    key => self.say_debug(format_args!("{key}: {value}")),
+                }
+            }
+        }
         // Where this very program is; should it not be found, refreshes
         // run on a thread, and this command waits for none of them.
-        prepared.options.background =
+        let options = &mut prepared.options;
+        options.background =
             std::env::current_exe().map_or(Background::Thread, Background::Process);
-        prepared.options.wait = wait;
+        options.wait = wait;
         if wait {
-            prepared.options.watch = super::watch::watched(true);
+            options.watch = super::watch::watched(true);
         }
-        let options = prepared.options;
-        let loaded = startup::load(files, &options);
+        let loaded = startup::load(files, options);
         super::watch::done(&options.watch);
         if let Some(code) = loaded.interrupted {
             return Err(Exit::Interrupted(code));
@@ -173,32 +181,17 @@ impl Context {
         for warning in prepared.warnings.iter().chain(&loaded.warnings) {
             warn(warning);
         }
-        self.debug_outcome(&prepared.network, &loaded, wait);
-        Ok(loaded)
-    }
-
-    fn debug_inputs(&self, settings: &Settings, env: &EnvOptions, network: &Network) {
-        if self.debug {
-            for (key, value) in inputs::gather(settings, env, network).rows() {
-                match key {
-                    "" => self.say_debug(format_args!("  {value}")),
-                    key => self.say_debug(format_args!("{key}: {value}")),
-                }
-            }
-        }
-    }
-
-    fn debug_outcome(&self, network: &Network, loaded: &StartupCatalog, wait: bool) {
-        let Network::Allowed(url) = network else {
-            return self.say_debug("no request made");
+        let Network::Allowed(url) = &prepared.network else {
+            self.say_debug("no request made");
+            return Ok(loaded);
         };
-        if loaded.refreshing.contains(&crate::catalog::Target::Hyper) {
+        if loaded.refreshing.contains(&Target::Hyper) {
             self.say_debug(
                 "Hyper's provider: refreshed in the background too, with the Hyper key, conditional on hyper.json's validators",
             );
         }
         let url = crate::fetch::source::redacted(url.as_str());
-        let refreshing = loaded.refreshing.contains(&crate::catalog::Target::Catalog);
+        let refreshing = loaded.refreshing.contains(&Target::Catalog);
         self.say_debug(match (refreshing, wait) {
             (true, _) => format!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"
@@ -211,6 +204,7 @@ impl Context {
                 "no request made: the cache was confirmed within the refresh interval".into()
             }
         });
+        Ok(loaded)
     }
 }
 
