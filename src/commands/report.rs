@@ -429,14 +429,13 @@ fn ids_and_more(ids: &[&str], more: usize) -> Vec<Atom> {
 }
 
 /// The largest `n` of `0..=len` for which `fits(n)` holds (true for 0 or
-/// not: then 0), `fits` holding for every smaller `n` too.
+/// not: then 0), `fits` holding for every smaller `n` too: `len` when it
+/// fits, else counted up from 0 (a list cut to a few lines is short).
 fn most(len: usize, fits: impl Fn(usize) -> bool) -> usize {
-    let (mut low, mut high) = (0, len);
-    while low < high {
-        let mid = (low + high).div_ceil(2);
-        if fits(mid) { low = mid } else { high = mid - 1 }
+    match fits(len) {
+        true => len,
+        false => (0..len).take_while(|&n| fits(n + 1)).count(),
     }
-    low
 }
 
 /// A model's fields, the context window and prices first: the order a
