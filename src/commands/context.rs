@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::cli::Cli;
-use super::output::{Said, print, say, warn};
+use super::output::{Said, print, say};
 use super::{Exit, inputs};
 use crate::catalog::{self, Catalog, Target};
 use crate::config::{self, Settings};
@@ -179,7 +179,7 @@ impl Context {
             return Err(Exit::Interrupted(code));
         }
         for warning in prepared.warnings.iter().chain(&loaded.warnings) {
-            warn(warning);
+            say(Said::Warning, format_args!("{warning}"));
         }
         let Network::Allowed(url) = &prepared.network else {
             self.say_debug("no request made");

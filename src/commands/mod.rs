@@ -27,7 +27,7 @@ use crate::error::{Failure, name_program};
 use crate::fetch::watch::Signal;
 use crate::startup::refresh::{HELPER_COMMAND, HelperArgs};
 use context::{Context, listed};
-use output::{Said, ago, count, output_result, print, say, warn, write_catalog, write_json};
+use output::{Said, ago, count, output_result, print, say, write_catalog, write_json};
 use table::Table;
 
 /// Runs the command line and returns the process exit code: 0 success,

@@ -8,7 +8,8 @@ use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
 use super::context::{self, Context, cache_files};
-use super::{Exit, Table, ago, count, inputs, listed, print, program, terminal, warn};
+use super::output::{Said, say};
+use super::{Exit, Table, ago, count, inputs, listed, print, program, terminal};
 use super::{write_catalog, write_json};
 use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, Target, embedded};
@@ -73,7 +74,8 @@ pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
 
 /// Where the catalog came from, in a line.
 fn header(loaded: &StartupCatalog) -> String {
-    let when = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {}", since(t)));
+    let ago = |t: u64| ago(state::now().saturating_sub(t));
+    let when = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {}", ago(t)));
     let (written, snapshot) = (when(loaded.fetched_at), embedded::origin());
     let origin = match (loaded.provenance, loaded.source.as_deref()) {
         (Provenance::Disabled, _) => return "No providers".into(),
@@ -100,11 +102,6 @@ fn header(loaded: &StartupCatalog) -> String {
         _ => "; refreshing in the background",
     };
     format!("Providers: {origin}{refreshing}")
-}
-
-/// How long ago `at` (seconds since the Unix epoch) was, in words.
-fn since(at: u64) -> String {
-    ago(state::now().saturating_sub(at))
 }
 
 /// The source a cache records for the embedded snapshot installed there.
@@ -426,7 +423,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
     for warning in &warnings {
-        warn(warning);
+        say(Said::Warning, format_args!("{warning}"));
     }
     let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
     let network = network::decide(settings, &env.url, bad_key);
