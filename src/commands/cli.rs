@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+
+use crate::catalog::Target;
 
 const UPDATE_EXAMPLES: &str = "\
 Examples:
@@ -215,15 +218,6 @@ pub(crate) struct ModelsArgs {
     pub wait: bool,
 }
 
-/// What `update-providers` updates (Crush's `--source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Provider {
-    /// The Catwalk catalog, `providers.json`
-    Catwalk,
-    /// Hyper's provider, `hyper.json`
-    Hyper,
-}
-
 /// Arguments of `update-providers`.
 #[derive(Debug, Args)]
 pub(crate) struct UpdateArgs {
@@ -241,8 +235,8 @@ pub(crate) struct UpdateArgs {
     #[arg(index = 2, hide = true, value_name = "SOURCE")]
     pub unread: Vec<String>,
     /// What to update, as Crush's --source: the Catwalk catalog or Hyper's provider
-    #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk")]
-    pub provider: Provider,
+    #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk", value_parser = target())]
+    pub provider: Target,
     /// Read and validate, report what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -355,6 +349,18 @@ fn parse_go_bool(s: &str) -> Result<bool, String> {
     }
 }
 
+/// `--source`'s value: which document `update-providers` updates.
+fn target() -> impl TypedValueParser<Value = Target> {
+    let names = clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("catwalk").help("The Catwalk catalog, `providers.json`"),
+        PossibleValue::new("hyper").help("Hyper's provider, `hyper.json`"),
+    ]);
+    names.map(|name| match name.as_str() {
+        "hyper" => Target::Hyper,
+        _ => Target::Catalog,
+    })
+}
+
 fn parse_sha256(s: &str) -> Result<String, String> {
     if s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(s.to_ascii_lowercase())
@@ -418,7 +424,7 @@ mod tests {
             (Some("false"), vec!["x".to_string()])
         );
         let (_, _, args) = parse(&["update-providers", "--source=hyper", "--source", "catwalk"]);
-        assert_eq!(args.provider, Provider::Catwalk);
+        assert_eq!(args.provider, Target::Catalog);
         let twice = ["--dry-run", "--dry-run", "--timeout", "5", "--timeout=6"];
         let (_, _, args) = parse(&[&["update-providers"][..], &twice].concat());
         assert_eq!((args.dry_run, args.timeout), (true, Duration::from_secs(6)));

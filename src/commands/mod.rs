@@ -28,7 +28,7 @@ use crate::fetch::watch::Signal;
 use crate::startup::refresh::{HELPER_COMMAND, HelperArgs};
 use context::{Context, listed};
 use output::{Said, ago, count, output_result, print, say, write_catalog, write_json};
-use table::Table;
+use table::write_table;
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.

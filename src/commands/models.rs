@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::context::{Context, cache_files};
 use super::program;
-use super::{Exit, Table, listed, print, terminal, write_json};
+use super::{Exit, listed, print, terminal, write_json, write_table};
 use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, printable};
 use crate::commands::cli::ModelsArgs;
@@ -109,12 +109,8 @@ fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) 
         })
         .collect();
     // On a narrow terminal the name goes first: the id says it too.
-    Table {
-        head: ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"],
-        rows: &table,
-        droppable: &[1],
-    }
-    .write(out, Some(width))
+    let head = ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"];
+    write_table(out, head, &table, &[1], width)
 }
 
 /// A context window as a person compares them down a column: in

@@ -9,8 +9,8 @@ use unicode_width::UnicodeWidthStr;
 
 use super::context::{self, Context, cache_files};
 use super::output::{Said, say};
-use super::{Exit, Table, ago, count, inputs, listed, print, program, terminal};
-use super::{write_catalog, write_json};
+use super::{Exit, ago, count, inputs, listed, print, program, terminal};
+use super::{write_catalog, write_json, write_table};
 use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, Target, embedded};
 use crate::commands::cli::ProvidersArgs;
@@ -60,14 +60,7 @@ pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
         Some(width) => {
             let header = terminal::wrap(&safe(&header(&loaded)), Some(width), "  ");
             writeln!(out, "{header}")?;
-            let head = ["ID", "NAME", "TYPE", "MODELS"];
-            let (rows, droppable) = (&rows, &[2]);
-            Table {
-                head,
-                rows,
-                droppable,
-            }
-            .write(out, Some(width))
+            write_table(out, ["ID", "NAME", "TYPE", "MODELS"], &rows, &[2], width)
         }
     })
 }
