@@ -108,12 +108,12 @@ struct Status {
     catalog: Cached,
     /// What is remembered of where keys went.
     memory: memory::Summary,
-    public_keys: Option<PinnedJson>,
+    public_keys: Option<serde_json::Value>,
     refresh_interval_seconds: f64,
     refresh_interval_origin: String,
     embedded_snapshot: &'static str,
-    provider_auto_update: SettingJson,
-    default_providers: SettingJson,
+    provider_auto_update: serde_json::Value,
+    default_providers: serde_json::Value,
     /// The real Crush this program stands in front of, when invoked as
     /// `crush`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -240,16 +240,19 @@ impl Cached {
 
     /// The rows of the text status: Hyper's named so.
     fn rows(&self) -> Vec<Row> {
-        let (first, none, confirmed) = match self.target {
+        // Hyper's rows named so.
+        let (first, none, confirmed, prefix) = match self.target {
             Target::Catalog => (
                 "cache",
                 "the embedded snapshot is used",
                 "confirmed current",
+                "",
             ),
             Target::Hyper => (
                 "hyper",
                 "Crush uses its own embedded Hyper provider",
                 "confirmed",
+                "hyper ",
             ),
         };
         let state = match (self.cache_state, &self.problem) {
@@ -292,20 +295,16 @@ impl Cached {
             ("sha256", self.sha256.clone()),
             counts,
         ]);
-        // Hyper's rows named so, but for a row that goes on.
-        let prefix = match self.target {
-            Target::Catalog => "",
-            Target::Hyper => "hyper ",
-        };
+        // A row that goes on (no key) is not named.
         let key = |key: &str| match key {
             "" => String::new(),
             key => format!("{prefix}{key}"),
         };
         let first = (first.to_owned(), format!("{}{state}", self.cache));
-        let rows = rows.into_iter();
-        std::iter::once(first)
-            .chain(rows.filter_map(|(k, value)| Some((key(k), value?))))
-            .collect()
+        let rows = rows
+            .into_iter()
+            .filter_map(|(k, value)| Some((key(k), value?)));
+        std::iter::once(first).chain(rows).collect()
     }
 }
 
@@ -372,44 +371,20 @@ impl LastRefresh {
     }
 }
 
-/// The pinned keys, as `--status` shows them.
-#[derive(Debug, Serialize)]
-struct PinnedJson {
-    keys: Vec<String>,
-    origin: String,
-}
-
-/// A setting, and each order's value when the two orders of the files
-/// differ, with the order that keeps the network off (`spec` or
-/// `crush_v0_90`).
-#[derive(Debug, Serialize)]
-struct SettingJson {
-    value: bool,
-    origin: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    orders: Option<Box<OrdersJson>>,
-}
-
-#[derive(Debug, Serialize)]
-struct OrdersJson {
-    spec: SettingJson,
-    crush_v0_90: SettingJson,
-    kept_off_by: &'static str,
-}
-
-impl SettingJson {
-    fn of(setting: &Setting, orders: &Option<Disagreement>) -> SettingJson {
-        let orders = orders.as_ref().map(|both| OrdersJson {
-            spec: SettingJson::of(&both.spec, &None),
-            crush_v0_90: SettingJson::of(&both.crush_v090, &None),
-            kept_off_by: both.kept_off_by().key(),
+/// A setting as `--status --json` shows it: its value and origin, and
+/// each order's when the two orders of the files differ, with the order
+/// that keeps the network off (`spec` or `crush_v0_90`).
+fn setting_json(setting: &Setting, orders: &Option<Disagreement>) -> serde_json::Value {
+    let mut json =
+        serde_json::json!({ "value": setting.value, "origin": setting.origin.to_string() });
+    if let Some(both) = orders {
+        json["orders"] = serde_json::json!({
+            "spec": setting_json(&both.spec, &None),
+            "crush_v0_90": setting_json(&both.crush_v090, &None),
+            "kept_off_by": both.kept_off_by().key(),
         });
-        SettingJson {
-            value: setting.value,
-            origin: setting.origin.to_string(),
-            orders: orders.map(Box::new),
-        }
     }
+    json
 }
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
@@ -422,10 +397,8 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let network = network::decide(settings, &env.url, bad_key);
     let (catalog, valid) = Cached::read(files);
     let key = config::hyper::hyper_key_in(settings, &crate::store::paths::process_env);
-    let public_keys = settings.public_keys.as_ref().map(|p| PinnedJson {
-        keys: p.entries.clone(),
-        origin: p.origin.to_string(),
-    });
+    let public_keys = (settings.public_keys.as_ref())
+        .map(|p| serde_json::json!({ "keys": p.entries, "origin": p.origin.to_string() }));
     let on = matches!(network, Network::Allowed(_));
     let status = Status {
         catalog,
@@ -434,8 +407,8 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         refresh_interval_seconds: env.interval.as_secs_f64(),
         refresh_interval_origin: env.interval_origin.clone(),
         embedded_snapshot: embedded::origin(),
-        provider_auto_update: SettingJson::of(&settings.auto_update, &settings.auto_update_orders),
-        default_providers: SettingJson::of(
+        provider_auto_update: setting_json(&settings.auto_update, &settings.auto_update_orders),
+        default_providers: setting_json(
             &settings.default_providers,
             &settings.default_providers_orders,
         ),
@@ -485,14 +458,12 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     let (followed, floor) = describe_memory(&status.memory);
     let both = |orders: &Option<Disagreement>| orders.as_ref().map(ToString::to_string);
     // The pinned keys, and where from: the variable, not its value again.
-    let keys = status.public_keys.as_ref().map(|pinned| {
-        let env = crate::trust::signature::KEYS_ENV;
-        let origin = pinned.origin.as_str();
-        let origin = match origin.starts_with(&format!("{env}=")) {
-            true => env,
-            false => origin,
+    let keys = settings.public_keys.as_ref().map(|pinned| {
+        let origin = match &pinned.origin {
+            config::Origin::Env { name, .. } => (*name).to_owned(),
+            origin => origin.to_string(),
         };
-        format!("{} (from {origin})", pinned.keys.join(", "))
+        format!("{} (from {origin})", pinned.entries.join(", "))
     });
     let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
     let interval = humantime::format_duration(interval);
