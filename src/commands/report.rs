@@ -309,20 +309,14 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
             .len()
     });
     let hidden = chosen.iter().filter(|c| !**c).count();
-    let left_out: Vec<&str> = entries
-        .iter()
-        .zip(&chosen)
-        .filter_map(|(entry, chosen)| match entry.change {
-            Change::Provider(p) if !chosen => Some(p.provider),
-            _ => None,
-        })
-        .collect();
-    let mut lines: Vec<String> = rendered
-        .into_iter()
-        .zip(&chosen)
-        .filter(|(_, chosen)| **chosen)
-        .flat_map(|(lines, _)| lines.unwrap_or_default())
-        .collect();
+    let (mut lines, mut left_out) = (Vec::new(), Vec::new());
+    for ((entry, rendered), chosen) in entries.iter().zip(rendered).zip(chosen) {
+        match entry.change {
+            _ if chosen => lines.extend(rendered.unwrap_or_default()),
+            Change::Provider(p) => left_out.push(p.provider),
+            _ => {}
+        }
+    }
     if !left_out.is_empty() {
         let head = "  ~ also changed: ".into();
         lines.extend(listed(head, &left_out, width, LIST_LINES));
