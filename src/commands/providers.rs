@@ -467,54 +467,40 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     });
     let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
     let interval = humantime::format_duration(interval);
-    let settings_rows = [
-        (
-            "hyper url",
-            Some(format!("{} ({})", hyper.url, hyper.url_origin)),
-        ),
-        (
-            "hyper key",
-            Some(hyper.key.clone().unwrap_or("none".into())),
-        ),
-        ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
-        ("embedded snapshot", Some(status.embedded_snapshot.into())),
-        (
-            "provider-auto-update",
-            Some(settings.auto_update.to_string()),
-        ),
-        ("", both(&settings.auto_update_orders)),
-        ("public keys", keys),
-        (
-            "refresh interval",
-            Some(format!("{interval} ({})", status.refresh_interval_origin)),
-        ),
-        (
-            "default-providers",
-            Some(settings.default_providers.to_string()),
-        ),
-        ("", both(&settings.default_providers_orders)),
-    ];
-    let settings_rows = settings_rows
-        .into_iter()
-        .filter_map(|(key, value)| Some((key.to_owned(), value?)));
-    let inputs = status
-        .inputs
-        .rows()
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v));
-    let crush = status
-        .crush
-        .as_ref()
-        .map(|c| ("crush".to_owned(), c.describe()));
-    let rows = (status.catalog.rows().into_iter())
-        .chain([
-            ("where keys went".into(), followed),
-            ("floor".into(), floor),
-        ])
-        .chain(hyper.cache.rows())
-        .chain(settings_rows)
-        .chain(inputs)
-        .chain(crush);
+    let mut rows = status.catalog.rows();
+    rows.push(("where keys went".into(), followed));
+    rows.push(("floor".into(), floor));
+    rows.extend(hyper.cache.rows());
+    let mut row = |key: &str, value: Option<String>| {
+        rows.extend(value.map(|value| (key.to_owned(), value)));
+    };
+    row(
+        "hyper url",
+        Some(format!("{} ({})", hyper.url, hyper.url_origin)),
+    );
+    row(
+        "hyper key",
+        Some(hyper.key.clone().unwrap_or("none".into())),
+    );
+    row("hyper at start-up", Some(hyper.refresh_at_start_up.clone()));
+    row("embedded snapshot", Some(status.embedded_snapshot.into()));
+    row(
+        "provider-auto-update",
+        Some(settings.auto_update.to_string()),
+    );
+    row("", both(&settings.auto_update_orders));
+    row("public keys", keys);
+    let origin = &status.refresh_interval_origin;
+    row("refresh interval", Some(format!("{interval} ({origin})")));
+    row(
+        "default-providers",
+        Some(settings.default_providers.to_string()),
+    );
+    row("", both(&settings.default_providers_orders));
+    for (key, value) in status.inputs.rows() {
+        row(key, Some(value));
+    }
+    row("crush", status.crush.as_ref().map(|c| c.describe()));
     let width = terminal::stdout_width();
     for (key, value) in rows {
         let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
@@ -539,13 +525,10 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
 /// The two rows of what is remembered of where keys went: what it
 /// follows, and the floor.
 fn describe_memory(memory: &memory::Summary) -> (String, String) {
-    let signed = memory
-        .signed_at
-        .as_ref()
-        .map(|at| format!(", newest signature seen {at}"));
-    let missing = match memory.state == memory::FileState::Missing {
-        true => " (no file yet: the embedded snapshot's and the cache's)",
-        false => "",
+    let signed = (memory.signed_at.as_ref()).map(|at| format!(", newest signature seen {at}"));
+    let missing = match memory.state {
+        memory::FileState::Missing => " (no file yet: the embedded snapshot's and the cache's)",
+        _ => "",
     };
     let followed = memory.problem.clone().unwrap_or_else(|| {
         format!(
@@ -556,24 +539,20 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
             signed.unwrap_or_default()
         )
     });
+    let snapshot = embedded::catalog();
     let (source, providers, models) = match &memory.floor {
-        Some(floor) => (
-            format!(
+        Some(floor) => {
+            let source = format!(
                 "the catalog applied with --allow-shrink from {}",
                 floor.source
-            ),
-            floor.providers,
-            floor.models,
-        ),
-        None => {
-            let snapshot = embedded::catalog();
-            let models = snapshot.model_count();
-            (
-                "the embedded snapshot".into(),
-                snapshot.providers.len(),
-                models,
-            )
+            );
+            (source, floor.providers, floor.models)
         }
+        None => (
+            "the embedded snapshot".into(),
+            snapshot.providers.len(),
+            snapshot.model_count(),
+        ),
     };
     let (providers, models) = (count(providers, "provider"), count(models, "model"));
     (followed, format!("{source} ({providers}, {models})"))
