@@ -270,7 +270,28 @@ impl Failure {
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }
-            Cause::Signature(e) => signature_hint(e, self.from.as_deref()),
+            // What brings a signature that is missing or refused, for where
+            // the catalog came from.
+            Cause::Signature(SignatureError::Future { .. }) => {
+                "check this machine's clock, and have the mirror sign the catalog again with the right time"
+            }
+            Cause::Signature(SignatureError::Legacy) => {
+                "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
+            }
+            Cause::Signature(SignatureError::Missing(_)) => match self.from.as_deref() {
+                Some(Source::Stdin) => {
+                    "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
+                }
+                Some(Source::Url(_)) => {
+                    "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
+                }
+                _ => {
+                    "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
+                }
+            },
+            Cause::Signature(_) => {
+                "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
+            }
             Cause::Refused(review) => {
                 return format!(
                     "check the source; to apply it all the same, run again with {}",
@@ -340,31 +361,6 @@ fn words(e: &(dyn Error + 'static)) -> String {
         }
     };
     text.into()
-}
-
-/// What brings a signature that is missing or refused, for where the
-/// catalog came from.
-fn signature_hint(e: &SignatureError, source: Option<&Source>) -> &'static str {
-    match (e, source) {
-        (SignatureError::Future { .. }, _) => {
-            "check this machine's clock, and have the mirror sign the catalog again with the right time"
-        }
-        (SignatureError::Legacy, _) => {
-            "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
-        }
-        (SignatureError::Missing(_), Some(Source::Stdin)) => {
-            "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
-        }
-        (SignatureError::Missing(_), Some(Source::Url(_))) => {
-            "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
-        }
-        (SignatureError::Missing(_), _) => {
-            "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
-        }
-        _ => {
-            "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
-        }
-    }
 }
 
 impl fmt::Display for Failure {
