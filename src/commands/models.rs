@@ -55,17 +55,12 @@ fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog) -> Vec<ModelRow<'a>> {
     let models = (catalog.providers.iter()).flat_map(|p| p.models().iter().map(move |m| (p, m)));
     models
         .filter(|(provider, model)| {
-            let name = model.name.as_ref().map_or("", |n| n.as_str());
-            let words = [
-                provider.id.as_str(),
-                provider.name.as_str(),
-                model.id.as_str(),
-                name,
-            ];
-            let words = words.map(str::to_lowercase);
-            terms
-                .iter()
-                .all(|t| words.iter().any(|w| w.contains(t.as_str())))
+            // The four apart, so that no term spans two: no argument holds
+            // a NUL.
+            let name = model.name.as_deref().unwrap_or("");
+            let words = format!("{}\0{}\0{}\0{name}", provider.id, provider.name, model.id);
+            let words = words.to_lowercase();
+            terms.iter().all(|t| words.contains(t.as_str()))
         })
         .map(|(provider, model)| ModelRow {
             provider: provider.id.as_str(),
