@@ -410,8 +410,8 @@ fn keep_current(target: Target, json: bool) -> Result<(), Exit> {
         return print(|out| write_json(out, &serde_json::json!({ "settled": settled })));
     }
     let what = match target {
-        Target::Catalog => "the catalog in use".to_string(),
-        Target::Hyper => format!("{} in use", target.noun()),
+        Target::Catalog => "the catalog in use",
+        Target::Hyper => "Hyper's provider in use",
     };
     let (noun, path) = (target.noun(), cache.catalog.display());
     print_text(&match &settled {
