@@ -9,7 +9,7 @@ use super::cli::Cli;
 use super::output::{Said, print, say};
 use super::{Exit, inputs};
 use crate::catalog::{self, Catalog, Target};
-use crate::config::{self, Settings};
+use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, DISABLE_DEFAULT_PROVIDERS_ENV, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::Network;
@@ -109,37 +109,29 @@ impl Context {
                 passing_over && matches!(warning, FileNotRead(_) | OptionsNotRead(_))
             });
         settings.warnings = others;
-        let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
-            .into_iter()
-            .filter_map(|name| {
-                let at = match environment::set_but_empty(name)? {
-                    Source::Process => String::new(),
-                    Source::DotEnv(path, line) => format!(" at {}:{line}", config::shown_path(&path)),
-                };
-                Some(format!(
-                    "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
-                ))
-            });
-        let warnings = settings.warnings.iter().map(ToString::to_string);
-        for warning in inputs::dotenv_warnings()
-            .into_iter()
-            .chain(warnings)
-            .chain(empty)
-        {
+        let mut warnings = inputs::dotenv_warnings();
+        warnings.extend(settings.warnings.iter().map(ToString::to_string));
+        for name in [DISABLE_AUTO_UPDATE_ENV, DISABLE_DEFAULT_PROVIDERS_ENV] {
+            let at = match environment::set_but_empty(name) {
+                None => continue,
+                Some(Source::Process) => String::new(),
+                Some(Source::DotEnv(path, line)) => {
+                    format!(" at {}:{line}", config::shown_path(&path))
+                }
+            };
+            warnings.push(format!(
+                "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
+            ));
+        }
+        for warning in warnings {
             say(Said::Warning, format_args!("{warning}"));
         }
-        let keys = settings
-            .public_keys
-            .iter()
-            .map(|k| format!("public keys: {}", k.origin));
-        let resolved = [
-            format!("provider-auto-update: {}", settings.auto_update),
-            format!("default-providers: {}", settings.default_providers),
-        ];
-        resolved
-            .into_iter()
-            .chain(keys)
-            .for_each(|line| self.say_debug(line));
+        let (auto_update, default_providers) = (&settings.auto_update, &settings.default_providers);
+        self.say_debug(format_args!("provider-auto-update: {auto_update}"));
+        self.say_debug(format_args!("default-providers: {default_providers}"));
+        if let Some(keys) = &settings.public_keys {
+            self.say_debug(format_args!("public keys: {}", keys.origin));
+        }
         Ok((settings, passed_over))
     }
 
