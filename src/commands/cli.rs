@@ -317,18 +317,18 @@ pub(crate) fn command(name: &str) -> clap::Command {
 /// path, as a shell finds it (`crush-providers`, `crush.new`; `crush`, not
 /// `crush.exe`).
 pub(crate) fn invoked_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|arg| {
-            std::path::Path::new(&arg)
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-        })
-        .map(|name| match name.len().checked_sub(4) {
-            Some(end) if name[end..].eq_ignore_ascii_case(".exe") => name[..end].to_owned(),
-            _ => name,
-        })
-        .filter(|name| !name.is_empty())
+    let arg = std::env::args_os().next().unwrap_or_default();
+    let path = std::path::Path::new(&arg);
+    let exe = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("exe"));
+    let name = if exe {
+        path.file_stem()
+    } else {
+        path.file_name()
+    };
+    let name = name.map(|s| s.to_string_lossy().into_owned());
+    name.filter(|name| !name.is_empty())
         .unwrap_or_else(|| "crush".into())
 }
 
