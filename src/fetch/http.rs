@@ -11,14 +11,10 @@ use reqwest::{StatusCode, Url};
 use crate::catalog::Target;
 use crate::fetch::diagnosis::{self, Network, Proxy, ProxyOrigin, Setup, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
-use crate::fetch::redirect::{Redirect, redirect_verdict};
 use crate::fetch::source::redacted;
 use crate::fetch::watch::{Reported, Signal, Watch};
 use crate::fetch::{credential, tls};
 use crate::store::validators::Validators;
-
-/// Largest body accepted, after decompression.
-pub(crate) const MAX_BODY_BYTES: usize = crate::store::file::MAX_FILE_BYTES;
 
 /// How to fetch.
 #[derive(Debug, Clone)]
@@ -58,7 +54,8 @@ impl Default for FetchOptions {
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             conditional: Validators::default(),
-            max_body: MAX_BODY_BYTES,
+            // After decompression.
+            max_body: crate::store::file::MAX_FILE_BYTES,
             watch: Watch::default(),
             document: Target::Catalog,
             bearer: None,
@@ -148,6 +145,50 @@ pub enum FetchError {
     Interrupted(Signal),
 }
 
+/// Most redirects followed for one request: only to http(s), never from
+/// https to anything else, and no credential once a hop has left the
+/// first URL's origin (`Client::follow`).
+pub(crate) const MAX_REDIRECTS: usize = 5;
+
+/// Why a redirect was not followed. The URLs are as shown: a password
+/// replaced by `***`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Redirect {
+    /// More than five in a row.
+    #[error("more than {MAX_REDIRECTS} redirects")]
+    TooMany,
+    /// From https to another scheme.
+    #[error("from https to {0}, which would drop encryption")]
+    DropsEncryption(String),
+    /// To something else than an http(s) URL.
+    #[error("to {0}, which is not an http(s) URL")]
+    NotHttp(String),
+    /// A redirect whose `Location` is not a URL.
+    #[error("{from} answered {status} with a Location that is not a URL")]
+    BadLocation {
+        /// The URL that answered.
+        from: String,
+        /// Its status.
+        status: StatusCode,
+    },
+}
+
+/// Whether to follow a redirect to `next` after requesting `previous`
+/// (the original URL first): at most [`MAX_REDIRECTS`], only to http(s),
+/// and never from https to anything else.
+pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), Redirect> {
+    if previous.len() > MAX_REDIRECTS {
+        Err(Redirect::TooMany)
+    } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
+        Err(Redirect::DropsEncryption(redacted(next.as_str())))
+    } else if !matches!(next.scheme(), "http" | "https") {
+        Err(Redirect::NotHttp(redacted(next.as_str())))
+    } else {
+        Ok(())
+    }
+}
+
 /// `redirected to URL: ` when a redirect's target failed.
 fn redirected_to(redirected: &Option<String>) -> String {
     let to = |url: &String| format!("redirected to {url}: ");
@@ -170,7 +211,6 @@ fn last_word(cause: &Network, source: &Option<reqwest::Error>) -> String {
 impl FetchError {
     /// The one thing that fixes it, for a request for `url`.
     pub fn hint(&self, url: &Url) -> String {
-        let client_error = |s: &StatusCode| s.is_client_error();
         match self {
             FetchError::Timeout(_) => format!(
                 "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy ({})",
@@ -194,10 +234,10 @@ impl FetchError {
                 status,
                 hyper_key_sent: Some(_),
                 ..
-            } if client_error(status) => {
+            } if status.is_client_error() => {
                 "check the URL: Hyper's server base URL (HYPER_URL), or the exact URL of its provider (…/api/v1/provider, or a .json)".into()
             }
-            FetchError::Status { status, .. } if client_error(status) => {
+            FetchError::Status { status, .. } if status.is_client_error() => {
                 "check the URL: a Catwalk base URL or the exact URL of a catalog .json".into()
             }
             FetchError::Status { .. } => "try again later, or use another source".into(),
@@ -231,13 +271,8 @@ impl FetchError {
             return None;
         };
         let links = diagnosis::chain(source.as_ref()?);
-        Some(
-            links
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(": "),
-        )
+        let links: Vec<String> = links.iter().map(|l| l.to_string()).collect();
+        Some(links.join(": "))
     }
 }
 
@@ -425,7 +460,11 @@ impl Client {
             return Err(FetchError::TooLarge(max_body));
         }
         let reporter = options.watch.reporter.as_deref();
-        let reported = reporter.map(|r| Reported::start(r, declared));
+        // Told of the end when dropped, on every way out.
+        let reported = reporter.map(|r| {
+            r.on_download_start(declared);
+            Reported(r)
+        });
         let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
         loop {
             body.set(Some((bytes.len() as u64, declared)));
@@ -571,6 +610,51 @@ async fn first_line(response: &mut reqwest::Response) -> Option<String> {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    fn urls(list: &[&str]) -> Vec<Url> {
+        list.iter().map(|u| u.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn redirects_never_leave_https_and_stop_after_five() {
+        let next = |u: &str| u.parse::<Url>().unwrap();
+        assert!(redirect_verdict(&urls(&["http://a/"]), &next("https://b/")).is_ok());
+        assert!(redirect_verdict(&urls(&["https://a/"]), &next("https://b/")).is_ok());
+        let err = redirect_verdict(&urls(&["https://a/"]), &next("http://b/")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "from https to http://b/, which would drop encryption"
+        );
+        assert!(redirect_verdict(&urls(&["http://a/", "https://b/"]), &next("http://c/")).is_err());
+        assert_eq!(
+            redirect_verdict(&urls(&["http://a/"]), &next("file:///etc/passwd"))
+                .unwrap_err()
+                .to_string(),
+            "to file:///etc/passwd, which is not an http(s) URL"
+        );
+        let five = urls(&[
+            "http://a/0",
+            "http://a/1",
+            "http://a/2",
+            "http://a/3",
+            "http://a/4",
+        ]);
+        assert!(redirect_verdict(&five, &next("http://a/5")).is_ok());
+        let six = urls(&[
+            "http://a/0",
+            "http://a/1",
+            "http://a/2",
+            "http://a/3",
+            "http://a/4",
+            "http://a/5",
+        ]);
+        assert_eq!(
+            redirect_verdict(&six, &next("http://a/6"))
+                .unwrap_err()
+                .to_string(),
+            "more than 5 redirects"
+        );
+    }
 
     /// A server on loopback that answers one request with `head` and
     /// `body`, then keeps the connection open until the client goes.
