@@ -451,7 +451,7 @@ mod tests {
     fn env(pairs: &'static [(&'static str, &'static str)]) -> ProxyEnv {
         ProxyEnv::read(|name| {
             let value = pairs.iter().find(|(k, _)| *k == name);
-            value.map(|(_, v)| v.to_string())
+            value.map(|(_, v)| v.into())
         })
     }
 

@@ -11,7 +11,7 @@ use reqwest::{StatusCode, Url};
 use crate::catalog::Target;
 use crate::fetch::diagnosis::{self, Network, Proxy, ProxyOrigin, Setup, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
-use crate::fetch::source::redacted;
+use crate::fetch::source::{Loaded, redacted};
 use crate::fetch::watch::{Reported, Signal, Watch};
 use crate::fetch::{credential, tls};
 use crate::store::validators::Validators;
@@ -61,20 +61,6 @@ impl Default for FetchOptions {
             bearer: None,
         }
     }
-}
-
-/// What the server answered.
-#[derive(Debug)]
-pub(crate) enum Fetched {
-    /// `304 Not Modified`: what the client has is current.
-    NotModified,
-    /// A 2xx answer with its body.
-    Body {
-        /// The body, decompressed.
-        bytes: Vec<u8>,
-        /// Validators the server sent with it.
-        validators: Validators,
-    },
 }
 
 /// Why a fetch failed, in the project's own words (`crate::fetch::diagnosis`).
@@ -307,9 +293,15 @@ type BodySoFar = Cell<Option<(u64, Option<u64>)>>;
 
 impl Session {
     /// Fetches `url`, blocking the calling thread (the session runs its own
-    /// small runtime). The session's first fetch sets its client up with
+    /// small runtime): its body decompressed, with the validators the
+    /// server sent, or `None` for `304 Not Modified` to a conditional
+    /// request. The session's first fetch sets its client up with
     /// `options.connect_timeout`.
-    pub(crate) fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    pub(crate) fn fetch(
+        &self,
+        url: &Url,
+        options: &FetchOptions,
+    ) -> Result<Option<Loaded>, FetchError> {
         if self.client.get().is_none() {
             let own = credential::carried(url, options.bearer.is_some()).is_some();
             let _ = self.client.set(Client::new(options.connect_timeout, own)?);
@@ -377,7 +369,7 @@ impl Client {
             true => credential::users_env(name),
             false => crate::environment::var(name),
         };
-        let proxies = ProxyEnv::read(|name| env(name).map(|v| v.to_string_lossy().into_owned()));
+        let proxies = ProxyEnv::read(env);
         let roots = tls::extra_roots(env).map_err(FetchError::Setup)?;
         let routes = proxies.clone();
         let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &routes) {
@@ -406,7 +398,7 @@ impl Client {
         url: &Url,
         options: &FetchOptions,
         body: &BodySoFar,
-    ) -> Result<Fetched, FetchError> {
+    ) -> Result<Option<Loaded>, FetchError> {
         if proxy::route(url, &self.proxies) == Route::RefusedInCgi {
             // Go's net/http refuses the same request (golang.org/s/cgihttpproxy).
             return Err(FetchError::RefusedInCgi);
@@ -420,7 +412,7 @@ impl Client {
         if status == StatusCode::NOT_MODIFIED {
             return match options.conditional.is_empty() {
                 true => Err(FetchError::UnexpectedNotModified),
-                false => Ok(Fetched::NotModified),
+                false => Ok(None),
             };
         }
         // A 407 to a plain-http request is the proxy's own answer (an
@@ -470,7 +462,10 @@ impl Client {
             body.set(Some((bytes.len() as u64, declared)));
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
-                Ok(None) => return Ok(Fetched::Body { bytes, validators }),
+                Ok(None) => {
+                    let bytes = bytes.into();
+                    return Ok(Some(Loaded { bytes, validators }));
+                }
                 Err(e) => return Err(self.failure(e, last, redirected.is_some(), Some(&bytes))),
             };
             if bytes.len() + chunk.len() > max_body {
@@ -718,10 +713,8 @@ mod tests {
             },
             ..FetchOptions::default()
         };
-        let Fetched::Body { bytes, .. } = Session::default().fetch(&url, &options).unwrap() else {
-            panic!("a body")
-        };
-        assert_eq!(bytes.len(), 100_000);
+        let loaded = Session::default().fetch(&url, &options).unwrap();
+        assert_eq!(loaded.expect("a body").bytes.len(), 100_000);
         let events = told.events();
         assert_eq!(
             events.first().map(String::as_str),

@@ -10,7 +10,7 @@ use reqwest::Url;
 
 use crate::catalog::target::{DEFAULT_CATWALK_URL, DEFAULT_HYPER_URL, url_env};
 use crate::catalog::{Target, embedded};
-use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
+use crate::fetch::http::{FetchError, FetchOptions, Session};
 use crate::fetch::watch::{Signal, Watch};
 use crate::store::file;
 use crate::store::validators::Validators;
@@ -335,13 +335,7 @@ impl Source {
                 }
                 Cow::Owned(read_capped(file, hint as usize, options.max_body)?)
             }
-            Source::Url(url) => {
-                let Fetched::Body { bytes, validators } = session.fetch(url, options)? else {
-                    return Ok(None);
-                };
-                let bytes = Cow::Owned(bytes);
-                return Ok(Some(Loaded { bytes, validators }));
-            }
+            Source::Url(url) => return Ok(session.fetch(url, options)?),
         };
         let validators = Validators::default();
         Ok(Some(Loaded { bytes, validators }))
@@ -402,8 +396,8 @@ impl Source {
                 };
                 let shown = redacted(url.as_str());
                 match session.fetch(&url, &options) {
-                    Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
-                    Ok(Fetched::NotModified) => missing(format!("{shown}: answered 304")),
+                    Ok(Some(loaded)) => Ok(Some(loaded.bytes.into_owned())),
+                    Ok(None) => missing(format!("{shown}: answered 304")),
                     Err(FetchError::TooLarge(_)) => too_large(),
                     Err(FetchError::Interrupted(signal)) => Err(Unsigned::Interrupted(signal)),
                     Err(e) => missing(format!("{shown}: {e}")),

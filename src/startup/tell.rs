@@ -273,11 +273,16 @@ impl Warning {
                     // the network is online.
                     return write!(f, "could not refresh {noun} from {url}: {cause}; {using}");
                 };
+                // How to do without the network (in the global crushrc,
+                // which every project reads), and how to fetch it by hand.
+                let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
+                    .map(|dir| dir.join("crushrc").display().to_string())
+                    .unwrap_or_else(|_| "a crushrc".into());
+                let update = update_command(*target);
                 write!(
                     f,
-                    "the last refresh of {noun} from {url} failed at {}: {cause}; {using}; {}",
+                    "the last refresh of {noun} from {url} failed at {}: {cause}; {using}; on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand",
                     state::rfc3339(*at),
-                    refresh_hint(me, *target)
                 )
             }
             Warning::Unsaved {
@@ -324,19 +329,6 @@ impl Warning {
             ),
         }
     }
-}
-
-/// What ends the warning of a failed refresh of `target`'s document, the
-/// program being `me`: how to do without the network (in the global
-/// crushrc, which every project reads), and how to fetch it by hand.
-fn refresh_hint(me: &str, target: Target) -> String {
-    let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
-        .map(|dir| dir.join("crushrc").display().to_string())
-        .unwrap_or_else(|_| "a crushrc".into());
-    let update = update_command(target);
-    format!(
-        "on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
-    )
 }
 
 /// `update-providers`, and `--source hyper` for Hyper's provider.
