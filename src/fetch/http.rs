@@ -237,20 +237,6 @@ impl FetchError {
         }
     }
 
-    /// The one thing that fixes it when an automatic refresh failed: as
-    /// [`FetchError::hint`], but the bound of a refresh is
-    /// `CRUSH_PROVIDER_TIMEOUT`, the only one a start-up takes.
-    pub fn refresh_hint(&self, url: &Url) -> String {
-        match self {
-            FetchError::Timeout(timeout) => format!(
-                "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
-                diagnosis::seconds(timeout.after()),
-                proxy::variable_for(url)
-            ),
-            other => other.hint(url),
-        }
-    }
-
     /// The HTTP stack's own account of the failure, for a bug report.
     pub fn detail(&self) -> Option<String> {
         let FetchError::Network { source, .. } = self else {

@@ -416,12 +416,6 @@ pub(crate) enum Unsigned {
     Interrupted(Signal),
 }
 
-impl From<NoSignature> for Unsigned {
-    fn from(none: NoSignature) -> Self {
-        Unsigned::None(none)
-    }
-}
-
 /// Reads at most `cap` bytes; more is an error. Device files and pipes have
 /// no trustworthy size, so the cap is enforced while reading.
 fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8>, ReadError> {

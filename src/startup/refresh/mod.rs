@@ -30,7 +30,9 @@ pub use self::handle::Refresh;
 pub(crate) use self::helper::{HELPER_COMMAND, HelperArgs, spawn_helper};
 use crate::catalog::{Target, embedded};
 use crate::error::Cause;
+use crate::fetch::diagnosis::seconds;
 use crate::fetch::http::{Bearer, FetchError, FetchOptions};
+use crate::fetch::proxy::variable_for;
 use crate::fetch::source::{ReadError, Source, redacted};
 use crate::fetch::watch::{Signal, Watch};
 use crate::store::cache::{self, Bytes, CacheFiles, Cached, Seen};
@@ -433,7 +435,14 @@ fn settled(cached: Option<&Cached>, known: Option<[u8; 32]>) -> Outcome {
 /// same source. `url` is the one asked.
 fn explain(cause: &Cause, url: &Url) -> String {
     match cause {
-        Cause::Read(ReadError::Fetch(fetch)) => format!("{fetch}; {}", fetch.refresh_hint(url)),
+        // The bound of a refresh is `CRUSH_PROVIDER_TIMEOUT`, the only one
+        // a start-up takes.
+        Cause::Read(ReadError::Fetch(FetchError::Timeout(timeout))) => format!(
+            "{timeout}; raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
+            seconds(timeout.after()),
+            variable_for(url)
+        ),
+        Cause::Read(ReadError::Fetch(fetch)) => format!("{fetch}; {}", fetch.hint(url)),
         other => other.chain().join(": "),
     }
 }
