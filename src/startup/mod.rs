@@ -392,9 +392,9 @@ fn waited(
 }
 
 /// Starts the refreshes `due` in the background (`using` what is used of
-/// each meanwhile), under one lock: in one helper process, or on a thread
-/// whose handle, when the first is the catalog's, is in `loaded`, which
-/// hands that catalog over.
+/// each meanwhile), one after the other: in one helper process (under one
+/// lock), or on a thread whose handle, when the first is the catalog's,
+/// is in `loaded`, which hands that catalog over.
 fn start(
     mut due: Vec<Job>,
     using: Vec<InUse>,

@@ -84,14 +84,17 @@ pub struct Refresh {
 
 impl Refresh {
     /// Starts the refreshes of `jobs` on a new thread, one after the
-    /// other under one lock; the handle tells the first one's outcome.
+    /// other; the handle tells the first one's outcome as soon as it is
+    /// known, not after the others' requests.
     pub(crate) fn start(jobs: Vec<Job>) -> std::io::Result<Refresh> {
         let (sender, receiver) = mpsc::sync_channel(1);
         std::thread::Builder::new()
             .name("refresh".into())
             .spawn(move || {
-                let first = run(&jobs, IfBusy::Wait).into_iter().next();
-                let _ = sender.send(first.unwrap_or(Outcome::Unchanged));
+                let (first, rest) = jobs.split_at(jobs.len().min(1));
+                let outcome = run(first, IfBusy::Wait).pop();
+                let _ = sender.send(outcome.unwrap_or(Outcome::Unchanged));
+                run(rest, IfBusy::Wait);
             })?;
         Ok(Refresh {
             receiver,
