@@ -39,9 +39,8 @@ type Cancelled = Pin<Box<dyn Future<Output = Signal> + Send>>;
 /// What ends a download early: a maker of futures, one for each download,
 /// polled beside it on the download's own runtime (tokio's, with its I/O,
 /// timer and signal drivers) from its first step to its end. When one
-/// completes, the download ends at once with
-/// [`FetchError::Interrupted`](crate::fetch::http::FetchError::Interrupted)
-/// and the signal it gave.
+/// completes, the download ends at once, interrupted, with the signal it
+/// gave.
 #[derive(Clone)]
 pub struct Cancel(Arc<dyn Fn() -> Cancelled + Send + Sync>);
 
