@@ -1,10 +1,13 @@
-//! The front carried out ([`crate::front`]): before the command line is
-//! parsed, a command that is Crush's goes to the real Crush, after the
-//! start-up policy has run as `crush providers` runs it
-//! ([`startup::load`]: what another program wrote into the cache reviewed,
-//! the refresh started in the detached helper when it is due; nothing waits
-//! on the network), with the failing `CATWALK_URL`, the marker, and its
-//! updates off where that costs nothing.
+//! The front carried out ([`crate::front`]), as rustup's proxies hand a
+//! command to a toolchain: before the command line is parsed, a command
+//! that is Crush's goes to the real Crush. Find it, review what another
+//! program wrote into the cache ([`foreign::settle`]), run the start-up
+//! policy ([`startup::keep_fresh`]: nothing within the refresh interval,
+//! else the refresh in the detached helper; nothing waits on the
+//! network), set the variables (the failing `CATWALK_URL`, the marker,
+//! Crush's updates off where that costs nothing), and start it. A start
+//! within the interval reads no catalog: the settings, the states that
+//! vouch for the documents, and the memo of Crush's version.
 //!
 //! On Unix Crush replaces this process (`exec`): the same process id,
 //! terminal, signals and exit status. On Windows it is started and waited
@@ -19,6 +22,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -27,11 +31,11 @@ use super::{program, terminal};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
-use crate::front::find::{self, Chain, Crush, MARKER_ENV, Marker, Missing};
-use crate::front::version::{self, Answer, Identity, Learnt, MEMO_FILE, Memo};
+use crate::front::find::{self, Crush, MARKER_ENV, Marker, Missing};
+use crate::front::version::{self, Answer, Learnt, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
-use crate::store::cache::CacheFiles;
+use crate::store::cache::{self, Bytes, CacheFiles, Found};
 use crate::store::paths::{self, process_env};
 use crate::trust::foreign;
 
@@ -66,10 +70,10 @@ pub(super) fn main(name: &str) -> Option<u8> {
     let args: Vec<OsString> = std::env::args_os().collect();
     let parsed = front::classify(args.get(1..).unwrap_or_default());
     let shared = parsed.word == Word::Shared;
-    let (fronts, depth) = match (parsed.word, this_chain()) {
+    let (me, next) = match (parsed.word, chain()) {
         (Word::Own, _) => return None,
-        (_, Ok(Chain::Search { fronts, depth })) => (fronts, depth),
-        (_, Ok(Chain::Deep(depth))) => {
+        (_, Ok((me, Ok(next)))) => (me, next),
+        (_, Ok((_, Err(depth)))) => {
             return Some(no_crush(&format!(
                 "{depth} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
             )));
@@ -79,16 +83,11 @@ pub(super) fn main(name: &str) -> Option<u8> {
         (_, Err(_)) if shared => return None,
         (_, Err(why)) => return Some(no_crush(&format!("no Crush is started: {why}"))),
     };
-    let crush = match find::find(&users_env, &fronts) {
+    let crush = match find::find(&users_env, &next.fronts) {
         Ok(crush) => crush,
         // Without Crush, this program's own commands of before the front.
         Err(Missing::NotOnPath) if shared => return None,
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
-    };
-    let next = Marker {
-        depth: depth + 1,
-        fronts,
-        catwalk_url: environment::process_var(CATWALK_URL),
     };
     // The folder whose cache Crush reads, by the user's own environment:
     // reviewed before the hand-over, and handed to Crush where a project's
@@ -103,21 +102,15 @@ pub(super) fn main(name: &str) -> Option<u8> {
     };
     let files = CacheFiles::in_dir(&data);
     let settings = settings(&parsed);
-    let pinned = settings
-        .as_ref()
-        .map_or(true, |s| !matches!(pinned_keys(s), Ok(None)));
-    for target in [Target::Catalog, Target::Hyper] {
-        if let Err(why) = reviewed(&files.with_target(target), pinned) {
-            return Some(refuse(&why));
-        }
-    }
-    let updates = match settings.and_then(|settings| prepare(&crush, &settings, &files, &next)) {
-        Ok(updates) => updates,
-        Err(failure) => {
-            notice(&format!("warning: {failure}"), "; no refresh this time");
-            None
-        }
+    let found = match review(&files, &settings) {
+        Ok(found) => found,
+        Err(why) => return Some(refuse(&why)),
     };
+    let prepared = settings.and_then(|s| prepare(&crush, &s, &files, found, &me, &next));
+    let updates = prepared.unwrap_or_else(|failure| {
+        notice(&format!("warning: {failure}"), "; no refresh this time");
+        None
+    });
     let mut command = Command::new(&crush.path);
     command
         .args(args.get(1..).unwrap_or_default())
@@ -126,7 +119,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
     if users_env(XDG_DATA_HOME).is_none() && environment::installed().is_some() {
         command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
     }
-    if let Some(Updates::Off(_)) = updates {
+    if updates.is_some_and(|updates| updates.off()) {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");
     }
     Some(start(command, args.first(), &crush.path))
@@ -134,7 +127,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
 
 /// Says why no Crush is started; exit 1.
 fn refuse(why: &str) -> u8 {
-    line(&format!("error: {why}"));
+    line(why);
     1
 }
 
@@ -150,41 +143,51 @@ fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
     read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
 }
 
-/// Reviews what another program wrote into `files` before Crush reads it
-/// ([`foreign::settle`]); one that cannot be reviewed now is put aside,
-/// else removed (Crush then uses its own embedded document), and said.
-/// `Err` only when none of that could be done: then Crush must not start.
-fn reviewed(files: &CacheFiles, pinned: bool) -> Result<(), String> {
-    let why = match foreign::settle(files, pinned, std::time::Duration::ZERO) {
-        Ok(settled) if settled.readable() => return Ok(()),
-        Ok(_) => foreign::unreviewed(files),
-        Err(e) => e.to_string(),
+/// What Crush will read of the catalog and of Hyper's provider, reviewed
+/// where no state vouches for it ([`foreign::settle`]; keys pinned by
+/// settings that cannot be read count as pinned); one that cannot be
+/// reviewed now is put aside, else removed (Crush then uses its own
+/// embedded document), and said. `Err` only when none of that could be
+/// done: then Crush must not start.
+fn review(files: &CacheFiles, settings: &Result<Settings, String>) -> Result<[Found; 2], String> {
+    let pinned = || {
+        settings
+            .as_ref()
+            .map_or(true, |s| !matches!(pinned_keys(s), Ok(None)))
     };
-    let (path, aside) = (files.catalog.display(), files.foreign.display());
-    let done = match std::fs::rename(&files.catalog, &files.foreign) {
-        Ok(()) => format!("put aside as {aside}"),
-        Err(_) => match std::fs::remove_file(&files.catalog) {
-            Ok(()) => "removed, so that Crush uses its own embedded one".into(),
-            Err(e) => {
-                return Err(format!(
-                    "{path} cannot be reviewed ({why}), nor put aside, nor removed ({e}), and Crush would read it unreviewed: remove it yourself"
-                ));
-            }
-        },
+    let review = |target| {
+        let files = files.with_target(target);
+        let found = cache::read(&files, Bytes::Peek);
+        if foreign::settled(&files, &found) {
+            return Ok(found);
+        }
+        let why = match foreign::settle(&files, pinned(), Duration::ZERO) {
+            Ok(settled) if settled.readable() => return Ok(cache::read(&files, Bytes::Peek)),
+            Ok(_) => foreign::unreviewed(&files),
+            Err(e) => e.to_string(),
+        };
+        let (path, aside) = (files.catalog.display(), files.foreign.display());
+        let done = match std::fs::rename(&files.catalog, &files.foreign) {
+            Ok(()) => format!("put aside as {aside}"),
+            Err(_) => match std::fs::remove_file(&files.catalog) {
+                Ok(()) => "removed, so that Crush uses its own embedded one".into(),
+                Err(e) => {
+                    return Err(format!(
+                        "{path} cannot be reviewed ({why}), nor put aside, nor removed ({e}), and Crush would read it unreviewed: remove it yourself"
+                    ));
+                }
+            },
+        };
+        let text = format!("warning: {path} cannot be reviewed ({why}): {done}");
+        notice(&text, "");
+        Ok(cache::read(&files, Bytes::Peek))
     };
-    notice(
-        &format!("warning: {path} cannot be reviewed ({why}): {done}"),
-        "",
-    );
-    Ok(())
+    Ok([review(Target::Catalog)?, review(Target::Hyper)?])
 }
 
 /// Whether this invocation stands in front of Crush: invoked as `crush`.
 fn stands_in_front(name: &str) -> bool {
-    match cfg!(windows) {
-        true => name.eq_ignore_ascii_case("crush"),
-        false => name == "crush",
-    }
+    name == "crush" || (cfg!(windows) && name.eq_ignore_ascii_case("crush"))
 }
 
 /// The process's own variables, without the `.env` of the folder it
@@ -196,13 +199,14 @@ fn users_env(name: &str) -> Option<OsString> {
     std::env::var_os(name).filter(|v| !v.is_empty())
 }
 
-/// The chain this start is in, from the marker in its environment.
-fn this_chain() -> Result<Chain, String> {
-    let me = std::env::current_exe()
-        .and_then(|p| p.canonicalize())
-        .map_err(|e| format!("cannot tell where this program is ({e})"))?;
-    let marker = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
-    Ok(find::chain(marker.as_ref(), &me))
+/// This program, and the marker it hands on after the one in its
+/// environment ([`Marker::next`]; `Err`: a loop, at this depth).
+fn chain() -> Result<(PathBuf, Result<Marker, u32>), String> {
+    let me =
+        std::env::current_exe().map_err(|e| format!("cannot tell where this program is ({e})"))?;
+    let handed = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
+    let next = Marker::next(handed, &me, environment::process_var(CATWALK_URL));
+    Ok((me, next))
 }
 
 /// Says that no Crush runs, why, and how a person names it; exit 127.
@@ -211,42 +215,43 @@ fn no_crush(why: &str) -> u8 {
         .map(|d| d.join("crush.json").display().to_string())
         .unwrap_or_else(|_| "the global crush.json".into());
     line(&format!(
-        "error: {why}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
+        "{why}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
         find::REAL_CRUSH_ENV,
         find::REAL_CRUSH_KEY,
     ));
     NOT_FOUND
 }
 
-/// What a start does before Crush runs: the start-up policy, as `crush
-/// providers` runs it, with its refresh in the detached helper; the
-/// version learnt when it matters; whether Crush's updates go off. What a
-/// person must hear is told, one line each, once per change.
+/// What a start does before Crush runs, on what it `found` of each
+/// document: the start-up policy, with its refresh in a detached helper
+/// (this program, `me`); the version learnt when it matters; whether
+/// Crush's updates go off. What a person must hear is told, one line
+/// each, once per change.
 fn prepare(
     crush: &Crush,
     settings: &Settings,
     files: &CacheFiles,
+    found: [Found; 2],
+    me: &Path,
     next: &Marker,
 ) -> Result<Option<Updates>, String> {
     let data = &files.dir;
-    std::fs::create_dir_all(data)
-        .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
+    // A folder that holds the catalog is there.
+    if !matches!(found[0], Found::Vouched(_) | Found::Foreign(_)) {
+        std::fs::create_dir_all(data)
+            .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
+    }
     let mut prepared = StartupOptions::from_settings(settings, files);
     // Crush fetches Hyper's provider itself, with the key, while its
     // updates are on; what it writes is reviewed at the next start.
     prepared.options.hyper = None;
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot start the background refresh: {e}"))?;
-    prepared.options.background = Background::Process(exe);
-    let told = startup::keep_fresh(files, &prepared.options);
+    prepared.options.background = Background::Process(me.to_path_buf());
+    let told = startup::keep_fresh(files, &prepared.options, found);
     let memo_path = data.join(MEMO_FILE);
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
     let mut notices = Vec::new();
-    let answer = match on(settings) {
-        true => Some(learn(crush, &mut memo, next, &mut notices)?),
-        false => None,
-    };
+    let answer = on(settings).then(|| learn(crush, &mut memo, next, &mut notices));
     let updates = front::updates(
         on(settings),
         answer.as_ref(),
@@ -254,16 +259,15 @@ fn prepare(
     );
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief(program())));
-    // Said once per change: the memo keeps the digest of what was said.
-    let key =
-        crate::store::digest::hex(&crate::store::digest::sha256(notices.join("\n").as_bytes()));
-    if memo.told.as_deref() != Some(key.as_str()) {
+    // Said once per change: the memo keeps what was said.
+    let told = (!notices.is_empty()).then(|| notices.join("\n"));
+    if memo.told != told {
         let status = format!(" ({} providers --status)", program());
         for text in &notices {
             notice(&format!("warning: {text}"), &status);
         }
     }
-    memo.told = (!notices.is_empty()).then_some(key);
+    memo.told = told;
     if memo != read {
         memo.write(&memo_path)
             .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
@@ -282,20 +286,12 @@ fn hyper_key(settings: &Settings) -> Option<String> {
 }
 
 /// What `crush --version` answers: remembered, or learnt now (and
-/// remembered) by asking with a probe's marker.
-fn learn(
-    crush: &Crush,
-    memo: &mut Memo,
-    next: &Marker,
-    notices: &mut Vec<String>,
-) -> Result<Answer, String> {
-    let identity = Identity::of(&crush.canonical)
-        .map_err(|e| format!("cannot read {}: {e}", crush.canonical.display()))?;
-    if let Some(learnt) = memo.get(&identity) {
-        return Ok(learnt.answer.clone());
+/// remembered) by asking with the next marker, so that a copy of this
+/// program found as Crush goes on to the Crush after it, which answers.
+fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String>) -> Answer {
+    if let Some(learnt) = memo.get(&crush.identity) {
+        return learnt.answer.clone();
     }
-    // With the next marker: a copy of this program found as Crush goes on
-    // to the Crush after it, which answers.
     let mut command = Command::new(&crush.path);
     command.arg("--version").env(MARKER_ENV, next.encode());
     let answer = version::probe(command, version::PROBE_TIMEOUT);
@@ -306,61 +302,51 @@ fn learn(
         ));
     }
     memo.remember(Learnt {
-        identity,
+        identity: crush.identity.clone(),
         answer: answer.clone(),
     });
-    Ok(answer)
+    answer
 }
 
 /// Starts Crush: on Unix in place of this process, with the argv[0] this
-/// process was given.
-#[cfg(unix)]
+/// process was given; elsewhere waited for, leaving Ctrl-C to it (while
+/// this process listens for Ctrl-C and Ctrl-Break, they no longer end it,
+/// and Crush, on the same console, gets them as it would), exiting with
+/// its code. Returns only on failure.
 fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
-    use std::os::unix::process::CommandExt;
-    if let Some(arg0) = arg0 {
-        command.arg0(arg0);
-    }
-    // Returns only on failure. The standard library restores the default
-    // SIGPIPE action and an empty signal mask for the new program, as a
-    // shell starts it.
-    let e = command.exec();
-    line(&format!(
-        "error: cannot start Crush ({}): {e}",
-        path.display()
-    ));
+    #[cfg(unix)]
+    let e = {
+        use std::os::unix::process::CommandExt;
+        if let Some(arg0) = arg0 {
+            command.arg0(arg0);
+        }
+        // The standard library restores the default SIGPIPE action and an
+        // empty signal mask for the new program, as a shell starts it.
+        command.exec()
+    };
+    #[cfg(not(unix))]
+    let e = {
+        let _ = arg0;
+        #[cfg(windows)]
+        let _listening = (
+            tokio::signal::windows::ctrl_c(),
+            tokio::signal::windows::ctrl_break(),
+        );
+        match command.status() {
+            Ok(status) => std::process::exit(status.code().unwrap_or(1)),
+            Err(e) => e,
+        }
+    };
+    line(&format!("cannot start Crush ({}): {e}", path.display()));
     match e.kind() {
         std::io::ErrorKind::NotFound => NOT_FOUND,
         _ => 126,
     }
 }
 
-/// Starts Crush and waits for it, leaving Ctrl-C to it: while this process
-/// listens for Ctrl-C and Ctrl-Break, they no longer end it, and Crush,
-/// on the same console, gets them as it would. Exits with Crush's code.
-#[cfg(not(unix))]
-fn start(mut command: Command, _arg0: Option<&OsString>, path: &Path) -> u8 {
-    #[cfg(windows)]
-    let _listening = (
-        tokio::signal::windows::ctrl_c(),
-        tokio::signal::windows::ctrl_break(),
-    );
-    match command.status() {
-        Ok(status) => std::process::exit(status.code().unwrap_or(1)),
-        Err(e) => {
-            line(&format!(
-                "error: cannot start Crush ({}): {e}",
-                path.display()
-            ));
-            NOT_FOUND
-        }
-    }
-}
-
 /// An error on stderr, wrapped at a terminal's width as every error is.
 fn line(text: &str) {
-    let text = plain(text);
-    let message = text.strip_prefix("error: ").unwrap_or(&text);
-    super::output::say(super::output::Said::Error, format_args!("{message}"));
+    super::output::say(super::output::Said::Error, format_args!("{}", plain(text)));
 }
 
 /// One line on stderr just before Crush takes the screen, `end` (where a
@@ -382,20 +368,6 @@ fn plain(text: &str) -> String {
     crate::catalog::escape::safe(text).into_owned()
 }
 
-/// How a start hands Crush over, for `providers --status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(super) enum Handed {
-    /// With its own updates off.
-    UpdatesOff,
-    /// With its own updates as the user set them.
-    AsSet,
-    /// Not known until a start learns its version.
-    NotLearnt,
-    /// No Crush is found.
-    None,
-}
-
 /// What `providers --status` shows of the front.
 #[derive(Debug, Serialize)]
 pub(super) struct Status {
@@ -407,45 +379,25 @@ pub(super) struct Status {
     pub version: Option<String>,
     /// The `CATWALK_URL` it is started with.
     pub catwalk_url: &'static str,
-    /// Its own updates.
-    pub updates: Handed,
+    /// Its own updates: `updates_off`, `as_set`, `not_learnt` (until a
+    /// start learns its version), `none` (no Crush is found).
+    pub updates: &'static str,
     /// Why, in words.
     pub reason: String,
 }
 
 impl Status {
-    fn of(
-        crush: Option<&Crush>,
-        version: Option<String>,
-        updates: Option<&Updates>,
-        reason: String,
-    ) -> Status {
-        Status {
-            path: crush.map(|c| c.path.display().to_string()),
-            found_by: crush.map(|c| c.origin.to_string()),
-            version,
-            catwalk_url: FAILING_CATWALK_URL,
-            updates: match (crush, updates) {
-                (None, _) => Handed::None,
-                (_, None) => Handed::NotLearnt,
-                (_, Some(Updates::Off(_))) => Handed::UpdatesOff,
-                (_, Some(Updates::AsSet(_))) => Handed::AsSet,
-            },
-            reason,
-        }
-    }
-
     /// The status row's text: escaped, since a path or a reason may hold
     /// anything a folder's name may.
     pub(super) fn describe(&self) -> String {
-        plain(&match (&self.path, &self.version) {
-            (None, _) => format!(
+        plain(&match &self.path {
+            None => format!(
                 "none found ({}): this program's own commands only",
                 self.reason
             ),
-            (Some(crush), version) => format!(
+            Some(crush) => format!(
                 "{crush} ({}, from {}): started with CATWALK_URL={} (it reads only the cache reviewed here) and {}",
-                version.as_deref().unwrap_or("version not learnt"),
+                self.version.as_deref().unwrap_or("version not learnt"),
                 self.found_by.as_deref().unwrap_or("PATH"),
                 self.catwalk_url,
                 self.reason
@@ -461,43 +413,39 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
     if !stands_in_front(program()) {
         return None;
     }
-    let fronts = match this_chain() {
-        Ok(Chain::Search { fronts, .. }) => fronts,
-        _ => Vec::new(),
+    let next = chain().ok().and_then(|(_, next)| next.ok());
+    let crush = find::find(&users_env, &next.map_or_else(Vec::new, |next| next.fronts));
+    let memo = paths::data_dir(&users_env).map(|data| Memo::read(&data.join(MEMO_FILE)));
+    let learnt = match (&crush, memo) {
+        (Ok(crush), Ok(memo)) => memo.get(&crush.identity).map(|l| l.answer.clone()),
+        _ => None,
     };
-    let crush = match find::find(&users_env, &fronts) {
-        Ok(crush) => Some(crush),
-        Err(missing) => return Some(Status::of(None, None, None, missing.to_string())),
-    };
-    let learnt = crush.as_ref().zip(paths::data_dir(&users_env).ok());
-    let learnt = learnt.and_then(|(crush, data)| {
-        let identity = Identity::of(&crush.canonical).ok()?;
-        Some(
-            Memo::read(&data.join(MEMO_FILE))
-                .get(&identity)?
-                .answer
-                .clone(),
-        )
-    });
     let updates = front::updates(
         on(settings),
         learnt.as_ref(),
         hyper_key(settings).as_deref(),
     );
-    let reason = updates.as_ref().map_or_else(
-        || "its own updates as you set them until a start learns its version".into(),
-        ToString::to_string,
-    );
-    let version = match learnt {
-        Some(Answer::Version(v)) => Some(v),
-        _ => None,
+    let (updates, reason) = match (&crush, updates) {
+        (Err(missing), _) => ("none", missing.to_string()),
+        (Ok(_), None) => (
+            "not_learnt",
+            "its own updates as you set them until a start learns its version".into(),
+        ),
+        (Ok(_), Some(updates)) if updates.off() => ("updates_off", updates.to_string()),
+        (Ok(_), Some(updates)) => ("as_set", updates.to_string()),
     };
-    Some(Status::of(
-        crush.as_ref(),
-        version,
-        updates.as_ref(),
+    let crush = crush.ok();
+    Some(Status {
+        path: crush.as_ref().map(|c| c.path.display().to_string()),
+        found_by: crush.map(|c| c.origin),
+        version: match learnt {
+            Some(Answer::Version(version)) => Some(version),
+            _ => None,
+        },
+        catwalk_url: FAILING_CATWALK_URL,
+        updates,
         reason,
-    ))
+    })
 }
 
 #[cfg(test)]

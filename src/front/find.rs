@@ -1,19 +1,23 @@
 //! Finding the real Crush: named explicitly ([`REAL_CRUSH_ENV`], or
 //! `options.provider_real_crush` in the user's global JSON config), else
-//! the first `crush` on `PATH` that is not this program (paths compared
-//! canonical, symlinks followed; `PATHEXT` on Windows), never this program
+//! the first `crush` on `PATH` that is not this program (programs compared
+//! as files, symlinks followed; `PATHEXT` on Windows), never this program
 //! again.
 //!
 //! Every hand-over puts a marker in Crush's environment ([`MARKER_ENV`]):
 //! how many hand-overs led there, the fronts in the chain, and the user's
 //! own `CATWALK_URL`. A start that finds it knows whether it is a loop
-//! ([`chain`]): a "Crush" that is a wrapper finding this program again
-//! ends in one line after a few nested starts, never a fork bomb; a copy
-//! of this program found as Crush skips itself and the fronts before it.
+//! ([`Marker::next`]): a "Crush" that is a wrapper finding this program
+//! again ends in one line after a few nested starts, never a fork bomb; a
+//! copy of this program found as Crush skips itself and the fronts before
+//! it.
 
 use std::ffi::{OsStr, OsString};
+use std::fs::{self, Metadata};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use super::version::Identity;
 use crate::store::digest::{hex, unhex};
 use crate::store::paths::{self, EnvLookup};
 
@@ -29,29 +33,16 @@ pub(crate) const MARKER_ENV: &str = "CRUSH_PROVIDER_FRONT";
 /// end.
 pub(crate) const MAX_DEPTH: u32 = 8;
 
-/// Where the real Crush was named.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Origin {
-    /// [`REAL_CRUSH_ENV`].
-    #[error("{REAL_CRUSH_ENV}")]
-    Env,
-    /// `options.provider_real_crush` in this file.
-    #[error("options.{REAL_CRUSH_KEY} in {}", .0.display())]
-    Config(PathBuf),
-    /// The search of `PATH`.
-    #[error("PATH")]
-    Path,
-}
-
 /// The real Crush.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Crush {
     /// The path to start, as found.
     pub path: PathBuf,
-    /// Its canonical form: what it is compared by and remembered as.
-    pub canonical: PathBuf,
-    /// Where it was named.
-    pub origin: Origin,
+    /// Where it was named: [`REAL_CRUSH_ENV`], `options.provider_real_crush`
+    /// in a file, or `PATH`.
+    pub origin: String,
+    /// What it is, for the memo of its version.
+    pub identity: Identity,
 }
 
 /// Why no Crush is found.
@@ -60,20 +51,17 @@ pub(crate) enum Missing {
     /// None on `PATH` besides this program (and fronts like it).
     #[error("no Crush on PATH besides this program")]
     NotOnPath,
-    /// The one named is not a program that can run (what is wrong).
+    /// The one named (where, which) is no Crush that can run (why).
     #[error("{0} names {path}, which {2}", path = .1.display())]
-    Named(Origin, PathBuf, String),
-    /// The one named is this program, or a front before it.
-    #[error("{0} names {path}, which is this program, not Crush", path = .1.display())]
-    NamedFront(Origin, PathBuf),
+    Named(String, PathBuf, String),
 }
 
-/// The marker of the hand-over that led to this start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The marker of a hand-over.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Marker {
     /// Hand-overs so far in this chain.
     pub depth: u32,
-    /// The fronts in the chain (canonical): never Crush.
+    /// The fronts in the chain: never Crush.
     pub fronts: Vec<PathBuf>,
     /// The user's own `CATWALK_URL` (`None`: unset), which the front
     /// replaced for Crush ([`crate::front::FAILING_CATWALK_URL`]): what a
@@ -82,8 +70,31 @@ pub(crate) struct Marker {
 }
 
 impl Marker {
-    /// `DEPTH:URL:` then the fronts as a `PATH`-style list (`:` or `;`). `URL` is `-` for none, else `=` and its bytes in hex, which
-    /// hold no separator. Paths that cannot be listed so (one holding the
+    /// The marker a start of this program (`me`) hands on, after the one it
+    /// was handed, if any: one more hand-over, `me` among the fronts, the
+    /// user's own `catwalk_url`. `Err(depth)`: a loop, too many hand-overs
+    /// nested (a "Crush" that starts this program again, as a wrapper
+    /// looking `crush` up on `PATH` does).
+    pub(crate) fn next(
+        handed: Option<Marker>,
+        me: &Path,
+        catwalk_url: Option<OsString>,
+    ) -> Result<Marker, u32> {
+        let mut marker = handed.unwrap_or_default();
+        if marker.depth >= MAX_DEPTH {
+            return Err(marker.depth);
+        }
+        if !marker.fronts.iter().any(|f| f == me) {
+            marker.fronts.push(me.to_path_buf());
+        }
+        marker.depth += 1;
+        marker.catwalk_url = catwalk_url;
+        Ok(marker)
+    }
+
+    /// `DEPTH:URL:` then the fronts as a `PATH`-style list (`:` or `;`).
+    /// `URL` is `-` for none, else `=` and its bytes in hex, which hold no
+    /// separator. Paths that cannot be listed so (one holding the
     /// separator) are left out: the depth still ends a loop.
     pub(crate) fn encode(&self) -> OsString {
         let url = self.catwalk_url.as_ref().map_or("-".into(), |url| {
@@ -102,7 +113,12 @@ impl Marker {
         let depth = parts.next()?.parse().ok()?;
         let catwalk_url = match parts.next()? {
             "-" => None,
-            url => Some(os_string(unhex(url.strip_prefix('=')?)?)),
+            // Read as this program reads it, lossily.
+            url => Some(
+                String::from_utf8_lossy(&unhex(url.strip_prefix('=')?)?)
+                    .into_owned()
+                    .into(),
+            ),
         };
         let fronts = std::env::split_paths(parts.next().unwrap_or_default());
         let fronts = fronts.filter(|p| !p.as_os_str().is_empty()).collect();
@@ -114,63 +130,30 @@ impl Marker {
     }
 }
 
-/// The value whose [`OsStr::as_encoded_bytes`] are `bytes`.
-#[cfg(unix)]
-fn os_string(bytes: Vec<u8>) -> OsString {
-    std::os::unix::ffi::OsStringExt::from_vec(bytes)
-}
-
-#[cfg(not(unix))]
-fn os_string(bytes: Vec<u8>) -> OsString {
-    String::from_utf8_lossy(&bytes).into_owned().into()
-}
-
-/// What a start that may have been handed over by a front does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Chain {
-    /// Look for Crush, skipping these (this program and the fronts
-    /// before it), at this depth.
-    Search {
-        /// Never Crush.
-        fronts: Vec<PathBuf>,
-        /// Hand-overs so far.
-        depth: u32,
-    },
-    /// A loop: too many hand-overs nested (a "Crush" that starts this
-    /// program again, as a wrapper looking `crush` up on `PATH` does).
-    Deep(u32),
-}
-
-/// Whether this start (`me`, canonical) may look for Crush, given the
-/// marker it found.
-pub(crate) fn chain(marker: Option<&Marker>, me: &Path) -> Chain {
-    let (mut fronts, depth) = match marker {
-        Some(marker) if marker.depth >= MAX_DEPTH => return Chain::Deep(marker.depth),
-        Some(marker) => (marker.fronts.clone(), marker.depth),
-        None => (Vec::new(), 0),
-    };
-    if !fronts.iter().any(|f| f == me) {
-        fronts.push(me.to_path_buf());
-    }
-    Chain::Search { fronts, depth }
-}
-
 /// The real Crush, for a start whose chain holds `fronts`.
 pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing> {
+    let fronts: Vec<Id> = fronts
+        .iter()
+        .filter_map(|f| program(f).ok())
+        .map(|p| p.1)
+        .collect();
     let named = env(REAL_CRUSH_ENV)
-        .map(|p| (PathBuf::from(p), Origin::Env))
-        .or_else(|| real_crush(env).map(|(p, file)| (p, Origin::Config(file))));
+        .map(|p| (PathBuf::from(p), REAL_CRUSH_ENV.to_owned()))
+        .or_else(|| real_crush(env));
     if let Some((path, origin)) = named {
-        let canonical = match path.is_absolute() {
+        let found = match path.is_absolute() {
             false => Err("is not a full path".to_owned()),
             true => program(&path),
         };
-        return match canonical {
+        return match found {
             Err(why) => Err(Missing::Named(origin, path, why)),
-            Ok(canonical) if fronts.contains(&canonical) => Err(Missing::NamedFront(origin, path)),
-            Ok(canonical) => Ok(Crush {
+            Ok((_, id)) if fronts.contains(&id) => {
+                let why = "is this program, not Crush".to_owned();
+                Err(Missing::Named(origin, path, why))
+            }
+            Ok((meta, _)) => Ok(Crush {
+                identity: Identity::new(&path, &meta),
                 path,
-                canonical,
                 origin,
             }),
         };
@@ -178,20 +161,17 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
     let path_var = env("PATH").unwrap_or_default();
     std::env::split_paths(&path_var)
         // An empty entry is the working folder, as a shell reads it.
-        .map(|dir| {
-            if dir.as_os_str().is_empty() {
-                ".".into()
-            } else {
-                dir
-            }
+        .map(|dir| match dir.as_os_str().is_empty() {
+            true => ".".into(),
+            false => dir,
         })
         .flat_map(|dir| names(env).into_iter().map(move |name| dir.join(name)))
         .find_map(|path| {
-            let canonical = program(&path).ok().filter(|c| !fronts.contains(c))?;
+            let (meta, _) = program(&path).ok().filter(|(_, id)| !fronts.contains(id))?;
             Some(Crush {
+                identity: Identity::new(&path, &meta),
                 path,
-                canonical,
-                origin: Origin::Path,
+                origin: "PATH".to_owned(),
             })
         })
         .ok_or(Missing::NotOnPath)
@@ -204,14 +184,15 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
 /// cannot hold it (Crush refuses to start on an `option` it does not know,
 /// while it ignores a JSON key it does not know). A file that cannot be
 /// read or parsed names none here; the settings, which read it too, say
-/// what is wrong with it.
-pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, PathBuf)> {
+/// what is wrong with it. With the program, where it is named.
+pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, String)> {
     let file = paths::config_dir(env).ok()?.join("crush.json");
     let (bytes, _) =
         crate::store::file::read_regular(&file, crate::store::file::MAX_FILE_BYTES).ok()??;
     let value: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
-    (!named.is_empty()).then(|| (PathBuf::from(named), file))
+    let origin = format!("options.{REAL_CRUSH_KEY} in {}", file.display());
+    (!named.is_empty()).then(|| (PathBuf::from(named), origin))
 }
 
 /// The names a `crush` program has: `crush`, or on Windows `crush` with
@@ -226,22 +207,36 @@ fn names(env: EnvLookup) -> Vec<OsString> {
     exts.map(|e| OsString::from(format!("crush{e}"))).collect()
 }
 
-/// The canonical path of the program at `path`, or why it is none: a file
-/// that exists and, on Unix, may be executed.
-pub(crate) fn program(path: &Path) -> Result<PathBuf, String> {
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "does not exist".to_string(),
+/// What a program is compared by: on Unix its device and inode (nothing to
+/// resolve, where a start compares several), elsewhere its canonical path.
+#[cfg(unix)]
+type Id = (u64, u64);
+#[cfg(not(unix))]
+type Id = PathBuf;
+
+/// The program at `path`, or why it is none: a file that exists and, on
+/// Unix, may be executed.
+fn program(path: &Path) -> Result<(Metadata, Id), String> {
+    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => "does not exist".to_string(),
         _ => format!("cannot be read: {e}"),
     })?;
     if !meta.is_file() {
         return Err("is not a file".into());
     }
     #[cfg(unix)]
-    if std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o111 == 0 {
-        return Err("is not executable".into());
-    }
-    path.canonicalize()
-        .map_err(|e| format!("cannot be resolved: {e}"))
+    let id = {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err("is not executable".into());
+        }
+        (meta.dev(), meta.ino())
+    };
+    #[cfg(not(unix))]
+    let id = path
+        .canonicalize()
+        .map_err(|e| format!("cannot be resolved: {e}"))?;
+    Ok((meta, id))
 }
 
 #[cfg(test)]
@@ -284,32 +279,18 @@ mod tests {
     #[test]
     fn a_chain_is_a_loop_only_when_it_runs_too_deep() {
         let me = Path::new("/a/crush");
-        assert_eq!(
-            chain(None, me),
-            Chain::Search {
-                fronts: vec![me.into()],
-                depth: 0
-            }
-        );
+        let next = |handed, me| Marker::next(handed, me, None);
+        assert_eq!(next(None, me), Ok(marker(1, &["/a/crush"])));
         // A copy of the front found as Crush skips itself and the front
         // before it; Crush running a tool that runs `crush` nests one more.
         let copy = marker(1, &["/a/crush"]);
         assert_eq!(
-            chain(Some(&copy), Path::new("/b/crush")),
-            Chain::Search {
-                fronts: vec!["/a/crush".into(), "/b/crush".into()],
-                depth: 1
-            }
+            next(Some(copy.clone()), Path::new("/b/crush")),
+            Ok(marker(2, &["/a/crush", "/b/crush"]))
         );
-        assert_eq!(
-            chain(Some(&copy), me),
-            Chain::Search {
-                fronts: vec!["/a/crush".into()],
-                depth: 1
-            }
-        );
+        assert_eq!(next(Some(copy), me), Ok(marker(2, &["/a/crush"])));
         let deep = marker(MAX_DEPTH, &["/a/crush"]);
-        assert_eq!(chain(Some(&deep), me), Chain::Deep(MAX_DEPTH));
+        assert_eq!(next(Some(deep), me), Err(MAX_DEPTH));
     }
 
     /// A relative name would be checked in the working folder but started
@@ -322,7 +303,7 @@ mod tests {
             assert_eq!(
                 find(&|k: &str| vars.get(k).cloned(), &[]),
                 Err(Missing::Named(
-                    Origin::Env,
+                    REAL_CRUSH_ENV.into(),
                     named.into(),
                     "is not a full path".into()
                 )),
@@ -350,16 +331,16 @@ mod tests {
         symlink(a.join("crush"), b.join("crush")).unwrap(); // the front again
         program(&c.join("crush"), 0o644); // not executable
         program(&d.join("crush"), 0o755); // Crush
-        let front = a.join("crush").canonicalize().unwrap();
+        let front = a.join("crush");
         let path = std::env::join_paths([&a, &b, &c, &dir("empty"), &a, &d]).unwrap();
         let vars: HashMap<&str, OsString> = [("PATH", path)].into();
         let env = |k: &str| vars.get(k).cloned();
         let found = find(&env, std::slice::from_ref(&front)).unwrap();
         assert_eq!(found.path, d.join("crush"));
-        assert_eq!(found.origin, Origin::Path);
-        let d_crush = found.canonical.clone();
+        assert_eq!(found.origin, "PATH");
+        assert_eq!(found.identity.size, "#!/bin/sh\n".len() as u64);
         assert_eq!(
-            find(&env, &[front.clone(), d_crush]),
+            find(&env, &[front.clone(), found.path]),
             Err(Missing::NotOnPath)
         );
         let vars: HashMap<&str, OsString> = [
@@ -370,7 +351,11 @@ mod tests {
         let env = |k: &str| vars.get(k).cloned();
         assert_eq!(
             find(&env, std::slice::from_ref(&front)),
-            Err(Missing::NamedFront(Origin::Env, b.join("crush")))
+            Err(Missing::Named(
+                REAL_CRUSH_ENV.into(),
+                b.join("crush"),
+                "is this program, not Crush".into()
+            ))
         );
         let vars: HashMap<&str, OsString> =
             [(REAL_CRUSH_ENV, c.join("crush").into_os_string())].into();
@@ -394,7 +379,10 @@ mod tests {
         std::fs::write(&file, r#"{"options":{"provider_real_crush":"/opt/crush"}}"#).unwrap();
         assert_eq!(
             real_crush(&env),
-            Some((PathBuf::from("/opt/crush"), file.clone()))
+            Some((
+                PathBuf::from("/opt/crush"),
+                format!("options.provider_real_crush in {}", file.display())
+            ))
         );
         for other in [
             "{not json",

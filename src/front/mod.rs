@@ -24,7 +24,6 @@ pub(crate) mod find;
 pub(crate) mod version;
 
 use std::ffi::{OsStr, OsString};
-use std::fmt;
 
 use crate::startup::refresh::HELPER_COMMAND;
 
@@ -89,31 +88,29 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
     while let Some(arg) = rest.next() {
         let text = arg.to_string_lossy();
         // The flag that takes a value, and its value when it is inline.
-        let taking = if text == "--" {
+        let (flag, inline) = if text == "--" {
             break;
         } else if let Some(long) = text.strip_prefix("--") {
             let (name, inline) = long
                 .split_once('=')
                 .map_or((long, None), |(n, v)| (n, Some(v)));
             info |= words.is_empty() && matches!(name, "help" | "version");
-            let flag = VALUE_FLAGS.iter().find(|(_, l)| *l == name);
-            flag.map(|(short, _)| (*short, inline))
+            let Some((short, _)) = VALUE_FLAGS.iter().find(|(_, l)| *l == name) else {
+                continue;
+            };
+            (*short, inline)
         } else if let Some(shorts) = text.strip_prefix('-').filter(|s| !s.is_empty()) {
             info |= words.is_empty() && shorts.contains(['h', 'v', 'V']);
-            let at = shorts.find(|c| VALUE_FLAGS.iter().any(|(s, _)| *s == c && c != '\0'));
-            at.map(|at| {
-                let rest = &shorts[at + 1..];
-                (
-                    shorts.as_bytes()[at] as char,
-                    (!rest.is_empty()).then(|| rest.strip_prefix('=').unwrap_or(rest)),
-                )
-            })
+            let value_flag = |c| c != '\0' && VALUE_FLAGS.iter().any(|(s, _)| *s == c);
+            let Some(at) = shorts.find(value_flag) else {
+                continue;
+            };
+            let rest = &shorts[at + 1..];
+            let inline = (!rest.is_empty()).then(|| rest.strip_prefix('=').unwrap_or(rest));
+            (shorts.as_bytes()[at] as char, inline)
         } else {
             // A word that is not UTF-8 is no command of this program's.
             words.push(arg.to_str().unwrap_or("\u{fffd}"));
-            None
-        };
-        let Some((flag, inline)) = taking else {
             continue;
         };
         let value = match inline {
@@ -165,100 +162,71 @@ fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
 /// the marker in its place.
 pub(crate) const FAILING_CATWALK_URL: &str = "/dev/null/crush-providers|reviewed-cache";
 
-/// Whether Crush's own automatic updates go off. Safety does not depend on
-/// it (the failing `CATWALK_URL` does that), but speed does, and so does a
-/// start of the oldest releases.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a start does with Crush's own automatic updates, and why (its
+/// text: `providers --status` says it). Safety does not depend on it (the
+/// failing `CATWALK_URL` does that), but speed does, and so does a start
+/// of the oldest releases.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum Updates {
-    /// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`: this Crush needs no request
-    /// (for this reason), and starts with none.
-    Off(Off),
-    /// The user's own setting passes through, for this reason.
-    AsSet(AsSet),
-}
-
-/// Why Crush's updates go off.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Off {
-    /// A reading of the user's settings turned updates (or the default
-    /// providers) off: Crush, which may read them otherwise, asks nothing
-    /// either.
-    Settings,
-    /// It reads the cache then, and no Hyper key needs its requests.
+    /// Off: a reading of the settings turned them off.
+    #[error("its own updates off: you turned provider-auto-update or default-providers off")]
+    TurnedOff,
+    /// Off: a release before v0.26.0 (its version).
+    #[error("its own updates off: Crush {0} would not start without its catalog request")]
+    TooOld(String),
+    /// Off: a release from v0.91.0 on, no Hyper key.
+    #[error("its own updates off: it reads the cache then, and asks nothing at all")]
     ReadsCache,
-    /// A release before v0.26.0 (this one), which would refuse to start
-    /// once its catalog request fails.
-    Old(String),
-}
-
-/// Why Crush's updates are left as the user set them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum AsSet {
-    /// A Hyper key is set (where): with its updates off Crush would use its
-    /// embedded Hyper provider instead of fetching the user's.
-    HyperKey(String),
-    /// This version (v0.26.0 to v0.90.x, a pre-release) uses its embedded
-    /// catalog while its updates are off, not the cache.
-    Embedded(String),
-    /// Its version is not known (why).
+    /// As set: the version is not known (why).
+    #[error("its own updates as you set them: its version is not known ({0})")]
     Unknown(String),
+    /// As set: a release from v0.91.0 on with a Hyper key (where it is set).
+    #[error(
+        "its own updates as you set them: a Hyper key is set ({0}), and Crush fetches Hyper's provider with it while they are on"
+    )]
+    HyperKey(String),
+    /// As set: a release that uses its embedded catalog while they are off.
+    #[error(
+        "its own updates as you set them: Crush {0} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
+    )]
+    Embedded(String),
 }
 
-/// Whether Crush's updates go off: where any reading of the settings
-/// turned them off (`on`: every reading says on), for a release from
-/// v0.91.0 on (which reads the cache while they are off) with no Hyper
-/// key, and for one before v0.26.0 (which would not start without its
-/// request). `None` while they are on and its version is not learnt.
+impl Updates {
+    /// Whether Crush is started with `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`
+    /// (else the user's own setting passes through).
+    pub(crate) fn off(&self) -> bool {
+        matches!(self, Self::TurnedOff | Self::TooOld(_) | Self::ReadsCache)
+    }
+}
+
+/// What a start does with Crush's updates: off where any reading of the
+/// settings turned them off (`on`: every reading says on), for a release
+/// from v0.91.0 on (which reads the cache while they are off) with no
+/// Hyper key, and for one before v0.26.0 (which would refuse to start once
+/// its catalog request fails); else as set. `None` while they are on and
+/// its version is not learnt.
 pub(crate) fn updates(
     on: bool,
     answer: Option<&version::Answer>,
     hyper_key: Option<&str>,
 ) -> Option<Updates> {
-    use version::{Answer, Era};
-    let set = Updates::AsSet;
-    Some(match answer {
-        _ if !on => Updates::Off(Off::Settings),
+    let version = match answer {
+        _ if !on => return Some(Updates::TurnedOff),
         None => return None,
-        Some(Answer::Problem(why)) => set(AsSet::Unknown(why.clone())),
-        Some(Answer::Version(v)) => match (version::era(v), hyper_key) {
-            (Era::Old, _) => Updates::Off(Off::Old(v.clone())),
-            (Era::ReadsCache, None) => Updates::Off(Off::ReadsCache),
-            (Era::ReadsCache, Some(origin)) => set(AsSet::HyperKey(origin.to_owned())),
-            (Era::KeepsCache, _) => set(AsSet::Embedded(v.clone())),
-            (Era::Unknown, _) => set(AsSet::Unknown(format!("`{v}` is no release's version"))),
-        },
-    })
-}
-
-impl fmt::Display for Updates {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Updates::Off(Off::Settings) => f.write_str(
-                "its own updates off: you turned provider-auto-update or default-providers off",
-            ),
-            Updates::Off(Off::ReadsCache) => {
-                f.write_str("its own updates off: it reads the cache then, and asks nothing at all")
-            }
-            Updates::Off(Off::Old(v)) => write!(
-                f,
-                "its own updates off: Crush {v} would not start without its catalog request"
-            ),
-            Updates::AsSet(why) => {
-                f.write_str("its own updates as you set them: ")?;
-                match why {
-                    AsSet::HyperKey(origin) => write!(
-                        f,
-                        "a Hyper key is set ({origin}), and Crush fetches Hyper's provider with it while they are on"
-                    ),
-                    AsSet::Embedded(v) => write!(
-                        f,
-                        "Crush {v} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
-                    ),
-                    AsSet::Unknown(why) => write!(f, "its version is not known ({why})"),
-                }
-            }
+        Some(version::Answer::Problem(why)) => return Some(Updates::Unknown(why.clone())),
+        Some(version::Answer::Version(version)) => version.clone(),
+    };
+    Some(match (version::release(&version), hyper_key) {
+        (None, _) => Updates::Unknown(format!("`{version}` is no release's version")),
+        (Some((numbers, _)), _) if numbers < (0, 26, 0) => Updates::TooOld(version),
+        // A pre-release of v0.91.0 is built from code before PR #3693.
+        (Some((numbers, false)), None) if numbers >= (0, 91, 0) => Updates::ReadsCache,
+        (Some((numbers, false)), Some(origin)) if numbers >= (0, 91, 0) => {
+            Updates::HyperKey(origin.to_owned())
         }
-    }
+        (Some(_), _) => Updates::Embedded(version),
+    })
 }
 
 #[cfg(test)]
@@ -366,54 +334,92 @@ mod tests {
         }
     }
 
-    fn updates_on(answer: &version::Answer, hyper_key: Option<&str>) -> Updates {
-        updates(true, Some(answer), hyper_key).unwrap()
+    /// Whether a start turns the updates of Crush of `version` off, and
+    /// the end of why.
+    fn updates_on(version: &str, hyper_key: Option<&str>) -> (bool, String) {
+        let answer = version::Answer::Version(version.into());
+        let updates = updates(true, Some(&answer), hyper_key).unwrap();
+        let why = updates.to_string().split_once(": ").unwrap().1.to_owned();
+        (updates.off(), why)
     }
 
     #[test]
     fn updates_go_off_only_where_that_costs_nothing() {
         use version::Answer;
         // Turned off by any reading, Crush asks nothing either.
+        let by_settings = Some(Updates::TurnedOff);
         let v91 = Answer::Version("v0.91.0".into());
         assert_eq!(
             updates(false, Some(&v91), Some("HYPER_API_KEY")),
-            Some(Updates::Off(Off::Settings))
+            by_settings
         );
-        assert_eq!(
-            updates(false, None, None),
-            Some(Updates::Off(Off::Settings))
-        );
+        assert_eq!(updates(false, None, None), by_settings);
         assert_eq!(updates(true, None, None), None, "not learnt");
-        let v = |v: &str| Answer::Version(v.into());
-        let off = Updates::Off(Off::ReadsCache);
-        assert_eq!(updates_on(&v("v0.91.0"), None), off);
-        assert_eq!(updates_on(&v("0.92.3"), None), off);
-        let set = Updates::AsSet;
-        for version in ["v0.90.0", "0.90.1", "0.91.0-nightly", "v0.91.0-rc.1"] {
+        let reads_cache = "it reads the cache then, and asks nothing at all";
+        for version in [
+            "v0.91.0",
+            "0.91.0",
+            "v1.0.0",
+            "v0.91.0 (abc1234)",
+            "v0.91.0+dirty",
+            "0.92.3",
+        ] {
             assert_eq!(
-                updates_on(&v(version), None),
-                set(AsSet::Embedded(version.into())),
+                updates_on(version, None),
+                (true, reads_cache.into()),
                 "{version}"
             );
         }
-        assert_eq!(
-            updates_on(&v("devel"), None),
-            set(AsSet::Unknown("`devel` is no release's version".into()))
-        );
-        assert_eq!(
-            updates_on(&v("v0.91.0"), Some("HYPER_API_KEY")),
-            set(AsSet::HyperKey("HYPER_API_KEY".into()))
-        );
-        // The oldest would not start once their request fails.
-        for old in ["v0.20.0", "v0.25.1"] {
-            assert_eq!(
-                updates_on(&v(old), Some("HYPER_API_KEY")),
-                Updates::Off(Off::Old(old.into()))
+        // v0.26.0 to v0.90.x, and pre-releases (a Go pseudo-version is the
+        // build of a commit: a pre-release of its core version).
+        for version in [
+            "v0.26.0",
+            "v0.90.0",
+            "0.90.0",
+            "0.90.1",
+            "0.91.0-nightly",
+            "v0.91.0-rc.1",
+            "v0.91.1-0.20260101120000-0123456789ab",
+        ] {
+            let (off, why) = updates_on(version, None);
+            assert!(!off, "{version}");
+            assert!(
+                why.starts_with(&format!("Crush {version} uses its embedded catalog")),
+                "{why}"
             );
         }
-        assert_eq!(
-            updates_on(&Answer::Problem("timed out".into()), None),
-            set(AsSet::Unknown("timed out".into()))
+        for version in ["devel", "unknown", "v0.91", "v0.91.0.1"] {
+            assert_eq!(
+                updates_on(version, None),
+                (
+                    false,
+                    format!("its version is not known (`{version}` is no release's version)")
+                )
+            );
+        }
+        let (off, why) = updates_on("v0.91.0", Some("HYPER_API_KEY"));
+        assert!(!off);
+        assert!(
+            why.starts_with("a Hyper key is set (HYPER_API_KEY)"),
+            "{why}"
+        );
+        // The oldest would not start once their request fails.
+        for old in ["v0.8.0", "v0.20.0", "v0.22.2", "v0.25.1", "v0.13.0-beta.1"] {
+            assert_eq!(
+                updates_on(old, Some("HYPER_API_KEY")),
+                (
+                    true,
+                    format!("Crush {old} would not start without its catalog request")
+                )
+            );
+        }
+        let timed_out = Answer::Problem("timed out".into());
+        let unknown = updates(true, Some(&timed_out), None).unwrap();
+        assert!(!unknown.off());
+        assert!(
+            unknown
+                .to_string()
+                .ends_with(": its version is not known (timed out)")
         );
     }
 }

@@ -22,38 +22,20 @@ pub(crate) const MEMO_FILE: &str = "providers.front.json";
 /// not named as the cache's are (`.providers.*.tmp`), which the cache's
 /// writer removes as a killed writer's leftovers while a start may be
 /// writing its memo.
-pub(crate) const MEMO_TEMP_PREFIX: &str = ".front-memo.";
-pub(crate) const MEMO_TEMP_SUFFIX: &str = ".tmp";
+const MEMO_TEMP_PREFIX: &str = ".front-memo.";
+const MEMO_TEMP_SUFFIX: &str = ".tmp";
 /// The largest memo read.
-pub(crate) const MEMO_LIMIT: u64 = 64 * 1024;
+const MEMO_LIMIT: u64 = 64 * 1024;
 /// How many binaries the memo remembers (a Crush upgraded, another one
 /// named for a while).
 const REMEMBERED: usize = 4;
 
-/// What a Crush of some version does with the catalog, for the front.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Era {
-    /// A release from v0.91.0 on (Crush PR #3693): it reads the cache
-    /// while its updates are off.
-    ReadsCache,
-    /// Before v0.26.0: it refuses to start when its catalog request fails
-    /// (unless its cache is young, before v0.12.1), and while its updates
-    /// are off it reads the cache (before v0.22.2) or its embedded catalog.
-    /// It has no Hyper provider.
-    Old,
-    /// v0.26.0 to v0.90.x, and pre-releases (`0.91.0-nightly`, `-rc.1`: built
-    /// from code before #3693): it keeps the cache when its request
-    /// fails, and uses its embedded catalog while its updates are off.
-    KeepsCache,
-    /// Not a release's version (`devel`, `unknown`).
-    Unknown,
-}
-
-/// The [`Era`] of Crush of this version, as `crush --version` prints it
-/// (`v0.91.0`, `0.91.0`, `v0.91.0 (abc1234)`). A Go pseudo-version
-/// (`v0.90.1-0.20260101120000-0123456789ab`, the build of a commit) is a
-/// pre-release of its core version.
-pub(crate) fn era(version: &str) -> Era {
+/// The numbers of a release's version as `crush --version` prints it
+/// (`v0.91.0`, `0.91.0`, `v0.91.0 (abc1234)`), and whether it is a
+/// pre-release (`-nightly`, `-rc.1`, a Go pseudo-version
+/// `v0.90.1-0.20260101120000-0123456789ab`, the build of a commit);
+/// `None` for no release's (`devel`, `unknown`).
+pub(crate) fn release(version: &str) -> Option<((u64, u64, u64), bool)> {
     let word = version.split_whitespace().next().unwrap_or_default();
     let word = word.strip_prefix('v').unwrap_or(word);
     let word = word.split('+').next().unwrap_or_default();
@@ -62,16 +44,8 @@ pub(crate) fn era(version: &str) -> Era {
         None => (word, false),
     };
     let mut numbers = core.split('.').map(|n| n.parse::<u64>().ok());
-    let parsed = (|| {
-        let v = (numbers.next()??, numbers.next()??, numbers.next()??);
-        numbers.next().is_none().then_some(v)
-    })();
-    match parsed {
-        None => Era::Unknown,
-        Some(v) if v < (0, 26, 0) => Era::Old,
-        Some(v) if v >= (0, 91, 0) && !pre => Era::ReadsCache,
-        Some(_) => Era::KeepsCache,
-    }
+    let v = (numbers.next()??, numbers.next()??, numbers.next()??);
+    numbers.next().is_none().then_some((v, pre))
 }
 
 /// The version in what `crush --version` printed: the word after
@@ -89,11 +63,11 @@ pub(crate) fn from_output(output: &str) -> Option<String> {
     })
 }
 
-/// What a binary is, for the memo: where, how large, when last modified.
-/// Replacing or upgrading it changes it.
+/// What a binary is, for the memo: where it was found, how large, when
+/// last modified. Replacing or upgrading it changes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Identity {
-    /// The canonical path.
+    /// Its path.
     pub path: PathBuf,
     /// Its size in bytes.
     pub size: u64,
@@ -102,18 +76,15 @@ pub(crate) struct Identity {
 }
 
 impl Identity {
-    /// The identity of the binary at `canonical`.
-    pub(crate) fn of(canonical: &Path) -> io::Result<Identity> {
-        let meta = std::fs::metadata(canonical)?;
-        let modified = meta
-            .modified()?
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
-        Ok(Identity {
-            path: canonical.to_path_buf(),
+    /// The identity of the binary at `path`, whose metadata is `meta`.
+    pub(crate) fn new(path: &Path, meta: &std::fs::Metadata) -> Identity {
+        let modified = meta.modified().ok();
+        let since_epoch = modified.and_then(|m| m.duration_since(UNIX_EPOCH).ok());
+        Identity {
+            path: path.to_path_buf(),
             size: meta.len(),
-            modified,
-        })
+            modified: since_epoch.map_or(0, |d| d.as_nanos().try_into().unwrap_or(u64::MAX)),
+        }
     }
 }
 
@@ -145,7 +116,7 @@ pub(crate) struct Memo {
     /// The binaries learnt, the latest first.
     #[serde(default)]
     pub crush: Vec<Learnt>,
-    /// The key of the last notice told ([`crate::front::Notice::key`]).
+    /// The notices the last start told, one a line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told: Option<String>,
 }
@@ -156,13 +127,10 @@ impl Memo {
     /// link to a device would never end it, and one larger than any memo
     /// is not one (the next write replaces each).
     pub(crate) fn read(path: &Path) -> Memo {
-        let read = crate::store::file::read_regular(path, MEMO_LIMIT as usize);
-        let bytes = read
-            .ok()
-            .flatten()
-            .map(|(bytes, _)| bytes)
-            .unwrap_or_default();
-        serde_json::from_slice(&bytes).unwrap_or_default()
+        match crate::store::file::read_regular(path, MEMO_LIMIT as usize) {
+            Ok(Some((bytes, _))) => serde_json::from_slice(&bytes).unwrap_or_default(),
+            _ => Memo::default(),
+        }
     }
 
     /// What was learnt of the binary with this identity.
@@ -237,37 +205,6 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_version_is_of_its_era() {
-        use Era::*;
-        for (version, expected) in [
-            ("v0.91.0", ReadsCache),
-            ("0.91.0", ReadsCache),
-            ("v1.0.0", ReadsCache),
-            ("v0.91.0 (abc1234)", ReadsCache),
-            ("v0.91.0+dirty", ReadsCache),
-            ("v0.92.3", ReadsCache),
-            ("v0.22.1", Old),
-            ("v0.8.0", Old),
-            ("v0.22.2", Old),
-            ("v0.25.9", Old),
-            ("v0.13.0-beta.1", Old),
-            ("v0.26.0", KeepsCache),
-            ("v0.90.1", KeepsCache),
-            ("v0.91.0-rc.1", KeepsCache),
-            ("0.91.0-nightly", KeepsCache),
-            ("v0.90.0", KeepsCache),
-            ("0.90.0", KeepsCache),
-            ("v0.91.1-0.20260101120000-0123456789ab", KeepsCache),
-            ("devel", Unknown),
-            ("unknown", Unknown),
-            ("v0.91", Unknown),
-            ("v0.91.0.1", Unknown),
-        ] {
-            assert_eq!(era(version), expected, "{version}");
-        }
-    }
 
     #[test]
     fn the_version_is_read_after_the_logo() {

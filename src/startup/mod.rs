@@ -39,7 +39,7 @@ use crate::catalog::{Target, embedded};
 use crate::fetch::http::Bearer;
 use crate::fetch::source;
 use crate::fetch::watch::{Signal, Watch};
-use crate::store::cache::{self, Bytes, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached, Found};
 use crate::store::digest;
 use crate::store::state;
 pub use crate::store::state::Need;
@@ -193,22 +193,27 @@ pub(crate) fn decide(
 /// Loads the catalog for start-up, at once unless the caller waits.
 /// Never fails: every problem becomes a warning and a fallback.
 pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
-    run(files, options, true)
+    run(files, options, None)
 }
 
 /// The start-up policy for a caller that hands no catalog over (the front,
 /// whose Crush reads the cache itself) and has reviewed what another
-/// program wrote ([`foreign::settle`]): [`load`], but the cache is not
-/// read when its state vouches for it, and what it tells is all it gives.
-pub(crate) fn keep_fresh(files: &CacheFiles, options: &StartupOptions) -> Vec<Warning> {
-    run(files, options, false).warnings
+/// program wrote ([`foreign::settle`]): [`load`] on what it `found` of the
+/// catalog and of Hyper's provider, in that order (read with
+/// [`Bytes::Peek`]), neither read again; what it tells is all it gives.
+pub(crate) fn keep_fresh(
+    files: &CacheFiles,
+    options: &StartupOptions,
+    found: [Found; 2],
+) -> Vec<Warning> {
+    run(files, options, Some(found)).warnings
 }
 
 /// Both documents go the same way: each is read (what another program
 /// wrote reviewed first), decided on its own cache and state, its last
 /// refresh told, and refreshed when due, both under one lock (waited for,
 /// or in one helper process). Hyper's, without a key, is only told.
-fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> StartupCatalog {
+fn run(files: &CacheFiles, options: &StartupOptions, found: Option<[Found; 2]>) -> StartupCatalog {
     if !options.default_providers {
         return StartupCatalog {
             bytes: Cow::Borrowed(b"[]"),
@@ -231,9 +236,11 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     } else {
         Watch::default()
     };
+    let mut found = found.map(IntoIterator::into_iter);
     for target in [Target::Catalog, Target::Hyper] {
         let files = files.with_target(target);
-        let cached = read(&files, options.keys.is_some(), hand_over, &mut warnings);
+        let found = found.as_mut().and_then(Iterator::next);
+        let cached = read(&files, options.keys.is_some(), found, &mut warnings);
         let from = match target {
             Target::Catalog => Some((options.url.clone(), None)),
             Target::Hyper => (options.hyper.as_ref()).map(|h| (h.url.clone(), Some(h.key.clone()))),
@@ -274,25 +281,26 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
 }
 
 /// The valid cache of `files`' document, and why it cannot be used when
-/// it cannot: what another program wrote that cannot be reviewed (by a
-/// caller that hands it over: the front has reviewed it), a file that is
-/// not valid, a state file that cannot be read. The file is not read when
-/// its state vouches for it and nothing is handed over.
+/// it cannot: what another program wrote that cannot be reviewed (unless
+/// the caller `found` it, reviewed), a file that is not valid, a state
+/// file that cannot be read. What the caller found is not read again.
 fn read(
     files: &CacheFiles,
     pinned: bool,
-    hand_over: bool,
+    found: Option<Found>,
     warnings: &mut Vec<Warning>,
 ) -> Option<Cached> {
+    let hand_over = found.is_none();
     // Told as found: the review of another program's document may replace
     // a state file that cannot be read.
     let state_problem_before =
         hand_over.then(|| state::read(&files.state).err().map(|e| e.to_string()));
-    let bytes = if hand_over { Bytes::Read } else { Bytes::Peek };
     let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
         Some(Ok(settled)) if !settled.readable() => Err(foreign::unreviewed(files)),
         Some(Err(e)) => Err(e.to_string()),
-        _ => cache::read(files, bytes)
+        // What the caller found is not read again.
+        _ => found
+            .unwrap_or_else(|| cache::read(files, Bytes::Read))
             .valid(files)
             .map_err(|e| e.to_string()),
     };

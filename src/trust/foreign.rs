@@ -87,8 +87,8 @@ pub(crate) enum SettleError {
     Changing(std::path::PathBuf),
 }
 
-/// Settles `files`' document (see the module): nothing to do when a state
-/// vouches for it, which costs a start two small reads. `pinned`: the
+/// Settles `files`' document (see the module): nothing to do when it is
+/// [`settled`], which costs a start two small reads. `pinned`: the
 /// user pinned keys for signed catalogs, so that one no signature came
 /// with is held. `wait`: how long another writer of the folder is waited
 /// for (a start waits for nobody: [`Settled::Busy`]).
@@ -97,12 +97,9 @@ pub(crate) fn settle(
     pinned: bool,
     wait: Duration,
 ) -> Result<Settled, SettleError> {
-    if fs::symlink_metadata(&files.catalog).is_err() {
-        return Ok(Settled::Vouched);
-    }
-    let vouched = matches!(cache::read(files, Bytes::Peek), Found::Vouched(_));
-    // A cache written before copies were kept gets its copy once.
-    if vouched && fs::symlink_metadata(&files.reviewed).is_ok() {
+    if fs::symlink_metadata(&files.catalog).is_err()
+        || settled(files, &cache::read(files, Bytes::Peek))
+    {
         return Ok(Settled::Vouched);
     }
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
@@ -153,6 +150,18 @@ pub(crate) fn settle(
         }
     }
     Err(SettleError::Changing(files.catalog.clone()))
+}
+
+/// Whether `found`, what the cache of `files` holds (read with
+/// [`Bytes::Peek`]), needs no settling: there is none, or its state vouches
+/// for it and its reviewed copy is kept (a cache written before copies
+/// were kept gets its copy once).
+pub(crate) fn settled(files: &CacheFiles, found: &Found) -> bool {
+    match found {
+        Found::Missing(_) => true,
+        Found::Vouched(_) => fs::symlink_metadata(&files.reviewed).is_ok(),
+        Found::Foreign(_) | Found::Unusable(_) => false,
+    }
 }
 
 /// What the review holds of `found`, a document no state vouches for,
