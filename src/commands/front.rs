@@ -31,6 +31,9 @@ use super::{program, terminal};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
+// The user's own variables (no `.env`) choose the program a start runs:
+// the real Crush, the global config that may name it, the marker.
+use crate::fetch::credential::users_env;
 use crate::front::find::{self, Crush, MARKER_ENV, Marker, Missing};
 use crate::front::version::{self, Answer, Learnt, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
@@ -190,15 +193,6 @@ fn stands_in_front(name: &str) -> bool {
     name == "crush" || (cfg!(windows) && name.eq_ignore_ascii_case("crush"))
 }
 
-/// The process's own variables, without the `.env` of the folder it
-/// starts in: what chooses the program a start runs (the real Crush, the
-/// global config that may name it, the marker) is the user's, and a
-/// project's file must not choose it. The settings, which Crush reads
-/// with that file, are read with [`process_env`].
-fn users_env(name: &str) -> Option<OsString> {
-    std::env::var_os(name).filter(|v| !v.is_empty())
-}
-
 /// This program, and the marker it hands on after the one in its
 /// environment ([`Marker::next`]; `Err`: a loop, at this depth).
 fn chain() -> Result<(PathBuf, Result<Marker, u32>), String> {
@@ -251,12 +245,9 @@ fn prepare(
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
     let mut notices = Vec::new();
-    let answer = on(settings).then(|| learn(crush, &mut memo, next, &mut notices));
-    let updates = front::updates(
-        on(settings),
-        answer.as_ref(),
-        hyper_key(settings).as_deref(),
-    );
+    let updates = updates(settings, || {
+        Some(learn(crush, &mut memo, next, &mut notices))
+    });
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief(program())));
     // Said once per change: the memo keeps what was said.
@@ -275,22 +266,21 @@ fn prepare(
     Ok(updates)
 }
 
-/// Whether every reading of `settings` leaves the catalog's updates on.
-fn on(settings: &Settings) -> bool {
-    settings.auto_update.value && settings.default_providers.value
-}
-
-/// Where a Hyper key is set, when one is.
-fn hyper_key(settings: &Settings) -> Option<String> {
-    config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin)
+/// What a start with `settings` does with Crush's updates
+/// ([`front::updates`]): `answer`, its version, is asked for only while
+/// every reading of the settings leaves them on.
+fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> Option<Updates> {
+    let on = settings.auto_update.value && settings.default_providers.value;
+    let hyper_key = config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin);
+    front::updates(on, on.then(answer).flatten().as_ref(), hyper_key.as_deref())
 }
 
 /// What `crush --version` answers: remembered, or learnt now (and
 /// remembered) by asking with the next marker, so that a copy of this
 /// program found as Crush goes on to the Crush after it, which answers.
 fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String>) -> Answer {
-    if let Some(learnt) = memo.get(&crush.identity) {
-        return learnt.answer.clone();
+    if let Some(answer) = memo.get(&crush.identity) {
+        return answer;
     }
     let mut command = Command::new(&crush.path);
     command.arg("--version").env(MARKER_ENV, next.encode());
@@ -408,24 +398,17 @@ impl Status {
 
 /// What a start with `settings` would do with the real Crush, as far as
 /// is known without running it (the version only when a start has learnt
-/// it); `None` when this program does not stand in front of Crush.
-pub(super) fn status(settings: &Settings) -> Option<Status> {
+/// it, in the memo beside the cache `files`); `None` when this program
+/// does not stand in front of Crush.
+pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<Status> {
     if !stands_in_front(program()) {
         return None;
     }
     let next = chain().ok().and_then(|(_, next)| next.ok());
     let crush = find::find(&users_env, &next.map_or_else(Vec::new, |next| next.fronts));
-    let memo = paths::data_dir(&users_env).map(|data| Memo::read(&data.join(MEMO_FILE)));
-    let learnt = match (&crush, memo) {
-        (Ok(crush), Ok(memo)) => memo.get(&crush.identity).map(|l| l.answer.clone()),
-        _ => None,
-    };
-    let updates = front::updates(
-        on(settings),
-        learnt.as_ref(),
-        hyper_key(settings).as_deref(),
-    );
-    let (updates, reason) = match (&crush, updates) {
+    let memo = Memo::read(&files.dir.join(MEMO_FILE));
+    let learnt = crush.as_ref().ok().and_then(|c| memo.get(&c.identity));
+    let (updates, reason) = match (&crush, updates(settings, || learnt.clone())) {
         (Err(missing), _) => ("none", missing.to_string()),
         (Ok(_), None) => (
             "not_learnt",

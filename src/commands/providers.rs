@@ -412,7 +412,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
             &settings.default_providers,
             &settings.default_providers_orders,
         ),
-        crush: super::front::status(settings),
+        crush: super::front::status(settings, files),
         hyper: hyper_status(files, key.as_ref(), on),
         inputs: inputs::gather(settings, &env, &network),
     };

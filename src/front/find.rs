@@ -137,26 +137,24 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
         .filter_map(|f| program(f).ok())
         .map(|p| p.1)
         .collect();
+    // The Crush at `path`, or why it is none.
+    let crush = |path: &Path, origin: &str| match program(path)? {
+        (_, id) if fronts.contains(&id) => Err("is this program, not Crush".to_owned()),
+        (meta, _) => Ok(Crush {
+            identity: Identity::new(path, &meta),
+            path: path.to_owned(),
+            origin: origin.to_owned(),
+        }),
+    };
     let named = env(REAL_CRUSH_ENV)
         .map(|p| (PathBuf::from(p), REAL_CRUSH_ENV.to_owned()))
         .or_else(|| real_crush(env));
     if let Some((path, origin)) = named {
         let found = match path.is_absolute() {
             false => Err("is not a full path".to_owned()),
-            true => program(&path),
+            true => crush(&path, &origin),
         };
-        return match found {
-            Err(why) => Err(Missing::Named(origin, path, why)),
-            Ok((_, id)) if fronts.contains(&id) => {
-                let why = "is this program, not Crush".to_owned();
-                Err(Missing::Named(origin, path, why))
-            }
-            Ok((meta, _)) => Ok(Crush {
-                identity: Identity::new(&path, &meta),
-                path,
-                origin,
-            }),
-        };
+        return found.map_err(|why| Missing::Named(origin, path, why));
     }
     let path_var = env("PATH").unwrap_or_default();
     std::env::split_paths(&path_var)
@@ -166,14 +164,7 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
             false => dir,
         })
         .flat_map(|dir| names(env).into_iter().map(move |name| dir.join(name)))
-        .find_map(|path| {
-            let (meta, _) = program(&path).ok().filter(|(_, id)| !fronts.contains(id))?;
-            Some(Crush {
-                identity: Identity::new(&path, &meta),
-                path,
-                origin: "PATH".to_owned(),
-            })
-        })
+        .find_map(|path| crush(&path, "PATH").ok())
         .ok_or(Missing::NotOnPath)
 }
 

@@ -133,9 +133,10 @@ impl Memo {
         }
     }
 
-    /// What was learnt of the binary with this identity.
-    pub(crate) fn get(&self, identity: &Identity) -> Option<&Learnt> {
-        self.crush.iter().find(|l| l.identity == *identity)
+    /// What the binary with this identity answered.
+    pub(crate) fn get(&self, identity: &Identity) -> Option<Answer> {
+        let learnt = self.crush.iter().find(|l| l.identity == *identity);
+        learnt.map(|l| l.answer.clone())
     }
 
     /// Remembers `learnt`, in place of anything learnt at its path.
@@ -239,8 +240,8 @@ mod tests {
         memo.remember(learnt("/b", 1, "v0.92.0"));
         assert_eq!(memo.get(&id("/a", 1)), None, "replaced by its upgrade");
         assert_eq!(
-            memo.get(&id("/a", 2)).unwrap().answer,
-            Answer::Version("v0.91.0".into())
+            memo.get(&id("/a", 2)),
+            Some(Answer::Version("v0.91.0".into()))
         );
         memo.told = Some("held".into());
         memo.write(&path).unwrap();
