@@ -35,7 +35,7 @@ use crate::environment;
 // the real Crush, the global config that may name it, the marker.
 use crate::fetch::credential::users_env;
 use crate::front::find::{self, Crush, MARKER_ENV, Marker, Missing};
-use crate::front::version::{self, Answer, Learnt, MEMO_FILE, Memo};
+use crate::front::version::{self, Answer, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
@@ -72,24 +72,16 @@ pub(super) fn main(name: &str) -> Option<u8> {
     }
     let args: Vec<OsString> = std::env::args_os().collect();
     let parsed = front::classify(args.get(1..).unwrap_or_default());
-    let shared = parsed.word == Word::Shared;
-    let (me, next) = match (parsed.word, chain()) {
-        (Word::Own, _) => return None,
-        (_, Ok((me, Ok(next)))) => (me, next),
-        (_, Ok((_, Err(depth)))) => {
-            return Some(no_crush(&format!(
-                "{depth} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
-            )));
+    if parsed.word == Word::Own {
+        return None;
+    }
+    let (me, next, crush) = match found() {
+        Ok(found) => found,
+        // Without Crush, or not knowing itself (so not telling Crush from
+        // itself), this program's own commands of before the front.
+        Err(Missing::NotOnPath | Missing::NoSelf(_)) if parsed.word == Word::Shared => {
+            return None;
         }
-        // Not knowing itself, it cannot tell Crush from itself: only its
-        // own commands.
-        (_, Err(_)) if shared => return None,
-        (_, Err(why)) => return Some(no_crush(&format!("no Crush is started: {why}"))),
-    };
-    let crush = match find::find(&users_env, &next.fronts) {
-        Ok(crush) => crush,
-        // Without Crush, this program's own commands of before the front.
-        Err(Missing::NotOnPath) if shared => return None,
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
     // The folder whose cache Crush reads, by the user's own environment:
@@ -137,13 +129,12 @@ fn refuse(why: &str) -> u8 {
 /// The settings as Crush reads them: its `-c` (from the working folder as
 /// Go names it) and `-D`, and the `.env` this process loaded.
 fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
-    let cwd = parsed.cwd.as_ref().map(PathBuf::from);
-    let folder = config::files::working_folder(cwd.as_deref()).map_err(|e| match &cwd {
+    let cwd = parsed.cwd.as_deref();
+    let folder = config::files::working_folder(cwd).map_err(|e| match cwd {
         Some(cwd) => format!("--cwd {}: {e}", cwd.display()),
         None => format!("cannot read the working folder: {e}"),
     })?;
-    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
-    read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
+    read_settings(&folder, parsed.data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
 }
 
 /// What Crush will read of the catalog and of Hyper's provider, reviewed
@@ -193,14 +184,15 @@ fn stands_in_front(name: &str) -> bool {
     name == "crush" || (cfg!(windows) && name.eq_ignore_ascii_case("crush"))
 }
 
-/// This program, and the marker it hands on after the one in its
-/// environment ([`Marker::next`]; `Err`: a loop, at this depth).
-fn chain() -> Result<(PathBuf, Result<Marker, u32>), String> {
-    let me =
-        std::env::current_exe().map_err(|e| format!("cannot tell where this program is ({e})"))?;
+/// This program, the marker it hands on after the one in its environment
+/// ([`Marker::next`]), and the real Crush.
+fn found() -> Result<(PathBuf, Marker, Crush), Missing> {
+    let me = std::env::current_exe().map_err(|e| Missing::NoSelf(e.to_string()))?;
     let handed = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
     let next = Marker::next(handed, &me, environment::process_var(CATWALK_URL));
-    Ok((me, next))
+    let next = next.map_err(Missing::Loop)?;
+    let crush = find::find(&users_env, &next.fronts)?;
+    Ok((me, next, crush))
 }
 
 /// Says that no Crush runs, why, and how a person names it; exit 127.
@@ -291,10 +283,7 @@ fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String
             crush.path.display()
         ));
     }
-    memo.remember(Learnt {
-        identity: crush.identity.clone(),
-        answer: answer.clone(),
-    });
+    memo.remember(crush.identity.clone(), answer.clone());
     answer
 }
 
@@ -377,10 +366,10 @@ pub(super) struct Status {
 }
 
 impl Status {
-    /// The status row's text: escaped, since a path or a reason may hold
-    /// anything a folder's name may.
+    /// The status row's text (escaped where it is shown, since a path or a
+    /// reason may hold anything a folder's name may).
     pub(super) fn describe(&self) -> String {
-        plain(&match &self.path {
+        match &self.path {
             None => format!(
                 "none found ({}): this program's own commands only",
                 self.reason
@@ -392,7 +381,7 @@ impl Status {
                 self.catwalk_url,
                 self.reason
             ),
-        })
+        }
     }
 }
 
@@ -404,8 +393,7 @@ pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<Status> 
     if !stands_in_front(program()) {
         return None;
     }
-    let next = chain().ok().and_then(|(_, next)| next.ok());
-    let crush = find::find(&users_env, &next.map_or_else(Vec::new, |next| next.fronts));
+    let crush = found().map(|(_, _, crush)| crush);
     let memo = Memo::read(&files.dir.join(MEMO_FILE));
     let learnt = crush.as_ref().ok().and_then(|c| memo.get(&c.identity));
     let (updates, reason) = match (&crush, updates(settings, || learnt.clone())) {

@@ -54,6 +54,15 @@ pub(crate) enum Missing {
     /// The one named (where, which) is no Crush that can run (why).
     #[error("{0} names {path}, which {2}", path = .1.display())]
     Named(String, PathBuf, String),
+    /// Starts nested in one another this deep: a loop.
+    #[error(
+        "{0} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
+    )]
+    Loop(u32),
+    /// Where this program is is not known (why): it cannot tell Crush from
+    /// itself.
+    #[error("cannot tell where this program is ({0}), so not Crush from it")]
+    NoSelf(String),
 }
 
 /// The marker of a hand-over.

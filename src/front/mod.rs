@@ -24,6 +24,7 @@ pub(crate) mod find;
 pub(crate) mod version;
 
 use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 
 use crate::startup::refresh::HELPER_COMMAND;
 
@@ -70,9 +71,9 @@ pub(crate) struct Parsed {
     /// Whose it is.
     pub word: Word,
     /// `-c`/`--cwd`, the folder Crush reads its project settings from.
-    pub cwd: Option<OsString>,
+    pub cwd: Option<PathBuf>,
     /// `-D`/`--data-dir`, the folder of its workspace config.
-    pub data_dir: Option<OsString>,
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Reads the arguments (without the program's name) as Crush's command
@@ -117,8 +118,8 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
             continue;
         };
         let value = match at {
-            Some(at) => Some(tail(arg, at)),
-            None => rest.next().cloned(),
+            Some(at) => Some(PathBuf::from(tail(arg, at))),
+            None => rest.next().map(PathBuf::from),
         };
         match flag {
             b'c' => cwd = value.or(cwd),
@@ -291,16 +292,16 @@ mod tests {
             (&["-c=/e"], "/e"),
             (&["-dc", "/f"], "/f"),
         ] {
-            assert_eq!(parse(args).cwd, Some(OsString::from(cwd)), "{args:?}");
+            assert_eq!(parse(args).cwd, Some(PathBuf::from(cwd)), "{args:?}");
         }
         assert_eq!(parse(&["-D", "/x", "run"]).cwd, None);
         assert_eq!(
             parse(&["-D", "/x", "run"]).data_dir,
-            Some(OsString::from("/x"))
+            Some(PathBuf::from("/x"))
         );
         assert_eq!(
             parse(&["run", "--data-dir=/y"]).data_dir,
-            Some(OsString::from("/y"))
+            Some(PathBuf::from("/y"))
         );
     }
 
@@ -315,18 +316,21 @@ mod tests {
             let arg = OsString::from_vec([prefix, &dir[..]].concat());
             let parsed = classify(&[arg.clone(), OsString::from("run")]);
             assert_eq!(
-                parsed.cwd.as_deref().map(OsStr::as_bytes),
+                parsed.cwd.as_deref().map(|p| p.as_os_str().as_bytes()),
                 Some(&dir[..]),
                 "{arg:?}"
             );
         }
         let parsed = classify(&[OsString::from("-c"), OsString::from_vec(dir.to_vec())]);
-        assert_eq!(parsed.cwd.as_deref().map(OsStr::as_bytes), Some(&dir[..]));
+        assert_eq!(
+            parsed.cwd.as_deref().map(|p| p.as_os_str().as_bytes()),
+            Some(&dir[..])
+        );
         for prefix in [&b"--data-dir="[..], b"-D", b"-dD"] {
             let arg = OsString::from_vec([prefix, &dir[..]].concat());
             let parsed = classify(&[arg.clone(), OsString::from("run")]);
             assert_eq!(
-                parsed.data_dir.as_deref().map(OsStr::as_bytes),
+                parsed.data_dir.as_deref().map(|p| p.as_os_str().as_bytes()),
                 Some(&dir[..]),
                 "{arg:?}"
             );

@@ -139,11 +139,11 @@ impl Memo {
         learnt.map(|l| l.answer.clone())
     }
 
-    /// Remembers `learnt`, in place of anything learnt at its path.
-    pub(crate) fn remember(&mut self, learnt: Learnt) {
-        self.crush
-            .retain(|l| l.identity.path != learnt.identity.path);
-        self.crush.insert(0, learnt);
+    /// Remembers what the binary with this identity answered, in place of
+    /// anything learnt at its path.
+    pub(crate) fn remember(&mut self, identity: Identity, answer: Answer) {
+        self.crush.retain(|l| l.identity.path != identity.path);
+        self.crush.insert(0, Learnt { identity, answer });
         self.crush.truncate(REMEMBERED);
     }
 
@@ -230,14 +230,11 @@ mod tests {
             size,
             modified: 5,
         };
-        let learnt = |p: &str, size, v: &str| Learnt {
-            identity: id(p, size),
-            answer: Answer::Version(v.into()),
-        };
+        let version = |v: &str| Answer::Version(v.into());
         let mut memo = Memo::default();
-        memo.remember(learnt("/a", 1, "v0.90.0"));
-        memo.remember(learnt("/a", 2, "v0.91.0"));
-        memo.remember(learnt("/b", 1, "v0.92.0"));
+        memo.remember(id("/a", 1), version("v0.90.0"));
+        memo.remember(id("/a", 2), version("v0.91.0"));
+        memo.remember(id("/b", 1), version("v0.92.0"));
         assert_eq!(memo.get(&id("/a", 1)), None, "replaced by its upgrade");
         assert_eq!(
             memo.get(&id("/a", 2)),
