@@ -6,16 +6,19 @@ pub fn catalog_bytes() -> &'static [u8] {
     include_bytes!("../../embedded/providers.json")
 }
 
-/// The snapshot, validated once: what the user trusted by installing this
-/// build, and the floor of the guard (`crate::trust::guard`). It is
-/// valid by construction: `snapshot_is_the_real_catalog` refuses a build
-/// whose snapshot is not, so this never panics in one that passed.
-pub fn catalog() -> &'static crate::catalog::Catalog {
-    static CATALOG: std::sync::LazyLock<crate::catalog::Catalog> = std::sync::LazyLock::new(|| {
-        crate::catalog::validate(catalog_bytes())
-            .expect("the embedded snapshot is valid (tested by snapshot_is_the_real_catalog)")
+/// The snapshot's outline, validated once: its providers with their ids,
+/// names and what decides where their keys go, and their models' ids
+/// (made by `build.rs`). It is what the user trusted by installing this
+/// build as the guard knows it (`crate::trust::guard`: its places, and the
+/// floor), without parsing the whole snapshot at each update. It is valid
+/// by construction: `the_outline_is_the_snapshots` refuses a build whose
+/// outline is not, so this never panics in one that passed.
+pub fn outline() -> &'static crate::catalog::Catalog {
+    static OUTLINE: std::sync::LazyLock<crate::catalog::Catalog> = std::sync::LazyLock::new(|| {
+        crate::catalog::validate(include_bytes!(concat!(env!("OUT_DIR"), "/outline.json")))
+            .expect("the outline is valid (tested by the_outline_is_the_snapshots)")
     });
-    &CATALOG
+    &OUTLINE
 }
 
 /// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
@@ -89,6 +92,21 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// The outline teaches what the snapshot does: the same places and the
+    /// same ids.
+    #[test]
+    fn the_outline_is_the_snapshots() {
+        use crate::trust::{guard, memory};
+        let snapshot = catalog::validate(catalog_bytes()).unwrap();
+        let outline = outline();
+        assert_eq!(memory::ids(outline), memory::ids(&snapshot));
+        assert_eq!(
+            guard::places(outline).unwrap(),
+            guard::places(&snapshot).unwrap()
+        );
+        assert!(outline.warnings.is_empty(), "{:?}", outline.warnings);
     }
 
     #[test]

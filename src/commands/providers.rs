@@ -48,7 +48,7 @@ fn write_providers(
     loaded: &StartupCatalog,
     catalog: &Catalog,
 ) -> io::Result<()> {
-    let rows: Vec<[String; 4]> = catalog.providers.iter().map(provider_row).collect();
+    let rows: Vec<[String; 4]> = catalog.providers.iter().map(|p| provider_row(p)).collect();
     // On a pipe, one provider a line, its fields separated by tabs, for a
     // script (`cut -f1`); where the catalog came from, with `--debug`.
     let Some(width) = terminal::stdout_width() else {
@@ -601,7 +601,7 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
             signed.unwrap_or_default()
         )
     });
-    let snapshot = embedded::catalog();
+    let snapshot = embedded::outline();
     let (source, providers, models) = match &memory.floor {
         Some(floor) => (
             format!(

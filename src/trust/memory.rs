@@ -113,7 +113,7 @@ impl Memory {
             signed_at: None,
             hyper_signed_at: None,
         };
-        memory.learn(embedded::catalog())?;
+        memory.learn(embedded::outline())?;
         match cache.map(guard::places) {
             None | Some(Err(Unreviewable::TooManyVariables | Unreviewable::TooManyPlaces)) => {}
             Some(places) => memory.add(places?),

@@ -238,7 +238,7 @@ impl Inputs {
         let previous = self
             .replaced()
             .filter(|_| !self.up_to_date())
-            .and_then(|bytes| target.validate(bytes).ok());
+            .and_then(|bytes| next.previous(target, self.bytes(), bytes));
         Ok(Parsed {
             inputs: self,
             sha256,
