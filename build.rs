@@ -36,7 +36,9 @@ fn main() {
     let outline: Vec<Map<String, Value>> = (providers.iter())
         .map(|provider| {
             let mut outlined = only(provider, &PROVIDER_FIELDS);
-            let models = provider.iter().find(|(k, _)| k.eq_ignore_ascii_case("models"));
+            let models = provider
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("models"));
             if let Some((key, Value::Array(models))) = models {
                 let ids = models.iter().filter_map(Value::as_object);
                 let ids = ids.map(|model| Value::Object(only(model, &["id"])));

@@ -158,7 +158,12 @@ impl Catalog {
     /// read again, and only the providers between are read. An update
     /// compares a catalog with the one it replaces, which differs most
     /// often in a few providers. `None` when it is not valid.
-    pub(crate) fn previous(&self, target: Target, bytes: &[u8], previous: &[u8]) -> Option<Catalog> {
+    pub(crate) fn previous(
+        &self,
+        target: Target,
+        bytes: &[u8],
+        previous: &[u8],
+    ) -> Option<Catalog> {
         let whole = || target.validate(previous).ok();
         if self.spans.is_empty() {
             return whole();
@@ -175,7 +180,9 @@ impl Catalog {
             0 => previous.len(),
             _ => previous.len() - (bytes.len() - spans[spans.len() - after].start),
         };
-        let text = previous.get(from..to).and_then(|t| std::str::from_utf8(t).ok());
+        let text = previous
+            .get(from..to)
+            .and_then(|t| std::str::from_utf8(t).ok());
         let Some((between, _)) = text.and_then(|t| read(t, before > 0, after > 0)) else {
             return whole();
         };
@@ -183,7 +190,10 @@ impl Catalog {
             .chain(between)
             .chain(self.providers[spans.len() - after..].iter().cloned())
             .collect();
-        checked(providers, |index, id| format!("provider {index} ({})", printable(id))).ok()
+        checked(providers, |index, id| {
+            format!("provider {index} ({})", printable(id))
+        })
+        .ok()
     }
 }
 
@@ -193,8 +203,16 @@ fn shared(a: &[u8], b: &[u8], at_end: bool) -> usize {
     const CHUNK: usize = 1024;
     let same = |(x, y): &(&[u8], &[u8])| x == y;
     let chunks = match at_end {
-        false => a.chunks(CHUNK).zip(b.chunks(CHUNK)).take_while(same).count(),
-        true => a.rchunks(CHUNK).zip(b.rchunks(CHUNK)).take_while(same).count(),
+        false => a
+            .chunks(CHUNK)
+            .zip(b.chunks(CHUNK))
+            .take_while(same)
+            .count(),
+        true => a
+            .rchunks(CHUNK)
+            .zip(b.rchunks(CHUNK))
+            .take_while(same)
+            .count(),
     };
     let whole = (chunks * CHUNK).min(a.len().min(b.len()));
     let (a, b) = match at_end {
@@ -320,13 +338,33 @@ mod tests {
         let end = real.rfind(']').unwrap();
         let edits: [(&str, String, usize); 8] = [
             ("a price", real.replacen(": 10,", ": 10.01,", 1), 39),
-            ("the last model", format!("{}\"x\": 1, {}", &real[..last], &real[last..]), 39),
+            (
+                "the last model",
+                format!("{}\"x\": 1, {}", &real[..last], &real[last..]),
+                39,
+            ),
             ("spaces only", real.replacen("[\n  {", "[{", 1), 39),
-            ("a provider added", format!("{},{{\"id\":\"n\",\"name\":\"N\"}}\n]", &real[..end]), 40),
-            ("the first id", format!("{}\"id\": \"z{}", &real[..first], &real[first + 7..]), 39),
-            ("a provider removed", format!("{}]", &real[..real.rfind("\n  },").unwrap() + 4]), 39),
+            (
+                "a provider added",
+                format!("{},{{\"id\":\"n\",\"name\":\"N\"}}\n]", &real[..end]),
+                40,
+            ),
+            (
+                "the first id",
+                format!("{}\"id\": \"z{}", &real[..first], &real[first + 7..]),
+                39,
+            ),
+            (
+                "a provider removed",
+                format!("{}]", &real[..real.rfind("\n  },").unwrap() + 4]),
+                39,
+            ),
             ("no catalog", "{}".into(), 0),
-            ("everything", real.replace("\"name\": \"", "\"name\": \"New "), 0),
+            (
+                "everything",
+                real.replace("\"name\": \"", "\"name\": \"New "),
+                0,
+            ),
         ];
         for (what, old, expected) in edits {
             let next = validate(real.as_bytes()).unwrap();

@@ -842,7 +842,8 @@ mod tests {
     #[test]
     fn what_cannot_be_placed_is_an_error_not_no_change() {
         let mut next = validate(br#"[{"id":"x","name":"X","api_key":"$K"}]"#).unwrap();
-        std::sync::Arc::make_mut(&mut next.providers[0]).api_endpoint = Some("https://$HOST/".into());
+        std::sync::Arc::make_mut(&mut next.providers[0]).api_endpoint =
+            Some("https://$HOST/".into());
         let known = Places::new();
         let baseline = Baseline {
             previous: None,
