@@ -26,13 +26,13 @@
 //! reaching its first place (a new provider's own key, or any other
 //! variable).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 
 use crate::catalog::{Catalog, Provider, expand, quoted};
 use crate::store::state::{Need, rfc3339};
 
-use super::memory::{Ids, Places, Unusable, ids};
+use super::memory::{Ids, Places, Unusable};
 use super::place::{self, Place};
 
 /// What the user's own configuration gives provider `id`, by the name the
@@ -314,9 +314,25 @@ impl fmt::Display for Shrink {
     }
 }
 
+/// Ids as [`shrink`] compares them ([`Ids`]), borrowed from a catalog or
+/// a floor: an update compares three catalogs' thousands, none copied.
+type IdsOf<'i> = BTreeMap<&'i str, BTreeSet<&'i str>>;
+
+/// The ids of `catalog`, borrowed.
+fn ids_of(catalog: &Catalog) -> IdsOf<'_> {
+    (catalog.providers.iter())
+        .map(|p| {
+            (
+                p.id.as_str(),
+                p.models.iter().map(|m| m.id.as_str()).collect(),
+            )
+        })
+        .collect()
+}
+
 /// Whether the catalog whose ids are `next` kept fewer than half of the
 /// providers or of the models of `previous`' ids.
-fn shrink(previous: &Ids, next: &Ids, against: Against) -> Option<Shrink> {
+fn shrink(previous: &IdsOf, next: &IdsOf, against: Against) -> Option<Shrink> {
     let (mut providers, mut models) = ((0, 0), (0, 0));
     for (provider, ids) in previous {
         let kept = next.get(provider);
@@ -467,12 +483,19 @@ pub fn review(
     if new > 0 && held + new > MAX_PLACES_IN_ALL {
         return Err(Unreviewable::PastTheBound { new, held });
     }
-    let next_ids = ids(next);
-    let previous = baseline.previous.map(|p| (ids(p), Against::Cache));
+    let next_ids = ids_of(next);
+    let previous = baseline.previous.map(|p| (ids_of(p), Against::Cache));
     let floor = match baseline.floor {
         Floor::None => None,
-        Floor::Embedded => Some((ids(crate::catalog::embedded::outline()), Against::Embedded)),
-        Floor::Applied(ids, source) => Some((ids.clone(), Against::Applied(source.to_owned()))),
+        Floor::Embedded => Some((
+            ids_of(crate::catalog::embedded::outline()),
+            Against::Embedded,
+        )),
+        Floor::Applied(ids, source) => {
+            let ids =
+                (ids.iter()).map(|(p, m)| (p.as_str(), m.iter().map(String::as_str).collect()));
+            Some((ids.collect(), Against::Applied(source.to_owned())))
+        }
     };
     let shrinks = [previous, floor].into_iter().flatten();
     Ok(Review {
@@ -771,8 +794,8 @@ mod tests {
         let previous = validate(previous_text.as_bytes()).unwrap();
         let check = |providers, models| {
             let next = catalog(providers, models);
-            let next = ids(&validate(next.as_bytes()).unwrap());
-            shrink(&ids(&previous), &next, Against::Cache)
+            let next = validate(next.as_bytes()).unwrap();
+            shrink(&ids_of(&previous), &ids_of(&next), Against::Cache)
         };
         assert_eq!(check(0..40, 40), None);
         assert_eq!(check(0..20, 40), None, "half is not fewer than half");
@@ -789,8 +812,9 @@ mod tests {
         assert_eq!(unrelated.models, (0, 1600));
         // The same against a floor's ids.
         let text = catalog(0..5, 40);
-        let next = ids(&validate(text.as_bytes()).unwrap());
-        let floor = shrink(&ids(&previous), &next, Against::Applied("x".into())).unwrap();
+        let next = validate(text.as_bytes()).unwrap();
+        let against = Against::Applied("x".into());
+        let floor = shrink(&ids_of(&previous), &ids_of(&next), against).unwrap();
         assert_eq!((floor.providers, floor.models), ((5, 40), (200, 1600)));
     }
 
