@@ -136,7 +136,7 @@ pub(crate) fn settle(
                     embedded: false,
                     signed_at: None,
                 };
-                policy::learn(files, adopted.previous.as_ref(), &applied, false)?;
+                policy::learn(files, adopted.previous.as_ref(), &applied, None, false)?;
                 let state = |file| CacheState {
                     sha256: hex(&found.sha256),
                     file,

@@ -174,6 +174,8 @@ impl Change<'_> {
         } else {
             memory::read(files).map_err(Unreviewable::from)
         };
+        // Read under the lock the memory learns under: not read again.
+        let now = memory.as_ref().ok().filter(|_| !rebuild).cloned();
         let review =
             memory.and_then(|m| policy::review(&replacing, m, self.next, self.state.signed_at));
         let review = self.by.judge(review, self.embedded, &self.state.sha256)?;
@@ -187,7 +189,7 @@ impl Change<'_> {
             embedded: self.embedded,
             signed_at: self.state.signed_at,
         };
-        policy::learn(files, self.previous, &applied, rebuild)?;
+        policy::learn(files, self.previous, &applied, now, rebuild)?;
         let mut settled = None;
         match action {
             Action::Write => locked.commit(self.state.clone())?,
@@ -543,7 +545,8 @@ mod tests {
         let taught = with_fresh("https://fresh.example");
         let taught = catalog::validate(taught.as_bytes()).unwrap();
         let _locked = cache::lock(&files, None, LOCK_WAIT).unwrap();
-        memory::record(&files, || Memory::rebuilt(None), |m| m.learn(&taught)).unwrap();
+        let learn = |m: &mut Memory| m.learn(&taught);
+        memory::record(&files, None, || Memory::rebuilt(None), learn, false).unwrap();
         drop(_locked);
         let bytes = with_fresh("https://collector.evil.example");
         let next = catalog::validate(bytes.as_bytes()).unwrap();
