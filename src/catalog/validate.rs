@@ -73,7 +73,8 @@ impl Target {
                 "the catalog is an empty list: it names no provider",
             ));
         }
-        let mut catalog = checked(providers, |index, id| match self {
+        let all = 0..providers.len();
+        let mut catalog = checked(providers, all, |index, id| match self {
             Target::Catalog => format!("provider {index} ({})", printable(id)),
             Target::Hyper => format!("the provider ({})", printable(id)),
         })?;
@@ -186,11 +187,16 @@ impl Catalog {
         let Some((between, _)) = text.and_then(|t| read(t, before > 0, after > 0)) else {
             return whole();
         };
-        let providers = (self.providers[..before].iter().cloned())
+        let read = before..before + between.len();
+        let providers: Vec<_> = (self.providers[..before].iter().cloned())
             .chain(between)
             .chain(self.providers[spans.len() - after..].iter().cloned())
             .collect();
-        checked(providers, |index, id| {
+        // As a whole read: no provider is no catalog.
+        if providers.is_empty() {
+            return None;
+        }
+        checked(providers, read, |index, id| {
             format!("provider {index} ({})", printable(id))
         })
         .ok()
@@ -234,14 +240,23 @@ fn invalid(why: impl Into<String>) -> ValidationError {
 
 /// The checks of a document's providers, read: ids, names, the values
 /// Crush expands, model ids; `name` says where a provider is in its
-/// document (its index and id).
+/// document (its index and id). Only the providers at `read` are checked
+/// one by one (the others, shared with a catalog checked already, only
+/// for a provider id given twice), and only theirs warned of.
 fn checked(
     providers: Vec<Arc<Provider>>,
+    read: Range<usize>,
     name: impl Fn(usize, &str) -> String,
 ) -> Result<Catalog, ValidationError> {
     let mut warnings = Vec::new();
     let mut provider_ids = HashSet::with_capacity(providers.len());
     for (index, provider) in providers.iter().enumerate() {
+        if !read.contains(&index) {
+            if !provider_ids.insert(provider.id.as_str()) {
+                return Err(invalid("a provider id is not unique"));
+            }
+            continue;
+        }
         let at = name(index, &provider.id);
         check_id(&provider.id).map_err(|why| invalid(format!("{at}: id {why}")))?;
         if provider.name.trim().is_empty() {
@@ -336,7 +351,7 @@ mod tests {
         let first = real.find("\"id\": \"").unwrap();
         let last = real.rfind("\"id\": \"").unwrap();
         let end = real.rfind(']').unwrap();
-        let edits: [(&str, String, usize); 8] = [
+        let edits: [(&str, String, usize); 10] = [
             ("a price", real.replacen(": 10,", ": 10.01,", 1), 39),
             (
                 "the last model",
@@ -360,6 +375,16 @@ mod tests {
                 39,
             ),
             ("no catalog", "{}".into(), 0),
+            (
+                "a provider id given twice",
+                real.replacen("\"id\": \"anthropic\"", "\"id\": \"openai\"", 1),
+                0,
+            ),
+            (
+                "a name emptied",
+                real.replacen("\"name\": \"Anthropic\"", "\"name\": \" \"", 1),
+                0,
+            ),
             (
                 "everything",
                 real.replace("\"name\": \"", "\"name\": \"New "),
