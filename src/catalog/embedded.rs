@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use super::{Catalog, Model, Provider};
+use super::{Catalog, Provider};
 
 /// The snapshot's bytes, exactly as committed in `embedded/providers.json`.
 pub fn catalog_bytes() -> &'static [u8] {
@@ -21,16 +21,17 @@ struct Outlined {
     models: &'static [&'static str],
 }
 
+/// The snapshot's outline, written as constants by `build.rs`.
+const OUTLINED: &[Outlined] = include!(concat!(env!("OUT_DIR"), "/outline.rs"));
+
 /// The snapshot's outline, built once: its providers with their ids,
-/// names and what decides where their keys go, and their models' ids
-/// (written as constants by `build.rs`). It is what the user trusted by
-/// installing this build as the guard knows it (`crate::trust::guard`: its
-/// places, and the floor), without parsing the snapshot at each update.
-/// `the_outline_is_the_snapshots` refuses a build whose outline does not
-/// teach what the snapshot does.
+/// names and what decides where their keys go, without their models
+/// ([`model_ids`]). It is what the user trusted by installing this build
+/// as the guard knows it (`crate::trust::guard`: its places), without
+/// parsing the snapshot at each update. `the_outline_is_the_snapshots`
+/// refuses a build whose outline does not teach what the snapshot does.
 pub fn outline() -> &'static Catalog {
     static OUTLINE: LazyLock<Catalog> = LazyLock::new(|| {
-        const OUTLINED: &[Outlined] = include!(concat!(env!("OUT_DIR"), "/outline.rs"));
         let own = |text: Option<&str>| text.map(str::to_owned);
         let provider = |p: &Outlined| Provider {
             id: p.id.to_owned(),
@@ -41,12 +42,6 @@ pub fn outline() -> &'static Catalog {
             default_headers: (p.headers.iter())
                 .map(|(name, value)| (name.to_string(), value.to_string()))
                 .collect(),
-            models: (p.models.iter())
-                .map(|id| Model {
-                    id: id.to_string(),
-                    ..Model::default()
-                })
-                .collect(),
             ..Provider::default()
         };
         Catalog {
@@ -56,6 +51,12 @@ pub fn outline() -> &'static Catalog {
         }
     });
     &OUTLINE
+}
+
+/// The snapshot's provider ids, each with its model ids (from the
+/// outline): the floor of the guard, with no model built.
+pub fn model_ids() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    OUTLINED.iter().map(|p| (p.id, p.models))
 }
 
 /// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
@@ -132,8 +133,8 @@ mod tests {
     }
 
     /// The outline is the snapshot with only what the guard reads: each
-    /// provider's ids, name and what decides where its keys go, each
-    /// model's id; so it teaches the same places and the same ids.
+    /// provider's ids, name and what decides where its keys go, and apart,
+    /// each model's id; so it teaches the same places and the same ids.
     #[test]
     fn the_outline_is_the_snapshots() {
         use crate::trust::{guard, memory};
@@ -146,16 +147,12 @@ mod tests {
             api_key: p.api_key.clone(),
             api_endpoint: p.api_endpoint.clone(),
             default_headers: p.default_headers.clone(),
-            models: (p.models.iter())
-                .map(|m| Model {
-                    id: m.id.clone(),
-                    ..Model::default()
-                })
-                .collect(),
             ..Provider::default()
         });
         assert!(outlined.eq(outline.providers.iter().map(|p| (**p).clone())));
-        assert_eq!(memory::ids(outline), memory::ids(&snapshot));
+        let ids =
+            model_ids().map(|(p, m)| (p.to_owned(), m.iter().map(|m| m.to_string()).collect()));
+        assert_eq!(ids.collect::<memory::Ids>(), memory::ids(&snapshot));
         assert_eq!(
             guard::places(outline).unwrap(),
             guard::places(&snapshot).unwrap()

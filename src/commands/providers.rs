@@ -612,7 +612,7 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
             floor.models,
         ),
         None => {
-            let models = snapshot.model_count();
+            let models = embedded::model_ids().map(|(_, ids)| ids.len()).sum();
             (
                 "the embedded snapshot".into(),
                 snapshot.providers.len(),

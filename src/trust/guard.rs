@@ -487,10 +487,11 @@ pub fn review(
     let previous = baseline.previous.map(|p| (ids_of(p), Against::Cache));
     let floor = match baseline.floor {
         Floor::None => None,
-        Floor::Embedded => Some((
-            ids_of(crate::catalog::embedded::outline()),
-            Against::Embedded,
-        )),
+        Floor::Embedded => {
+            let snapshot = crate::catalog::embedded::model_ids();
+            let ids = snapshot.map(|(p, m)| (p, m.iter().copied().collect()));
+            Some((ids.collect(), Against::Embedded))
+        }
         Floor::Applied(ids, source) => {
             let ids =
                 (ids.iter()).map(|(p, m)| (p.as_str(), m.iter().map(String::as_str).collect()));
