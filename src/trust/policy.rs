@@ -151,7 +151,7 @@ pub(crate) fn learn(
 ) -> Result<(), WriteError> {
     let start = || hyper::rebuilt(files, previous);
     let change = |memory: &mut Memory| teach(memory, files.target, applied);
-    memory::record(files, now, start, change, rebuild)
+    memory::write(files, now, start, change, rebuild)
 }
 
 fn teach(memory: &mut Memory, target: Target, applied: &Applied<'_>) -> Result<(), Unreviewable> {
