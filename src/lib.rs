@@ -87,6 +87,7 @@
 //!     env: &store::process_env,
 //!     env_source: &|_| None,
 //!     data_dir: None,
+//!     cwd_flag: None,
 //! };
 //! let settings = config::resolve_in(&inputs, |_| false)?;
 //! let files = CacheFiles::in_dir(store::data_dir(&store::process_env)?);
@@ -231,13 +232,9 @@ pub mod internals {
     pub mod go_url {
         pub use crate::catalog::go_url::parse;
     }
-    /// From `config/`.
-    pub mod config {
-        pub use crate::config::parse_crushrc_settings;
-    }
     /// From `config/crushrc/`.
     pub mod crushrc {
-        pub use crate::config::crushrc::parse;
+        pub use crate::config::crushrc::read;
     }
     /// From `config/merge.rs`.
     pub mod merge {

@@ -254,8 +254,9 @@ pub(crate) fn read_settings(
         env: &process_env,
         env_source: &source,
         data_dir,
+        cwd_flag: folder.flag.as_deref(),
     };
-    config::resolve_with_flag(&inputs, folder.flag.as_deref(), tolerated)
+    config::resolve_in(&inputs, tolerated)
 }
 
 /// The catalog a listing command shows: the start-up catalog, validated;

@@ -246,7 +246,7 @@ pub struct WorkingFolder {
     /// The folder (absolute) by the name Crush gives it: its parents are
     /// the ones the walk for project files visits.
     pub dir: PathBuf,
-    /// `-c/--cwd` as written, when relative ([`super::resolve_with_flag`]).
+    /// `-c/--cwd` as written, when relative ([`super::Inputs::cwd_flag`]).
     pub flag: Option<PathBuf>,
 }
 

@@ -68,10 +68,8 @@ mod tests {
     /// What a crushrc alone says of the key: its line, and its value
     /// unless only a shell knows it.
     fn crushrc_hyper_key(rc: &str) -> Option<(Option<usize>, Option<String>)> {
-        let (loaded, _) = super::super::read::crushrc(Path::new("rc"), rc, 0).unwrap();
-        let found = super::super::merge::decode(&loaded.node)
-            .unwrap()
-            .hyper_api_key?;
+        let (node, _) = super::super::crushrc::read(Path::new("rc"), rc, 0).unwrap();
+        let found = super::super::merge::decode(&node).unwrap().hyper_api_key?;
         Some((
             found.src.line,
             (!found.src.unevaluated).then_some(found.value),

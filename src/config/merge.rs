@@ -39,9 +39,8 @@ pub struct Src {
 }
 
 impl Src {
-    /// A JSON file's.
-    pub const fn json(file: usize) -> Src {
-        let (line, unevaluated) = (None, false);
+    /// File `file`'s; a crushrc's with the `line` of the command.
+    pub const fn new(file: usize, line: Option<usize>, unevaluated: bool) -> Src {
         Src {
             file,
             line,
@@ -114,7 +113,7 @@ impl<'de> Deserialize<'de> for Raw {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Raw, D::Error> {
         struct RawVisitor;
         // The file is filled in by `parse`.
-        const SRC: Src = Src::json(0);
+        const SRC: Src = Src::new(0, None, false);
         impl<'de> Visitor<'de> for RawVisitor {
             type Value = Raw;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -270,7 +269,11 @@ pub struct Options {
 }
 
 /// A value of the wrong type for its field: Crush refuses to start.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} must be {expected}, not {found}; Crush refuses to start on it",
+    super::shown(key)
+)]
 pub struct DecodeError {
     /// The key as written.
     pub key: String,
@@ -295,22 +298,18 @@ fn entries(node: &Node) -> &[(String, Node)] {
 /// error.
 pub fn decode(root: &Node) -> Result<Options, DecodeError> {
     let mut options = Options::default();
-    let mut errors = Vec::new();
+    let mut error = None;
     let mut wrong = |key, expected, value: &Node| {
         let (found, src) = (value.kind(), value.src());
-        errors.push(DecodeError {
+        error.get_or_insert(DecodeError {
             key,
             expected,
             found,
             src,
         });
     };
-    fn found<T>(value: T, key: String, src: &Src) -> Option<Found<T>> {
-        Some(Found {
-            value,
-            key,
-            src: *src,
-        })
+    fn found<T>(value: T, key: String, &src: &Src) -> Option<Found<T>> {
+        Some(Found { value, key, src })
     }
     for (key, value) in entries(root) {
         if go_key_matches(key, "providers") {
@@ -362,10 +361,7 @@ pub fn decode(root: &Node) -> Result<Options, DecodeError> {
             other => wrong(key.clone(), "an object", other),
         }
     }
-    match errors.into_iter().next() {
-        Some(e) => Err(e),
-        None => Ok(options),
-    }
+    error.map_or(Ok(options), Err)
 }
 
 #[cfg(test)]

@@ -98,14 +98,9 @@ const GIT_SEARCH_VARS: [&str; 6] = [
 const GIT_PATIENCE: Duration = Duration::from_secs(2);
 
 /// The project root of the working folder `cwd` (absolute), as Crush v0.90
-/// gets it from git, with the user's own environment (a project's `.env`
-/// chooses no program this runs).
-pub(crate) fn of(cwd: &Path) -> Root {
-    of_in(cwd, &|name| std::env::var_os(name))
-}
-
-/// [`of`] with the environment `env`.
-pub(crate) fn of_in(cwd: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Root {
+/// gets it from git, with the environment `env` (the user's own: a
+/// project's `.env` chooses no program this runs).
+pub(crate) fn of(cwd: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Root {
     if !cwd.is_dir() {
         return Root::None(NoRoot::NoFolder);
     }
@@ -170,18 +165,16 @@ fn discover(cwd: &Path) -> (Root, Vec<PathBuf>) {
 /// (`safe.directory`, root's `SUDO_UID`): git is asked. On Windows git
 /// compares owners' SIDs, which this does not read: it takes the
 /// repository for the user's, as git does for the usual clone.
+#[cfg(unix)]
 fn owned_by_me(path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let me = rustix::process::geteuid().as_raw();
-        fs::symlink_metadata(path).is_ok_and(|meta| meta.uid() == me)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        true
-    }
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.uid() == me)
+}
+
+#[cfg(not(unix))]
+fn owned_by_me(_: &Path) -> bool {
+    true
 }
 
 /// `git`, as Go's `exec.LookPath` finds it on `PATH` (unset or empty:
@@ -263,31 +256,28 @@ fn ask_git(git: &Path, cwd: &Path) -> Root {
 }
 
 /// The folder git printed, byte for byte on Unix.
+#[cfg(unix)]
 fn root_path(bytes: &[u8]) -> PathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
-    }
-    #[cfg(not(unix))]
-    {
-        PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
-    }
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+fn root_path(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The file system of `dir`, which git's walk does not leave (its default
 /// without `GIT_DISCOVERY_ACROSS_FILESYSTEM`).
+#[cfg(unix)]
 fn device(dir: &Path) -> Option<u64> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        fs::metadata(dir).ok().map(|m| m.dev())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = dir;
-        None
-    }
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(dir).ok().map(|m| m.dev())
+}
+
+#[cfg(not(unix))]
+fn device(_: &Path) -> Option<u64> {
+    None
 }
 
 /// The start of a small file of git's, when it is a regular file (a FIFO
@@ -471,18 +461,15 @@ mod tests {
         fs::create_dir_all(&cwd).unwrap();
         init(&root.join("repo"));
         let no_path = |_: &str| None;
-        assert!(matches!(
-            of_in(&cwd, &no_path),
-            Root::None(NoRoot::NoGit(_))
-        ));
+        assert!(matches!(of(&cwd, &no_path), Root::None(NoRoot::NoGit(_))));
         assert_eq!(
-            of_in(&root.join("repo/missing"), &no_path),
+            of(&root.join("repo/missing"), &no_path),
             Root::None(NoRoot::NoFolder)
         );
         // No repository: the same answer with or without git.
         let outside = root.join("elsewhere");
         fs::create_dir_all(&outside).unwrap();
-        assert_eq!(of_in(&outside, &no_path), Root::None(NoRoot::NoRepository));
+        assert_eq!(of(&outside, &no_path), Root::None(NoRoot::NoRepository));
         // A `git` that is not git: never run where the owners are this
         // user's.
         #[cfg(unix)]
@@ -494,7 +481,7 @@ mod tests {
             fs::set_permissions(bin.join("git"), fs::Permissions::from_mode(0o755)).unwrap();
             let path = bin.clone().into_os_string();
             let env = |name: &str| (name == "PATH").then(|| path.clone());
-            assert_eq!(of_in(&cwd, &env), Root::WorkTree(root.join("repo")));
+            assert_eq!(of(&cwd, &env), Root::WorkTree(root.join("repo")));
             // A variable that moves git's search: git is asked, and this
             // one fails.
             let env = |name: &str| match name {
@@ -502,7 +489,7 @@ mod tests {
                 "GIT_CEILING_DIRECTORIES" => Some(OsString::from("/")),
                 _ => None,
             };
-            assert!(matches!(of_in(&cwd, &env), Root::None(NoRoot::GitSaid(_))));
+            assert!(matches!(of(&cwd, &env), Root::None(NoRoot::GitSaid(_))));
         }
     }
 

@@ -139,14 +139,6 @@ pub enum OptionLine {
         /// The value they follow.
         value: String,
     },
-    /// A line Crush refuses to start on.
-    #[error("`{written}`: {why}; Crush refuses to start on this line")]
-    Refused {
-        /// The line's words.
-        written: String,
-        /// Why.
-        why: String,
-    },
     /// No such option.
     #[error(
         "`{written}`: there is no option {key:?}, so it changes nothing, and Crush refuses to start on it{}",
@@ -183,9 +175,10 @@ mod tests {
             Warning::OptionLine {
                 path: path.clone(),
                 line: 3,
-                what: OptionLine::Refused {
+                what: OptionLine::Unknown {
                     written: "option x \x1b]0;t\x07".into(),
-                    why: "no".into(),
+                    key: "x".into(),
+                    suggestion: None,
                 },
             },
             Warning::TypeChange {

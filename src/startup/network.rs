@@ -105,7 +105,7 @@ mod tests {
     #[test]
     fn every_reason_to_stay_off() {
         let url: Result<Url, String> = Ok("https://mirror.corp/v2/providers".parse().unwrap());
-        let on = Settings::defaults(Path::new("/w"));
+        let on = crate::config::defaults(Path::new("/w"));
         assert_eq!(
             decide(&on, &url, None),
             Network::Allowed(url.clone().unwrap())

@@ -9,14 +9,12 @@
 
 /// What a flag of Crush's config commands takes, as far as showing it
 /// goes.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Takes {
     /// Nothing (`--think`).
     Nothing,
     /// A name, an id or a type: shown.
     Name,
-    /// A boolean or a number: shown when it reads as one.
-    Typed,
     /// A URL: shown without its user information, query or fragment.
     Url,
     /// A name and a value (`--env NAME VALUE`): the name shown when it
@@ -25,8 +23,9 @@ enum Takes {
     /// Free-form values, everything after it hidden (`--args`, which
     /// is often followed by a program's own flags).
     Rest,
-    /// Anything else: hidden.
-    Secret,
+    /// One value, hidden: a secret, a command, JSON, or a boolean or a
+    /// number, which is not worth telling apart.
+    Hidden,
 }
 
 /// What `flag` takes, for the flags of Crush's `provider`, `model`, `mcp`,
@@ -34,42 +33,22 @@ enum Takes {
 fn takes(flag: &str) -> Option<Takes> {
     Some(match flag {
         "--think" => Takes::Nothing,
-        "--name" | "--type" | "--reasoning-effort" | "--disabled-tools" | "--enabled-tools"
-        | "--filetypes" | "--root-markers" => Takes::Name,
-        "--disable"
-        | "--disabled"
-        | "--flat-rate"
-        | "--discover-models"
-        | "--oauth"
-        | "--can-reason"
-        | "--supports-images"
-        | "--timeout"
-        | "--oauth-callback-port"
-        | "--context-window"
-        | "--default-max-tokens"
-        | "--max-tokens"
-        | "--top-k"
-        | "--temperature"
-        | "--top-p"
-        | "--frequency-penalty"
-        | "--presence-penalty"
-        | "--price-input"
-        | "--price-output"
-        | "--price-cache-create"
-        | "--price-cache-hit" => Takes::Typed,
+        "--name" | "--type" | "--reasoning-effort" | "--filetypes" => Takes::Name,
+        "--disabled-tools" | "--enabled-tools" | "--root-markers" => Takes::Name,
         "--base-url" | "--url" => Takes::Url,
         "--env" | "--extra-header" | "--header" => Takes::Entry,
         "--args" => Takes::Rest,
-        "--api-key"
-        | "--oauth-client-id"
-        | "--oauth-client-secret"
-        | "--command"
-        | "--matcher"
-        | "--system-prompt-prefix"
-        | "--extra-body"
-        | "--provider-options"
-        | "--init-options"
-        | "--options" => Takes::Secret,
+        // Keys and secrets, commands, free-form text and JSON.
+        "--api-key" | "--oauth-client-id" | "--oauth-client-secret" => Takes::Hidden,
+        "--command" | "--matcher" | "--system-prompt-prefix" => Takes::Hidden,
+        "--extra-body" | "--provider-options" | "--init-options" | "--options" => Takes::Hidden,
+        // Booleans and numbers.
+        "--disable" | "--disabled" | "--flat-rate" | "--discover-models" => Takes::Hidden,
+        "--oauth" | "--can-reason" | "--supports-images" | "--timeout" => Takes::Hidden,
+        "--oauth-callback-port" | "--context-window" | "--default-max-tokens" => Takes::Hidden,
+        "--max-tokens" | "--top-k" | "--temperature" | "--top-p" => Takes::Hidden,
+        "--frequency-penalty" | "--presence-penalty" | "--price-input" => Takes::Hidden,
+        "--price-output" | "--price-cache-create" | "--price-cache-hit" => Takes::Hidden,
         _ => return None,
     })
 }
@@ -78,30 +57,28 @@ fn takes(flag: &str) -> Option<Takes> {
 /// `None` for a flag Crush does not know, or `--args`, which takes all
 /// that follow (and is no flag of `provider`).
 pub(super) fn values_taken(flag: &str) -> Option<usize> {
-    Some(match takes(flag)? {
-        Takes::Nothing => 0,
-        Takes::Entry => 2,
-        Takes::Rest => return None,
-        _ => 1,
-    })
+    match takes(flag)? {
+        Takes::Nothing => Some(0),
+        Takes::Entry => Some(2),
+        Takes::Rest => None,
+        _ => Some(1),
+    }
 }
 
 const HIDDEN: &str = "***";
 
 /// The words of a command joined by spaces, its secrets hidden: the
 /// words before its first flag (the command, its subcommand and names)
-/// shown, but an assignment's value (`NAME=***`) and a URL's user
-/// information, query and fragment; each flag shown with what it takes
+/// shown ([`positional`]); each flag shown with what it takes
 /// ([`takes`]), also when written `--flag=VALUE`; from a word where a
 /// flag should stand that is no flag Crush knows, Crush reads nothing
 /// more, and nothing more is shown.
 pub(super) fn shown_without_secrets(texts: &[&str]) -> String {
-    let flags_from = texts
-        .iter()
-        .position(|t| t.len() > 1 && t.starts_with('-'))
-        .unwrap_or(texts.len());
-    let mut shown: Vec<String> = texts[..flags_from].iter().map(|t| positional(t)).collect();
-    let mut rest = texts[flags_from..].iter().copied();
+    let mut rest = texts.iter().copied().peekable();
+    let mut shown = Vec::new();
+    while let Some(word) = rest.next_if(|t| t.len() < 2 || !t.starts_with('-')) {
+        shown.push(positional(word));
+    }
     while let Some(word) = rest.next() {
         let (flag, inline) = match word.split_once('=') {
             Some((flag, value)) => (flag, Some(value)),
@@ -116,40 +93,33 @@ pub(super) fn shown_without_secrets(texts: &[&str]) -> String {
             continue;
         }
         shown.push(flag.to_string());
-        let values: Vec<String> = match kind {
-            Takes::Nothing => vec![],
-            Takes::Entry => {
-                let name = rest.next().map(|n| {
-                    let plain = !n.is_empty()
-                        && n.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-                    if plain { n } else { HIDDEN }.to_string()
-                });
-                let value = rest.next().map(|_| HIDDEN.to_string());
-                name.into_iter().chain(value).collect()
-            }
-            Takes::Rest => rest.by_ref().map(|_| HIDDEN.to_string()).collect(),
-            _ => rest
-                .next()
-                .map(|v| value_shown(kind, v))
-                .into_iter()
-                .collect(),
-        };
-        shown.extend(values);
+        let count = values_taken(flag).unwrap_or(texts.len());
+        for (i, value) in rest.by_ref().take(count).enumerate() {
+            // An entry's name, when it reads as one.
+            let name = kind == Takes::Entry && i == 0 && is_plain(value);
+            shown.push(if name {
+                value.to_string()
+            } else {
+                value_shown(kind, value)
+            });
+        }
     }
     shown.extend(rest.map(|_| HIDDEN.to_string()));
     shown.join(" ")
 }
 
-/// A flag's one value as it may be shown.
+/// A name, id or type, e.g. an entry's name (`X-Token`).
+fn is_plain(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// A flag's value as it may be shown.
 fn value_shown(kind: Takes, value: &str) -> String {
-    let typed = || {
-        ["true", "false", "yes", "no"].contains(&value.to_ascii_lowercase().as_str())
-            || value.parse::<f64>().is_ok()
-    };
     match kind {
         Takes::Name => positional(value),
-        Takes::Typed if typed() => value.to_string(),
         Takes::Url if value.contains("://") => url_shown(value),
         _ => HIDDEN.to_string(),
     }
@@ -157,16 +127,11 @@ fn value_shown(kind: Takes, value: &str) -> String {
 
 /// A word that is not a flag's secret value: an assignment's value and a
 /// URL's secrets hidden.
-fn positional(text: &str) -> String {
-    if let Some((name, _)) = text.split_once('=')
-        && super::lex::is_name(name)
-    {
-        return format!("{name}={HIDDEN}");
-    }
-    if text.contains("://") {
-        url_shown(text)
-    } else {
-        text.to_string()
+pub(super) fn positional(text: &str) -> String {
+    match text.split_once('=') {
+        Some((name, _)) if super::lex::is_name(name) => format!("{name}={HIDDEN}"),
+        _ if text.contains("://") => url_shown(text),
+        _ => text.to_string(),
     }
 }
 
@@ -191,15 +156,15 @@ fn url_shown(text: &str) -> String {
     let rest = &text[start..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, after) = rest.split_at(authority_end);
-    let host = authority.rfind('@').map_or(authority.to_string(), |at| {
-        format!("{HIDDEN}@{}", &authority[at + 1..])
-    });
-    let path_end = after.find(['?', '#']).unwrap_or(after.len());
-    let (path, tail) = after.split_at(path_end);
-    let tail = tail
-        .chars()
-        .next()
-        .map_or(String::new(), |mark| format!("{mark}{HIDDEN}"));
+    let host = match authority.rfind('@') {
+        Some(at) => format!("{HIDDEN}@{}", &authority[at + 1..]),
+        None => authority.to_string(),
+    };
+    let (path, tail) = after.split_at(after.find(['?', '#']).unwrap_or(after.len()));
+    let tail = match tail.chars().next() {
+        Some(mark) => format!("{mark}{HIDDEN}"),
+        None => String::new(),
+    };
     format!("{}{host}{path}{tail}", &text[..start])
 }
 
