@@ -38,29 +38,14 @@ pub(crate) fn name_program(name: String) {
 /// failed, its causes, and the hint after a `;`.
 #[derive(Debug)]
 pub struct Failure {
-    /// What was being read or written.
-    pub source: Subject,
+    /// What was being read or written, in words: a catalog's source (a
+    /// URL with its password as `***`), `data folder`, a path.
+    pub source: String,
+    /// The catalog's source, when that is what failed: where it is from
+    /// decides the hint (boxed: a failure stays small to return).
+    pub from: Option<Box<Source>>,
     /// Why it failed.
     pub cause: Cause,
-}
-
-/// What a failure names: a catalog's source, or another thing in words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    /// A catalog's source, a URL shown with its password as `***` (boxed:
-    /// a failure stays small to return).
-    Source(Box<Source>),
-    /// Anything else, in words: `data folder`, a path, where a key is set.
-    Named(String),
-}
-
-impl fmt::Display for Subject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Subject::Source(source) => source.fmt(f),
-            Subject::Named(name) => f.write_str(name),
-        }
-    }
 }
 
 /// Why a command failed: a variant that wraps another error names what
@@ -220,7 +205,8 @@ impl Failure {
     /// folder`, where a key is set).
     pub fn new(source: impl fmt::Display, cause: impl Into<Cause>) -> Failure {
         Failure {
-            source: Subject::Named(source.to_string()),
+            source: source.to_string(),
+            from: None,
             cause: cause.into(),
         }
     }
@@ -228,8 +214,8 @@ impl Failure {
     /// A failure of a catalog's `source`.
     pub fn of(source: &Source, cause: impl Into<Cause>) -> Failure {
         Failure {
-            source: Subject::Source(Box::new(source.clone())),
-            cause: cause.into(),
+            from: Some(Box::new(source.clone())),
+            ..Failure::new(source, cause)
         }
     }
 
@@ -237,12 +223,9 @@ impl Failure {
     /// line was invoked (`crush` for a host).
     pub fn hint(&self) -> Cow<'static, str> {
         let program = program();
-        let url = match &self.source {
-            Subject::Source(source) => match &**source {
-                Source::Url(url) => Some(url),
-                _ => None,
-            },
-            Subject::Named(_) => None,
+        let url = match self.from.as_deref() {
+            Some(Source::Url(url)) => Some(url),
+            _ => None,
         };
         let hint = match &self.cause {
             // A page where a catalog was expected: a login page or a
@@ -287,7 +270,28 @@ impl Failure {
             Cause::Digest { .. } => {
                 "the source is not the catalog you expected; check the source and the --sha256 value"
             }
-            Cause::Signature(e) => signature_hint(e, &self.source),
+            // What brings a signature that is missing or refused, for where
+            // the catalog came from.
+            Cause::Signature(SignatureError::Future { .. }) => {
+                "check this machine's clock, and have the mirror sign the catalog again with the right time"
+            }
+            Cause::Signature(SignatureError::Legacy) => {
+                "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
+            }
+            Cause::Signature(SignatureError::Missing(_)) => match self.from.as_deref() {
+                Some(Source::Stdin) => {
+                    "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
+                }
+                Some(Source::Url(_)) => {
+                    "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
+                }
+                _ => {
+                    "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
+                }
+            },
+            Cause::Signature(_) => {
+                "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
+            }
             Cause::Refused(review) => {
                 return format!(
                     "check the source; to apply it all the same, run again with {}",
@@ -357,35 +361,6 @@ fn words(e: &(dyn Error + 'static)) -> String {
         }
     };
     text.into()
-}
-
-/// What brings a signature that is missing or refused, for where the
-/// catalog came from.
-fn signature_hint(e: &SignatureError, subject: &Subject) -> &'static str {
-    let source = match subject {
-        Subject::Source(source) => Some(&**source),
-        Subject::Named(_) => None,
-    };
-    match (e, source) {
-        (SignatureError::Future { .. }, _) => {
-            "check this machine's clock, and have the mirror sign the catalog again with the right time"
-        }
-        (SignatureError::Legacy, _) => {
-            "sign the catalog again with a current minisign, without -l (`minisign -S -m FILE`)"
-        }
-        (SignatureError::Missing(_), Some(Source::Stdin)) => {
-            "give the catalog's .minisig with --signature FILE: with a key pinned, only a signed catalog is applied"
-        }
-        (SignatureError::Missing(_), Some(Source::Url(_))) => {
-            "the mirror must serve the .minisig beside the catalog (or give it with --signature FILE)"
-        }
-        (SignatureError::Missing(_), _) => {
-            "put the catalog's signature beside it (FILE.minisig), or give it with --signature FILE"
-        }
-        _ => {
-            "the catalog is not what the pinned key signed; check the source and CRUSH_PROVIDER_PUBLIC_KEY (or options.provider_public_keys)"
-        }
-    }
 }
 
 impl fmt::Display for Failure {
@@ -463,7 +438,7 @@ mod tests {
             ),
         ] {
             let failure = Failure::of(&source, missing());
-            assert_eq!(failure.source.to_string(), shown);
+            assert_eq!(failure.source, shown);
             assert_eq!(failure.hint(), hint);
         }
     }

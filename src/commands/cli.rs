@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
+
+use crate::catalog::Target;
 
 const UPDATE_EXAMPLES: &str = "\
 Examples:
@@ -47,31 +50,20 @@ Examples:
     about,
     long_about = None,
     after_help = FRONT_HELP,
-    disable_version_flag = true
+    disable_version_flag = true,
+    args_override_self = true
 )]
 // Crush's flags are read as pflag reads them: a flag given again
-// replaces its earlier value (`overrides_with` itself), and a bool flag
+// replaces its earlier value (`args_override_self`), and a bool flag
 // takes `=VALUE` only (`--debug=false`, `-d=true`), so that `-dd` is two
 // flags and `--debug false` leaves `false` an argument.
 pub(crate) struct Cli {
     /// Working directory for the project configuration walk.
-    #[arg(
-        short = 'c',
-        long = "cwd",
-        global = true,
-        value_name = "DIR",
-        overrides_with = "cwd"
-    )]
+    #[arg(short = 'c', long = "cwd", global = true, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// Crush's data directory for this project, where the workspace config
     /// (crush.json) is read from
-    #[arg(
-        short = 'D',
-        long = "data-dir",
-        global = true,
-        value_name = "DIR",
-        overrides_with = "data_dir"
-    )]
+    #[arg(short = 'D', long = "data-dir", global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
     /// Print on stderr the settings resolved, where each came from, and the
     /// requests made
@@ -83,19 +75,12 @@ pub(crate) struct Cli {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "true",
-        value_parser = parse_go_bool,
-        overrides_with = "debug"
+        value_parser = parse_go_bool
     )]
     pub debug: Option<bool>,
     /// Crush's server host: accepted for Crush's command lines, without
     /// effect here
-    #[arg(
-        short = 'H',
-        long,
-        global = true,
-        value_name = "HOST",
-        overrides_with = "host"
-    )]
+    #[arg(short = 'H', long, global = true, value_name = "HOST")]
     pub host: Option<String>,
     /// Crush's MCP servers to enable as channels (hidden in Crush too):
     /// accepted for Crush's command lines, without effect here
@@ -233,15 +218,6 @@ pub(crate) struct ModelsArgs {
     pub wait: bool,
 }
 
-/// What `update-providers` updates (Crush's `--source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Provider {
-    /// The Catwalk catalog, `providers.json`
-    Catwalk,
-    /// Hyper's provider, `hyper.json`
-    Hyper,
-}
-
 /// Arguments of `update-providers`.
 #[derive(Debug, Args)]
 pub(crate) struct UpdateArgs {
@@ -259,13 +235,8 @@ pub(crate) struct UpdateArgs {
     #[arg(index = 2, hide = true, value_name = "SOURCE")]
     pub unread: Vec<String>,
     /// What to update, as Crush's --source: the Catwalk catalog or Hyper's provider
-    #[arg(
-        long = "source",
-        value_name = "PROVIDER",
-        default_value = "catwalk",
-        overrides_with = "provider"
-    )]
-    pub provider: Provider,
+    #[arg(long = "source", value_name = "PROVIDER", default_value = "catwalk", value_parser = target())]
+    pub provider: Target,
     /// Read and validate, report what would change, write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -346,18 +317,18 @@ pub(crate) fn command(name: &str) -> clap::Command {
 /// path, as a shell finds it (`crush-providers`, `crush.new`; `crush`, not
 /// `crush.exe`).
 pub(crate) fn invoked_name() -> String {
-    std::env::args_os()
-        .next()
-        .and_then(|arg| {
-            std::path::Path::new(&arg)
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-        })
-        .map(|name| match name.len().checked_sub(4) {
-            Some(end) if name[end..].eq_ignore_ascii_case(".exe") => name[..end].to_owned(),
-            _ => name,
-        })
-        .filter(|name| !name.is_empty())
+    let arg = std::env::args_os().next().unwrap_or_default();
+    let path = std::path::Path::new(&arg);
+    let exe = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("exe"));
+    let name = if exe {
+        path.file_stem()
+    } else {
+        path.file_name()
+    };
+    let name = name.map(|s| s.to_string_lossy().into_owned());
+    name.filter(|name| !name.is_empty())
         .unwrap_or_else(|| "crush".into())
 }
 
@@ -376,6 +347,18 @@ fn parse_go_bool(s: &str) -> Result<bool, String> {
         "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
         _ => Err("expected true or false (or 1, 0, t, f, TRUE, FALSE, True, False)".into()),
     }
+}
+
+/// `--source`'s value: which document `update-providers` updates.
+fn target() -> impl TypedValueParser<Value = Target> {
+    let names = clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("catwalk").help("The Catwalk catalog, `providers.json`"),
+        PossibleValue::new("hyper").help("Hyper's provider, `hyper.json`"),
+    ]);
+    names.map(|name| match name.as_str() {
+        "hyper" => Target::Hyper,
+        _ => Target::Catalog,
+    })
 }
 
 fn parse_sha256(s: &str) -> Result<String, String> {
@@ -417,7 +400,7 @@ mod tests {
 
     /// Crush's command lines as pflag and cobra read them: `-dd`,
     /// `--debug=false` after `-d` (the last wins), `--debug false` (then
-    /// `false` is an argument), a repeated `--source`, several SOURCEs,
+    /// `false` is an argument), a repeated `--source` (any flag: the last wins), several SOURCEs,
     /// and `--channels` in each form, before or after the command.
     #[test]
     fn crushs_command_lines_parse_as_pflag_reads_them() {
@@ -441,7 +424,10 @@ mod tests {
             (Some("false"), vec!["x".to_string()])
         );
         let (_, _, args) = parse(&["update-providers", "--source=hyper", "--source", "catwalk"]);
-        assert_eq!(args.provider, Provider::Catwalk);
+        assert_eq!(args.provider, Target::Catalog);
+        let twice = ["--dry-run", "--dry-run", "--timeout", "5", "--timeout=6"];
+        let (_, _, args) = parse(&[&["update-providers"][..], &twice].concat());
+        assert_eq!((args.dry_run, args.timeout), (true, Duration::from_secs(6)));
         let (_, channels, _) = parse(&["--channels", "a", "update-providers", "--channels=b,c"]);
         // clap keeps the command's own occurrences of a global flag over
         // the root's (pflag would keep all three): without effect here.

@@ -6,16 +6,16 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::cli::Cli;
-use super::output::{Said, print, say, warn};
+use super::output::{Said, print, say};
 use super::{Exit, inputs};
-use crate::catalog::{self, Catalog};
-use crate::config::{self, Settings};
+use crate::catalog::{self, Catalog, Target};
+use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, DISABLE_DEFAULT_PROVIDERS_ENV, Settings};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::Network;
 pub(super) use crate::startup::pinned_keys;
 pub(super) use crate::startup::settings::env_options;
-use crate::startup::{self, Background, EnvOptions, Provenance, StartupCatalog, StartupOptions};
+use crate::startup::{self, Background, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
 use crate::trust::signature::KEYS_ENV;
@@ -109,45 +109,37 @@ impl Context {
                 passing_over && matches!(warning, FileNotRead(_) | OptionsNotRead(_))
             });
         settings.warnings = others;
-        let empty = [config::DISABLE_AUTO_UPDATE_ENV, config::DISABLE_DEFAULT_PROVIDERS_ENV]
-            .into_iter()
-            .filter_map(|name| {
-                let at = match environment::set_but_empty(name)? {
-                    Source::Process => String::new(),
-                    Source::DotEnv(path, line) => format!(" at {}:{line}", config::shown_path(&path)),
-                };
-                Some(format!(
-                    "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
-                ))
-            });
-        let warnings = settings.warnings.iter().map(ToString::to_string);
-        for warning in inputs::dotenv_warnings()
-            .into_iter()
-            .chain(warnings)
-            .chain(empty)
-        {
+        let mut warnings = inputs::dotenv_warnings();
+        warnings.extend(settings.warnings.iter().map(ToString::to_string));
+        for name in [DISABLE_AUTO_UPDATE_ENV, DISABLE_DEFAULT_PROVIDERS_ENV] {
+            let at = match environment::set_but_empty(name) {
+                None => continue,
+                Some(Source::Process) => String::new(),
+                Some(Source::DotEnv(path, line)) => {
+                    format!(" at {}:{line}", config::shown_path(&path))
+                }
+            };
+            warnings.push(format!(
+                "{name} is set but empty{at}: ignored here, the files decide (Crush v0.90 reads it as false, which turns its own requests on)"
+            ));
+        }
+        for warning in warnings {
             say(Said::Warning, format_args!("{warning}"));
         }
-        let keys = settings
-            .public_keys
-            .iter()
-            .map(|k| format!("public keys: {}", k.origin));
-        let resolved = [
-            format!("provider-auto-update: {}", settings.auto_update),
-            format!("default-providers: {}", settings.default_providers),
-        ];
-        resolved
-            .into_iter()
-            .chain(keys)
-            .for_each(|line| self.say_debug(line));
+        let (auto_update, default_providers) = (&settings.auto_update, &settings.default_providers);
+        self.say_debug(format_args!("provider-auto-update: {auto_update}"));
+        self.say_debug(format_args!("default-providers: {default_providers}"));
+        if let Some(keys) = &settings.public_keys {
+            self.say_debug(format_args!("public keys: {}", keys.origin));
+        }
         Ok((settings, passed_over))
     }
 
     /// Runs the start-up policy with the given settings on the cache
     /// `files`, exactly as Crush does when it starts, printing its
-    /// warnings. A refresh runs in a detached helper process: this command
-    /// prints and exits at once, and a new catalog shows from the next
-    /// start on.
+    /// warnings (and, under `--debug`, its inputs and the request made). A
+    /// refresh runs in a detached helper process: this command prints and
+    /// exits at once, and a new catalog shows from the next start on.
     pub(super) fn startup(
         &self,
         settings: &Settings,
@@ -155,50 +147,43 @@ impl Context {
         wait: bool,
     ) -> Result<StartupCatalog, Exit> {
         let mut prepared = StartupOptions::from_settings(settings, files);
-        self.debug_inputs(settings, &prepared.env, &prepared.network);
-        // Where this very program is; should it not be found, refreshes
-        // run on a thread, and this command waits for none of them.
-        prepared.options.background =
-            std::env::current_exe().map_or(Background::Thread, Background::Process);
-        prepared.options.wait = wait;
-        if wait {
-            prepared.options.watch = super::watch::watched(true);
-        }
-        let options = prepared.options;
-        let loaded = startup::load(files, &options);
-        super::watch::done(&options.watch);
-        if let Some(code) = loaded.interrupted {
-            return Err(Exit::Interrupted(code));
-        }
-        for warning in prepared.warnings.iter().chain(&loaded.warnings) {
-            warn(warning);
-        }
-        self.debug_outcome(&prepared.network, &loaded, wait);
-        Ok(loaded)
-    }
-
-    fn debug_inputs(&self, settings: &Settings, env: &EnvOptions, network: &Network) {
+        let network = &prepared.network;
         if self.debug {
-            for (key, value) in inputs::gather(settings, env, network).rows() {
+            for (key, value) in inputs::gather(settings, &prepared.env, network).rows() {
                 match key {
                     "" => self.say_debug(format_args!("  {value}")),
                     key => self.say_debug(format_args!("{key}: {value}")),
                 }
             }
         }
-    }
-
-    fn debug_outcome(&self, network: &Network, loaded: &StartupCatalog, wait: bool) {
-        let Network::Allowed(url) = network else {
-            return self.say_debug("no request made");
+        // Where this very program is; should it not be found, refreshes
+        // run on a thread, and this command waits for none of them.
+        let options = &mut prepared.options;
+        options.background =
+            std::env::current_exe().map_or(Background::Thread, Background::Process);
+        options.wait = wait;
+        if wait {
+            options.watch = super::watch::watched(true);
+        }
+        let loaded = startup::load(files, options);
+        super::watch::done(&options.watch);
+        if let Some(code) = loaded.interrupted {
+            return Err(Exit::Interrupted(code));
+        }
+        for warning in prepared.warnings.iter().chain(&loaded.warnings) {
+            say(Said::Warning, format_args!("{warning}"));
+        }
+        let Network::Allowed(url) = &prepared.network else {
+            self.say_debug("no request made");
+            return Ok(loaded);
         };
-        if loaded.refreshing.contains(&crate::catalog::Target::Hyper) {
+        if loaded.refreshing.contains(&Target::Hyper) {
             self.say_debug(
                 "Hyper's provider: refreshed in the background too, with the Hyper key, conditional on hyper.json's validators",
             );
         }
         let url = crate::fetch::source::redacted(url.as_str());
-        let refreshing = loaded.refreshing.contains(&crate::catalog::Target::Catalog);
+        let refreshing = loaded.refreshing.contains(&Target::Catalog);
         self.say_debug(match (refreshing, wait) {
             (true, _) => format!(
                 "GET {url}: started in the background (a helper process), conditional on the cache's validators"
@@ -211,6 +196,7 @@ impl Context {
                 "no request made: the cache was confirmed within the refresh interval".into()
             }
         });
+        Ok(loaded)
     }
 }
 

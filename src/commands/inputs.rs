@@ -80,6 +80,11 @@ struct Skipped {
     why: String,
 }
 
+/// A value and where it came from.
+fn valued(value: String, origin: String) -> Valued {
+    Valued { value, origin }
+}
+
 /// Where the first of `variables` that is set came from, else `default`.
 fn origin(variables: &[&str]) -> String {
     let origin = variables.iter().find_map(|v| env_origin(v));
@@ -98,14 +103,8 @@ pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -
     };
     // A folder and the first of its variables that placed it.
     let folder = |dir: Result<std::path::PathBuf, paths::NoHome>, variables: &[&str]| match dir {
-        Ok(dir) => Valued {
-            value: shown_path(&dir),
-            origin: origin(variables),
-        },
-        Err(e) => Valued {
-            value: "none".into(),
-            origin: e.to_string(),
-        },
+        Ok(dir) => valued(shown_path(&dir), origin(variables)),
+        Err(e) => valued("none".into(), e.to_string()),
     };
     let workspace = match &settings.workspace.from {
         WorkspaceFrom::Flag => "-D/--data-dir".into(),
@@ -115,10 +114,7 @@ pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -
     };
     Inputs {
         refresh: RefreshJson { allowed, detail },
-        catwalk_url: Valued {
-            value: url,
-            origin: origin(&["CATWALK_URL"]),
-        },
+        catwalk_url: valued(url, origin(&["CATWALK_URL"])),
         refresh_timeout_seconds: env.timeout.as_secs_f64(),
         refresh_timeout_origin: origin(&[startup::TIMEOUT_ENV]),
         proxy: match &env.url {
@@ -145,10 +141,10 @@ pub(super) fn gather(settings: &Settings, env: &EnvOptions, network: &Network) -
             })
             .collect(),
         project_root: root_text(&settings.root),
-        workspace: Valued {
-            value: shown_path(&settings.workspace.dir.join("crush.json")),
-            origin: workspace,
-        },
+        workspace: valued(
+            shown_path(&settings.workspace.dir.join("crush.json")),
+            workspace,
+        ),
     }
 }
 

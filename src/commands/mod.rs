@@ -27,8 +27,8 @@ use crate::error::{Failure, name_program};
 use crate::fetch::watch::Signal;
 use crate::startup::refresh::{HELPER_COMMAND, HelperArgs};
 use context::{Context, listed};
-use output::{Said, ago, count, output_result, print, say, warn, write_catalog, write_json};
-use table::Table;
+use output::{Said, ago, count, output_result, print, say, write_catalog, write_json};
+use table::write_table;
 
 /// Runs the command line and returns the process exit code: 0 success,
 /// 1 failure, 2 usage error.
@@ -49,10 +49,7 @@ pub fn main() -> u8 {
     // help, nor offered by completion.
     if args.get(1).is_some_and(|word| word == HELPER_COMMAND) {
         let helper = HelperArgs::augment_args(clap::Command::new(HELPER_COMMAND));
-        return match helper
-            .try_get_matches_from(&args[1..])
-            .and_then(|matches| HelperArgs::from_arg_matches(&matches))
-        {
+        return match parse::<HelperArgs>(helper, &args[1..]) {
             Ok(helper) => {
                 helper.run();
                 0
@@ -66,10 +63,7 @@ pub fn main() -> u8 {
     // Whether the command was asked for JSON on standard output, then its
     // failure too.
     let json = args.iter().any(|a| a == "--json");
-    let cli = match cli::command(&name)
-        .try_get_matches_from(&args)
-        .and_then(|matches| Cli::from_arg_matches(&matches))
-    {
+    let cli = match parse::<Cli>(cli::command(&name), &args) {
         Ok(cli) => cli,
         // `--help` or `--version`, printed on standard output.
         Err(e) if !e.use_stderr() => return exit_code(output_result(e.print()), false),
@@ -87,6 +81,14 @@ pub fn main() -> u8 {
         }
     };
     exit_code(run(cli), json)
+}
+
+/// `args` read by `command` into a `T`.
+fn parse<T: FromArgMatches>(
+    command: clap::Command,
+    args: &[std::ffi::OsString],
+) -> Result<T, clap::Error> {
+    T::from_arg_matches(&command.try_get_matches_from(args)?)
 }
 
 /// The exit code of a command's `result`, its failure told on standard

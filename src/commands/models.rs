@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::context::{Context, cache_files};
 use super::program;
-use super::{Exit, Table, listed, print, terminal, write_json};
+use super::{Exit, listed, print, terminal, write_json, write_table};
 use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, printable};
 use crate::commands::cli::ModelsArgs;
@@ -55,17 +55,12 @@ fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog) -> Vec<ModelRow<'a>> {
     let models = (catalog.providers.iter()).flat_map(|p| p.models().iter().map(move |m| (p, m)));
     models
         .filter(|(provider, model)| {
-            let name = model.name.as_ref().map_or("", |n| n.as_str());
-            let words = [
-                provider.id.as_str(),
-                provider.name.as_str(),
-                model.id.as_str(),
-                name,
-            ];
-            let words = words.map(str::to_lowercase);
-            terms
-                .iter()
-                .all(|t| words.iter().any(|w| w.contains(t.as_str())))
+            // The four apart, so that no term spans two: no argument holds
+            // a NUL.
+            let name = model.name.as_deref().unwrap_or("");
+            let words = format!("{}\0{}\0{}\0{name}", provider.id, provider.name, model.id);
+            let words = words.to_lowercase();
+            terms.iter().all(|t| words.contains(t.as_str()))
         })
         .map(|(provider, model)| ModelRow {
             provider: provider.id.as_str(),
@@ -109,12 +104,8 @@ fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) 
         })
         .collect();
     // On a narrow terminal the name goes first: the id says it too.
-    Table {
-        head: ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"],
-        rows: &table,
-        droppable: &[1],
-    }
-    .write(out, Some(width))
+    let head = ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"];
+    write_table(out, head, &table, &[1], width)
 }
 
 /// A context window as a person compares them down a column: in

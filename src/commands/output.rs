@@ -7,7 +7,6 @@ use std::io::{self, Write};
 use super::{Exit, terminal};
 use crate::catalog;
 use crate::error::{Cause, Failure};
-use crate::startup;
 
 /// What a message on standard error is: the words it starts with, whose
 /// column its wrapped lines keep.
@@ -57,11 +56,6 @@ pub(super) fn say(kind: Said, message: std::fmt::Arguments<'_>) -> usize {
     }
     let _ = writeln!(io::stderr().lock(), "{text}");
     text.lines().count()
-}
-
-/// Tells a start's warning on standard error; the number of lines it took.
-pub(super) fn warn(warning: &startup::Warning) -> usize {
-    say(Said::Warning, format_args!("{warning}"))
 }
 
 /// Prints `text` on standard output, wrapped to a terminal's width, or to

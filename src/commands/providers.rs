@@ -8,10 +8,11 @@ use serde::Serialize;
 use unicode_width::UnicodeWidthStr;
 
 use super::context::{self, Context, cache_files};
-use super::{Exit, Table, ago, count, inputs, listed, print, program, terminal, warn};
-use super::{write_catalog, write_json};
+use super::output::{Said, say};
+use super::{Exit, ago, count, inputs, listed, print, program, terminal};
+use super::{write_catalog, write_json, write_table};
 use crate::catalog::escape::safe;
-use crate::catalog::{self, Catalog, Target, embedded};
+use crate::catalog::{Catalog, Target, embedded};
 use crate::commands::cli::ProvidersArgs;
 use crate::config::hyper::{HYPER_KEY_ENV, HyperKey};
 use crate::config::{self, Disagreement, Setting, Settings};
@@ -39,46 +40,35 @@ pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
     let Some(catalog) = listed(&loaded, &settings, "providers", false)? else {
         return Ok(());
     };
-    print(|out| write_providers(out, context, &loaded, &catalog))
-}
-
-fn write_providers(
-    out: &mut impl Write,
-    context: &Context,
-    loaded: &StartupCatalog,
-    catalog: &Catalog,
-) -> io::Result<()> {
-    let rows: Vec<[String; 4]> = catalog.providers.iter().map(|p| provider_row(p)).collect();
-    // On a pipe, one provider a line, its fields separated by tabs, for a
-    // script (`cut -f1`); where the catalog came from, with `--debug`.
-    let Some(width) = terminal::stdout_width() else {
-        context.say_debug(header(loaded));
-        return rows.iter().try_for_each(|row| {
-            let fields: Vec<_> = row.iter().map(|field| safe(field)).collect();
-            writeln!(out, "{}", fields.join("\t"))
-        });
-    };
-    let header = terminal::wrap(&safe(&header(loaded)), Some(width), "  ");
-    writeln!(out, "{header}")?;
-    let (head, droppable) = (["ID", "NAME", "TYPE", "MODELS"], &[2]);
-    Table {
-        head,
-        rows: &rows,
-        droppable,
-    }
-    .write(out, Some(width))
-}
-
-/// A provider's row: its id, name, type and number of models.
-fn provider_row(p: &catalog::Provider) -> [String; 4] {
-    let kind = p.kind.as_deref().unwrap_or("");
-    let models = p.models().len().to_string();
-    [p.id.as_str(), p.name.as_str(), kind, &models].map(String::from)
+    let rows: Vec<[String; 4]> = (catalog.providers.iter())
+        .map(|p| {
+            let kind = p.kind.as_deref().unwrap_or("");
+            let models = p.models().len().to_string();
+            [p.id.as_str(), p.name.as_str(), kind, &models].map(String::from)
+        })
+        .collect();
+    print(|out| match terminal::stdout_width() {
+        // On a pipe, one provider a line, its fields separated by tabs, for
+        // a script (`cut -f1`); where the catalog came from, with `--debug`.
+        None => {
+            context.say_debug(header(&loaded));
+            rows.iter().try_for_each(|row| {
+                let fields: Vec<_> = row.iter().map(|field| safe(field)).collect();
+                writeln!(out, "{}", fields.join("\t"))
+            })
+        }
+        Some(width) => {
+            let header = terminal::wrap(&safe(&header(&loaded)), Some(width), "  ");
+            writeln!(out, "{header}")?;
+            write_table(out, ["ID", "NAME", "TYPE", "MODELS"], &rows, &[2], width)
+        }
+    })
 }
 
 /// Where the catalog came from, in a line.
 fn header(loaded: &StartupCatalog) -> String {
-    let when = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {}", since(t)));
+    let ago = |t: u64| ago(state::now().saturating_sub(t));
+    let when = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {}", ago(t)));
     let (written, snapshot) = (when(loaded.fetched_at), embedded::origin());
     let origin = match (loaded.provenance, loaded.source.as_deref()) {
         (Provenance::Disabled, _) => return "No providers".into(),
@@ -90,9 +80,8 @@ fn header(loaded: &StartupCatalog) -> String {
         }
         // Only a server confirms a catalog current.
         (_, Some(s)) if s.starts_with("http://") || s.starts_with("https://") => {
-            let confirmed = when(loaded.confirmed_at);
             let confirmed = match loaded.confirmed_at {
-                Some(_) => format!(", confirmed current{confirmed}"),
+                Some(_) => format!(", confirmed current{}", when(loaded.confirmed_at)),
                 None => String::new(),
             };
             format!("cached, fetched from {s}{written}{confirmed}")
@@ -108,11 +97,6 @@ fn header(loaded: &StartupCatalog) -> String {
     format!("Providers: {origin}{refreshing}")
 }
 
-/// How long ago `at` (seconds since the Unix epoch) was, in words.
-fn since(at: u64) -> String {
-    ago(state::now().saturating_sub(at))
-}
-
 /// The source a cache records for the embedded snapshot installed there.
 const EMBEDDED: &str = "embedded snapshot";
 
@@ -124,12 +108,12 @@ struct Status {
     catalog: Cached,
     /// What is remembered of where keys went.
     memory: memory::Summary,
-    public_keys: Option<PinnedJson>,
+    public_keys: Option<serde_json::Value>,
     refresh_interval_seconds: f64,
     refresh_interval_origin: String,
     embedded_snapshot: &'static str,
-    provider_auto_update: SettingJson,
-    default_providers: SettingJson,
+    provider_auto_update: serde_json::Value,
+    default_providers: serde_json::Value,
     /// The real Crush this program stands in front of, when invoked as
     /// `crush`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,9 +184,9 @@ struct Cached {
 
 impl Cached {
     /// What is known of `files`' document, without any network access;
-    /// `valid` is given the valid catalog that the memory knows the places
-    /// of (not one another program stood in for the snapshot).
-    fn read(files: &CacheFiles, valid: impl FnOnce(Option<&Catalog>)) -> Cached {
+    /// and, when it is a valid catalog, the catalog the memory knows the
+    /// places of (not one another program stood in for the snapshot).
+    fn read(files: &CacheFiles) -> (Cached, Option<Catalog>) {
         let (target, now) = (files.target, state::now());
         let aged = |at: Option<u64>| (at.map(state::rfc3339), at.map(|at| now.saturating_sub(at)));
         let cache = files.catalog.display().to_string();
@@ -211,6 +195,7 @@ impl Cached {
             cache,
             ..Cached::default()
         };
+        let mut valid = None;
         let state = match cache::read(files, cache::Bytes::Read) {
             Found::Missing(state) => state,
             Found::Unusable(e) => {
@@ -228,7 +213,7 @@ impl Cached {
                         let providers = catalog.providers.len();
                         doc.providers = (target == Target::Catalog).then_some(providers);
                         doc.models = Some(catalog.model_count());
-                        valid(Some(&catalog).filter(|_| !cached.is_stand_in()));
+                        valid = Some(catalog).filter(|_| !cached.is_stand_in());
                     }
                     Err(e) => {
                         (doc.cache_state, doc.problem) = (CacheState::Invalid, Some(e.to_string()))
@@ -241,24 +226,34 @@ impl Cached {
                 cached.state
             }
         };
-        let Some(state) = state else {
-            return doc;
-        };
         // An absent document's state records only its last refresh.
-        if !state.sha256.is_empty() {
-            doc.source = Some(state.source);
-            (doc.confirmed_at, doc.confirmed_age_seconds) = aged(state.confirmed_at);
-            doc.signed_at = state.signed_at.map(state::rfc3339);
+        if let Some(state) = state {
+            if !state.sha256.is_empty() {
+                doc.source = Some(state.source);
+                (doc.confirmed_at, doc.confirmed_age_seconds) = aged(state.confirmed_at);
+                doc.signed_at = state.signed_at.map(state::rfc3339);
+            }
+            doc.last_refresh = state.refresh.map(|r| LastRefresh::of(&r, target, now));
         }
-        doc.last_refresh = state.refresh.map(|r| LastRefresh::of(&r, target, now));
-        doc
+        (doc, valid)
     }
 
-    /// The rows of the text status, key and value: Hyper's named so.
-    fn rows(&self) -> Vec<(String, String)> {
-        let (none, confirmed) = match self.target {
-            Target::Catalog => ("the embedded snapshot is used", "confirmed current"),
-            Target::Hyper => ("Crush uses its own embedded Hyper provider", "confirmed"),
+    /// The rows of the text status: Hyper's named so.
+    fn rows(&self) -> Vec<Row> {
+        // Hyper's rows named so.
+        let (first, none, confirmed, prefix) = match self.target {
+            Target::Catalog => (
+                "cache",
+                "the embedded snapshot is used",
+                "confirmed current",
+                "",
+            ),
+            Target::Hyper => (
+                "hyper",
+                "Crush uses its own embedded Hyper provider",
+                "confirmed",
+                "hyper ",
+            ),
         };
         let state = match (self.cache_state, &self.problem) {
             (CacheState::Valid, _) => String::new(),
@@ -284,8 +279,7 @@ impl Cached {
             ),
             None => ("models", models),
         };
-        let last = self.last_refresh.iter().flat_map(LastRefresh::rows);
-        let rows = [
+        let mut rows = vec![
             ("source", self.source.clone()),
             (fetched, aged(&self.fetched_at, self.age_seconds)),
             (
@@ -293,38 +287,30 @@ impl Cached {
                 aged(&self.confirmed_at, self.confirmed_age_seconds),
             ),
         ];
-        let more = [
+        rows.extend(self.last_refresh.iter().flat_map(LastRefresh::rows));
+        rows.extend([
             ("signed", self.signed_at.clone()),
             ("etag", self.etag.clone()),
             ("last-modified", self.last_modified.clone()),
             ("sha256", self.sha256.clone()),
             counts,
-        ];
+        ]);
+        // A row that goes on (no key) is not named.
+        let key = |key: &str| match key {
+            "" => String::new(),
+            key => format!("{prefix}{key}"),
+        };
+        let first = (first.to_owned(), format!("{}{state}", self.cache));
         let rows = rows
             .into_iter()
-            .chain(last.map(|(key, value)| (key, Some(value))));
-        let rows = keyed(rows.chain(more)).map(|(key, value)| match (self.target, key.as_str()) {
-            (Target::Catalog, _) | (_, "") => (key, value),
-            (Target::Hyper, _) => (format!("hyper {key}"), value),
-        });
-        let first = match self.target {
-            Target::Catalog => "cache",
-            Target::Hyper => "hyper",
-        };
-        let state = format!("{}{state}", self.cache);
-        std::iter::once((first.to_owned(), state))
-            .chain(rows)
-            .collect()
+            .filter_map(|(k, value)| Some((key(k), value?)));
+        std::iter::once(first).chain(rows).collect()
     }
 }
 
-/// The rows of `rows` that have a value, their keys owned.
-fn keyed<'a>(
-    rows: impl IntoIterator<Item = (&'a str, Option<String>)>,
-) -> impl Iterator<Item = (String, String)> {
-    rows.into_iter()
-        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
-}
+/// A row of the text status: a key (empty: the row above goes on) and a
+/// value.
+type Row = (String, String);
 
 /// The last automatic refresh, as `--status` shows it.
 #[derive(Debug, Serialize)]
@@ -365,7 +351,7 @@ impl LastRefresh {
 
     /// Its rows of the text status: how it ended, what it held back, and
     /// the commands that settle it (or that a person settled it).
-    fn rows(&self) -> Vec<(&'static str, String)> {
+    fn rows(&self) -> Vec<(&'static str, Option<String>)> {
         let cause = self
             .cause
             .as_ref()
@@ -380,77 +366,49 @@ impl LastRefresh {
             .chain(held.map(|(i, f)| (first(i, "held back"), f.clone())))
             .chain(commands.map(|(i, c)| (first(i, "to settle it"), c.trim().to_owned())))
             .chain(self.kept.then(|| ("settled", kept.to_owned())))
+            .map(|(key, value)| (key, Some(value)))
             .collect()
     }
 }
 
-/// The pinned keys, as `--status` shows them.
-#[derive(Debug, Serialize)]
-struct PinnedJson {
-    keys: Vec<String>,
-    origin: String,
-}
-
-/// A setting, and each order's value when the two orders of the files
-/// differ, with the order that keeps the network off (`spec` or
-/// `crush_v0_90`).
-#[derive(Debug, Serialize)]
-struct SettingJson {
-    value: bool,
-    origin: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    orders: Option<Box<OrdersJson>>,
-}
-
-#[derive(Debug, Serialize)]
-struct OrdersJson {
-    spec: SettingJson,
-    crush_v0_90: SettingJson,
-    kept_off_by: &'static str,
-}
-
-impl SettingJson {
-    fn of(setting: &Setting, orders: &Option<Disagreement>) -> SettingJson {
-        let orders = orders.as_ref().map(|both| OrdersJson {
-            spec: SettingJson::of(&both.spec, &None),
-            crush_v0_90: SettingJson::of(&both.crush_v090, &None),
-            kept_off_by: both.kept_off_by().key(),
+/// A setting as `--status --json` shows it: its value and origin, and
+/// each order's when the two orders of the files differ, with the order
+/// that keeps the network off (`spec` or `crush_v0_90`).
+fn setting_json(setting: &Setting, orders: &Option<Disagreement>) -> serde_json::Value {
+    let mut json =
+        serde_json::json!({ "value": setting.value, "origin": setting.origin.to_string() });
+    if let Some(both) = orders {
+        json["orders"] = serde_json::json!({
+            "spec": setting_json(&both.spec, &None),
+            "crush_v0_90": setting_json(&both.crush_v090, &None),
+            "kept_off_by": both.kept_off_by().key(),
         });
-        let (value, origin) = (setting.value, setting.origin.to_string());
-        let orders = orders.map(Box::new);
-        SettingJson {
-            value,
-            origin,
-            orders,
-        }
     }
+    json
 }
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
     let mut warnings = Vec::new();
     let env = context::env_options(&mut warnings);
     for warning in &warnings {
-        warn(warning);
+        say(Said::Warning, format_args!("{warning}"));
     }
     let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
     let network = network::decide(settings, &env.url, bad_key);
-    let mut memory = memory::summary(files, None);
-    let catalog = Cached::read(files, |valid| memory = memory::summary(files, valid));
+    let (catalog, valid) = Cached::read(files);
     let key = config::hyper::hyper_key_in(settings, &crate::store::paths::process_env);
-    let public_keys = settings.public_keys.as_ref().map(|p| PinnedJson {
-        keys: p.entries.clone(),
-        origin: p.origin.to_string(),
-    });
+    let public_keys = (settings.public_keys.as_ref())
+        .map(|p| serde_json::json!({ "keys": p.entries, "origin": p.origin.to_string() }));
     let on = matches!(network, Network::Allowed(_));
     let status = Status {
         catalog,
-        memory,
+        memory: memory::summary(files, valid.as_ref()),
         public_keys,
         refresh_interval_seconds: env.interval.as_secs_f64(),
         refresh_interval_origin: env.interval_origin.clone(),
         embedded_snapshot: embedded::origin(),
-        provider_auto_update: SettingJson::of(&settings.auto_update, &settings.auto_update_orders),
-        default_providers: SettingJson::of(
+        provider_auto_update: setting_json(&settings.auto_update, &settings.auto_update_orders),
+        default_providers: setting_json(
             &settings.default_providers,
             &settings.default_providers_orders,
         ),
@@ -472,13 +430,9 @@ fn hyper_status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) ->
         Ok(_) => "yes, with the Hyper key, on the catalog's interval".to_string(),
         Err(NotAtStartUp::Quiet(why) | NotAtStartUp::Told(why)) => format!("no: {why}"),
     };
-    let name = catalog::target::url_env(Target::Hyper);
+    let name = crate::catalog::target::url_env(Target::Hyper);
     let value = environment::var(name);
     let url = source::startup_url_for(Target::Hyper, value.as_deref().and_then(|v| v.to_str()));
-    let url = url.map_or_else(
-        |value| format!("none: {} is not an http(s) URL", source::redacted(&value)),
-        |url| source::redacted(url.as_str()),
-    );
     // Where the key is set: `HYPER_API_KEY`, with the `.env` file and
     // line when it comes from one (never its value).
     let key = key.map(|key| match environment::source(HYPER_KEY_ENV) {
@@ -487,110 +441,94 @@ fn hyper_status(files: &CacheFiles, key: Option<&HyperKey>, network_on: bool) ->
         }
         _ => key.origin.clone(),
     });
-    let url_origin = inputs::env_origin(name).unwrap_or_else(|| "default".into());
-    let cache = Cached::read(&files.with_target(Target::Hyper), |_| {});
     HyperStatus {
-        url,
-        url_origin,
-        cache,
+        url: url.map_or_else(
+            |value| format!("none: {} is not an http(s) URL", source::redacted(&value)),
+            |url| source::redacted(url.as_str()),
+        ),
+        url_origin: inputs::env_origin(name).unwrap_or_else(|| "default".into()),
+        cache: Cached::read(&files.with_target(Target::Hyper)).0,
         key,
         refresh_at_start_up,
     }
 }
 
-/// One row of `--status`, `key: value`; a value too long for the
-/// terminal wraps under itself.
-fn status_row(
-    out: &mut impl Write,
-    width: Option<usize>,
-    key: &str,
-    value: &str,
-) -> io::Result<()> {
-    let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
-    // A source, a cause, a finding: from a server or the state file.
-    let value = safe(value);
-    let wrapped = terminal::wrap(&format!("{key:<21} {value}"), width, &" ".repeat(22));
-    // A word too long for the value's column (a digest, a path) goes on a
-    // line of its own under the key, rather than past the edge.
-    if width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w)) {
-        return writeln!(out, "{wrapped}");
-    }
-    let value = terminal::wrap(&format!("  {value}"), width, "  ");
-    writeln!(out, "{key}\n{value}")
-}
-
 fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> io::Result<()> {
-    let (hyper, width) = (&status.hyper, terminal::stdout_width());
+    let hyper = &status.hyper;
     let (followed, floor) = describe_memory(&status.memory);
     let both = |orders: &Option<Disagreement>| orders.as_ref().map(ToString::to_string);
     // The pinned keys, and where from: the variable, not its value again.
-    let keys = status.public_keys.as_ref().map(|pinned| {
-        let env = crate::trust::signature::KEYS_ENV;
-        let origin = pinned.origin.as_str();
-        let origin = if origin.starts_with(&format!("{env}=")) {
-            env
-        } else {
-            origin
+    let keys = settings.public_keys.as_ref().map(|pinned| {
+        let origin = match &pinned.origin {
+            config::Origin::Env { name, .. } => (*name).to_owned(),
+            origin => origin.to_string(),
         };
-        format!("{} (from {origin})", pinned.keys.join(", "))
+        format!("{} (from {origin})", pinned.entries.join(", "))
     });
     let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
     let interval = humantime::format_duration(interval);
-    let rows = [("where keys went", Some(followed)), ("floor", Some(floor))];
-    let more = [
-        (
-            "hyper url",
-            Some(format!("{} ({})", hyper.url, hyper.url_origin)),
-        ),
-        (
-            "hyper key",
-            Some(hyper.key.clone().unwrap_or("none".into())),
-        ),
-        ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
-        ("embedded snapshot", Some(status.embedded_snapshot.into())),
-        (
-            "provider-auto-update",
-            Some(settings.auto_update.to_string()),
-        ),
-        ("", both(&settings.auto_update_orders)),
-        ("public keys", keys),
-        (
-            "refresh interval",
-            Some(format!("{interval} ({})", status.refresh_interval_origin)),
-        ),
-        (
-            "default-providers",
-            Some(settings.default_providers.to_string()),
-        ),
-        ("", both(&settings.default_providers_orders)),
-    ];
-    let inputs = status
-        .inputs
-        .rows()
-        .into_iter()
-        .map(|(key, value)| (key, Some(value)));
-    let crush = status
-        .crush
-        .as_ref()
-        .map(|crush| ("crush", Some(crush.describe())));
-    let rows = (status.catalog.rows().into_iter())
-        .chain(keyed(rows))
-        .chain(hyper.cache.rows())
-        .chain(keyed(more.into_iter().chain(inputs).chain(crush)));
-    rows.into_iter()
-        .try_for_each(|(key, value)| status_row(out, width, &key, &value))
+    let mut rows = status.catalog.rows();
+    rows.push(("where keys went".into(), followed));
+    rows.push(("floor".into(), floor));
+    rows.extend(hyper.cache.rows());
+    let mut row = |key: &str, value: Option<String>| {
+        rows.extend(value.map(|value| (key.to_owned(), value)));
+    };
+    row(
+        "hyper url",
+        Some(format!("{} ({})", hyper.url, hyper.url_origin)),
+    );
+    row(
+        "hyper key",
+        Some(hyper.key.clone().unwrap_or("none".into())),
+    );
+    row("hyper at start-up", Some(hyper.refresh_at_start_up.clone()));
+    row("embedded snapshot", Some(status.embedded_snapshot.into()));
+    row(
+        "provider-auto-update",
+        Some(settings.auto_update.to_string()),
+    );
+    row("", both(&settings.auto_update_orders));
+    row("public keys", keys);
+    let origin = &status.refresh_interval_origin;
+    row("refresh interval", Some(format!("{interval} ({origin})")));
+    row(
+        "default-providers",
+        Some(settings.default_providers.to_string()),
+    );
+    row("", both(&settings.default_providers_orders));
+    for (key, value) in status.inputs.rows() {
+        row(key, Some(value));
+    }
+    row("crush", status.crush.as_ref().map(|c| c.describe()));
+    let width = terminal::stdout_width();
+    for (key, value) in rows {
+        let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
+        // A source, a cause, a finding: from a server or the state file.
+        let value = safe(&value);
+        let wrapped = terminal::wrap(&format!("{key:<21} {value}"), width, &" ".repeat(22));
+        // A word too long for the value's column (a digest, a path) goes
+        // on a line of its own under the key, rather than past the edge.
+        if width.is_none_or(|w| wrapped.lines().all(|l| l.width() <= w)) {
+            writeln!(out, "{wrapped}")?;
+        } else {
+            writeln!(
+                out,
+                "{key}\n{}",
+                terminal::wrap(&format!("  {value}"), width, "  ")
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// The two rows of what is remembered of where keys went: what it
 /// follows, and the floor.
 fn describe_memory(memory: &memory::Summary) -> (String, String) {
-    let signed = memory
-        .signed_at
-        .as_ref()
-        .map(|at| format!(", newest signature seen {at}"));
-    let missing = match memory.state == memory::FileState::Missing {
-        true => " (no file yet: the embedded snapshot's and the cache's)",
-        false => "",
+    let signed = (memory.signed_at.as_ref()).map(|at| format!(", newest signature seen {at}"));
+    let missing = match memory.state {
+        memory::FileState::Missing => " (no file yet: the embedded snapshot's and the cache's)",
+        _ => "",
     };
     let followed = memory.problem.clone().unwrap_or_else(|| {
         format!(
@@ -603,22 +541,18 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
     });
     let snapshot = embedded::outline();
     let (source, providers, models) = match &memory.floor {
-        Some(floor) => (
-            format!(
+        Some(floor) => {
+            let source = format!(
                 "the catalog applied with --allow-shrink from {}",
                 floor.source
-            ),
-            floor.providers,
-            floor.models,
-        ),
-        None => {
-            let models = embedded::model_ids().map(|(_, ids)| ids.len()).sum();
-            (
-                "the embedded snapshot".into(),
-                snapshot.providers.len(),
-                models,
-            )
+            );
+            (source, floor.providers, floor.models)
         }
+        None => (
+            "the embedded snapshot".into(),
+            snapshot.providers.len(),
+            embedded::model_ids().map(|(_, ids)| ids.len()).sum(),
+        ),
     };
     let (providers, models) = (count(providers, "provider"), count(models, "model"));
     (followed, format!("{source} ({providers}, {models})"))

@@ -309,20 +309,14 @@ fn body(changes: &Changes<'_>, width: usize, room: usize) -> Vec<String> {
             .len()
     });
     let hidden = chosen.iter().filter(|c| !**c).count();
-    let left_out: Vec<&str> = entries
-        .iter()
-        .zip(&chosen)
-        .filter_map(|(entry, chosen)| match entry.change {
-            Change::Provider(p) if !chosen => Some(p.provider),
-            _ => None,
-        })
-        .collect();
-    let mut lines: Vec<String> = rendered
-        .into_iter()
-        .zip(&chosen)
-        .filter(|(_, chosen)| **chosen)
-        .flat_map(|(lines, _)| lines.unwrap_or_default())
-        .collect();
+    let (mut lines, mut left_out) = (Vec::new(), Vec::new());
+    for ((entry, rendered), chosen) in entries.iter().zip(rendered).zip(chosen) {
+        match entry.change {
+            _ if chosen => lines.extend(rendered.unwrap_or_default()),
+            Change::Provider(p) => left_out.push(p.provider),
+            _ => {}
+        }
+    }
     if !left_out.is_empty() {
         let head = "  ~ also changed: ".into();
         lines.extend(listed(head, &left_out, width, LIST_LINES));
@@ -429,14 +423,13 @@ fn ids_and_more(ids: &[&str], more: usize) -> Vec<Atom> {
 }
 
 /// The largest `n` of `0..=len` for which `fits(n)` holds (true for 0 or
-/// not: then 0), `fits` holding for every smaller `n` too.
+/// not: then 0), `fits` holding for every smaller `n` too: `len` when it
+/// fits, else counted up from 0 (a list cut to a few lines is short).
 fn most(len: usize, fits: impl Fn(usize) -> bool) -> usize {
-    let (mut low, mut high) = (0, len);
-    while low < high {
-        let mid = (low + high).div_ceil(2);
-        if fits(mid) { low = mid } else { high = mid - 1 }
+    match fits(len) {
+        true => len,
+        false => (0..len).take_while(|&n| fits(n + 1)).count(),
     }
-    low
 }
 
 /// A model's fields, the context window and prices first: the order a

@@ -7,7 +7,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
-use super::cli::{Provider, UpdateArgs};
+use super::cli::UpdateArgs;
 use super::context::{Context, cache_files, pinned_keys};
 use super::output::{Said, print_text, say};
 use super::{Exit, print, program, report, terminal, watch, write_catalog, write_json};
@@ -29,10 +29,7 @@ const WOULD_CHANGE: u8 = 3;
 
 /// `crush update-providers`.
 pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
-    let target = match args.provider {
-        Provider::Catwalk => Target::Catalog,
-        Provider::Hyper => Target::Hyper,
-    };
+    let target = args.provider;
     if args.keep_current {
         return keep_current(target, args.json);
     }
@@ -413,8 +410,8 @@ fn keep_current(target: Target, json: bool) -> Result<(), Exit> {
         return print(|out| write_json(out, &serde_json::json!({ "settled": settled })));
     }
     let what = match target {
-        Target::Catalog => "the catalog in use".to_string(),
-        Target::Hyper => format!("{} in use", target.noun()),
+        Target::Catalog => "the catalog in use",
+        Target::Hyper => "Hyper's provider in use",
     };
     let (noun, path) = (target.noun(), cache.catalog.display());
     print_text(&match &settled {

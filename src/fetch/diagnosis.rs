@@ -18,18 +18,6 @@ use rustls::CertificateError;
 
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 
-/// Words of the HTTP libraries that never reach the user: the tests check
-/// every failure message against them.
-pub const LIBRARY_WORDING: [&str; 7] = [
-    "client error",
-    "UnknownIssuer",
-    "DnsName(",
-    "os error",
-    "tunnel error",
-    "hyper",
-    "reqwest",
-];
-
 /// A proxy in use, and where its address came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyOrigin {
@@ -446,12 +434,24 @@ mod tests {
         Link(message, Some(Box::new(source)))
     }
 
+    /// Words of the HTTP libraries that never reach the user: the tests check
+    /// every failure message against them.
+    const LIBRARY_WORDING: [&str; 7] = [
+        "client error",
+        "UnknownIssuer",
+        "DnsName(",
+        "os error",
+        "tunnel error",
+        "hyper",
+        "reqwest",
+    ];
+
     const URL: &str = "https://catalog.mirror.corp.test/v2/providers";
 
     fn env(pairs: &'static [(&'static str, &'static str)]) -> ProxyEnv {
         ProxyEnv::read(|name| {
             let value = pairs.iter().find(|(k, _)| *k == name);
-            value.map(|(_, v)| v.to_string())
+            value.map(|(_, v)| v.into())
         })
     }
 

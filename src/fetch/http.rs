@@ -11,14 +11,10 @@ use reqwest::{StatusCode, Url};
 use crate::catalog::Target;
 use crate::fetch::diagnosis::{self, Network, Proxy, ProxyOrigin, Setup, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
-use crate::fetch::redirect::{Redirect, redirect_verdict};
-use crate::fetch::source::redacted;
+use crate::fetch::source::{Loaded, redacted};
 use crate::fetch::watch::{Reported, Signal, Watch};
 use crate::fetch::{credential, tls};
 use crate::store::validators::Validators;
-
-/// Largest body accepted, after decompression.
-pub(crate) const MAX_BODY_BYTES: usize = crate::store::file::MAX_FILE_BYTES;
 
 /// How to fetch.
 #[derive(Debug, Clone)]
@@ -58,26 +54,13 @@ impl Default for FetchOptions {
             timeout: Duration::from_secs(60),
             connect_timeout: Duration::from_secs(10),
             conditional: Validators::default(),
-            max_body: MAX_BODY_BYTES,
+            // After decompression.
+            max_body: crate::store::file::MAX_FILE_BYTES,
             watch: Watch::default(),
             document: Target::Catalog,
             bearer: None,
         }
     }
-}
-
-/// What the server answered.
-#[derive(Debug)]
-pub(crate) enum Fetched {
-    /// `304 Not Modified`: what the client has is current.
-    NotModified,
-    /// A 2xx answer with its body.
-    Body {
-        /// The body, decompressed.
-        bytes: Vec<u8>,
-        /// Validators the server sent with it.
-        validators: Validators,
-    },
 }
 
 /// Why a fetch failed, in the project's own words (`crate::fetch::diagnosis`).
@@ -148,6 +131,50 @@ pub enum FetchError {
     Interrupted(Signal),
 }
 
+/// Most redirects followed for one request: only to http(s), never from
+/// https to anything else, and no credential once a hop has left the
+/// first URL's origin (`Client::follow`).
+pub(crate) const MAX_REDIRECTS: usize = 5;
+
+/// Why a redirect was not followed. The URLs are as shown: a password
+/// replaced by `***`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Redirect {
+    /// More than five in a row.
+    #[error("more than {MAX_REDIRECTS} redirects")]
+    TooMany,
+    /// From https to another scheme.
+    #[error("from https to {0}, which would drop encryption")]
+    DropsEncryption(String),
+    /// To something else than an http(s) URL.
+    #[error("to {0}, which is not an http(s) URL")]
+    NotHttp(String),
+    /// A redirect whose `Location` is not a URL.
+    #[error("{from} answered {status} with a Location that is not a URL")]
+    BadLocation {
+        /// The URL that answered.
+        from: String,
+        /// Its status.
+        status: StatusCode,
+    },
+}
+
+/// Whether to follow a redirect to `next` after requesting `previous`
+/// (the original URL first): at most [`MAX_REDIRECTS`], only to http(s),
+/// and never from https to anything else.
+pub(crate) fn redirect_verdict(previous: &[Url], next: &Url) -> Result<(), Redirect> {
+    if previous.len() > MAX_REDIRECTS {
+        Err(Redirect::TooMany)
+    } else if previous.last().is_some_and(|u| u.scheme() == "https") && next.scheme() != "https" {
+        Err(Redirect::DropsEncryption(redacted(next.as_str())))
+    } else if !matches!(next.scheme(), "http" | "https") {
+        Err(Redirect::NotHttp(redacted(next.as_str())))
+    } else {
+        Ok(())
+    }
+}
+
 /// `redirected to URL: ` when a redirect's target failed.
 fn redirected_to(redirected: &Option<String>) -> String {
     let to = |url: &String| format!("redirected to {url}: ");
@@ -170,7 +197,6 @@ fn last_word(cause: &Network, source: &Option<reqwest::Error>) -> String {
 impl FetchError {
     /// The one thing that fixes it, for a request for `url`.
     pub fn hint(&self, url: &Url) -> String {
-        let client_error = |s: &StatusCode| s.is_client_error();
         match self {
             FetchError::Timeout(_) => format!(
                 "raise the bound (--timeout, or CRUSH_PROVIDER_TIMEOUT at start-up), or check the network and the proxy ({})",
@@ -194,10 +220,10 @@ impl FetchError {
                 status,
                 hyper_key_sent: Some(_),
                 ..
-            } if client_error(status) => {
+            } if status.is_client_error() => {
                 "check the URL: Hyper's server base URL (HYPER_URL), or the exact URL of its provider (…/api/v1/provider, or a .json)".into()
             }
-            FetchError::Status { status, .. } if client_error(status) => {
+            FetchError::Status { status, .. } if status.is_client_error() => {
                 "check the URL: a Catwalk base URL or the exact URL of a catalog .json".into()
             }
             FetchError::Status { .. } => "try again later, or use another source".into(),
@@ -211,33 +237,14 @@ impl FetchError {
         }
     }
 
-    /// The one thing that fixes it when an automatic refresh failed: as
-    /// [`FetchError::hint`], but the bound of a refresh is
-    /// `CRUSH_PROVIDER_TIMEOUT`, the only one a start-up takes.
-    pub fn refresh_hint(&self, url: &Url) -> String {
-        match self {
-            FetchError::Timeout(timeout) => format!(
-                "raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
-                diagnosis::seconds(timeout.after()),
-                proxy::variable_for(url)
-            ),
-            other => other.hint(url),
-        }
-    }
-
     /// The HTTP stack's own account of the failure, for a bug report.
     pub fn detail(&self) -> Option<String> {
         let FetchError::Network { source, .. } = self else {
             return None;
         };
         let links = diagnosis::chain(source.as_ref()?);
-        Some(
-            links
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(": "),
-        )
+        let links: Vec<String> = links.iter().map(|l| l.to_string()).collect();
+        Some(links.join(": "))
     }
 }
 
@@ -272,9 +279,15 @@ type BodySoFar = Cell<Option<(u64, Option<u64>)>>;
 
 impl Session {
     /// Fetches `url`, blocking the calling thread (the session runs its own
-    /// small runtime). The session's first fetch sets its client up with
+    /// small runtime): its body decompressed, with the validators the
+    /// server sent, or `None` for `304 Not Modified` to a conditional
+    /// request. The session's first fetch sets its client up with
     /// `options.connect_timeout`.
-    pub(crate) fn fetch(&self, url: &Url, options: &FetchOptions) -> Result<Fetched, FetchError> {
+    pub(crate) fn fetch(
+        &self,
+        url: &Url,
+        options: &FetchOptions,
+    ) -> Result<Option<Loaded>, FetchError> {
         if self.client.get().is_none() {
             let own = credential::carried(url, options.bearer.is_some()).is_some();
             let _ = self.client.set(Client::new(options.connect_timeout, own)?);
@@ -342,7 +355,7 @@ impl Client {
             true => credential::users_env(name),
             false => crate::environment::var(name),
         };
-        let proxies = ProxyEnv::read(|name| env(name).map(|v| v.to_string_lossy().into_owned()));
+        let proxies = ProxyEnv::read(env);
         let roots = tls::extra_roots(env).map_err(FetchError::Setup)?;
         let routes = proxies.clone();
         let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &routes) {
@@ -371,7 +384,7 @@ impl Client {
         url: &Url,
         options: &FetchOptions,
         body: &BodySoFar,
-    ) -> Result<Fetched, FetchError> {
+    ) -> Result<Option<Loaded>, FetchError> {
         if proxy::route(url, &self.proxies) == Route::RefusedInCgi {
             // Go's net/http refuses the same request (golang.org/s/cgihttpproxy).
             return Err(FetchError::RefusedInCgi);
@@ -385,7 +398,7 @@ impl Client {
         if status == StatusCode::NOT_MODIFIED {
             return match options.conditional.is_empty() {
                 true => Err(FetchError::UnexpectedNotModified),
-                false => Ok(Fetched::NotModified),
+                false => Ok(None),
             };
         }
         // A 407 to a plain-http request is the proxy's own answer (an
@@ -425,13 +438,20 @@ impl Client {
             return Err(FetchError::TooLarge(max_body));
         }
         let reporter = options.watch.reporter.as_deref();
-        let reported = reporter.map(|r| Reported::start(r, declared));
+        // Told of the end when dropped, on every way out.
+        let reported = reporter.map(|r| {
+            r.on_download_start(declared);
+            Reported(r)
+        });
         let mut bytes = Vec::with_capacity(declared.map_or(64 * 1024, |n| n as usize));
         loop {
             body.set(Some((bytes.len() as u64, declared)));
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
-                Ok(None) => return Ok(Fetched::Body { bytes, validators }),
+                Ok(None) => {
+                    let bytes = bytes.into();
+                    return Ok(Some(Loaded { bytes, validators }));
+                }
                 Err(e) => return Err(self.failure(e, last, redirected.is_some(), Some(&bytes))),
             };
             if bytes.len() + chunk.len() > max_body {
@@ -572,6 +592,51 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    fn urls(list: &[&str]) -> Vec<Url> {
+        list.iter().map(|u| u.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn redirects_never_leave_https_and_stop_after_five() {
+        let next = |u: &str| u.parse::<Url>().unwrap();
+        assert!(redirect_verdict(&urls(&["http://a/"]), &next("https://b/")).is_ok());
+        assert!(redirect_verdict(&urls(&["https://a/"]), &next("https://b/")).is_ok());
+        let err = redirect_verdict(&urls(&["https://a/"]), &next("http://b/")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "from https to http://b/, which would drop encryption"
+        );
+        assert!(redirect_verdict(&urls(&["http://a/", "https://b/"]), &next("http://c/")).is_err());
+        assert_eq!(
+            redirect_verdict(&urls(&["http://a/"]), &next("file:///etc/passwd"))
+                .unwrap_err()
+                .to_string(),
+            "to file:///etc/passwd, which is not an http(s) URL"
+        );
+        let five = urls(&[
+            "http://a/0",
+            "http://a/1",
+            "http://a/2",
+            "http://a/3",
+            "http://a/4",
+        ]);
+        assert!(redirect_verdict(&five, &next("http://a/5")).is_ok());
+        let six = urls(&[
+            "http://a/0",
+            "http://a/1",
+            "http://a/2",
+            "http://a/3",
+            "http://a/4",
+            "http://a/5",
+        ]);
+        assert_eq!(
+            redirect_verdict(&six, &next("http://a/6"))
+                .unwrap_err()
+                .to_string(),
+            "more than 5 redirects"
+        );
+    }
+
     /// A server on loopback that answers one request with `head` and
     /// `body`, then keeps the connection open until the client goes.
     fn serve_once(head: &'static str, body: Vec<u8>) -> Url {
@@ -634,10 +699,8 @@ mod tests {
             },
             ..FetchOptions::default()
         };
-        let Fetched::Body { bytes, .. } = Session::default().fetch(&url, &options).unwrap() else {
-            panic!("a body")
-        };
-        assert_eq!(bytes.len(), 100_000);
+        let loaded = Session::default().fetch(&url, &options).unwrap();
+        assert_eq!(loaded.expect("a body").bytes.len(), 100_000);
         let events = told.events();
         assert_eq!(
             events.first().map(String::as_str),

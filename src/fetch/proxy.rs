@@ -20,6 +20,7 @@
 //!   one that cannot be read is no proxy, nor one Go's `url.Parse`
 //!   refuses (a line break in it, a space in its host).
 
+use std::ffi::OsString;
 use std::net::IpAddr;
 
 use reqwest::Url;
@@ -53,7 +54,8 @@ pub(crate) struct ProxyEnv {
 
 impl ProxyEnv {
     /// Reads the variables through `env`.
-    pub(crate) fn read(env: impl Fn(&str) -> Option<String>) -> ProxyEnv {
+    pub(crate) fn read(env: impl Fn(&str) -> Option<OsString>) -> ProxyEnv {
+        let env = |name: &str| env(name).map(|v| v.to_string_lossy().into_owned());
         let any = |names: [&'static str; 2]| {
             names
                 .into_iter()
@@ -69,9 +71,7 @@ impl ProxyEnv {
 
     /// The variables of the environment as Crush sees it.
     pub(crate) fn current() -> ProxyEnv {
-        ProxyEnv::read(|name| {
-            crate::environment::var(name).map(|v| v.to_string_lossy().into_owned())
-        })
+        ProxyEnv::read(crate::environment::var)
     }
 }
 
@@ -258,7 +258,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        ProxyEnv::read(move |n| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone()))
+        ProxyEnv::read(move |n| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.into()))
     }
 
     fn via(url: &str, e: &ProxyEnv) -> Option<(String, &'static str)> {

@@ -10,27 +10,11 @@ use reqwest::Url;
 
 use crate::catalog::target::{DEFAULT_CATWALK_URL, DEFAULT_HYPER_URL, url_env};
 use crate::catalog::{Target, embedded};
-use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
-use crate::fetch::watch::Signal;
+use crate::fetch::http::{FetchError, FetchOptions, Session};
+use crate::fetch::watch::{Signal, Watch};
 use crate::store::file;
 use crate::store::validators::Validators;
 use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
-
-/// `target`'s public server, when [`url_env`] names none.
-pub(crate) fn default_url(target: Target) -> &'static str {
-    match target {
-        Target::Catalog => DEFAULT_CATWALK_URL,
-        Target::Hyper => DEFAULT_HYPER_URL,
-    }
-}
-
-/// The path of `target`'s document below its server's base URL.
-fn document_path(target: Target) -> &'static str {
-    match target {
-        Target::Catalog => "v2/providers",
-        Target::Hyper => "api/v1/provider",
-    }
-}
 
 /// A resolved catalog source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,9 +118,10 @@ pub(crate) enum Given {
     Default,
 }
 
-/// [`given`] for `target`: `env_url` is the value of its [`url_env`]
-/// (Crush's `UpdateHyper`: `cmp.Or(pathOrURL, hyper.BaseURL())`, which is
-/// `HYPER_URL`, else Hyper's server).
+/// The text of `SOURCE` for `target`, and which input gave it: the
+/// argument, else `env_url`, the value of its [`url_env`] (Crush's
+/// `UpdateHyper`: `cmp.Or(pathOrURL, hyper.BaseURL())`), else its public
+/// server.
 pub(crate) fn given_for<'a>(
     target: Target,
     arg: Option<&'a str>,
@@ -148,7 +133,10 @@ pub(crate) fn given_for<'a>(
     ) {
         (Some(arg), _) => (arg, Given::Argument),
         (None, Some(url)) => (url, Given::Variable(url_env(target))),
-        (None, None) => (default_url(target), Given::Default),
+        (None, None) => match target {
+            Target::Catalog => (DEFAULT_CATWALK_URL, Given::Default),
+            Target::Hyper => (DEFAULT_HYPER_URL, Given::Default),
+        },
     }
 }
 
@@ -167,15 +155,11 @@ pub(crate) fn resolve_for(
     })
 }
 
-/// Whether `CATWALK_URL` can be the start-up refresh's server: an http(s)
-/// URL, as Crush's requests need (anything else makes its request fail
-/// before it is sent). `Err` holds a value that is not one.
-pub(crate) fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
-    startup_url_for(Target::Catalog, catwalk_url)
-}
-
-/// [`startup_url`] for `target`, `env_url` being the value of its
-/// [`url_env`].
+/// Whether `env_url`, the value of `target`'s [`url_env`]
+/// (`CATWALK_URL`, `HYPER_URL`), can be the start-up refresh's server: an
+/// http(s) URL Go accepts, as Crush's requests need (anything else makes
+/// its request fail before it is sent). `Err` holds a value that is not
+/// one.
 pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, String> {
     let (text, _) = given_for(target, None, env_url);
     if is_http(text)
@@ -236,24 +220,21 @@ pub(crate) fn meant_url(arg: &str) -> Option<String> {
     (hostname && !looks_like_a_file).then(|| format!("https://{arg}"))
 }
 
-/// The catalog URL for a URL given by the user: itself when it already names a
-/// catalog (`….json` or `…/v2/providers`), else `<base>/v2/providers` joined
-/// with exactly one slash.
-pub(crate) fn catalog_url(given: &str) -> Result<Url, SourceError> {
-    document_url(Target::Catalog, given)
-}
-
-/// [`catalog_url`] for `target`: Hyper's provider is `….json` or
-/// `…/api/v1/provider`, else `<base>/api/v1/provider` (Crush joins
-/// `HYPER_URL` and the path as text; a trailing slash makes no other
-/// place here).
+/// The URL of `target`'s document for a URL given by the user: itself
+/// when it already names one (`….json`, or `…/v2/providers` for the
+/// catalog, `…/api/v1/provider` for Hyper's provider), else the base URL
+/// and that path joined with exactly one slash (Crush joins `HYPER_URL`
+/// and the path as text; a trailing slash makes no other place here).
 pub(crate) fn document_url(target: Target, given: &str) -> Result<Url, SourceError> {
     let mut url = Url::parse(given).map_err(|e| SourceError::NotUrl(redacted(given), e))?;
     if url.host_str().is_none_or(str::is_empty) {
         return Err(SourceError::NoHost(redacted(given)));
     }
     let path = url.path().trim_end_matches('/');
-    let document = document_path(target);
+    let document = match target {
+        Target::Catalog => "v2/providers",
+        Target::Hyper => "api/v1/provider",
+    };
     if path.ends_with(".json")
         || path
             .strip_suffix(document)
@@ -292,7 +273,8 @@ pub(crate) fn stray_space(text: &str) -> Option<(String, &str)> {
     Some((what, url))
 }
 
-fn is_http(s: &str) -> bool {
+/// Whether `s` starts as an http(s) URL, in any letter case.
+pub(crate) fn is_http(s: &str) -> bool {
     starts_with_ignore_case(s, "http://") || starts_with_ignore_case(s, "https://")
 }
 
@@ -335,39 +317,28 @@ pub(crate) struct Loaded {
 impl Source {
     /// Reads the source's bytes, never more than `options.max_body`; a URL
     /// on `session`, whose connection its signature can then share.
+    /// `None`: `304 Not Modified` to a request conditional on
+    /// `options.conditional`.
     pub(crate) fn load(
         &self,
         options: &FetchOptions,
         session: &Session,
-    ) -> Result<Loaded, ReadError> {
-        let local = |bytes: Vec<u8>| Loaded {
-            bytes: Cow::Owned(bytes),
-            validators: Validators::default(),
-        };
-        match self {
-            Source::Embedded => Ok(Loaded {
-                bytes: Cow::Borrowed(embedded::catalog_bytes()),
-                validators: Validators::default(),
-            }),
-            Source::Stdin => read_capped(io::stdin().lock(), 0, options.max_body).map(local),
+    ) -> Result<Option<Loaded>, ReadError> {
+        let bytes = match self {
+            Source::Embedded => Cow::Borrowed(embedded::catalog_bytes()),
+            Source::Stdin => Cow::Owned(read_capped(io::stdin().lock(), 0, options.max_body)?),
             Source::File(path) => {
                 let file = std::fs::File::open(path)?;
                 let hint = file.metadata().map_or(0, |m| m.len());
                 if hint > options.max_body as u64 {
                     return Err(ReadError::TooLarge(options.max_body));
                 }
-                read_capped(file, hint as usize, options.max_body).map(local)
+                Cow::Owned(read_capped(file, hint as usize, options.max_body)?)
             }
-            Source::Url(url) => match session.fetch(url, options)? {
-                Fetched::Body { bytes, validators } => Ok(Loaded {
-                    bytes: Cow::Owned(bytes),
-                    validators,
-                }),
-                // Not reachable: an unconditional request never gets a 304
-                // past `fetch`, which refuses it.
-                Fetched::NotModified => Err(FetchError::UnexpectedNotModified.into()),
-            },
-        }
+            Source::Url(url) => return Ok(session.fetch(url, options)?),
+        };
+        let validators = Validators::default();
+        Ok(Some(Loaded { bytes, validators }))
     }
 
     /// Reads this source's detached signature, at most
@@ -411,16 +382,22 @@ impl Source {
                 }
             }
             (Source::Url(url), None) => {
-                let url = signature_url(url);
+                let mut url = url.clone();
+                url.set_path(&format!("{}{SIGNATURE_SUFFIX}", url.path()));
+                // The same cancellation, and no bar of its own.
+                let watch = Watch {
+                    reporter: None,
+                    cancel: options.watch.cancel.clone(),
+                };
                 let options = FetchOptions {
                     max_body: MAX_SIGNATURE_BYTES,
-                    watch: options.watch.unreported(),
+                    watch,
                     ..options.clone()
                 };
                 let shown = redacted(url.as_str());
                 match session.fetch(&url, &options) {
-                    Ok(Fetched::Body { bytes, .. }) => Ok(Some(bytes)),
-                    Ok(Fetched::NotModified) => missing(format!("{shown}: answered 304")),
+                    Ok(Some(loaded)) => Ok(Some(loaded.bytes.into_owned())),
+                    Ok(None) => missing(format!("{shown}: answered 304")),
                     Err(FetchError::TooLarge(_)) => too_large(),
                     Err(FetchError::Interrupted(signal)) => Err(Unsigned::Interrupted(signal)),
                     Err(e) => missing(format!("{shown}: {e}")),
@@ -437,21 +414,6 @@ pub(crate) enum Unsigned {
     None(NoSignature),
     /// The caller's cancellation ended its download, for this signal.
     Interrupted(Signal),
-}
-
-impl From<NoSignature> for Unsigned {
-    fn from(none: NoSignature) -> Self {
-        Unsigned::None(none)
-    }
-}
-
-/// Where the signature of the catalog at `url` is: the same URL with
-/// `.minisig` appended to its path.
-pub(crate) fn signature_url(url: &Url) -> Url {
-    let mut url = url.clone();
-    let path = format!("{}{SIGNATURE_SUFFIX}", url.path());
-    url.set_path(&path);
-    url
 }
 
 /// Reads at most `cap` bytes; more is an error. Device files and pipes have
@@ -476,6 +438,11 @@ mod tests {
     /// the same way: `embedded`, a file or a URL, as Crush reads it.
     fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
         resolve_for(Target::Catalog, arg, catwalk_url)
+    }
+
+    /// Whether `CATWALK_URL` can be the start-up refresh's server.
+    fn startup_url(catwalk_url: Option<&str>) -> Result<Url, String> {
+        startup_url_for(Target::Catalog, catwalk_url)
     }
 
     /// A password is never shown, whether the text parses as a URL or not

@@ -39,9 +39,8 @@ type Cancelled = Pin<Box<dyn Future<Output = Signal> + Send>>;
 /// What ends a download early: a maker of futures, one for each download,
 /// polled beside it on the download's own runtime (tokio's, with its I/O,
 /// timer and signal drivers) from its first step to its end. When one
-/// completes, the download ends at once with
-/// [`FetchError::Interrupted`](crate::fetch::http::FetchError::Interrupted)
-/// and the signal it gave.
+/// completes, the download ends at once, interrupted, with the signal it
+/// gave.
 #[derive(Clone)]
 pub struct Cancel(Arc<dyn Fn() -> Cancelled + Send + Sync>);
 
@@ -77,18 +76,6 @@ pub struct Watch {
     pub cancel: Option<Cancel>,
 }
 
-impl Watch {
-    /// The same cancellation, without a reporter: for a second download
-    /// (a signature) that draws no bar of its own.
-    pub(crate) fn unreported(&self) -> Watch {
-        let cancel = self.cancel.clone();
-        Watch {
-            reporter: None,
-            cancel,
-        }
-    }
-}
-
 impl fmt::Debug for dyn Reporter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Reporter")
@@ -98,14 +85,6 @@ impl fmt::Debug for dyn Reporter {
 /// Tells a [`Reporter`] that a body ended when it is dropped: on every way
 /// out of the download, cancellation and timeouts included.
 pub(crate) struct Reported<'a>(pub(crate) &'a dyn Reporter);
-
-impl<'a> Reported<'a> {
-    /// Tells `reporter` a body of `total` bytes (when known) begins.
-    pub(crate) fn start(reporter: &'a dyn Reporter, total: Option<u64>) -> Reported<'a> {
-        reporter.on_download_start(total);
-        Reported(reporter)
-    }
-}
 
 impl Drop for Reported<'_> {
     fn drop(&mut self) {

@@ -17,7 +17,6 @@
 //! What to do is decided by `decide`, a pure function of the settings,
 //! the cache and the clock; [`load`] carries it out.
 
-mod env;
 pub(crate) mod network;
 pub(crate) mod refresh;
 pub(crate) mod settings;
@@ -29,13 +28,12 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-pub(crate) use self::env::parse_interval;
-pub use self::env::{EnvOptions, options_from_env};
 use self::refresh::{IfBusy, Job};
 pub use self::refresh::{Outcome, Refresh};
-pub use self::settings::{Prepared, pinned_keys};
+pub(crate) use self::settings::parse_interval;
+pub use self::settings::{EnvOptions, Prepared, options_from_env, pinned_keys};
 pub(crate) use self::tell::held_hint_for;
-pub use self::tell::{InUse, ToldBy, Warning};
+pub use self::tell::{InUse, Warning};
 use self::tell::{held_needs, mark_told, tell_last};
 use crate::catalog::{Target, embedded};
 use crate::fetch::http::Bearer;
@@ -157,40 +155,38 @@ pub struct StartupCatalog {
     pub interrupted: Option<Signal>,
 }
 
-/// What start-up does.
+/// What start-up does with one document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Decision {
     /// No network: the cache, else the embedded snapshot.
     Offline,
     /// The cache, confirmed recently enough: no network.
     Cache,
-    /// The cache at once, and a refresh in the background.
-    CacheAndRefresh,
-    /// No valid cache: the embedded snapshot at once, and a first fetch in
-    /// the background.
-    EmbeddedAndFetch,
+    /// What is at hand (the cache, else the embedded snapshot) at once,
+    /// and a refresh (or first fetch) in the background.
+    Later,
     /// A refresh (or first fetch) waited for, then its catalog.
     Wait,
 }
 
-/// Decides what start-up does, given the settings, the valid cache (if
-/// any), the refresh interval, the time now (seconds since the epoch), and
+/// Decides what start-up does with a document, given whether it may go
+/// out for it (updates on, and a place to ask), its valid cache (if any),
+/// the refresh interval, the time now (seconds since the epoch), and
 /// whether the caller waits for a refresh that is due.
 pub(crate) fn decide(
-    auto_update: bool,
+    online: bool,
     cached: Option<&Cached>,
     interval: Duration,
     now: u64,
     wait: bool,
 ) -> Decision {
     match cached {
-        _ if !auto_update => Decision::Offline,
+        _ if !online => Decision::Offline,
         Some(cached) if refresh::is_confirmed(cached.state.as_ref(), interval, now) => {
             Decision::Cache
         }
         _ if wait => Decision::Wait,
-        None => Decision::EmbeddedAndFetch,
-        Some(_) => Decision::CacheAndRefresh,
+        _ => Decision::Later,
     }
 }
 
@@ -206,26 +202,6 @@ pub fn load(files: &CacheFiles, options: &StartupOptions) -> StartupCatalog {
 /// read when its state vouches for it, and what it tells is all it gives.
 pub(crate) fn keep_fresh(files: &CacheFiles, options: &StartupOptions) -> Vec<Warning> {
     run(files, options, false).warnings
-}
-
-/// A document whose refresh is due: its cache, its request, and what is
-/// used of it meanwhile.
-struct Due {
-    files: CacheFiles,
-    request: refresh::Request,
-    /// The SHA-256 of its valid cache.
-    known: Option<[u8; 32]>,
-    using: InUse,
-}
-
-impl Due {
-    fn job(&self) -> Job<'_> {
-        Job {
-            files: &self.files,
-            request: &self.request,
-            known: self.known,
-        }
-    }
 }
 
 /// Both documents go the same way: each is read (what another program
@@ -244,17 +220,16 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
     // A data folder another user may write into is neither read nor
     // refreshed: what is in it could send a key anywhere.
     if let Err(e) = cache::check_folder(files) {
-        warnings.push(Warning::UntrustedFolder {
-            problem: e.to_string(),
-            fix: e.fix(),
-        });
+        warnings.push(Warning::UntrustedFolder(e));
         return snapshot(warnings);
     }
-    let (mut handed, mut due) = (None, Vec::new());
+    // The documents due, and what is used of each meanwhile.
+    let (mut handed, mut due, mut using) = (None, Vec::new(), Vec::new());
     // Only a refresh waited for shows its progress, and ends early.
-    let watch = match options.wait {
-        true => options.watch.clone(),
-        false => Watch::default(),
+    let watch = if options.wait {
+        options.watch.clone()
+    } else {
+        Watch::default()
     };
     for target in [Target::Catalog, Target::Hyper] {
         let files = files.with_target(target);
@@ -263,43 +238,27 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
             Target::Catalog => Some((options.url.clone(), None)),
             Target::Hyper => (options.hyper.as_ref()).map(|h| (h.url.clone(), Some(h.key.clone()))),
         };
-        let now = state::now();
-        let decision = from.as_ref().map_or(Decision::Offline, |_| {
-            let cached = cached.as_ref();
-            decide(
-                options.auto_update,
-                cached,
-                options.interval,
-                now,
-                options.wait,
-            )
-        });
+        let online = options.auto_update && from.is_some();
+        let (interval, now) = (options.interval, state::now());
+        let decision = decide(online, cached.as_ref(), interval, now, options.wait);
         // A refresh waited for tells its own outcome: the last one's is
         // stale by then. What is held is told even with updates off.
         if decision != Decision::Wait {
-            let failure = decision != Decision::Offline;
-            tell_last(&files, cached.as_ref(), failure, &mut warnings);
+            tell_last(&files, cached.as_ref(), online, &mut warnings);
         }
         if let Some((url, bearer)) = from
-            && !matches!(decision, Decision::Offline | Decision::Cache)
+            && matches!(decision, Decision::Later | Decision::Wait)
         {
-            let request = refresh::Request {
+            using.push(InUse::of(cached.as_ref()));
+            due.push(Job {
+                files,
                 url,
+                bearer,
+                known: cached.as_ref().map(|c| c.sha256),
                 timeout: options.timeout,
-                interval: options.interval,
+                interval,
                 keys: options.keys.clone(),
                 watch: watch.clone(),
-                bearer,
-            };
-            let (known, using) = (
-                cached.as_ref().map(|c| c.sha256),
-                InUse::of(cached.as_ref()),
-            );
-            due.push(Due {
-                files,
-                request,
-                known,
-                using,
             });
         }
         if target == Target::Catalog {
@@ -307,10 +266,10 @@ fn run(files: &CacheFiles, options: &StartupOptions, hand_over: bool) -> Startup
         }
     }
     if options.wait && !due.is_empty() {
-        return waited(files, options, &due, handed, warnings);
+        return waited(files, options, &due, &using, handed, warnings);
     }
     let mut loaded = at_hand(handed, warnings);
-    start(&due, &options.background, &mut loaded);
+    start(due, using, &options.background, &mut loaded);
     loaded
 }
 
@@ -329,25 +288,22 @@ fn read(
     // a state file that cannot be read.
     let state_problem_before =
         hand_over.then(|| state::read(&files.state).err().map(|e| e.to_string()));
+    let bytes = if hand_over { Bytes::Read } else { Bytes::Peek };
     let read = match hand_over.then(|| foreign::settle(files, pinned, Duration::ZERO)) {
-        None => cache::read(files, Bytes::Peek)
+        Some(Ok(settled)) if !settled.readable() => Err(foreign::unreviewed(files)),
+        Some(Err(e)) => Err(e.to_string()),
+        _ => cache::read(files, bytes)
             .valid(files)
             .map_err(|e| e.to_string()),
-        Some(Ok(settled)) if settled.readable() => {
-            let found = cache::read(files, Bytes::Read);
-            found.valid(files).map_err(|e| e.to_string())
-        }
-        Some(Ok(_)) => Err(foreign::unreviewed(files)),
-        Some(Err(e)) => Err(e.to_string()),
     };
     let target = files.target;
     let cached = read.unwrap_or_else(|problem| {
-        warnings.push(Warning::InvalidCache { target, problem });
+        warnings.push(Warning::InvalidCache(target, problem));
         None
     });
     let state_problem = cached.as_ref().and_then(|c| c.state_problem.clone());
     let state_problem = state_problem.or(state_problem_before.flatten());
-    warnings.extend(state_problem.map(|problem| Warning::UnreadableState { problem }));
+    warnings.extend(state_problem.map(Warning::UnreadableState));
     cached
 }
 
@@ -361,19 +317,21 @@ fn at_hand(cached: Option<Cached>, warnings: Vec<Warning>) -> StartupCatalog {
 }
 
 /// The refreshes `due` waited for, under one lock, what came of each
-/// told, and the catalog: the one just fetched, the cache just confirmed,
-/// else the one at hand (`cached`).
+/// told (`using` what is used of each meanwhile), and the catalog: the
+/// one just fetched, the cache just confirmed, else the one at hand
+/// (`cached`).
 fn waited(
     files: &CacheFiles,
     options: &StartupOptions,
-    due: &[Due],
+    due: &[Job],
+    using: &[InUse],
     cached: Option<Cached>,
     mut warnings: Vec<Warning>,
 ) -> StartupCatalog {
-    let jobs: Vec<Job<'_>> = due.iter().map(Due::job).collect();
     let (mut fetched, mut confirmed) = (None, false);
-    for (doc, outcome) in due.iter().zip(refresh::run_all(&jobs, IfBusy::Wait)) {
-        let (target, url) = (doc.files.target, source::redacted(doc.request.url.as_str()));
+    let outcomes = refresh::run(due, IfBusy::Wait);
+    for ((job, &using), outcome) in due.iter().zip(using).zip(outcomes) {
+        let (target, url) = (job.files.target, source::redacted(job.url.as_str()));
         confirmed |= target == Target::Catalog && outcome == Outcome::Unchanged;
         let bytes = match outcome {
             Outcome::Interrupted(code) => {
@@ -390,11 +348,10 @@ fn waited(
             }
             Outcome::Failed(cause) => {
                 // Told now: the next start does not tell it again.
-                if let Ok(Some(now)) = cache::read(&doc.files, Bytes::Read).valid(&doc.files) {
-                    mark_told(&doc.files, Some(&now), Some(cause.clone()));
+                if let Ok(Some(now)) = cache::read(&job.files, Bytes::Read).valid(&job.files) {
+                    mark_told(&job.files, Some(&now), Some(cause.clone()));
                 }
-                let (at, using) = (None, doc.using);
-                let cause = Some(cause);
+                let (at, cause) = (None, Some(cause));
                 warnings.push(Warning::RefreshFailed {
                     target,
                     url,
@@ -406,16 +363,17 @@ fn waited(
             }
             // In the state too, told by every start while it is held.
             Outcome::Held(changes) => {
-                let needs = held_needs(&doc.files);
+                let needs = held_needs(&job.files);
                 let held = state::Held {
                     changes,
                     needs,
                     ..Default::default()
                 };
+                let at = None;
                 warnings.push(Warning::Held {
                     target,
                     url,
-                    at: None,
+                    at,
                     held,
                 });
                 None
@@ -433,56 +391,46 @@ fn waited(
     }
 }
 
-/// Starts the refreshes `due` in the background, for the catalog handed
-/// over in `loaded`: in one helper process, or on threads (the catalog's
-/// with a handle in `loaded`; nobody holds one to Hyper's, whose outcome
-/// is in its state).
-fn start(due: &[Due], background: &Background, loaded: &mut StartupCatalog) {
-    let Some(first) = due.first() else {
+/// Starts the refreshes `due` in the background (`using` what is used of
+/// each meanwhile), one after the other: in one helper process (under one
+/// lock), or on a thread whose handle, when the first is the catalog's,
+/// is in `loaded`, which hands that catalog over.
+fn start(
+    mut due: Vec<Job>,
+    using: Vec<InUse>,
+    background: &Background,
+    loaded: &mut StartupCatalog,
+) {
+    let targets: Vec<Target> = due.iter().map(|job| job.files.target).collect();
+    let (Some(&target), Some(&using)) = (targets.first(), using.first()) else {
         return;
     };
-    let exe = match background {
-        Background::Process(exe) => exe,
+    let started = match background {
+        Background::Process(exe) => {
+            refresh::spawn_helper(exe, &due).map_err(|e| format!("{}: {e}", exe.display()))
+        }
         Background::Thread => {
-            for doc in due {
-                let (files, request) = (doc.files.clone(), doc.request.clone());
-                let target = files.target;
-                let started = match target {
-                    Target::Catalog => {
-                        let known = loaded
-                            .sha256
-                            .unwrap_or_else(|| digest::sha256(&loaded.bytes));
-                        loaded.refresh = Some(Refresh::start(files, request, Some(known)));
-                        Ok(())
-                    }
-                    Target::Hyper => std::thread::Builder::new()
-                        .name("hyper-refresh".into())
-                        .spawn(move || refresh::run(&files, &request, None, IfBusy::Wait))
-                        .map(drop),
-                };
-                match started {
-                    Ok(()) => loaded.refreshing.push(target),
-                    Err(e) => loaded.warnings.push(no_background(doc, e.to_string())),
-                }
+            if target == Target::Catalog {
+                // The host holds the embedded snapshot when it has no cache.
+                let handed = loaded
+                    .sha256
+                    .unwrap_or_else(|| digest::sha256(&loaded.bytes));
+                due[0].known = Some(handed);
             }
-            return;
+            Refresh::start(due)
+                .map(|refresh| {
+                    loaded.refresh = (target == Target::Catalog).then_some(refresh);
+                })
+                .map_err(|e| e.to_string())
         }
     };
-    let jobs: Vec<Job<'_>> = due.iter().map(Due::job).collect();
-    match refresh::spawn_helper(exe, &jobs) {
-        Ok(()) => loaded.refreshing = due.iter().map(|doc| doc.files.target).collect(),
-        Err(e) => {
-            let warning = no_background(first, format!("{}: {e}", exe.display()));
-            loaded.warnings.push(warning);
-        }
-    }
-}
-
-fn no_background(doc: &Due, cause: String) -> Warning {
-    Warning::NoBackground {
-        target: doc.files.target,
-        cause,
-        using: doc.using,
+    match started {
+        Ok(()) => loaded.refreshing = targets,
+        Err(cause) => loaded.warnings.push(Warning::NoBackground {
+            target,
+            cause,
+            using,
+        }),
     }
 }
 
@@ -650,34 +598,25 @@ mod tests {
             assert_eq!(decide(true, Some(&recent), five_min, wait), Decision::Cache);
         }
         // Nobody waits for the network unless they ask to.
-        assert_eq!(
-            decide(true, None, five_min, false),
-            Decision::EmbeddedAndFetch
-        );
+        assert_eq!(decide(true, None, five_min, false), Decision::Later);
         assert_eq!(decide(true, None, five_min, true), Decision::Wait);
-        assert_eq!(
-            decide(true, Some(&old), five_min, false),
-            Decision::CacheAndRefresh
-        );
+        assert_eq!(decide(true, Some(&old), five_min, false), Decision::Later);
         assert_eq!(decide(true, Some(&old), five_min, true), Decision::Wait);
-        assert_eq!(
-            decide(true, Some(&never), five_min, false),
-            Decision::CacheAndRefresh
-        );
+        assert_eq!(decide(true, Some(&never), five_min, false), Decision::Later);
         // A confirmation from the future (a clock set back) is not trusted.
         assert_eq!(
             decide(true, Some(&future), five_min, false),
-            Decision::CacheAndRefresh
+            Decision::Later
         );
         // 0 revalidates at every start.
         assert_eq!(
             decide(true, Some(&recent), Duration::ZERO, false),
-            Decision::CacheAndRefresh
+            Decision::Later
         );
         let just_now = cached(Some(now));
         assert_eq!(
             decide(true, Some(&just_now), Duration::ZERO, false),
-            Decision::CacheAndRefresh
+            Decision::Later
         );
     }
 

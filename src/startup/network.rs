@@ -40,25 +40,22 @@ pub(crate) enum Offline {
 
 impl fmt::Display for Offline {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let by = |both: &Option<Disagreement>| {
-            let by = |both: &Disagreement| {
-                format!(
-                    " by {} ({}: {})",
-                    both.kept_off_by(),
-                    Order::Spec,
-                    both.spec
-                )
-            };
-            both.as_ref().map_or(String::new(), by)
+        // Kept off by one order of the files, where the other says on.
+        let by = |both: &Option<Disagreement>| match both {
+            Some(both) => format!(
+                " by {} ({}: {})",
+                both.kept_off_by(),
+                Order::Spec,
+                both.spec
+            ),
+            None => String::new(),
         };
         match self {
-            Offline::DefaultProviders(origin, both) => {
-                let by = by(both);
-                write!(
-                    f,
-                    "default-providers is off ({origin}){by}: no catalog, no request"
-                )
-            }
+            Offline::DefaultProviders(origin, both) => write!(
+                f,
+                "default-providers is off ({origin}){}: no catalog, no request",
+                by(both)
+            ),
             Offline::AutoUpdate(origin, both) => {
                 write!(f, "provider-auto-update is off ({origin}){}", by(both))
             }

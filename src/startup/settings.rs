@@ -1,11 +1,17 @@
 //! The start-up's options built from the settings, in one call
 //! ([`StartupOptions::from_settings`]), as Crush's start reads them: the
-//! environment's URL, bound and interval, the pinned keys (one that
+//! environment's URL, bound and interval ([`options_from_env`]), the
+//! pinned keys (one that
 //! cannot be read means no refresh), whether the start may go out, and
 //! Hyper's provider beside the catalog, with what it tells.
 
+use std::time::Duration;
+
+use reqwest::Url;
+
 use super::network::{self, Network};
-use super::{Background, EnvOptions, HyperOptions, StartupOptions, Warning, options_from_env};
+use super::{Background, HyperOptions, StartupOptions, Warning};
+use super::{DEFAULT_INTERVAL, DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::target::{DEFAULT_CATWALK_URL, url_env};
 use crate::catalog::{Target, quoted};
 use crate::config::hyper::HyperKey;
@@ -13,7 +19,7 @@ use crate::config::{self, Settings, shown, shown_path};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::fetch::credential::Routed;
-use crate::fetch::http::Bearer;
+use crate::fetch::http::{self, Bearer};
 use crate::fetch::source::{self, redacted};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::process_env;
@@ -53,7 +59,7 @@ impl StartupOptions {
         // unchecked: no refresh until it is fixed.
         let keys = pinned_keys(settings).map_err(|failure| {
             let bad = failure.to_string();
-            warnings.push(Warning::BadKey { failure });
+            warnings.push(Warning::BadKey(failure));
             bad
         });
         let network = network::decide(settings, &env.url, keys.clone().err());
@@ -62,15 +68,22 @@ impl StartupOptions {
             // Never used: no request is made.
             Network::Off(_) => (
                 false,
-                source::catalog_url(DEFAULT_CATWALK_URL).expect("valid"),
+                source::document_url(Target::Catalog, DEFAULT_CATWALK_URL).expect("valid"),
             ),
         };
-        warnings.extend(
-            auto_update
-                .then(|| routed(Target::Catalog, &url, false))
-                .flatten(),
-        );
-        let hyper = auto_update.then(|| hyper_options(settings, files, &mut warnings));
+        let mut hyper = None;
+        if auto_update {
+            warnings.extend(routed(Target::Catalog, &url, false));
+            let key = config::hyper::hyper_key_in(settings, &process_env);
+            match at_start_up(files, key.as_ref()) {
+                Ok(options) => {
+                    warnings.extend(routed(Target::Hyper, &options.url, true));
+                    hyper = Some(options);
+                }
+                Err(NotAtStartUp::Told(why)) => warnings.push(Warning::HyperNotRefreshed(why)),
+                Err(NotAtStartUp::Quiet(_)) => {}
+            }
+        }
         let options = StartupOptions {
             auto_update,
             default_providers: settings.default_providers.value,
@@ -81,7 +94,7 @@ impl StartupOptions {
             wait: false,
             watch: Default::default(),
             keys: keys.unwrap_or(None),
-            hyper: hyper.flatten(),
+            hyper,
         };
         Prepared {
             options,
@@ -134,8 +147,7 @@ pub(crate) fn at_start_up(
     let value = environment::var(name).map(|v| v.to_string_lossy().into_owned());
     let url = source::startup_url_for(Target::Hyper, value.as_deref()).map_err(|value| {
         let shown = quoted(&redacted(&value));
-        let scheme = value.get(..8).unwrap_or(&value).to_ascii_lowercase();
-        let why = match scheme.starts_with("http://") || scheme.starts_with("https://") {
+        let why = match source::is_http(&value) {
             // An http(s) URL all the same: Go refuses it for another reason.
             true => "is a URL Go refuses (a control character, or a space or backslash before the path)",
             false => "is not an http:// or https:// URL",
@@ -167,33 +179,12 @@ pub(crate) fn env_origin(name: &str) -> Option<String> {
     })
 }
 
-/// Hyper's provider for the start-up on `files` to keep fresh
-/// ([`at_start_up`]), what makes it none told.
-fn hyper_options(
-    settings: &Settings,
-    files: &CacheFiles,
-    warnings: &mut Vec<Warning>,
-) -> Option<HyperOptions> {
-    let key = config::hyper::hyper_key_in(settings, &process_env);
-    match at_start_up(files, key.as_ref()) {
-        Ok(options) => {
-            warnings.extend(routed(Target::Hyper, &options.url, true));
-            Some(options)
-        }
-        Err(NotAtStartUp::Told(why)) => {
-            warnings.push(Warning::HyperNotRefreshed { why });
-            None
-        }
-        Err(NotAtStartUp::Quiet(_)) => None,
-    }
-}
-
 /// What a start says of its refresh of `target` from `url` when it
 /// carries a credential (`bearer`: the Hyper key) and a project's `.env`
 /// sets its proxy or CA: it goes without them (the HTTP client of such a
 /// request reads the user's own environment alone).
-fn routed(target: Target, url: &reqwest::Url, bearer: bool) -> Option<Warning> {
-    Routed::of(url, bearer, None).map(|routed| Warning::Routed { target, routed })
+fn routed(target: Target, url: &Url, bearer: bool) -> Option<Warning> {
+    Routed::of(url, bearer, None).map(|routed| Warning::Routed(target, routed))
 }
 
 /// The start-up's options from the environment.
@@ -210,4 +201,64 @@ pub fn pinned_keys(settings: &Settings) -> Result<Option<TrustedKeys>, Failure> 
     };
     TrustedKeys::parse(&pinned.entries)
         .map_err(|e| Failure::new(pinned.origin.to_string(), Cause::Key(e)))
+}
+
+/// The start-up settings that come from the environment, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvOptions {
+    /// The catalog to refresh from: `CATWALK_URL`, else the default
+    /// Catwalk server; `Err` holds a `CATWALK_URL` that is not an http(s)
+    /// URL, with which no refresh is made.
+    pub url: Result<Url, String>,
+    /// From [`TIMEOUT_ENV`], else [`DEFAULT_TIMEOUT`].
+    pub timeout: Duration,
+    /// From [`INTERVAL_ENV`], else [`DEFAULT_INTERVAL`].
+    pub interval: Duration,
+    /// Where the interval came from: `default`, or `NAME=value`.
+    pub interval_origin: String,
+}
+
+/// Reads the start-up settings from the environment (`env` looks up one
+/// variable). Bad values become warnings and defaults: start-up must not
+/// fail on them.
+pub fn options_from_env(
+    env: impl Fn(&str) -> Option<String>,
+    warnings: &mut Vec<Warning>,
+) -> EnvOptions {
+    let url = source::startup_url_for(Target::Catalog, env("CATWALK_URL").as_deref());
+    if let Err(value) = &url {
+        warnings.push(Warning::NotHttp(value.clone()));
+    }
+    let timeout = env(TIMEOUT_ENV).map_or(Some(DEFAULT_TIMEOUT), |value| {
+        let timeout = http::parse_seconds(&value).ok();
+        warnings.extend(timeout.is_none().then_some(Warning::BadTimeout(value)));
+        timeout
+    });
+    let interval = env(INTERVAL_ENV).map(|value| {
+        let interval = parse_interval(&value);
+        let origin = format!("{INTERVAL_ENV}={value}");
+        warnings.extend(interval.is_none().then_some(Warning::BadInterval(value)));
+        interval.map(|interval| (interval, origin))
+    });
+    let (interval, interval_origin) = interval
+        .flatten()
+        .unwrap_or((DEFAULT_INTERVAL, "default".into()));
+    EnvOptions {
+        url,
+        timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
+        interval,
+        interval_origin,
+    }
+}
+
+/// A refresh interval: whole or fractional seconds (`300`, `0`), or a
+/// number with a unit (`90s`, `5m`, `1h`, `1h30m`).
+pub(crate) fn parse_interval(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<f64>() {
+        return (0.0..1e12)
+            .contains(&seconds)
+            .then(|| Duration::from_secs_f64(seconds));
+    }
+    humantime::parse_duration(text).ok()
 }

@@ -13,8 +13,9 @@ use reqwest::Url;
 use super::{DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::{Target, embedded, quoted};
 use crate::error::Failure;
+use crate::fetch::credential::Routed;
 use crate::fetch::source;
-use crate::store::cache::{self, Bytes, CacheFiles, Cached};
+use crate::store::cache::{self, Bytes, CacheFiles, Cached, UntrustedFolder};
 use crate::store::state::{self, CacheState, Need, RefreshOutcome};
 use crate::trust::policy::flag;
 
@@ -25,27 +26,16 @@ use crate::trust::policy::flag;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Warning {
-    /// The data folder is one another user may write into: neither read
-    /// nor refreshed (what is in it could send a key anywhere).
-    UntrustedFolder {
-        /// Which folder, and why it is not used.
-        problem: String,
-        /// What makes it usable.
-        fix: String,
-    },
-    /// A cached document is not valid: the catalog's is ignored, Hyper's
-    /// replaced by the next refresh.
-    InvalidCache {
-        /// Which document.
-        target: Target,
-        /// What is wrong with it.
-        problem: String,
-    },
-    /// The state file beside a cache cannot be read: ignored.
-    UnreadableState {
-        /// What is wrong, and what comes of it.
-        problem: String,
-    },
+    /// The data folder is one another user may write into (which, and
+    /// why it is not used): neither read nor refreshed (what is in it
+    /// could send a key anywhere).
+    UntrustedFolder(UntrustedFolder),
+    /// A cached document is not valid (what is wrong with it): the
+    /// catalog's is ignored, Hyper's replaced by the next refresh.
+    InvalidCache(Target, String),
+    /// The state file beside a cache cannot be read (what is wrong, and
+    /// what comes of it): ignored.
+    UnreadableState(String),
     /// A refresh held a new document back for a person: the one in use
     /// is kept.
     Held {
@@ -95,43 +85,26 @@ pub enum Warning {
         /// What is used meanwhile.
         using: InUse,
     },
-    /// `CATWALK_URL` is not an http(s) URL: no refresh goes anywhere.
-    NotHttp {
-        /// Its value, as set.
-        value: String,
-    },
-    /// [`TIMEOUT_ENV`] is not a positive number of seconds: the default
+    /// `CATWALK_URL` is not an http(s) URL (its value, as set): no
+    /// refresh goes anywhere.
+    NotHttp(String),
+    /// [`TIMEOUT_ENV`] is not a positive number of seconds (its value, as
+    /// set): the default is used.
+    BadTimeout(String),
+    /// [`INTERVAL_ENV`] is not a duration (its value, as set): the default
     /// is used.
-    BadTimeout {
-        /// Its value, as set.
-        value: String,
-    },
-    /// [`INTERVAL_ENV`] is not a duration: the default is used.
-    BadInterval {
-        /// Its value, as set.
-        value: String,
-    },
-    /// A pinned key cannot be read: no refresh until it is fixed.
-    BadKey {
-        /// Where it was set, and why it cannot be read.
-        failure: Failure,
-    },
+    BadInterval(String),
+    /// A pinned key cannot be read (where it was set, and why): no refresh
+    /// until it is fixed.
+    BadKey(Failure),
     /// Hyper's provider is not refreshed at start-up, for a reason told at
     /// every start (a Hyper key no header can carry, a `HYPER_URL` that
-    /// cannot be used or that a project's `.env` chose).
-    HyperNotRefreshed {
-        /// Why, and what to do.
-        why: String,
-    },
+    /// cannot be used or that a project's `.env` chose), with what to do.
+    HyperNotRefreshed(String),
     /// The start-up's refresh of a document carries a credential, so it
     /// goes without the proxy or CA a project's `.env` sets (told at every
-    /// start).
-    Routed {
-        /// Which document.
-        target: Target,
-        /// What it carries, and the `.env`'s variables.
-        routed: crate::fetch::credential::Routed,
-    },
+    /// start): what it carries, and the `.env`'s variables.
+    Routed(Target, Routed),
 }
 
 /// What is used of a document while it is not refreshed: the catalog
@@ -168,22 +141,15 @@ impl InUse {
     }
 }
 
-/// A [`Warning`] told by a program of another name ([`Warning::told_by`]).
-#[derive(Debug, Clone, Copy)]
-pub struct ToldBy<'a> {
-    warning: &'a Warning,
-    program: &'a str,
-}
-
 impl Warning {
     /// This warning as the program `program` tells it: the commands its
     /// hints name are run by that name (`crush-providers`, as a person
     /// invoked it), where its `Display` says `crush`.
-    pub fn told_by<'a>(&'a self, program: &'a str) -> ToldBy<'a> {
-        ToldBy {
-            warning: self,
-            program,
-        }
+    pub fn told_by(&self, program: &str) -> String {
+        let mut told = String::new();
+        // Writing into a `String` never fails.
+        let _ = self.tell(&mut told, program);
+        told
     }
 
     /// This warning in one short line, for a start that has one row before
@@ -226,40 +192,73 @@ impl Warning {
                 };
                 format!("{} not refreshed: {cause}", target.short())
             }
-            other => {
-                let told = other.told_by(program).to_string();
-                told.lines().next().unwrap_or_default().to_owned()
-            }
+            other => (other.told_by(program).lines().next())
+                .unwrap_or_default()
+                .to_owned(),
         }
     }
 }
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.told_by(crate::error::program()).fmt(f)
+        self.tell(f, crate::error::program())
     }
 }
 
-impl fmt::Display for ToldBy<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let me = self.program;
-        match self.warning {
-            Warning::UntrustedFolder { problem, fix } => {
+impl Warning {
+    /// Writes the words of this warning into `f`, the program being `me`.
+    fn tell(&self, f: &mut dyn fmt::Write, me: &str) -> fmt::Result {
+        match self {
+            Warning::UntrustedFolder(e) => {
                 let using = InUse::Embedded.clause(Target::Catalog);
-                write!(f, "the data folder {problem}; {fix}; {using}")
+                write!(f, "the data folder {e}; {}; {using}", e.fix())
             }
-            Warning::InvalidCache {
-                target: Target::Catalog,
-                problem,
-            } => write!(
+            Warning::InvalidCache(Target::Catalog, problem) => write!(
                 f,
                 "{problem}; ignoring it; `{me} update-providers` replaces it (`{me} update-providers embedded` without a network)"
             ),
-            Warning::InvalidCache { problem, .. } => {
+            Warning::InvalidCache(_, problem) => {
                 write!(f, "{problem}; it is replaced by the next refresh")
             }
-            Warning::UnreadableState { problem } => f.write_str(problem),
-            Warning::Held { .. } => held(f, me, self.warning),
+            Warning::UnreadableState(problem) => f.write_str(problem),
+            // A held refresh's commands on lines of their own after it.
+            Warning::Held {
+                target,
+                url,
+                at,
+                held,
+            } => {
+                let findings = &held.changes;
+                let more = match findings.len() {
+                    0 | 1 => String::new(),
+                    n => format!(
+                        " (and {} more: `{me} providers --status` lists them)",
+                        n - 1
+                    ),
+                };
+                let when = at.map_or_else(String::new, |at| format!(" at {}", state::rfc3339(at)));
+                let kept = match target {
+                    Target::Catalog => "the catalog in use is kept",
+                    // With a Hyper key, Crush fetches for itself; while this is held
+                    // the front starts it with its updates off instead.
+                    Target::Hyper => {
+                        "hyper.json is not replaced (while it is held, Crush is started with its own updates off and uses its embedded Hyper provider)"
+                    }
+                };
+                let first = findings.first().map_or("", String::as_str);
+                let hint = held_hint_for(me, *target, url, &held.needs);
+                let noun = target.noun();
+                if held.foreign {
+                    return write!(
+                        f,
+                        "{noun} that another program wrote into the cache was held{when} and put aside as {url}; the last one reviewed here is back in place: {first}{more}\n{hint}"
+                    );
+                }
+                write!(
+                    f,
+                    "a refresh of {noun} from {url} was held{when}, and {kept}: {first}{more}\n{hint}"
+                )
+            }
             Warning::RefreshFailed {
                 target,
                 url,
@@ -274,11 +273,16 @@ impl fmt::Display for ToldBy<'_> {
                     // the network is online.
                     return write!(f, "could not refresh {noun} from {url}: {cause}; {using}");
                 };
+                // How to do without the network (in the global crushrc,
+                // which every project reads), and how to fetch it by hand.
+                let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
+                    .map(|dir| dir.join("crushrc").display().to_string())
+                    .unwrap_or_else(|_| "a crushrc".into());
+                let update = update_command(*target);
                 write!(
                     f,
-                    "the last refresh of {noun} from {url} failed at {}: {cause}; {using}; {}",
+                    "the last refresh of {noun} from {url} failed at {}: {cause}; {using}; on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand",
                     state::rfc3339(*at),
-                    refresh_hint(me, *target)
                 )
             }
             Warning::Unsaved {
@@ -303,21 +307,19 @@ impl fmt::Display for ToldBy<'_> {
                 target.noun(),
                 using.clause(*target)
             ),
-            Warning::NotHttp { value } => not_http(f, me, value),
-            Warning::BadTimeout { value } => write!(
+            Warning::NotHttp(value) => not_http(f, me, value),
+            Warning::BadTimeout(value) => write!(
                 f,
                 "{TIMEOUT_ENV}={value:?} is not a positive number of seconds; using {}",
                 DEFAULT_TIMEOUT.as_secs()
             ),
-            Warning::BadInterval { value } => write!(
+            Warning::BadInterval(value) => write!(
                 f,
                 "{INTERVAL_ENV}={value:?} is not a duration (seconds, or e.g. 90s, 5m, 1h; 0 to refresh at every start); using 5m"
             ),
-            Warning::BadKey { failure } => {
-                write!(f, "{failure}; no refresh until it is fixed")
-            }
-            Warning::HyperNotRefreshed { why } => f.write_str(why),
-            Warning::Routed { target, routed } => write!(
+            Warning::BadKey(failure) => write!(f, "{failure}; no refresh until it is fixed"),
+            Warning::HyperNotRefreshed(why) => f.write_str(why),
+            Warning::Routed(target, routed) => write!(
                 f,
                 "the start-up refresh of {} carries {}, so it goes without {}, which a project's .env chose; {}",
                 target.noun(),
@@ -327,19 +329,6 @@ impl fmt::Display for ToldBy<'_> {
             ),
         }
     }
-}
-
-/// What ends the warning of a failed refresh of `target`'s document, the
-/// program being `me`: how to do without the network (in the global
-/// crushrc, which every project reads), and how to fetch it by hand.
-fn refresh_hint(me: &str, target: Target) -> String {
-    let crushrc = crate::store::paths::config_dir(&crate::store::paths::process_env)
-        .map(|dir| dir.join("crushrc").display().to_string())
-        .unwrap_or_else(|_| "a crushrc".into());
-    let update = update_command(target);
-    format!(
-        "on a machine without network, set `option provider-auto-update false` in {crushrc} or CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1; once online, `{me} {update}` fetches it by hand"
-    )
 }
 
 /// `update-providers`, and `--source hyper` for Hyper's provider.
@@ -373,11 +362,8 @@ pub(crate) fn held_hint_for(me: &str, target: Target, url: &str, needs: &[Need])
         let review = ("review it:", format!("{from} --dry-run"));
         (vec![keep, review, ("apply it:", apply)], String::new())
     };
-    let width = commands
-        .iter()
-        .map(|(label, _)| label.len())
-        .max()
-        .unwrap_or(0);
+    // Its label the longest: the others line up after it.
+    let width = kept.len();
     let lines: Vec<String> = commands
         .iter()
         .map(|(label, command)| format!("  {label:width$}  {command}"))
@@ -397,54 +383,11 @@ fn shell_word(text: &str) -> String {
     }
 }
 
-/// The words of a held refresh ([`Warning::Held`]), the program being `me`.
-fn held(f: &mut fmt::Formatter<'_>, me: &str, warning: &Warning) -> fmt::Result {
-    let Warning::Held {
-        target,
-        url,
-        at,
-        held,
-    } = warning
-    else {
-        return Ok(());
-    };
-    let findings = &held.changes;
-    let more = match findings.len() {
-        0 | 1 => String::new(),
-        n => format!(
-            " (and {} more: `{me} providers --status` lists them)",
-            n - 1
-        ),
-    };
-    let when = at.map_or_else(String::new, |at| format!(" at {}", state::rfc3339(at)));
-    let kept = match target {
-        Target::Catalog => "the catalog in use is kept",
-        // With a Hyper key, Crush fetches for itself; while this is held
-        // the front starts it with its updates off instead.
-        Target::Hyper => {
-            "hyper.json is not replaced (while it is held, Crush is started with its own updates off and uses its embedded Hyper provider)"
-        }
-    };
-    let first = findings.first().map_or("", String::as_str);
-    let hint = held_hint_for(me, *target, url, &held.needs);
-    let noun = target.noun();
-    if held.foreign {
-        return write!(
-            f,
-            "{noun} that another program wrote into the cache was held{when} and put aside as {url}; the last one reviewed here is back in place: {first}{more}\n{hint}"
-        );
-    }
-    write!(
-        f,
-        "a refresh of {noun} from {url} was held{when}, and {kept}: {first}{more}\n{hint}"
-    )
-}
-
 /// What every start says of a `CATWALK_URL` that is not an http(s) URL
 /// ([`Warning::NotHttp`]), the program being `me`: no refresh goes
 /// anywhere (Crush's request with it fails before it is sent; never the
 /// public server instead), and what it is good for.
-fn not_http(f: &mut fmt::Formatter<'_>, me: &str, value: &str) -> fmt::Result {
+fn not_http(f: &mut dyn fmt::Write, me: &str, value: &str) -> fmt::Result {
     if let Some((what, url)) = source::stray_space(value) {
         return write!(
             f,
@@ -464,14 +407,6 @@ fn not_http(f: &mut fmt::Formatter<'_>, me: &str, value: &str) -> fmt::Result {
     )
 }
 
-/// The state of `files`' document: its valid cache's, `cached`, else the
-/// one of a document not there ([`cache::absent_state`]: a first fetch of
-/// Hyper's provider that failed or was held).
-fn state_of(files: &CacheFiles, cached: Option<&Cached>) -> Option<CacheState> {
-    let absent = || cache::read(files, Bytes::Peek).state().cloned();
-    cached.map_or_else(absent, |c| c.state.clone())
-}
-
 /// Tells what the last refresh of `files`' document (its valid cache
 /// `cached`) held back, at every start while it is held, and, with
 /// `failure`, its failure, once: marked told in the state file.
@@ -481,7 +416,10 @@ pub(super) fn tell_last(
     failure: bool,
     warnings: &mut Vec<Warning>,
 ) {
-    let Some(state) = state_of(files, cached) else {
+    // Without a valid cache, the state recorded for none: a first fetch
+    // of Hyper's provider that failed or was held.
+    let absent = || cache::read(files, Bytes::Peek).state().cloned();
+    let Some(state) = cached.map_or_else(absent, |c| c.state.clone()) else {
         return;
     };
     let target = files.target;
@@ -551,10 +489,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        let invalid = Warning::InvalidCache {
-            target: Target::Catalog,
-            problem: "the cache is not valid".into(),
-        };
+        let invalid = Warning::InvalidCache(Target::Catalog, "the cache is not valid".into());
         let failed = Warning::RefreshFailed {
             target: Target::Hyper,
             url: "https://hyper.example".into(),
@@ -562,9 +497,7 @@ mod tests {
             cause: None,
             using: InUse::Embedded,
         };
-        let not_http = Warning::NotHttp {
-            value: "ftp://x".into(),
-        };
+        let not_http = Warning::NotHttp("ftp://x".into());
         for warning in [&held, &invalid, &failed, &not_http] {
             let host = warning.to_string();
             let told = warning.told_by("crush-providers").to_string();

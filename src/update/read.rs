@@ -8,7 +8,7 @@ use std::path::Path;
 use super::{Output, UpdateOptions, Warning};
 use crate::catalog::Target;
 use crate::error::{Cause, Failure, OutputError};
-use crate::fetch::http::{FetchError, FetchOptions, Fetched, Session};
+use crate::fetch::http::{FetchError, FetchOptions, Session};
 use crate::fetch::source::{self, Loaded, ReadError, Source};
 use crate::store::cache::{self, Bytes, CacheFiles, Cached, Found};
 use crate::store::validators::Validators;
@@ -208,15 +208,8 @@ pub(crate) fn load(
     signature: Option<&Path>,
 ) -> Result<Option<Brought>, Cause> {
     let session = Session::default();
-    let loaded = match source {
-        Source::Url(url) => match session.fetch(url, fetch).map_err(ReadError::from)? {
-            Fetched::NotModified => return Ok(None),
-            Fetched::Body { bytes, validators } => Loaded {
-                bytes: bytes.into(),
-                validators,
-            },
-        },
-        _ => source.load(fetch, &session)?,
+    let Some(loaded) = source.load(fetch, &session)? else {
+        return Ok(None);
     };
     let Some(keys) = keys else {
         return Ok(Some((loaded, None, None)));

@@ -416,6 +416,26 @@ fn completion_is_for_the_name_installed() {
     }
 }
 
+/// Installed under a name whose fourth byte from the end falls inside a
+/// character (`éabc`), the program names itself so: no panic while it
+/// looks for an `.exe` to drop.
+#[test]
+fn any_installed_name_is_read_whole() {
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("éabc");
+    #[cfg(unix)]
+    copy_program(std::path::Path::new(env!("CARGO_BIN_EXE_crush")), &exe);
+    #[cfg(not(unix))]
+    std::fs::copy(env!("CARGO_BIN_EXE_crush"), &exe).unwrap();
+    let output = std::process::Command::new(&exe)
+        .arg("--version")
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert!(output.stdout.starts_with("éabc ".as_bytes()), "{output:?}");
+}
+
 /// Issue 35, item 9: the pflag and cobra forms Crush's `update-providers`
 /// takes are taken here too: a bool flag's `--debug=false`, `-d=true`
 /// and `-dd` (while `--debug false` leaves `false` a SOURCE), the last of

@@ -3,8 +3,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::{IfBusy, Outcome, Request, run};
-use crate::store::cache::CacheFiles;
+use super::{IfBusy, Job, Outcome, run};
 
 /// A refresh running on a thread of this process, for a long-lived host:
 /// poll it, or wait for it, and swap the new catalog in when it brings one.
@@ -84,19 +83,23 @@ pub struct Refresh {
 }
 
 impl Refresh {
-    /// Starts a refresh of the cache in `files` on a new thread; `known` is
-    /// the SHA-256 of the catalog the host holds.
-    pub(crate) fn start(files: CacheFiles, request: Request, known: Option<[u8; 32]>) -> Refresh {
+    /// Starts the refreshes of `jobs` on a new thread, one after the
+    /// other; the handle tells the first one's outcome as soon as it is
+    /// known, not after the others' requests.
+    pub(crate) fn start(jobs: Vec<Job>) -> std::io::Result<Refresh> {
         let (sender, receiver) = mpsc::sync_channel(1);
-        let spawned = std::thread::Builder::new()
-            .name("catalog-refresh".into())
+        std::thread::Builder::new()
+            .name("refresh".into())
             .spawn(move || {
-                let _ = sender.send(run(&files, &request, known, IfBusy::Wait));
-            });
-        let outcome = spawned
-            .err()
-            .map(|e| Outcome::Failed(format!("cannot start the refresh thread: {e}")));
-        Refresh { receiver, outcome }
+                let (first, rest) = jobs.split_at(jobs.len().min(1));
+                let outcome = run(first, IfBusy::Wait).pop();
+                let _ = sender.send(outcome.unwrap_or(Outcome::Unchanged));
+                run(rest, IfBusy::Wait);
+            })?;
+        Ok(Refresh {
+            receiver,
+            outcome: None,
+        })
     }
 
     /// The outcome, if the refresh has ended; never blocks.
@@ -110,13 +113,11 @@ impl Refresh {
             self.outcome = match self.receiver.recv_timeout(timeout) {
                 Ok(outcome) => Some(outcome),
                 Err(mpsc::RecvTimeoutError::Timeout) => None,
-                Err(mpsc::RecvTimeoutError::Disconnected) => Some(stopped()),
+                Err(mpsc::RecvTimeoutError::Disconnected) => Some(Outcome::Failed(
+                    "the refresh thread stopped without an outcome".into(),
+                )),
             };
         }
         self.outcome.as_ref()
     }
-}
-
-fn stopped() -> Outcome {
-    Outcome::Failed("the refresh thread stopped without an outcome".into())
 }

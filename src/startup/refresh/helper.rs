@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use super::{IfBusy, Job, Request, run_all};
+use super::{IfBusy, Job, run};
 use crate::catalog::Target;
 use crate::fetch::http::Bearer;
 use crate::fetch::watch::Watch;
@@ -27,14 +27,6 @@ const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
 /// environment, unlike its command line, only its own user can read.
 const URL_ENV: &str = "CRUSH_PROVIDER_HELPER_URL";
 const HYPER_URL_ENV: &str = "CRUSH_PROVIDER_HELPER_HYPER_URL";
-
-/// The Hyper key the helper process was given ([`spawn_helper`]).
-pub(crate) fn helper_hyper_key() -> Option<Bearer> {
-    std::env::var(HYPER_KEY_ENV)
-        .ok()
-        .filter(|k| !k.is_empty())
-        .map(Bearer)
-}
 
 /// Arguments of the background refresh helper, as the start-up passes
 /// them: [`HelperArgs::command`] writes them, clap reads them back.
@@ -67,25 +59,6 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 }
 
 impl HelperArgs {
-    /// The arguments that run `jobs` (documents of one folder, with the
-    /// same bounds and keys: one start's); `None` for no job.
-    pub(crate) fn of(jobs: &[Job<'_>]) -> Option<HelperArgs> {
-        let (dir, first) = jobs.first().map(|job| (&job.files.dir, job.request))?;
-        let url = |target| {
-            let job = jobs.iter().find(|job| job.files.target == target);
-            job.map(|job| job.request.url.clone())
-        };
-        let keys = first.keys.iter().flat_map(|keys| keys.entries().iter());
-        Some(HelperArgs {
-            cache_dir: dir.clone(),
-            url: url(Target::Catalog),
-            hyper_url: url(Target::Hyper),
-            timeout: first.timeout,
-            interval: first.interval,
-            public_keys: keys.cloned().collect(),
-        })
-    }
-
     /// `exe` run with these arguments: on its command line what anyone may
     /// read, and in its environment the URLs and `hyper_key`.
     fn command(&self, exe: &Path, hyper_key: Option<&Bearer>) -> Command {
@@ -118,40 +91,34 @@ impl HelperArgs {
     }
 
     /// Runs the refreshes these arguments name, one after the other under
-    /// one lock; nobody waits for the outcomes: they are in the state
-    /// files.
+    /// one lock, Hyper's with the key of [`HYPER_KEY_ENV`]; nobody waits
+    /// for the outcomes: they are in the state files.
     pub(crate) fn run(self) {
         // The start-up checked these keys before passing them on.
         let Ok(keys) = TrustedKeys::parse(&self.public_keys) else {
             return;
         };
-        let catalog = CacheFiles::in_dir(&self.cache_dir);
-        let hyper = catalog.with_target(Target::Hyper);
+        let files = CacheFiles::in_dir(&self.cache_dir);
+        let key = std::env::var(HYPER_KEY_ENV).ok().filter(|k| !k.is_empty());
         let documents = [
-            (&catalog, self.url, None),
-            (&hyper, self.hyper_url, helper_hyper_key()),
+            (Target::Catalog, self.url, None),
+            (Target::Hyper, self.hyper_url, key.map(Bearer)),
         ];
-        let requests: Vec<_> = (documents.into_iter())
-            .filter_map(|(files, url, bearer)| {
-                let request = Request {
+        let jobs: Vec<Job> = (documents.into_iter())
+            .filter_map(|(target, url, bearer)| {
+                Some(Job {
+                    files: files.with_target(target),
                     url: url?,
+                    bearer,
+                    known: None,
                     timeout: self.timeout,
                     interval: self.interval,
                     keys: keys.clone(),
                     watch: Watch::default(),
-                    bearer,
-                };
-                Some((files, request))
+                })
             })
             .collect();
-        let jobs: Vec<_> = (requests.iter())
-            .map(|(files, request)| Job {
-                files,
-                request,
-                known: None,
-            })
-            .collect();
-        run_all(&jobs, IfBusy::Skip);
+        run(&jobs, IfBusy::Skip);
     }
 }
 
@@ -166,15 +133,25 @@ impl HelperArgs {
 /// exits by itself within the requests' bounds. The URLs and Hyper's key
 /// go in its environment, never on its command line, which every user of
 /// the machine can read.
-pub(crate) fn spawn_helper(exe: &Path, jobs: &[Job<'_>]) -> io::Result<()> {
-    let Some(args) = HelperArgs::of(jobs) else {
+pub(crate) fn spawn_helper(exe: &Path, jobs: &[Job]) -> io::Result<()> {
+    let Some(first) = jobs.first() else {
         return Ok(());
     };
-    let hyper_key = jobs
-        .iter()
-        .filter(|job| job.files.target == Target::Hyper)
-        .find_map(|job| job.request.bearer.as_ref());
-    let mut command = args.command(exe, hyper_key);
+    let url = |target| {
+        let job = jobs.iter().find(|job| job.files.target == target);
+        job.map(|job| job.url.clone())
+    };
+    let keys = first.keys.iter().flat_map(|keys| keys.entries().iter());
+    let args = HelperArgs {
+        cache_dir: first.files.dir.clone(),
+        url: url(Target::Catalog),
+        hyper_url: url(Target::Hyper),
+        timeout: first.timeout,
+        interval: first.interval,
+        public_keys: keys.cloned().collect(),
+    };
+    // Only Hyper's request carries a key.
+    let mut command = args.command(exe, jobs.iter().find_map(|job| job.bearer.as_ref()));
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())

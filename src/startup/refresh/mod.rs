@@ -30,7 +30,9 @@ pub use self::handle::Refresh;
 pub(crate) use self::helper::{HELPER_COMMAND, HelperArgs, spawn_helper};
 use crate::catalog::{Target, embedded};
 use crate::error::Cause;
+use crate::fetch::diagnosis::seconds;
 use crate::fetch::http::{Bearer, FetchError, FetchOptions};
+use crate::fetch::proxy::variable_for;
 use crate::fetch::source::{ReadError, Source, redacted};
 use crate::fetch::watch::{Signal, Watch};
 use crate::store::cache::{self, Bytes, CacheFiles, Cached, Seen};
@@ -52,37 +54,31 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// The lock file that keeps refreshes of one folder apart.
 const LOCK_FILE: &str = ".providers.refresh.lock";
 
-/// What to refresh from, and how often.
+/// One document to refresh: its cache (whose target says which
+/// document), where from and how, and the SHA-256 of the one the caller
+/// holds.
 #[derive(Debug, Clone)]
-pub(crate) struct Request {
-    /// The catalog URL.
+pub(crate) struct Job {
+    /// The cache.
+    pub files: CacheFiles,
+    /// The document's URL.
     pub url: Url,
+    /// Sent as `Authorization: Bearer`: the Hyper key, for Hyper's
+    /// provider.
+    pub bearer: Option<Bearer>,
+    /// What the caller holds: the outcome is `Updated` when the cache ends
+    /// up holding another document, whoever put it there.
+    pub known: Option<[u8; 32]>,
     /// Bound on the whole exchange.
     pub timeout: Duration,
     /// A cache confirmed less than this long ago needs no request.
     pub interval: Duration,
-    /// The pinned keys: a new catalog must come signed by one of them.
+    /// The pinned keys: a new document must come signed by one of them.
     pub keys: Option<TrustedKeys>,
     /// Where its progress shows and what ends it early
     /// ([`FetchError::Interrupted`]), when a person waits for it
     /// (`--wait`); by default, neither.
     pub watch: Watch,
-    /// Sent as `Authorization: Bearer`: the Hyper key, for Hyper's
-    /// provider.
-    pub bearer: Option<Bearer>,
-}
-
-/// One document to refresh: its cache (whose target says which
-/// document), where from, and the SHA-256 of the one the caller holds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Job<'a> {
-    /// The cache.
-    pub files: &'a CacheFiles,
-    /// Where from, and how.
-    pub request: &'a Request,
-    /// What the caller holds: the outcome is `Updated` when the cache ends
-    /// up holding another document, whoever put it there.
-    pub known: Option<[u8; 32]>,
 }
 
 /// How a refresh ended. Its causes are the words the state file records
@@ -118,38 +114,22 @@ pub(crate) enum IfBusy {
     Wait,
 }
 
-/// Runs one refresh of the cache in `files` in this thread. `known` is the
-/// SHA-256 of the catalog the caller holds.
-pub(crate) fn run(
-    files: &CacheFiles,
-    request: &Request,
-    known: Option<[u8; 32]>,
-    if_busy: IfBusy,
-) -> Outcome {
-    let job = Job {
-        files,
-        request,
-        known,
-    };
-    run_all(&[job], if_busy).pop().unwrap_or(Outcome::Unchanged)
-}
-
 /// Runs the refreshes of `jobs` (documents of one data folder: the
 /// catalog, then Hyper's provider) one after the other in this thread,
 /// under one refresh lock: an outcome for each, in their order.
-pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
+pub(crate) fn run(jobs: &[Job], if_busy: IfBusy) -> Vec<Outcome> {
     let Some(first) = jobs.first() else {
         return Vec::new();
     };
     // What each state recorded before: a refresh this one joins records
     // its own outcome over it.
-    let before = |job: &Job<'_>| (if_busy == IfBusy::Wait).then(|| last_refresh(job.files));
+    let before = |job: &Job| (if_busy == IfBusy::Wait).then(|| last_refresh(&job.files));
     let before: Vec<_> = jobs.iter().map(before).collect();
     // Joined, no longer than this refresh would take: its requests, and
     // the wait for the folder lock to save what they bring.
     let bound = match if_busy {
         IfBusy::Skip => Duration::ZERO,
-        IfBusy::Wait => jobs.iter().map(|job| job.request.timeout).sum::<Duration>() + LOCK_WAIT,
+        IfBusy::Wait => jobs.iter().map(|job| job.timeout).sum::<Duration>() + LOCK_WAIT,
     };
     let started = Instant::now();
     // A folder where no lock can be made is one where no catalog can be
@@ -163,7 +143,7 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
         // waits.
         Err(e @ LockError::NotRegular { .. }) => {
             let unlocked = |job| match reviewed_first(job) {
-                Ok(()) => Done::new(job, cache::read(job.files, Bytes::Read).vouched().as_ref())
+                Ok(()) => Done::new(job, cache::read(&job.files, Bytes::Read).vouched().as_ref())
                     .fail(e.to_string()),
                 Err(failed) => failed,
             };
@@ -173,7 +153,7 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
     };
     let outcomes = (jobs.iter().zip(before))
         .map(|(job, before)| {
-            let recorded = joined.then(|| last_refresh(job.files));
+            let recorded = joined.then(|| last_refresh(&job.files));
             let recorded = recorded.filter(|now| Some(now) != before.as_ref()).flatten();
             // A refresh joined that recorded nothing (it found nothing to
             // do, or could not write) leaves this one what remains of the
@@ -187,9 +167,8 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
                     bound.as_secs_f64()
                 )),
                 _ => {
-                    let timeout = job.request.timeout.min(if joined { left } else { Duration::MAX });
-                    let request = Request { timeout, ..job.request.clone() };
-                    let job = Job { request: &request, ..*job };
+                    let timeout = job.timeout.min(if joined { left } else { Duration::MAX });
+                    let job = Job { timeout, ..job.clone() };
                     reviewed_first(&job).map_or_else(|failed| failed, |()| refresh_locked(&job))
                 }
             }
@@ -200,20 +179,14 @@ pub(crate) fn run_all(jobs: &[Job<'_>], if_busy: IfBusy) -> Vec<Outcome> {
 }
 
 /// What the refresh this one joined recorded for `job`.
-fn told(job: &Job<'_>, record: RefreshRecord) -> Outcome {
-    match record {
-        RefreshRecord {
-            held: Some(held), ..
-        } if !held.kept => Outcome::Held(held.changes),
-        RefreshRecord {
-            outcome: RefreshOutcome::Failed,
-            cause,
-            ..
-        } => Outcome::Failed(cause.unwrap_or_default()),
-        _ => settled(
-            cache::read(job.files, Bytes::Read).vouched().as_ref(),
-            job.known,
-        ),
+fn told(job: &Job, record: RefreshRecord) -> Outcome {
+    match (record.outcome, record.held) {
+        (_, Some(held)) if !held.kept => Outcome::Held(held.changes),
+        (RefreshOutcome::Failed, _) => Outcome::Failed(record.cause.unwrap_or_default()),
+        _ => {
+            let now = cache::read(&job.files, Bytes::Read).vouched();
+            settled(now.as_ref(), job.known)
+        }
     }
 }
 
@@ -232,9 +205,9 @@ fn last_refresh(files: &CacheFiles) -> Option<RefreshRecord> {
 /// ([`foreign::settle`]) before anything sends its ETag or records a 304
 /// as its confirmation. A review that cannot be made holds: no request goes
 /// out, and nothing is recorded of bytes nobody reviewed.
-fn reviewed_first(job: &Job<'_>) -> Result<(), Outcome> {
-    match foreign::settle(job.files, job.request.keys.is_some(), LOCK_WAIT) {
-        Ok(foreign::Settled::Busy { .. }) => Err(Outcome::Failed(foreign::unreviewed(job.files))),
+fn reviewed_first(job: &Job) -> Result<(), Outcome> {
+    match foreign::settle(&job.files, job.keys.is_some(), LOCK_WAIT) {
+        Ok(foreign::Settled::Busy { .. }) => Err(Outcome::Failed(foreign::unreviewed(&job.files))),
         Ok(_) => Ok(()),
         Err(e) => Err(Outcome::Failed(e.to_string())),
     }
@@ -242,8 +215,8 @@ fn reviewed_first(job: &Job<'_>) -> Result<(), Outcome> {
 
 /// One refresh of `job`, under the refresh lock: the request, and its
 /// answer carried out.
-fn refresh_locked(job: &Job<'_>) -> Outcome {
-    let Job { files, request, .. } = *job;
+fn refresh_locked(job: &Job) -> Outcome {
+    let files = &job.files;
     // What the cache is, before it is read: the answer is written only
     // over that file.
     let seen = Seen::now(files);
@@ -253,23 +226,23 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
     let cached = cache::read(files, Bytes::Read).vouched();
     let done = Done::new(job, cached.as_ref());
     if let Some(cached) = &cached
-        && is_confirmed(cached.state.as_ref(), request.interval, done.now)
+        && is_confirmed(cached.state.as_ref(), job.interval, done.now)
     {
         // Another refresh confirmed the cache while this one waited.
         return settled(Some(cached), job.known);
     }
     // Without a cache, an unconditional request.
     let fetch = FetchOptions {
-        timeout: request.timeout,
-        connect_timeout: CONNECT_TIMEOUT.min(request.timeout),
+        timeout: job.timeout,
+        connect_timeout: CONNECT_TIMEOUT.min(job.timeout),
         conditional: cached.as_ref().map(Cached::validators).unwrap_or_default(),
-        watch: request.watch.clone(),
+        watch: job.watch.clone(),
         document: files.target,
-        bearer: request.bearer.clone(),
+        bearer: job.bearer.clone(),
         ..FetchOptions::default()
     };
-    let source = Source::Url(request.url.clone());
-    let (loaded, _, signed_at) = match load(&source, &fetch, request.keys.as_ref(), None) {
+    let source = Source::Url(job.url.clone());
+    let (loaded, _, signed_at) = match load(&source, &fetch, job.keys.as_ref(), None) {
         Ok(Some(brought)) => brought,
         Ok(None) => return done.confirm(None),
         Err(Cause::Read(ReadError::Fetch(FetchError::Interrupted(code)))) => {
@@ -284,7 +257,7 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
                 ..policy::held_for(why, None)
             });
         }
-        Err(e) => return done.fail(explain(&e, &request.url)),
+        Err(e) => return done.fail(explain(&e, &job.url)),
     };
     let (body, validators) = (loaded.bytes.into_owned(), loaded.validators);
     let sha256 = digest::sha256(&body);
@@ -302,7 +275,7 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
     let mut state = CacheState {
         sha256: hex(&sha256),
         validators,
-        source: redacted(request.url.as_str()),
+        source: redacted(job.url.as_str()),
         fetched_at: done.now,
         confirmed_at: Some(done.now),
         signed_at,
@@ -327,23 +300,23 @@ fn refresh_locked(job: &Job<'_>) -> Outcome {
         Err(NotApplied::Refused(cause)) => done.fail(cause.chain().join(": ")),
         // Another writer replaced the cache while this refresh fetched:
         // its answer is dropped, and the caller told what the cache holds.
-        Err(NotApplied::Overtaken) => settled(
-            cache::read(files, Bytes::Read).vouched().as_ref(),
-            job.known,
-        ),
+        Err(NotApplied::Overtaken) => {
+            let now = cache::read(files, Bytes::Read).vouched();
+            settled(now.as_ref(), job.known)
+        }
     }
 }
 
 /// A refresh of one document, recording what came of it.
 struct Done<'r> {
-    job: &'r Job<'r>,
+    job: &'r Job,
     /// The cache as read.
     cached: Option<&'r Cached>,
     now: u64,
 }
 
 impl<'r> Done<'r> {
-    fn new(job: &'r Job<'r>, cached: Option<&'r Cached>) -> Self {
+    fn new(job: &'r Job, cached: Option<&'r Cached>) -> Self {
         let now = state::now();
         Done { job, cached, now }
     }
@@ -357,7 +330,7 @@ impl<'r> Done<'r> {
     ) -> RefreshRecord {
         RefreshRecord {
             at: self.now,
-            url: redacted(self.job.request.url.as_str()),
+            url: redacted(self.job.url.as_str()),
             outcome,
             cause,
             told: false,
@@ -374,7 +347,7 @@ impl<'r> Done<'r> {
     /// none. Best effort: should it not be saved, the next start asks
     /// again.
     fn keep(&self, change: impl FnOnce(&mut CacheState)) {
-        let files = self.job.files;
+        let files = &self.job.files;
         if self.cached.is_some() || files.target == Target::Hyper {
             let _ = cache::update_state(files, self.cached, LOCK_WAIT, change);
             return;
@@ -462,7 +435,14 @@ fn settled(cached: Option<&Cached>, known: Option<[u8; 32]>) -> Outcome {
 /// same source. `url` is the one asked.
 fn explain(cause: &Cause, url: &Url) -> String {
     match cause {
-        Cause::Read(ReadError::Fetch(fetch)) => format!("{fetch}; {}", fetch.refresh_hint(url)),
+        // The bound of a refresh is `CRUSH_PROVIDER_TIMEOUT`, the only one
+        // a start-up takes.
+        Cause::Read(ReadError::Fetch(FetchError::Timeout(timeout))) => format!(
+            "{timeout}; raise the bound above {} with CRUSH_PROVIDER_TIMEOUT (seconds), or check the network and the proxy ({})",
+            seconds(timeout.after()),
+            variable_for(url)
+        ),
+        Cause::Read(ReadError::Fetch(fetch)) => format!("{fetch}; {}", fetch.hint(url)),
         other => other.chain().join(": "),
     }
 }
