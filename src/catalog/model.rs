@@ -106,7 +106,7 @@ go_struct! {
 #[derive(Debug)]
 pub struct Catalog {
     /// The providers, in the order of the source; shared with the catalog
-    /// it replaces where their bytes are the same ([`Catalog::previous`]).
+    /// it replaces where their bytes are the same.
     pub providers: Vec<Arc<Provider>>,
     /// Problems that do not make the catalog unusable.
     pub warnings: Vec<super::Warning>,
