@@ -4,22 +4,18 @@
 //!
 //! # The front door
 //!
-//! What a host needs is public; the rest is the crate's own:
+//! The `crush` binary is the product; what a host program needs besides
+//! is public, the rest is the crate's own:
 //!
 //! - **Start-up** ([`startup`]): [`startup::load`] hands over a valid
 //!   catalog at once (the cache, else the embedded snapshot) and never
 //!   fails; [`startup::StartupOptions`] says whether it may go out and
-//!   where, built from the settings in one call by
-//!   [`startup::StartupOptions::from_settings`]; a refresh it starts on a
-//!   thread comes back as a [`startup::Refresh`] handle to poll or wait
-//!   on, ending in a [`startup::Outcome`]; what went wrong on the way is
-//!   a typed [`startup::Warning`], whose `Display` is the line to show
-//!   (with what a server or a file put into it: a host escapes control
-//!   characters before a terminal shows it, as the command line does).
-//! - **An update** ([`update`]): [`update::read`] a [`update::Source`],
-//!   [`update::Inputs::parse`] it, [`update::Parsed::apply`] it with
-//!   [`update::UpdateOptions`], and get an [`update::UpdateReport`];
-//!   failures are an [`error::Failure`] with a typed [`error::Cause`].
+//!   where; a refresh it starts on a thread comes back as a
+//!   [`startup::Refresh`] handle to poll or wait on, ending in a
+//!   [`startup::Outcome`]; what went wrong on the way is a typed
+//!   [`startup::Warning`], whose `Display` is the line to show (with what
+//!   a server or a file put into it: a host escapes control characters
+//!   before a terminal shows it, as the command line does).
 //! - **The catalog** ([`catalog`]): [`catalog::validate`] reads bytes as
 //!   Crush reads them into a [`catalog::Catalog`] of
 //!   [`catalog::Provider`]s and [`catalog::Model`]s (with its
@@ -27,9 +23,9 @@
 //!   [`catalog::embedded`] is the snapshot compiled in.
 //! - **The cache's location** ([`store`]): [`store::CacheFiles`] names
 //!   the files in Crush's data folder, [`store::data_dir`].
-//! - **The settings** ([`config`]): [`config::Settings`] as Crush's
-//!   configuration files give them, and what is worth telling of them
-//!   (typed [`config::Warning`]s).
+//!
+//! Crush's configuration files, `update-providers` and its errors are
+//! the command line's: a host that wants them runs `crush`.
 //!
 //! # Examples
 //!
@@ -72,30 +68,30 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Start as the `crush` command line does: the settings from Crush's
-//! configuration files, the options built from them in one call, and a
-//! refresh, when one is due, on a thread of this process:
+//! Start from the cache in Crush's data folder, and take a refresh, when
+//! one was due, from the thread it runs on:
 //!
 //! ```no_run
-//! use crush_providers::config;
-//! use crush_providers::startup::{self, StartupOptions};
+//! use crush_providers::startup::{self, Background, StartupOptions};
 //! use crush_providers::store::{self, CacheFiles};
 //!
-//! let cwd = std::env::current_dir()?;
-//! let inputs = config::Inputs {
-//!     cwd: &cwd,
-//!     env: &store::process_env,
-//!     env_source: &|_| None,
-//!     data_dir: None,
-//!     cwd_flag: None,
-//! };
-//! let settings = config::resolve_in(&inputs, |_| false)?;
 //! let files = CacheFiles::in_dir(store::data_dir(&store::process_env)?);
-//! let prepared = StartupOptions::from_settings(&settings, &files);
-//! for warning in &prepared.warnings {
+//! let options = StartupOptions {
+//!     auto_update: true,
+//!     default_providers: true,
+//!     url: "https://catwalk.charm.sh/v2/providers".parse()?,
+//!     timeout: startup::DEFAULT_TIMEOUT,
+//!     interval: startup::DEFAULT_INTERVAL,
+//!     background: Background::Thread,
+//!     wait: false,
+//!     watch: crush_providers::Watch::default(),
+//!     keys: None,
+//!     hyper: None,
+//! };
+//! let mut loaded = startup::load(&files, &options);
+//! for warning in &loaded.warnings {
 //!     eprintln!("warning: {warning}");
 //! }
-//! let mut loaded = startup::load(&files, &prepared.options);
 //! let catalog = crush_providers::catalog::validate(&loaded.bytes)?;
 //! println!("{} providers", catalog.providers.len());
 //! if let Some(refresh) = &mut loaded.refresh {
@@ -103,38 +99,6 @@
 //!         println!("a new catalog: {} bytes", bytes.len());
 //!     }
 //! }
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! Update the cache (here from the embedded snapshot, so without the
-//! network) and read the report:
-//!
-//! ```
-//! use crush_providers::catalog::Target;
-//! use crush_providers::store::CacheFiles;
-//! use crush_providers::update::{self, Source, UpdateOptions};
-//!
-//! let dir = tempfile::tempdir()?;
-//! let files = CacheFiles::in_dir(dir.path());
-//! let options = UpdateOptions::default();
-//! let inputs = update::read(&Source::Embedded, &files, &options)?;
-//! let parsed = inputs.parse(Target::Catalog, &options)?;
-//! // With `dry_run`, a refused document comes back as its report and the
-//! // refusal (the second half); here nothing is refused.
-//! let (report, refused) = parsed.apply(&files, &options)?;
-//! assert!(refused.is_none());
-//! assert!(report.written);
-//! assert_eq!(std::fs::read(&files.catalog)?, crush_providers::catalog::embedded::catalog_bytes());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! Where the cache is, by Crush's rules for this platform:
-//!
-//! ```no_run
-//! use crush_providers::store::{self, CacheFiles};
-//!
-//! let files = CacheFiles::in_dir(store::data_dir(&store::process_env)?);
-//! println!("{}", files.catalog.display());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -162,13 +126,13 @@
 //!   in one session, redirects followed by hand, the proxy each request
 //!   takes, plain-word diagnoses, and what a caller gives a download (a
 //!   progress [`Reporter`], a [`Cancel`]lation).
-//! - [`config`]: the settings, through Crush's levels of files, merged
+//! - `config/`: the settings, through Crush's levels of files, merged
 //!   and decoded as Crush does, crushrc files read without running them,
 //!   and their typed warnings.
-//! - [`error`]: the one-line failure every command reports, typed: what
+//! - `error.rs`: the one-line failure every command reports, typed: what
 //!   failed, why, and the hint attached to that cause (its commands named
 //!   as Crush's, or as the command line gives its own name).
-//! - [`update`]: `update-providers`, the path from a source to the cache:
+//! - `update/`: `update-providers`, the path from a source to the cache:
 //!   read, parse, a pure plan, and its application, and its typed
 //!   warnings.
 //! - [`startup`]: what Crush calls when it starts, its options built from
@@ -190,15 +154,15 @@
 
 pub mod catalog;
 mod commands;
-pub mod config;
+mod config;
 mod environment;
-pub mod error;
+mod error;
 mod fetch;
 mod front;
 pub mod startup;
 pub mod store;
 mod trust;
-pub mod update;
+mod update;
 
 pub use fetch::http::Bearer;
 pub use fetch::watch::{Cancel, Reporter, Signal, Watch};

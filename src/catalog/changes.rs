@@ -7,6 +7,7 @@
 //! catalogs holds hundreds of thousands of fields.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -114,6 +115,10 @@ pub fn compare<'a>(previous: &'a Catalog, next: &'a Catalog) -> Changes<'a> {
         &next.providers,
         |p| &p.id,
         |b, a| {
+            // Shared: read from the same bytes ([`Catalog::previous`]).
+            if Arc::ptr_eq(b, a) {
+                return;
+            }
             let changed = compare_provider(b, a);
             if !(changed.fields.is_empty()
                 && changed.models_added.is_empty()
@@ -124,7 +129,7 @@ pub fn compare<'a>(previous: &'a Catalog, next: &'a Catalog) -> Changes<'a> {
             }
         },
     );
-    let models = |providers: &[&Provider]| providers.iter().map(|p| p.models.len()).sum();
+    let models = |providers: &[&Arc<Provider>]| providers.iter().map(|p| p.models.len()).sum();
     changes.models_of_providers = (models(&added), models(&removed));
     changes.providers_added = added.iter().map(|p| p.id.as_str()).collect();
     changes.providers_removed = removed.iter().map(|p| p.id.as_str()).collect();

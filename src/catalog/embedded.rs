@@ -1,21 +1,62 @@
 //! The catalog snapshot compiled into the binary: the last fallback, and what
 //! `update-providers embedded` restores.
 
+use std::sync::{Arc, LazyLock};
+
+use super::{Catalog, Provider};
+
 /// The snapshot's bytes, exactly as committed in `embedded/providers.json`.
 pub fn catalog_bytes() -> &'static [u8] {
     include_bytes!("../../embedded/providers.json")
 }
 
-/// The snapshot, validated once: what the user trusted by installing this
-/// build, and the floor of the guard (`crate::trust::guard`). It is
-/// valid by construction: `snapshot_is_the_real_catalog` refuses a build
-/// whose snapshot is not, so this never panics in one that passed.
-pub fn catalog() -> &'static crate::catalog::Catalog {
-    static CATALOG: std::sync::LazyLock<crate::catalog::Catalog> = std::sync::LazyLock::new(|| {
-        crate::catalog::validate(catalog_bytes())
-            .expect("the embedded snapshot is valid (tested by snapshot_is_the_real_catalog)")
+/// One provider of the snapshot's outline, as `build.rs` writes it.
+struct Outlined {
+    id: &'static str,
+    name: &'static str,
+    kind: Option<&'static str>,
+    api_key: Option<&'static str>,
+    api_endpoint: Option<&'static str>,
+    headers: &'static [(&'static str, &'static str)],
+    models: &'static [&'static str],
+}
+
+/// The snapshot's outline, written as constants by `build.rs`.
+const OUTLINED: &[Outlined] = include!(concat!(env!("OUT_DIR"), "/outline.rs"));
+
+/// The snapshot's outline, built once: its providers with their ids,
+/// names and what decides where their keys go, without their models
+/// ([`model_ids`]). It is what the user trusted by installing this build
+/// as the guard knows it (`crate::trust::guard`: its places), without
+/// parsing the snapshot at each update. `the_outline_is_the_snapshots`
+/// refuses a build whose outline does not teach what the snapshot does.
+pub fn outline() -> &'static Catalog {
+    static OUTLINE: LazyLock<Catalog> = LazyLock::new(|| {
+        let own = |text: Option<&str>| text.map(str::to_owned);
+        let provider = |p: &Outlined| Provider {
+            id: p.id.to_owned(),
+            name: p.name.to_owned(),
+            kind: own(p.kind),
+            api_key: own(p.api_key),
+            api_endpoint: own(p.api_endpoint),
+            default_headers: (p.headers.iter())
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect(),
+            ..Provider::default()
+        };
+        Catalog {
+            providers: OUTLINED.iter().map(|p| Arc::new(provider(p))).collect(),
+            warnings: Vec::new(),
+            spans: Vec::new(),
+        }
     });
-    &CATALOG
+    &OUTLINE
+}
+
+/// The snapshot's provider ids, each with its model ids (from the
+/// outline): the floor of the guard, with no model built.
+pub fn model_ids() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    OUTLINED.iter().map(|p| (p.id, p.models))
 }
 
 /// Where the snapshot came from, as recorded by `scripts/refresh-embedded`
@@ -89,6 +130,33 @@ mod tests {
                 ),
             }
         }
+    }
+
+    /// The outline is the snapshot with only what the guard reads: each
+    /// provider's ids, name and what decides where its keys go, and apart,
+    /// each model's id; so it teaches the same places and the same ids.
+    #[test]
+    fn the_outline_is_the_snapshots() {
+        use crate::trust::{guard, memory};
+        let snapshot = catalog::validate(catalog_bytes()).unwrap();
+        let outline = outline();
+        let outlined = (snapshot.providers.iter()).map(|p| Provider {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            kind: p.kind.clone(),
+            api_key: p.api_key.clone(),
+            api_endpoint: p.api_endpoint.clone(),
+            default_headers: p.default_headers.clone(),
+            ..Provider::default()
+        });
+        assert!(outlined.eq(outline.providers.iter().map(|p| (**p).clone())));
+        let ids =
+            model_ids().map(|(p, m)| (p.to_owned(), m.iter().map(|m| m.to_string()).collect()));
+        assert_eq!(ids.collect::<memory::Ids>(), memory::ids(&snapshot));
+        assert_eq!(
+            guard::places(outline).unwrap(),
+            guard::places(&snapshot).unwrap()
+        );
     }
 
     #[test]

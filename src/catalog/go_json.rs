@@ -41,8 +41,10 @@ pub(super) trait GoStruct<'de>: Default {
     const DEPTH: usize;
     /// What it is, for messages.
     const WHAT: &'static str;
-    /// Reads the value of the field tagged `field` from `map` into `self`.
-    fn read<A: MapAccess<'de>>(&mut self, field: &str, map: &mut A) -> Result<(), A::Error>;
+    /// The index in `FIELDS` of the tag `key`, when it is one.
+    fn field(key: &str) -> Option<usize>;
+    /// Reads the value of the field `FIELDS[index]` from `map` into `self`.
+    fn read<A: MapAccess<'de>>(&mut self, index: usize, map: &mut A) -> Result<(), A::Error>;
 }
 
 /// Declares a catwalk struct once: its fields (each one's JSON tag is its
@@ -61,12 +63,23 @@ macro_rules! go_struct {
             const REQUIRED: &'static [&'static str] = $required;
             const DEPTH: usize = $depth;
             const WHAT: &'static str = $what;
+            // Each tag compared as a constant, each index as one: a key is
+            // read without a search.
+            fn field(key: &str) -> Option<usize> {
+                let mut at = 0..;
+                $(let index = at.next();
+                if key == go_struct!(@tag $field $($tag)?) {
+                    return index;
+                })*
+                None
+            }
             fn read<A: serde::de::MapAccess<'de>>(
                 &mut self,
-                field: &str,
+                index: usize,
                 map: &mut A,
             ) -> Result<(), A::Error> {
-                $(if field == go_struct!(@tag $field $($tag)?) {
+                let mut at = 0..;
+                $(if at.next() == Some(index) {
                     // `null` is Go's zero value.
                     self.$field = map.next_value::<Option<$ty>>()?.unwrap_or_default();
                     return Ok(());
@@ -90,25 +103,25 @@ pub(super) use go_struct;
 /// Reads an object's key as the index of the field Go fills from it
 /// (`None`: a key Go ignores), and the key as written when it is not the
 /// tag itself, for the message about a field named twice.
-struct Key(&'static [&'static str]);
+struct Key<T>(PhantomData<T>);
 
-impl<'de> DeserializeSeed<'de> for Key {
+impl<'de, T: GoStruct<'de>> DeserializeSeed<'de> for Key<T> {
     type Value = (Option<usize>, Option<String>);
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for Key {
+impl<'de, T: GoStruct<'de>> Visitor<'de> for Key<T> {
     type Value = (Option<usize>, Option<String>);
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        if let Some(index) = self.0.iter().position(|name| *name == key) {
+        if let Some(index) = T::field(key) {
             return Ok((Some(index), None));
         }
-        let index = self.0.iter().position(|name| go_key_matches(key, name));
+        let index = T::FIELDS.iter().position(|name| go_key_matches(key, name));
         Ok((index, index.map(|_| key.to_owned())))
     }
 }
@@ -125,7 +138,7 @@ impl<'de, T: GoStruct<'de>> Visitor<'de> for GoVisitor<T> {
         let mut seen = 0u32;
         // Almost always none: nothing is allocated for each object.
         let mut spellings: Vec<(usize, String)> = Vec::new();
-        while let Some((index, spelling)) = map.next_key_seed(Key(T::FIELDS))? {
+        while let Some((index, spelling)) = map.next_key_seed(Key::<T>(PhantomData))? {
             let Some(index) = index else {
                 // A field Crush does not read either: skipped, however it
                 // nests (serde_json skips without a limit), but not past
@@ -146,7 +159,7 @@ impl<'de, T: GoStruct<'de>> Visitor<'de> for GoVisitor<T> {
             }
             seen |= 1 << index;
             spellings.extend(spelling.map(|s| (index, s)));
-            value.read(field, &mut map)?;
+            value.read(index, &mut map)?;
         }
         let missing = (T::FIELDS.iter().enumerate())
             .find(|(i, field)| seen & 1 << i == 0 && T::REQUIRED.contains(field));

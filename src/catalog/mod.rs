@@ -39,12 +39,14 @@ mod parse_error;
 pub(crate) mod target;
 mod validate;
 
-pub use changes::{Changes, FieldChange, ModelChange, ProviderChanges, Scalar};
 pub(crate) use escape::{printable, quoted};
+#[doc(hidden)]
 pub use go_json::GO_MAX_DEPTH;
 pub(crate) use go_json::go_key_matches;
 pub use model::{Catalog, Model, ModelOptions, Provider};
 pub(crate) use parse_error::{BYTE_ORDER_MARK, json_problem};
 pub use target::Target;
+#[doc(hidden)]
+pub use validate::MAX_ID_BYTES;
 pub(crate) use validate::has_control;
-pub use validate::{MAX_ID_BYTES, ValidationError, Warning, validate};
+pub use validate::{ValidationError, Warning, validate};

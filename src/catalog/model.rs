@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::go_json::go_struct;
 
@@ -103,10 +105,14 @@ go_struct! {
 /// A validated catalog.
 #[derive(Debug)]
 pub struct Catalog {
-    /// The providers, in the order of the source.
-    pub providers: Vec<Provider>,
+    /// The providers, in the order of the source; shared with the catalog
+    /// it replaces where their bytes are the same.
+    pub providers: Vec<Arc<Provider>>,
     /// Problems that do not make the catalog unusable.
     pub warnings: Vec<super::Warning>,
+    /// Where each provider stands in the bytes of a catalog read whole
+    /// (none for Hyper's document, or a catalog read as the previous one).
+    pub(super) spans: Vec<Range<usize>>,
 }
 
 impl Catalog {

@@ -4,6 +4,8 @@
 //! a warning. Both documents Crush caches are read here ([`Target`]).
 
 use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::Arc;
 
 use super::parse_error::describe_parse_error;
 use super::{Catalog, Provider, Target, expand, printable};
@@ -59,21 +61,24 @@ impl Target {
         // it skips (unknown fields) would slip through. Checking it all up
         // front is far cheaper than the parse.
         let text = std::str::from_utf8(bytes).ok();
-        let providers: Option<Vec<Provider>> = match (self, text) {
+        let read = match (self, text) {
             (_, None) => None,
-            (Target::Catalog, Some(text)) => serde_json::from_str(text).ok(),
-            (Target::Hyper, Some(text)) => serde_json::from_str(text).ok().map(|p| vec![p]),
+            (Target::Catalog, Some(text)) => read(text, false, false),
+            (Target::Hyper, Some(text)) => (serde_json::from_str(text).ok())
+                .map(|provider| (vec![Arc::new(provider)], Vec::new())),
         };
-        let providers = providers.ok_or_else(|| describe_parse_error(bytes, self))?;
+        let (providers, spans) = read.ok_or_else(|| describe_parse_error(bytes, self))?;
         if providers.is_empty() {
             return Err(invalid(
                 "the catalog is an empty list: it names no provider",
             ));
         }
-        let catalog = checked(providers, |index, id| match self {
+        let all = 0..providers.len();
+        let mut catalog = checked(providers, all, |index, id| match self {
             Target::Catalog => format!("provider {index} ({})", printable(id)),
             Target::Hyper => format!("the provider ({})", printable(id)),
         })?;
+        catalog.spans = spans;
         let provider = &catalog.providers[0];
         let id = printable(&provider.id);
         // Crush prepends the cached provider to its list whatever its id,
@@ -95,20 +100,163 @@ impl Target {
     }
 }
 
+/// Providers, and where each stands in the text they were read from.
+type Read = (Vec<Arc<Provider>>, Vec<Range<usize>>);
+
+/// Reads the providers of a catalog's array from `text`, one at a time so
+/// that where each stands is known: the document whole, or a part of it
+/// that begins just after a provider (`after_provider`) and ends just
+/// before one (`before_provider`). `None` when it is not that: the caller
+/// reads the whole document again for a precise message, or whole.
+fn read(text: &str, after_provider: bool, before_provider: bool) -> Option<Read> {
+    let bytes = text.as_bytes();
+    let skip_space = |at: &mut usize| {
+        while matches!(bytes.get(*at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            *at += 1;
+        }
+    };
+    let (mut at, mut first) = (0, !after_provider);
+    if first {
+        skip_space(&mut at);
+        if bytes.get(at) != Some(&b'[') {
+            return None;
+        }
+        at += 1;
+    }
+    let (mut providers, mut spans) = (Vec::new(), Vec::new());
+    loop {
+        skip_space(&mut at);
+        match bytes.get(at) {
+            Some(b']') if !before_provider => {
+                at += 1;
+                skip_space(&mut at);
+                return (at == bytes.len()).then_some((providers, spans));
+            }
+            Some(b',') if !first => {
+                at += 1;
+                skip_space(&mut at);
+            }
+            _ if first => {}
+            _ => return None,
+        }
+        if before_provider && at == bytes.len() {
+            return Some((providers, spans));
+        }
+        let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Provider>();
+        let provider = stream.next()?.ok()?;
+        let end = at + stream.byte_offset();
+        providers.push(Arc::new(provider));
+        spans.push(at..end);
+        (at, first) = (end, false);
+    }
+}
+
+impl Catalog {
+    /// The valid catalog of `target` that the bytes `previous` hold,
+    /// `self` having been read from `bytes`: where the two are the same
+    /// bytes (every provider before the first byte that differs, and
+    /// after the last), its providers are `self`'s, shared rather than
+    /// read again, and only the providers between are read. An update
+    /// compares a catalog with the one it replaces, which differs most
+    /// often in a few providers. `None` when it is not valid.
+    pub(crate) fn previous(
+        &self,
+        target: Target,
+        bytes: &[u8],
+        previous: &[u8],
+    ) -> Option<Catalog> {
+        let whole = || target.validate(previous).ok();
+        if self.spans.is_empty() {
+            return whole();
+        }
+        let head = shared(bytes, previous, false);
+        let tail = shared(bytes, previous, true).min(bytes.len().min(previous.len()) - head);
+        let spans = &self.spans;
+        let before = spans.iter().take_while(|s| s.end <= head).count();
+        let after = (spans[before..].iter().rev())
+            .take_while(|s| s.start >= bytes.len() - tail)
+            .count();
+        let from = spans[..before].last().map_or(0, |s| s.end);
+        let to = match after {
+            0 => previous.len(),
+            _ => previous.len() - (bytes.len() - spans[spans.len() - after].start),
+        };
+        let text = previous
+            .get(from..to)
+            .and_then(|t| std::str::from_utf8(t).ok());
+        let Some((between, _)) = text.and_then(|t| read(t, before > 0, after > 0)) else {
+            return whole();
+        };
+        let read = before..before + between.len();
+        let providers: Vec<_> = (self.providers[..before].iter().cloned())
+            .chain(between)
+            .chain(self.providers[spans.len() - after..].iter().cloned())
+            .collect();
+        // As a whole read: no provider is no catalog.
+        if providers.is_empty() {
+            return None;
+        }
+        checked(providers, read, |index, id| {
+            format!("provider {index} ({})", printable(id))
+        })
+        .ok()
+    }
+}
+
+/// How many bytes `a` and `b` share at their start, or at their end
+/// (`at_end`): compared a kilobyte at a time, then byte by byte.
+fn shared(a: &[u8], b: &[u8], at_end: bool) -> usize {
+    const CHUNK: usize = 1024;
+    let same = |(x, y): &(&[u8], &[u8])| x == y;
+    let chunks = match at_end {
+        false => a
+            .chunks(CHUNK)
+            .zip(b.chunks(CHUNK))
+            .take_while(same)
+            .count(),
+        true => a
+            .rchunks(CHUNK)
+            .zip(b.rchunks(CHUNK))
+            .take_while(same)
+            .count(),
+    };
+    let whole = (chunks * CHUNK).min(a.len().min(b.len()));
+    let (a, b) = match at_end {
+        false => (&a[whole..], &b[whole..]),
+        true => (&a[..a.len() - whole], &b[..b.len() - whole]),
+    };
+    let bytes = match at_end {
+        false => a.iter().zip(b).take_while(|(x, y)| x == y).count(),
+        true => (a.iter().rev().zip(b.iter().rev()))
+            .take_while(|(x, y)| x == y)
+            .count(),
+    };
+    whole + bytes
+}
+
 fn invalid(why: impl Into<String>) -> ValidationError {
     ValidationError::Invalid(why.into())
 }
 
 /// The checks of a document's providers, read: ids, names, the values
 /// Crush expands, model ids; `name` says where a provider is in its
-/// document (its index and id).
+/// document (its index and id). Only the providers at `read` are checked
+/// one by one (the others, shared with a catalog checked already, only
+/// for a provider id given twice), and only theirs warned of.
 fn checked(
-    providers: Vec<Provider>,
+    providers: Vec<Arc<Provider>>,
+    read: Range<usize>,
     name: impl Fn(usize, &str) -> String,
 ) -> Result<Catalog, ValidationError> {
     let mut warnings = Vec::new();
     let mut provider_ids = HashSet::with_capacity(providers.len());
     for (index, provider) in providers.iter().enumerate() {
+        if !read.contains(&index) {
+            if !provider_ids.insert(provider.id.as_str()) {
+                return Err(invalid("a provider id is not unique"));
+            }
+            continue;
+        }
         let at = name(index, &provider.id);
         check_id(&provider.id).map_err(|why| invalid(format!("{at}: id {why}")))?;
         if provider.name.trim().is_empty() {
@@ -158,6 +306,7 @@ fn checked(
     Ok(Catalog {
         providers,
         warnings,
+        spans: Vec::new(),
     })
 }
 
@@ -191,6 +340,69 @@ mod tests {
 
     fn err(json: &str) -> String {
         validate(json.as_bytes()).unwrap_err().to_string()
+    }
+
+    /// The previous catalog is what reading it whole gives, whatever
+    /// changed and wherever; the providers whose bytes did not change are
+    /// shared with the new one.
+    #[test]
+    fn the_previous_catalog_shares_what_did_not_change() {
+        let real = std::str::from_utf8(crate::catalog::embedded::catalog_bytes()).unwrap();
+        let first = real.find("\"id\": \"").unwrap();
+        let last = real.rfind("\"id\": \"").unwrap();
+        let end = real.rfind(']').unwrap();
+        let edits: [(&str, String, usize); 10] = [
+            ("a price", real.replacen(": 10,", ": 10.01,", 1), 39),
+            (
+                "the last model",
+                format!("{}\"x\": 1, {}", &real[..last], &real[last..]),
+                39,
+            ),
+            ("spaces only", real.replacen("[\n  {", "[{", 1), 39),
+            (
+                "a provider added",
+                format!("{},{{\"id\":\"n\",\"name\":\"N\"}}\n]", &real[..end]),
+                40,
+            ),
+            (
+                "the first id",
+                format!("{}\"id\": \"z{}", &real[..first], &real[first + 7..]),
+                39,
+            ),
+            (
+                "a provider removed",
+                format!("{}]", &real[..real.rfind("\n  },").unwrap() + 4]),
+                39,
+            ),
+            ("no catalog", "{}".into(), 0),
+            (
+                "a provider id given twice",
+                real.replacen("\"id\": \"anthropic\"", "\"id\": \"openai\"", 1),
+                0,
+            ),
+            (
+                "a name emptied",
+                real.replacen("\"name\": \"Anthropic\"", "\"name\": \" \"", 1),
+                0,
+            ),
+            (
+                "everything",
+                real.replace("\"name\": \"", "\"name\": \"New "),
+                0,
+            ),
+        ];
+        for (what, old, expected) in edits {
+            let next = validate(real.as_bytes()).unwrap();
+            let whole = validate(old.as_bytes()).ok();
+            let previous = next.previous(Target::Catalog, real.as_bytes(), old.as_bytes());
+            let providers = |c: Option<Catalog>| c.map(|c| c.providers);
+            let shared = (previous.iter())
+                .flat_map(|p| p.providers.iter().zip(&next.providers))
+                .filter(|(a, b)| Arc::ptr_eq(a, b))
+                .count();
+            assert_eq!(providers(previous), providers(whole), "{what}");
+            assert!(shared >= expected, "{what}: {shared} shared");
+        }
     }
 
     #[test]

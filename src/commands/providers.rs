@@ -539,7 +539,7 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
             signed.unwrap_or_default()
         )
     });
-    let snapshot = embedded::catalog();
+    let snapshot = embedded::outline();
     let (source, providers, models) = match &memory.floor {
         Some(floor) => {
             let source = format!(
@@ -551,7 +551,7 @@ fn describe_memory(memory: &memory::Summary) -> (String, String) {
         None => (
             "the embedded snapshot".into(),
             snapshot.providers.len(),
-            snapshot.model_count(),
+            embedded::model_ids().map(|(_, ids)| ids.len()).sum(),
         ),
     };
     let (providers, models) = (count(providers, "provider"), count(models, "model"));

@@ -21,10 +21,9 @@ use std::path::{Path, PathBuf};
 use crate::store::file;
 use crate::store::paths::{self, EnvLookup};
 use crate::trust::signature::KEYS_ENV;
-pub use files::{SkippedFile, Workspace, WorkspaceFrom};
 use hyper::HyperKey;
 use merge::{Found, Node, Options};
-pub use root::{NoGit, NoRoot, Root};
+pub use root::Root;
 pub use warning::{OptionLine, Warning};
 
 /// The environment variable that turns automatic updates off (or back on).
@@ -718,6 +717,8 @@ fn from_env(inputs: &Inputs, warnings: &mut Vec<Warning>) -> [Option<Setting>; 2
 #[cfg(test)]
 mod tests {
     use super::*;
+    use files::{Workspace, WorkspaceFrom};
+    use root::NoRoot;
 
     /// The built-in defaults for working directory `cwd`: everything on.
     pub(crate) fn defaults(cwd: &Path) -> Settings {

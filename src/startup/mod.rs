@@ -30,8 +30,7 @@ use reqwest::Url;
 
 use self::refresh::{IfBusy, Job};
 pub use self::refresh::{Outcome, Refresh};
-pub(crate) use self::settings::parse_interval;
-pub use self::settings::{EnvOptions, Prepared, options_from_env, pinned_keys};
+pub(crate) use self::settings::{EnvOptions, parse_interval, pinned_keys};
 pub(crate) use self::tell::held_hint_for;
 pub use self::tell::{InUse, Warning};
 use self::tell::{held_needs, mark_told, tell_last};
@@ -484,6 +483,7 @@ fn snapshot(warnings: Vec<Warning>) -> StartupCatalog {
 
 #[cfg(test)]
 mod tests {
+    use super::settings::options_from_env;
     use super::*;
     use crate::store::state::CacheState;
 

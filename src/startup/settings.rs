@@ -28,7 +28,7 @@ use crate::trust::signature::TrustedKeys;
 /// The start-up's options built from the settings, and what building them
 /// found.
 #[derive(Debug)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The options. Refreshes run on a thread of this process
     /// ([`Background::Thread`]), are not waited for and report no
     /// progress: a caller that wants otherwise changes `background`,
@@ -52,7 +52,7 @@ impl StartupOptions {
     /// interval of the environment, and Hyper's provider when a Hyper key
     /// is configured. Never fails: what cannot be used is a warning, and a
     /// pinned key that cannot be read turns the refresh off.
-    pub fn from_settings(settings: &Settings, files: &CacheFiles) -> Prepared {
+    pub(crate) fn from_settings(settings: &Settings, files: &CacheFiles) -> Prepared {
         let mut warnings = Vec::new();
         let env = env_options(&mut warnings);
         // A pinned key that cannot be read must not leave catalogs

@@ -133,7 +133,7 @@ pub(crate) fn settle(
                     embedded: false,
                     signed_at: None,
                 };
-                policy::learn(files, adopted.previous.as_ref(), &applied, false)?;
+                policy::learn(files, adopted.previous.as_ref(), &applied, None, false)?;
                 let state = |file| CacheState {
                     sha256: hex(&found.sha256),
                     file,
@@ -236,9 +236,6 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
     // stands in for no cache (as [`Cached::is_stand_in`] says).
     let stand_in = recorded.as_ref().is_some_and(|s| s.confirmed_at.is_none())
         && reviewed.as_deref() == Some(embedded::catalog_bytes());
-    let previous = (reviewed.as_deref())
-        .filter(|_| !stand_in)
-        .and_then(|bytes| files.target.validate(bytes).ok());
     let sha256 = hex(&found.sha256);
     let next = match files.target.validate(&found.bytes) {
         Ok(next) => next,
@@ -247,6 +244,9 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
             return Verdict::Hold(policy::held_for(why, Some(&sha256)), reviewed);
         }
     };
+    let previous = (reviewed.as_deref())
+        .filter(|_| !stand_in)
+        .and_then(|bytes| next.previous(files.target, &found.bytes, bytes));
     let replacing = Replacing {
         files,
         into: Destination::Cache,

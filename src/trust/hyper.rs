@@ -131,7 +131,7 @@ pub(crate) fn effective(
 ) -> Result<Memory, Unreviewable> {
     let mut memory = match file {
         Some(mut memory) => {
-            memory.learn(embedded::catalog())?;
+            memory.learn(embedded::outline())?;
             memory
         }
         None => rebuilt(files, previous)?,

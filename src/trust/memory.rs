@@ -113,7 +113,7 @@ impl Memory {
             signed_at: None,
             hyper_signed_at: None,
         };
-        memory.learn(embedded::catalog())?;
+        memory.learn(embedded::outline())?;
         match cache.map(guard::places) {
             None | Some(Err(Unreviewable::TooManyVariables | Unreviewable::TooManyPlaces)) => {}
             Some(places) => memory.add(places?),
@@ -300,37 +300,32 @@ pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
     }
 }
 
-/// Changes the memory file of `files`: `change` gets the one there now, or,
-/// without one, `start`; the result is written (atomically, flushed) when
-/// it differs or there was none. The caller holds the folder lock, so
+/// Changes the memory file of `files`: `change` gets the one there now,
+/// or, without one, `start`; the result is written (atomically, flushed)
+/// when it differs or there was none. The caller holds the folder lock, so
 /// that no other writer's change is lost.
 pub fn record(
     files: &CacheFiles,
     start: impl FnOnce() -> Result<Memory, Unreviewable>,
     change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
 ) -> Result<(), WriteError> {
-    write(files, start, change, false)
+    write(files, None, start, change, false)
 }
 
-/// [`record`], a memory file that cannot be read replaced by `start`: for
-/// `update-providers embedded`, the way back a person takes.
-pub(crate) fn rebuild(
+/// [`record`] over `now`, the memory file as the caller read it under the
+/// same lock (`None`: read here). A memory file that cannot be read is
+/// replaced by `start` when `replace_unreadable`: for `update-providers
+/// embedded`, the way back a person takes.
+pub(crate) fn write(
     files: &CacheFiles,
-    start: impl FnOnce() -> Result<Memory, Unreviewable>,
-    change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
-) -> Result<(), WriteError> {
-    write(files, start, change, true)
-}
-
-fn write(
-    files: &CacheFiles,
+    now: Option<Option<Memory>>,
     start: impl FnOnce() -> Result<Memory, Unreviewable>,
     change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
     replace_unreadable: bool,
 ) -> Result<(), WriteError> {
     let failed = WriteError::at("record where API keys go in", &files.memory);
     let changed = || -> Result<Option<Memory>, Unreviewable> {
-        let now = match read(files) {
+        let now = match now.map_or_else(|| read(files), Ok) {
             Err(_) if replace_unreadable => None,
             other => other?,
         };

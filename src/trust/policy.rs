@@ -138,21 +138,20 @@ pub(crate) struct Applied<'r> {
 /// what a document applied over `previous` teaches: the places its
 /// variables reach; for the catalog, the floor (what a person applied with
 /// `--allow-shrink`; none again for the embedded snapshot); for both, the
-/// signing time (the newest, or an older one a person allowed). A memory
-/// file that cannot be read is replaced when `rebuild` (`update-providers
-/// embedded`, the way back), else a failure.
+/// signing time (the newest, or an older one a person allowed). `now`:
+/// the memory file as the caller read it under the same lock, when it did.
+/// A memory file that cannot be read is replaced when `rebuild`
+/// (`update-providers embedded`, the way back), else a failure.
 pub(crate) fn learn(
     files: &CacheFiles,
     previous: Option<&Catalog>,
     applied: &Applied<'_>,
+    now: Option<Option<Memory>>,
     rebuild: bool,
 ) -> Result<(), WriteError> {
     let start = || hyper::rebuilt(files, previous);
     let change = |memory: &mut Memory| teach(memory, files.target, applied);
-    match rebuild {
-        true => memory::rebuild(files, start, change),
-        false => memory::record(files, start, change),
-    }
+    memory::write(files, now, start, change, rebuild)
 }
 
 fn teach(memory: &mut Memory, target: Target, applied: &Applied<'_>) -> Result<(), Unreviewable> {

@@ -174,6 +174,8 @@ impl Change<'_> {
         } else {
             memory::read(files).map_err(Unreviewable::from)
         };
+        // Read under the lock the memory learns under: not read again.
+        let now = memory.as_ref().ok().filter(|_| !rebuild).cloned();
         let review =
             memory.and_then(|m| policy::review(&replacing, m, self.next, self.state.signed_at));
         let review = self.by.judge(review, self.embedded, &self.state.sha256)?;
@@ -187,7 +189,7 @@ impl Change<'_> {
             embedded: self.embedded,
             signed_at: self.state.signed_at,
         };
-        policy::learn(files, self.previous, &applied, rebuild)?;
+        policy::learn(files, self.previous, &applied, now, rebuild)?;
         let mut settled = None;
         match action {
             Action::Write => locked.commit(self.state.clone())?,
@@ -238,7 +240,7 @@ impl Inputs {
         let previous = self
             .replaced()
             .filter(|_| !self.up_to_date())
-            .and_then(|bytes| target.validate(bytes).ok());
+            .and_then(|bytes| next.previous(target, self.bytes(), bytes));
         Ok(Parsed {
             inputs: self,
             sha256,

@@ -11,11 +11,9 @@ pub(crate) mod apply;
 mod read;
 mod warning;
 
-pub use self::apply::Parsed;
 pub(crate) use self::read::load;
-pub use self::read::{Inputs, read};
+pub use self::read::read;
 pub use self::warning::Warning;
-pub use crate::fetch::source::Source;
 
 use std::path::PathBuf;
 use std::time::Duration;

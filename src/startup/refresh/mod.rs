@@ -271,7 +271,7 @@ fn refresh_locked(job: &Job) -> Outcome {
     };
     let previous = (cached.as_ref())
         .filter(|c| !c.is_stand_in())
-        .and_then(|c| files.target.validate(&c.bytes).ok());
+        .and_then(|c| next.previous(files.target, &body, &c.bytes));
     let mut state = CacheState {
         sha256: hex(&sha256),
         validators,
