@@ -14,8 +14,8 @@
 //!
 //! The decisions are pure functions returning enums: which program a
 //! command line is for ([`classify`]), whether Crush's updates go off
-//! ([`updates`]), what a start tells ([`notices`]), whether a chain of
-//! starts is a loop ([`find::chain`]); finding the real Crush ([`find`])
+//! ([`updates`]), whether a chain of starts is a loop
+//! ([`find::Marker::next`]); finding the real Crush ([`find`])
 //! and learning its version ([`version`]) are the look-ups around them.
 //! The command layer ([`crate::commands`]) carries them out: it prints, it
 //! starts Crush, it exits.
