@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde_json::Value;
 
 use super::context::{pinned_keys, read_settings};
 use super::{program, terminal};
@@ -347,55 +347,20 @@ fn plain(text: &str) -> String {
     crate::catalog::escape::safe(text).into_owned()
 }
 
-/// What `providers --status` shows of the front.
-#[derive(Debug, Serialize)]
-pub(super) struct Status {
-    /// The real Crush, when one is found.
-    pub path: Option<String>,
-    /// Where it was named (`PATH`, the variable, the config file).
-    pub found_by: Option<String>,
-    /// Its version, when learnt.
-    pub version: Option<String>,
-    /// The `CATWALK_URL` it is started with.
-    pub catwalk_url: &'static str,
-    /// Its own updates: `updates_off`, `as_set`, `not_learnt` (until a
-    /// start learns its version), `none` (no Crush is found).
-    pub updates: &'static str,
-    /// Why, in words.
-    pub reason: String,
-}
-
-impl Status {
-    /// The status row's text (escaped where it is shown, since a path or a
-    /// reason may hold anything a folder's name may).
-    pub(super) fn describe(&self) -> String {
-        match &self.path {
-            None => format!(
-                "none found ({}): this program's own commands only",
-                self.reason
-            ),
-            Some(crush) => format!(
-                "{crush} ({}, from {}): started with CATWALK_URL={} (it reads only the cache reviewed here) and {}",
-                self.version.as_deref().unwrap_or("version not learnt"),
-                self.found_by.as_deref().unwrap_or("PATH"),
-                self.catwalk_url,
-                self.reason
-            ),
-        }
-    }
-}
-
-/// What a start with `settings` would do with the real Crush, as far as
-/// is known without running it (the version only when a start has learnt
-/// it, in the memo beside the cache `files`); `None` when this program
-/// does not stand in front of Crush.
-pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<Status> {
+/// What `providers --status` shows of a start with `settings`, as far as
+/// is known without running Crush (its version only when a start has
+/// learnt it, in the memo beside the cache `files`): as JSON, and as the
+/// status table's row (which escapes it: a path or a reason may hold
+/// anything a folder's name may). `None` when this program does not stand
+/// in front of Crush.
+pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<(Value, String)> {
     if !stands_in_front(program()) {
         return None;
     }
     let crush = found().map(|(_, _, crush)| crush);
     let memo = Memo::read(&files.dir.join(MEMO_FILE));
     let learnt = crush.as_ref().ok().and_then(|c| memo.get(&c.identity));
+    // What its own updates are, and why.
     let (updates, reason) = match (&crush, updates(settings, || learnt.clone())) {
         (Err(missing), _) => ("none", missing.to_string()),
         (Ok(_), None) => (
@@ -405,18 +370,29 @@ pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<Status> 
         (Ok(_), Some(updates)) if updates.off() => ("updates_off", updates.to_string()),
         (Ok(_), Some(updates)) => ("as_set", updates.to_string()),
     };
+    let version = match learnt {
+        Some(Answer::Version(version)) => Some(version),
+        _ => None,
+    };
     let crush = crush.ok();
-    Some(Status {
-        path: crush.as_ref().map(|c| c.path.display().to_string()),
-        found_by: crush.map(|c| c.origin),
-        version: match learnt {
-            Some(Answer::Version(version)) => Some(version),
-            _ => None,
-        },
-        catwalk_url: FAILING_CATWALK_URL,
-        updates,
-        reason,
-    })
+    let row = match &crush {
+        Some(crush) => format!(
+            "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {reason}",
+            crush.path.display(),
+            version.as_deref().unwrap_or("version not learnt"),
+            crush.origin,
+        ),
+        None => format!("none found ({reason}): this program's own commands only"),
+    };
+    let json = serde_json::json!({
+        "path": crush.as_ref().map(|c| c.path.display().to_string()),
+        "found_by": crush.map(|c| c.origin),
+        "version": version,
+        "catwalk_url": FAILING_CATWALK_URL,
+        "updates": updates,
+        "reason": reason,
+    });
+    Some((json, row))
 }
 
 #[cfg(test)]
