@@ -144,11 +144,8 @@ fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
 /// embedded document), and said. `Err` only when none of that could be
 /// done: then Crush must not start.
 fn review(files: &CacheFiles, settings: &Result<Settings, String>) -> Result<[Found; 2], String> {
-    let pinned = || {
-        settings
-            .as_ref()
-            .map_or(true, |s| !matches!(pinned_keys(s), Ok(None)))
-    };
+    // Pinned unless the settings were read and pin none.
+    let pinned = || !matches!(settings.as_ref().map(pinned_keys), Ok(Ok(None)));
     let review = |target| {
         let files = files.with_target(target);
         let found = cache::read(&files, Bytes::Peek);
