@@ -116,9 +116,12 @@ impl Marker {
         value
     }
 
-    /// The marker in `value`, when it is one.
+    /// The marker in `value`, when it is one. Its head is ASCII; the
+    /// fronts are read as bytes, so that a front whose path is not UTF-8
+    /// still counts its starts.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
-        let mut parts = value.to_str()?.splitn(3, ':');
+        let text = value.to_string_lossy();
+        let mut parts = text.splitn(3, ':');
         let depth = parts.next()?.parse().ok()?;
         let catwalk_url = match parts.next()? {
             "-" => None,
@@ -129,8 +132,10 @@ impl Marker {
                     .into(),
             ),
         };
-        let fronts = std::env::split_paths(parts.next().unwrap_or_default());
-        let fronts = fronts.filter(|p| !p.as_os_str().is_empty()).collect();
+        let head = text.len() - parts.next().unwrap_or_default().len();
+        let fronts = std::env::split_paths(&super::tail(value, head))
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
         Some(Marker {
             depth,
             fronts,
@@ -274,6 +279,17 @@ mod tests {
         ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
+    }
+
+    /// A front at a path that is not UTF-8 still counts its starts: a
+    /// marker it cannot read would let a loop run without end.
+    #[cfg(unix)]
+    #[test]
+    fn a_front_not_named_in_utf8_is_in_its_marker() {
+        use std::os::unix::ffi::OsStringExt;
+        let me = PathBuf::from(OsString::from_vec(b"/p/caf\xe9/crush".to_vec()));
+        let m = Marker::next(None, &me, Some("https://m.example".into())).unwrap();
+        assert_eq!(Marker::parse(&m.encode()), Some(m));
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
 /// The end of `arg` from byte `at`, just after an ASCII byte: on Unix
 /// its bytes as they are (a folder's name is bytes there, and one that is
 /// not UTF-8 must not become the name of another).
-fn tail(arg: &OsStr, at: usize) -> OsString {
+pub(crate) fn tail(arg: &OsStr, at: usize) -> OsString {
     let bytes = &arg.as_encoded_bytes()[at..];
     #[cfg(unix)]
     return <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_owned();
