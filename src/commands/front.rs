@@ -24,15 +24,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde_json::Value;
 
 use super::context::{pinned_keys, read_settings};
 use super::{program, terminal};
 use crate::catalog::Target;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
+// The user's own variables (no `.env`) choose the program a start runs:
+// the real Crush, the global config that may name it, the marker.
+use crate::fetch::credential::users_env;
 use crate::front::find::{self, Crush, MARKER_ENV, Marker, Missing};
-use crate::front::version::{self, Answer, Learnt, MEMO_FILE, Memo};
+use crate::front::version::{self, Answer, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
@@ -69,24 +72,16 @@ pub(super) fn main(name: &str) -> Option<u8> {
     }
     let args: Vec<OsString> = std::env::args_os().collect();
     let parsed = front::classify(args.get(1..).unwrap_or_default());
-    let shared = parsed.word == Word::Shared;
-    let (me, next) = match (parsed.word, chain()) {
-        (Word::Own, _) => return None,
-        (_, Ok((me, Ok(next)))) => (me, next),
-        (_, Ok((_, Err(depth)))) => {
-            return Some(no_crush(&format!(
-                "{depth} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
-            )));
+    if parsed.word == Word::Own {
+        return None;
+    }
+    let (me, next, crush) = match found() {
+        Ok(found) => found,
+        // Without Crush, or not knowing itself (so not telling Crush from
+        // itself), this program's own commands of before the front.
+        Err(Missing::NotOnPath | Missing::NoSelf(_)) if parsed.word == Word::Shared => {
+            return None;
         }
-        // Not knowing itself, it cannot tell Crush from itself: only its
-        // own commands.
-        (_, Err(_)) if shared => return None,
-        (_, Err(why)) => return Some(no_crush(&format!("no Crush is started: {why}"))),
-    };
-    let crush = match find::find(&users_env, &next.fronts) {
-        Ok(crush) => crush,
-        // Without Crush, this program's own commands of before the front.
-        Err(Missing::NotOnPath) if shared => return None,
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
     // The folder whose cache Crush reads, by the user's own environment:
@@ -134,13 +129,12 @@ fn refuse(why: &str) -> u8 {
 /// The settings as Crush reads them: its `-c` (from the working folder as
 /// Go names it) and `-D`, and the `.env` this process loaded.
 fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
-    let cwd = parsed.cwd.as_ref().map(PathBuf::from);
-    let folder = config::files::working_folder(cwd.as_deref()).map_err(|e| match &cwd {
+    let cwd = parsed.cwd.as_deref();
+    let folder = config::files::working_folder(cwd).map_err(|e| match cwd {
         Some(cwd) => format!("--cwd {}: {e}", cwd.display()),
         None => format!("cannot read the working folder: {e}"),
     })?;
-    let data_dir = parsed.data_dir.as_ref().map(PathBuf::from);
-    read_settings(&folder, data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
+    read_settings(&folder, parsed.data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
 }
 
 /// What Crush will read of the catalog and of Hyper's provider, reviewed
@@ -150,11 +144,8 @@ fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
 /// embedded document), and said. `Err` only when none of that could be
 /// done: then Crush must not start.
 fn review(files: &CacheFiles, settings: &Result<Settings, String>) -> Result<[Found; 2], String> {
-    let pinned = || {
-        settings
-            .as_ref()
-            .map_or(true, |s| !matches!(pinned_keys(s), Ok(None)))
-    };
+    // Pinned unless the settings were read and pin none.
+    let pinned = || !matches!(settings.as_ref().map(pinned_keys), Ok(Ok(None)));
     let review = |target| {
         let files = files.with_target(target);
         let found = cache::read(&files, Bytes::Peek);
@@ -190,23 +181,15 @@ fn stands_in_front(name: &str) -> bool {
     name == "crush" || (cfg!(windows) && name.eq_ignore_ascii_case("crush"))
 }
 
-/// The process's own variables, without the `.env` of the folder it
-/// starts in: what chooses the program a start runs (the real Crush, the
-/// global config that may name it, the marker) is the user's, and a
-/// project's file must not choose it. The settings, which Crush reads
-/// with that file, are read with [`process_env`].
-fn users_env(name: &str) -> Option<OsString> {
-    std::env::var_os(name).filter(|v| !v.is_empty())
-}
-
-/// This program, and the marker it hands on after the one in its
-/// environment ([`Marker::next`]; `Err`: a loop, at this depth).
-fn chain() -> Result<(PathBuf, Result<Marker, u32>), String> {
-    let me =
-        std::env::current_exe().map_err(|e| format!("cannot tell where this program is ({e})"))?;
+/// This program, the marker it hands on after the one in its environment
+/// ([`Marker::next`]), and the real Crush.
+fn found() -> Result<(PathBuf, Marker, Crush), Missing> {
+    let me = std::env::current_exe().map_err(|e| Missing::NoSelf(e.to_string()))?;
     let handed = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
     let next = Marker::next(handed, &me, environment::process_var(CATWALK_URL));
-    Ok((me, next))
+    let next = next.map_err(Missing::Loop)?;
+    let crush = find::find(&users_env, &next.fronts)?;
+    Ok((me, next, crush))
 }
 
 /// Says that no Crush runs, why, and how a person names it; exit 127.
@@ -251,12 +234,9 @@ fn prepare(
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
     let mut notices = Vec::new();
-    let answer = on(settings).then(|| learn(crush, &mut memo, next, &mut notices));
-    let updates = front::updates(
-        on(settings),
-        answer.as_ref(),
-        hyper_key(settings).as_deref(),
-    );
+    let updates = updates(settings, || {
+        Some(learn(crush, &mut memo, next, &mut notices))
+    });
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief(program())));
     // Said once per change: the memo keeps what was said.
@@ -275,22 +255,21 @@ fn prepare(
     Ok(updates)
 }
 
-/// Whether every reading of `settings` leaves the catalog's updates on.
-fn on(settings: &Settings) -> bool {
-    settings.auto_update.value && settings.default_providers.value
-}
-
-/// Where a Hyper key is set, when one is.
-fn hyper_key(settings: &Settings) -> Option<String> {
-    config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin)
+/// What a start with `settings` does with Crush's updates
+/// ([`front::updates`]): `answer`, its version, is asked for only while
+/// every reading of the settings leaves them on.
+fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> Option<Updates> {
+    let on = settings.auto_update.value && settings.default_providers.value;
+    let hyper_key = config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin);
+    front::updates(on, on.then(answer).flatten().as_ref(), hyper_key.as_deref())
 }
 
 /// What `crush --version` answers: remembered, or learnt now (and
 /// remembered) by asking with the next marker, so that a copy of this
 /// program found as Crush goes on to the Crush after it, which answers.
 fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String>) -> Answer {
-    if let Some(learnt) = memo.get(&crush.identity) {
-        return learnt.answer.clone();
+    if let Some(answer) = memo.get(&crush.identity) {
+        return answer;
     }
     let mut command = Command::new(&crush.path);
     command.arg("--version").env(MARKER_ENV, next.encode());
@@ -301,10 +280,7 @@ fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String
             crush.path.display()
         ));
     }
-    memo.remember(Learnt {
-        identity: crush.identity.clone(),
-        answer: answer.clone(),
-    });
+    memo.remember(crush.identity.clone(), answer.clone());
     answer
 }
 
@@ -368,64 +344,21 @@ fn plain(text: &str) -> String {
     crate::catalog::escape::safe(text).into_owned()
 }
 
-/// What `providers --status` shows of the front.
-#[derive(Debug, Serialize)]
-pub(super) struct Status {
-    /// The real Crush, when one is found.
-    pub path: Option<String>,
-    /// Where it was named (`PATH`, the variable, the config file).
-    pub found_by: Option<String>,
-    /// Its version, when learnt.
-    pub version: Option<String>,
-    /// The `CATWALK_URL` it is started with.
-    pub catwalk_url: &'static str,
-    /// Its own updates: `updates_off`, `as_set`, `not_learnt` (until a
-    /// start learns its version), `none` (no Crush is found).
-    pub updates: &'static str,
-    /// Why, in words.
-    pub reason: String,
-}
-
-impl Status {
-    /// The status row's text: escaped, since a path or a reason may hold
-    /// anything a folder's name may.
-    pub(super) fn describe(&self) -> String {
-        plain(&match &self.path {
-            None => format!(
-                "none found ({}): this program's own commands only",
-                self.reason
-            ),
-            Some(crush) => format!(
-                "{crush} ({}, from {}): started with CATWALK_URL={} (it reads only the cache reviewed here) and {}",
-                self.version.as_deref().unwrap_or("version not learnt"),
-                self.found_by.as_deref().unwrap_or("PATH"),
-                self.catwalk_url,
-                self.reason
-            ),
-        })
-    }
-}
-
-/// What a start with `settings` would do with the real Crush, as far as
-/// is known without running it (the version only when a start has learnt
-/// it); `None` when this program does not stand in front of Crush.
-pub(super) fn status(settings: &Settings) -> Option<Status> {
+/// What `providers --status` shows of a start with `settings`, as far as
+/// is known without running Crush (its version only when a start has
+/// learnt it, in the memo beside the cache `files`): as JSON, and as the
+/// status table's row (which escapes it: a path or a reason may hold
+/// anything a folder's name may). `None` when this program does not stand
+/// in front of Crush.
+pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<(Value, String)> {
     if !stands_in_front(program()) {
         return None;
     }
-    let next = chain().ok().and_then(|(_, next)| next.ok());
-    let crush = find::find(&users_env, &next.map_or_else(Vec::new, |next| next.fronts));
-    let memo = paths::data_dir(&users_env).map(|data| Memo::read(&data.join(MEMO_FILE)));
-    let learnt = match (&crush, memo) {
-        (Ok(crush), Ok(memo)) => memo.get(&crush.identity).map(|l| l.answer.clone()),
-        _ => None,
-    };
-    let updates = front::updates(
-        on(settings),
-        learnt.as_ref(),
-        hyper_key(settings).as_deref(),
-    );
-    let (updates, reason) = match (&crush, updates) {
+    let crush = found().map(|(_, _, crush)| crush);
+    let memo = Memo::read(&files.dir.join(MEMO_FILE));
+    let learnt = crush.as_ref().ok().and_then(|c| memo.get(&c.identity));
+    // What its own updates are, and why.
+    let (updates, reason) = match (&crush, updates(settings, || learnt.clone())) {
         (Err(missing), _) => ("none", missing.to_string()),
         (Ok(_), None) => (
             "not_learnt",
@@ -434,18 +367,29 @@ pub(super) fn status(settings: &Settings) -> Option<Status> {
         (Ok(_), Some(updates)) if updates.off() => ("updates_off", updates.to_string()),
         (Ok(_), Some(updates)) => ("as_set", updates.to_string()),
     };
+    let version = match learnt {
+        Some(Answer::Version(version)) => Some(version),
+        _ => None,
+    };
     let crush = crush.ok();
-    Some(Status {
-        path: crush.as_ref().map(|c| c.path.display().to_string()),
-        found_by: crush.map(|c| c.origin),
-        version: match learnt {
-            Some(Answer::Version(version)) => Some(version),
-            _ => None,
-        },
-        catwalk_url: FAILING_CATWALK_URL,
-        updates,
-        reason,
-    })
+    let row = match &crush {
+        Some(crush) => format!(
+            "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {reason}",
+            crush.path.display(),
+            version.as_deref().unwrap_or("version not learnt"),
+            crush.origin,
+        ),
+        None => format!("none found ({reason}): this program's own commands only"),
+    };
+    let json = serde_json::json!({
+        "path": crush.as_ref().map(|c| c.path.display().to_string()),
+        "found_by": crush.map(|c| c.origin),
+        "version": version,
+        "catwalk_url": FAILING_CATWALK_URL,
+        "updates": updates,
+        "reason": reason,
+    });
+    Some((json, row))
 }
 
 #[cfg(test)]

@@ -117,7 +117,10 @@ struct Status {
     /// The real Crush this program stands in front of, when invoked as
     /// `crush`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    crush: Option<super::front::Status>,
+    crush: Option<serde_json::Value>,
+    /// Its row in the status table.
+    #[serde(skip)]
+    crush_row: Option<String>,
     /// Hyper's provider, `hyper.json`.
     hyper: HyperStatus,
     /// Every other input, and where it came from.
@@ -400,6 +403,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let public_keys = (settings.public_keys.as_ref())
         .map(|p| serde_json::json!({ "keys": p.entries, "origin": p.origin.to_string() }));
     let on = matches!(network, Network::Allowed(_));
+    let (crush, crush_row) = super::front::status(settings, files).unzip();
     let status = Status {
         catalog,
         memory: memory::summary(files, valid.as_ref()),
@@ -412,7 +416,8 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
             &settings.default_providers,
             &settings.default_providers_orders,
         ),
-        crush: super::front::status(settings),
+        crush,
+        crush_row,
         hyper: hyper_status(files, key.as_ref(), on),
         inputs: inputs::gather(settings, &env, &network),
     };
@@ -500,7 +505,7 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     for (key, value) in status.inputs.rows() {
         row(key, Some(value));
     }
-    row("crush", status.crush.as_ref().map(|c| c.describe()));
+    row("crush", status.crush_row.clone());
     let width = terminal::stdout_width();
     for (key, value) in rows {
         let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });

@@ -54,6 +54,15 @@ pub(crate) enum Missing {
     /// The one named (where, which) is no Crush that can run (why).
     #[error("{0} names {path}, which {2}", path = .1.display())]
     Named(String, PathBuf, String),
+    /// Starts nested in one another this deep: a loop.
+    #[error(
+        "{0} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
+    )]
+    Loop(u32),
+    /// Where this program is is not known (why): it cannot tell Crush from
+    /// itself.
+    #[error("cannot tell where this program is ({0}), so not Crush from it")]
+    NoSelf(String),
 }
 
 /// The marker of a hand-over.
@@ -107,9 +116,12 @@ impl Marker {
         value
     }
 
-    /// The marker in `value`, when it is one.
+    /// The marker in `value`, when it is one. Its head is ASCII; the
+    /// fronts are read as bytes, so that a front whose path is not UTF-8
+    /// still counts its starts.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
-        let mut parts = value.to_str()?.splitn(3, ':');
+        let text = value.to_string_lossy();
+        let mut parts = text.splitn(3, ':');
         let depth = parts.next()?.parse().ok()?;
         let catwalk_url = match parts.next()? {
             "-" => None,
@@ -120,8 +132,10 @@ impl Marker {
                     .into(),
             ),
         };
-        let fronts = std::env::split_paths(parts.next().unwrap_or_default());
-        let fronts = fronts.filter(|p| !p.as_os_str().is_empty()).collect();
+        let head = text.len() - parts.next().unwrap_or_default().len();
+        let fronts = std::env::split_paths(&super::tail(value, head))
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
         Some(Marker {
             depth,
             fronts,
@@ -137,26 +151,24 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
         .filter_map(|f| program(f).ok())
         .map(|p| p.1)
         .collect();
+    // The Crush at `path`, or why it is none.
+    let crush = |path: &Path, origin: &str| match program(path)? {
+        (_, id) if fronts.contains(&id) => Err("is this program, not Crush".to_owned()),
+        (meta, _) => Ok(Crush {
+            identity: Identity::new(path, &meta),
+            path: path.to_owned(),
+            origin: origin.to_owned(),
+        }),
+    };
     let named = env(REAL_CRUSH_ENV)
         .map(|p| (PathBuf::from(p), REAL_CRUSH_ENV.to_owned()))
         .or_else(|| real_crush(env));
     if let Some((path, origin)) = named {
         let found = match path.is_absolute() {
             false => Err("is not a full path".to_owned()),
-            true => program(&path),
+            true => crush(&path, &origin),
         };
-        return match found {
-            Err(why) => Err(Missing::Named(origin, path, why)),
-            Ok((_, id)) if fronts.contains(&id) => {
-                let why = "is this program, not Crush".to_owned();
-                Err(Missing::Named(origin, path, why))
-            }
-            Ok((meta, _)) => Ok(Crush {
-                identity: Identity::new(&path, &meta),
-                path,
-                origin,
-            }),
-        };
+        return found.map_err(|why| Missing::Named(origin, path, why));
     }
     let path_var = env("PATH").unwrap_or_default();
     std::env::split_paths(&path_var)
@@ -166,14 +178,7 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
             false => dir,
         })
         .flat_map(|dir| names(env).into_iter().map(move |name| dir.join(name)))
-        .find_map(|path| {
-            let (meta, _) = program(&path).ok().filter(|(_, id)| !fronts.contains(id))?;
-            Some(Crush {
-                identity: Identity::new(&path, &meta),
-                path,
-                origin: "PATH".to_owned(),
-            })
-        })
+        .find_map(|path| crush(&path, "PATH").ok())
         .ok_or(Missing::NotOnPath)
 }
 
@@ -274,6 +279,17 @@ mod tests {
         ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
+    }
+
+    /// A front at a path that is not UTF-8 still counts its starts: a
+    /// marker it cannot read would let a loop run without end.
+    #[cfg(unix)]
+    #[test]
+    fn a_front_not_named_in_utf8_is_in_its_marker() {
+        use std::os::unix::ffi::OsStringExt;
+        let me = PathBuf::from(OsString::from_vec(b"/p/caf\xe9/crush".to_vec()));
+        let m = Marker::next(None, &me, Some("https://m.example".into())).unwrap();
+        assert_eq!(Marker::parse(&m.encode()), Some(m));
     }
 
     #[test]

@@ -14,8 +14,8 @@
 //!
 //! The decisions are pure functions returning enums: which program a
 //! command line is for ([`classify`]), whether Crush's updates go off
-//! ([`updates`]), what a start tells ([`notices`]), whether a chain of
-//! starts is a loop ([`find::chain`]); finding the real Crush ([`find`])
+//! ([`updates`]), whether a chain of starts is a loop
+//! ([`find::Marker::next`]); finding the real Crush ([`find`])
 //! and learning its version ([`version`]) are the look-ups around them.
 //! The command layer ([`crate::commands`]) carries them out: it prints, it
 //! starts Crush, it exits.
@@ -24,6 +24,7 @@ pub(crate) mod find;
 pub(crate) mod version;
 
 use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
 
 use crate::startup::refresh::HELPER_COMMAND;
 
@@ -42,13 +43,13 @@ pub(crate) const OWN_COMMANDS: [&str; 5] = [
 const SHARED_COMMANDS: [&str; 4] = ["models", "dirs", "completion", "help"];
 
 /// Crush's global flags that take a value (`-c DIR`, `--cwd=DIR`): the
-/// word after one is no command. `--channels` has no short form.
-const VALUE_FLAGS: [(char, &str); 5] = [
-    ('c', "cwd"),
-    ('D', "data-dir"),
-    ('H', "host"),
-    ('s', "session"),
-    ('\0', "channels"),
+/// word after one is no command. `--channels` has no short form (0).
+const VALUE_FLAGS: [(u8, &[u8]); 5] = [
+    (b'c', b"cwd"),
+    (b'D', b"data-dir"),
+    (b'H', b"host"),
+    (b's', b"session"),
+    (0, b"channels"),
 ];
 
 /// Whose command a command line is.
@@ -70,56 +71,59 @@ pub(crate) struct Parsed {
     /// Whose it is.
     pub word: Word,
     /// `-c`/`--cwd`, the folder Crush reads its project settings from.
-    pub cwd: Option<OsString>,
+    pub cwd: Option<PathBuf>,
     /// `-D`/`--data-dir`, the folder of its workspace config.
-    pub data_dir: Option<OsString>,
+    pub data_dir: Option<PathBuf>,
 }
 
 /// Reads the arguments (without the program's name) as Crush's command
 /// line parser (pflag) would find its command: the first word that is
 /// neither a flag nor a flag's value, before any `--`. Bool flags may be
 /// grouped (`-dc DIR`), and the first flag of a group that takes a value
-/// takes the rest of it (`-cDIR`, `-c=DIR`) or the next argument.
+/// takes the rest of it (`-cDIR`, `-c=DIR`) or the next argument. Flags
+/// are ASCII: an argument is read as bytes, and a value keeps every byte
+/// of its folder's name.
 pub(crate) fn classify(args: &[OsString]) -> Parsed {
     let (mut cwd, mut data_dir) = (None, None);
     let mut words: Vec<&str> = Vec::new();
     let mut info = false;
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
-        let text = arg.to_string_lossy();
-        // The flag that takes a value, and its value when it is inline.
-        let (flag, inline) = if text == "--" {
+        let bytes = arg.as_encoded_bytes();
+        // The flag that takes a value, and where its value starts when it
+        // is inline.
+        let (flag, at) = if bytes == b"--" {
             break;
-        } else if let Some(long) = text.strip_prefix("--") {
-            let (name, inline) = long
-                .split_once('=')
-                .map_or((long, None), |(n, v)| (n, Some(v)));
-            info |= words.is_empty() && matches!(name, "help" | "version");
+        } else if let Some(long) = bytes.strip_prefix(b"--") {
+            let equals = long.iter().position(|&b| b == b'=');
+            let name = &long[..equals.unwrap_or(long.len())];
+            info |= words.is_empty() && matches!(name, b"help" | b"version");
             let Some((short, _)) = VALUE_FLAGS.iter().find(|(_, l)| *l == name) else {
                 continue;
             };
-            (*short, inline)
-        } else if let Some(shorts) = text.strip_prefix('-').filter(|s| !s.is_empty()) {
-            info |= words.is_empty() && shorts.contains(['h', 'v', 'V']);
-            let value_flag = |c| c != '\0' && VALUE_FLAGS.iter().any(|(s, _)| *s == c);
-            let Some(at) = shorts.find(value_flag) else {
+            (*short, equals.map(|at| at + 3))
+        } else if let Some(shorts) = bytes.strip_prefix(b"-").filter(|s| !s.is_empty()) {
+            info |= words.is_empty() && shorts.iter().any(|b| b"hvV".contains(b));
+            let value_flag = |b: &u8| *b != 0 && VALUE_FLAGS.iter().any(|(s, _)| s == b);
+            let Some(flag) = shorts.iter().position(value_flag) else {
                 continue;
             };
-            let rest = &shorts[at + 1..];
-            let inline = (!rest.is_empty()).then(|| rest.strip_prefix('=').unwrap_or(rest));
-            (shorts.as_bytes()[at] as char, inline)
+            // `-cDIR`, `-c=DIR` (`-c=`: an empty one), or none.
+            let end = flag + 2;
+            let at = end + usize::from(bytes.get(end) == Some(&b'='));
+            (shorts[flag], (end < bytes.len()).then_some(at))
         } else {
             // A word that is not UTF-8 is no command of this program's.
             words.push(arg.to_str().unwrap_or("\u{fffd}"));
             continue;
         };
-        let value = match inline {
-            Some(value) => Some(exact(arg, &text, value)),
-            None => rest.next().cloned(),
+        let value = match at {
+            Some(at) => Some(PathBuf::from(tail(arg, at))),
+            None => rest.next().map(PathBuf::from),
         };
         match flag {
-            'c' => cwd = value.or(cwd),
-            'D' => data_dir = value.or(data_dir),
+            b'c' => cwd = value.or(cwd),
+            b'D' => data_dir = value.or(data_dir),
             _ => {}
         }
     }
@@ -138,19 +142,15 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
     }
 }
 
-/// `value`, the end of the argument `arg` (read as `text`), as `arg` holds
-/// it: a folder's name is bytes on Unix, and one that is not UTF-8 must
-/// not become the name of another. The flag before it is ASCII, or no flag
-/// Crush knows.
-fn exact(arg: &OsStr, text: &str, value: &str) -> OsString {
-    let at = text.len() - value.len();
+/// The end of `arg` from byte `at`, just after an ASCII byte: on Unix
+/// its bytes as they are (a folder's name is bytes there, and one that is
+/// not UTF-8 must not become the name of another).
+pub(crate) fn tail(arg: &OsStr, at: usize) -> OsString {
+    let bytes = &arg.as_encoded_bytes()[at..];
     #[cfg(unix)]
-    if text.is_char_boundary(at) && text[..at].is_ascii() {
-        use std::os::unix::ffi::OsStrExt;
-        return OsStr::from_bytes(&arg.as_bytes()[at..]).to_owned();
-    }
-    let _ = (arg, at);
-    OsString::from(value)
+    return <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_owned();
+    #[cfg(not(unix))]
+    OsString::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The `CATWALK_URL` every Crush is started with: not an http(s) URL, so
@@ -292,16 +292,16 @@ mod tests {
             (&["-c=/e"], "/e"),
             (&["-dc", "/f"], "/f"),
         ] {
-            assert_eq!(parse(args).cwd, Some(OsString::from(cwd)), "{args:?}");
+            assert_eq!(parse(args).cwd, Some(PathBuf::from(cwd)), "{args:?}");
         }
         assert_eq!(parse(&["-D", "/x", "run"]).cwd, None);
         assert_eq!(
             parse(&["-D", "/x", "run"]).data_dir,
-            Some(OsString::from("/x"))
+            Some(PathBuf::from("/x"))
         );
         assert_eq!(
             parse(&["run", "--data-dir=/y"]).data_dir,
-            Some(OsString::from("/y"))
+            Some(PathBuf::from("/y"))
         );
     }
 
@@ -316,18 +316,21 @@ mod tests {
             let arg = OsString::from_vec([prefix, &dir[..]].concat());
             let parsed = classify(&[arg.clone(), OsString::from("run")]);
             assert_eq!(
-                parsed.cwd.as_deref().map(OsStr::as_bytes),
+                parsed.cwd.as_deref().map(|p| p.as_os_str().as_bytes()),
                 Some(&dir[..]),
                 "{arg:?}"
             );
         }
         let parsed = classify(&[OsString::from("-c"), OsString::from_vec(dir.to_vec())]);
-        assert_eq!(parsed.cwd.as_deref().map(OsStr::as_bytes), Some(&dir[..]));
+        assert_eq!(
+            parsed.cwd.as_deref().map(|p| p.as_os_str().as_bytes()),
+            Some(&dir[..])
+        );
         for prefix in [&b"--data-dir="[..], b"-D", b"-dD"] {
             let arg = OsString::from_vec([prefix, &dir[..]].concat());
             let parsed = classify(&[arg.clone(), OsString::from("run")]);
             assert_eq!(
-                parsed.data_dir.as_deref().map(OsStr::as_bytes),
+                parsed.data_dir.as_deref().map(|p| p.as_os_str().as_bytes()),
                 Some(&dir[..]),
                 "{arg:?}"
             );

@@ -25,7 +25,7 @@ pub(crate) const MEMO_FILE: &str = "providers.front.json";
 const MEMO_TEMP_PREFIX: &str = ".front-memo.";
 const MEMO_TEMP_SUFFIX: &str = ".tmp";
 /// The largest memo read.
-const MEMO_LIMIT: u64 = 64 * 1024;
+const MEMO_LIMIT: usize = 64 * 1024;
 /// How many binaries the memo remembers (a Crush upgraded, another one
 /// named for a while).
 const REMEMBERED: usize = 4;
@@ -127,22 +127,23 @@ impl Memo {
     /// link to a device would never end it, and one larger than any memo
     /// is not one (the next write replaces each).
     pub(crate) fn read(path: &Path) -> Memo {
-        match crate::store::file::read_regular(path, MEMO_LIMIT as usize) {
+        match crate::store::file::read_regular(path, MEMO_LIMIT) {
             Ok(Some((bytes, _))) => serde_json::from_slice(&bytes).unwrap_or_default(),
             _ => Memo::default(),
         }
     }
 
-    /// What was learnt of the binary with this identity.
-    pub(crate) fn get(&self, identity: &Identity) -> Option<&Learnt> {
-        self.crush.iter().find(|l| l.identity == *identity)
+    /// What the binary with this identity answered.
+    pub(crate) fn get(&self, identity: &Identity) -> Option<Answer> {
+        let learnt = self.crush.iter().find(|l| l.identity == *identity);
+        learnt.map(|l| l.answer.clone())
     }
 
-    /// Remembers `learnt`, in place of anything learnt at its path.
-    pub(crate) fn remember(&mut self, learnt: Learnt) {
-        self.crush
-            .retain(|l| l.identity.path != learnt.identity.path);
-        self.crush.insert(0, learnt);
+    /// Remembers what the binary with this identity answered, in place of
+    /// anything learnt at its path.
+    pub(crate) fn remember(&mut self, identity: Identity, answer: Answer) {
+        self.crush.retain(|l| l.identity.path != identity.path);
+        self.crush.insert(0, Learnt { identity, answer });
         self.crush.truncate(REMEMBERED);
     }
 
@@ -164,23 +165,20 @@ impl Memo {
 /// reads what it prints within `timeout`. Its input and errors go to the
 /// null device; a program still running at the deadline is killed.
 pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
-    let mut child = match command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    {
+    let problem = |what: String| Answer::Problem(format!("`--version` {what}"));
+    command.stdin(Stdio::null()).stderr(Stdio::null());
+    let mut child = match command.stdout(Stdio::piped()).spawn() {
         Ok(child) => child,
-        Err(e) => return Answer::Problem(format!("`--version` could not run: {e}")),
+        Err(e) => return problem(format!("could not run: {e}")),
     };
-    let mut stdout = child.stdout.take().expect("piped");
+    let stdout = child.stdout.take();
     let (sender, receiver) = mpsc::channel();
     // A thread reads, so that the wait for the output has a deadline; one
     // still blocked on a pipe a grandchild holds is left to end with the
     // process.
     std::thread::spawn(move || {
         let mut output = Vec::new();
-        let _ = (&mut stdout).take(64 * 1024).read_to_end(&mut output);
+        let _ = stdout.map(|out| out.take(64 * 1024).read_to_end(&mut output));
         let _ = sender.send(output);
     });
     let output = receiver.recv_timeout(timeout);
@@ -189,16 +187,12 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
     }
     let status = child.wait();
     let Ok(output) = output else {
-        let secs = timeout.as_secs_f64();
-        return Answer::Problem(format!("`--version` gave no answer within {secs} s"));
+        return problem(format!("gave no answer within {} s", timeout.as_secs_f64()));
     };
-    let output = String::from_utf8_lossy(&output);
-    match (from_output(&output), status) {
+    match (from_output(&String::from_utf8_lossy(&output)), status) {
         (Some(version), _) => Answer::Version(version),
-        (None, Ok(status)) if !status.success() => {
-            Answer::Problem(format!("`--version` failed ({status})"))
-        }
-        (None, _) => Answer::Problem("`--version` printed no version".into()),
+        (None, Ok(status)) if !status.success() => problem(format!("failed ({status})")),
+        (None, _) => problem("printed no version".into()),
     }
 }
 
@@ -229,18 +223,15 @@ mod tests {
             size,
             modified: 5,
         };
-        let learnt = |p: &str, size, v: &str| Learnt {
-            identity: id(p, size),
-            answer: Answer::Version(v.into()),
-        };
+        let version = |v: &str| Answer::Version(v.into());
         let mut memo = Memo::default();
-        memo.remember(learnt("/a", 1, "v0.90.0"));
-        memo.remember(learnt("/a", 2, "v0.91.0"));
-        memo.remember(learnt("/b", 1, "v0.92.0"));
+        memo.remember(id("/a", 1), version("v0.90.0"));
+        memo.remember(id("/a", 2), version("v0.91.0"));
+        memo.remember(id("/b", 1), version("v0.92.0"));
         assert_eq!(memo.get(&id("/a", 1)), None, "replaced by its upgrade");
         assert_eq!(
-            memo.get(&id("/a", 2)).unwrap().answer,
-            Answer::Version("v0.91.0".into())
+            memo.get(&id("/a", 2)),
+            Some(Answer::Version("v0.91.0".into()))
         );
         memo.told = Some("held".into());
         memo.write(&path).unwrap();
@@ -265,7 +256,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(MEMO_FILE);
         let memo = Memo {
-            told: Some("x".repeat(MEMO_LIMIT as usize)),
+            told: Some("x".repeat(MEMO_LIMIT)),
             ..Memo::default()
         };
         memo.write(&path).unwrap();
