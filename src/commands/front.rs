@@ -29,6 +29,7 @@ use serde_json::Value;
 use super::context::{pinned_keys, read_settings};
 use super::{program, terminal};
 use crate::catalog::Target;
+use crate::catalog::target::DEFAULT_HYPER_URL;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
 // The user's own variables (no `.env`) choose the program a start runs:
@@ -49,6 +50,8 @@ const NOT_FOUND: u8 = 127;
 const CATWALK_URL: &str = "CATWALK_URL";
 /// The variable that names the folder of Crush's cache first.
 const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
+/// The variable that names Hyper's server, where Crush sends the Hyper key.
+const HYPER_URL: &str = "HYPER_URL";
 
 /// Reads the user's own `CATWALK_URL` in place of the one a front handed
 /// a Crush that started this process ([`FAILING_CATWALK_URL`]): kept in
@@ -96,6 +99,14 @@ pub(super) fn main(name: &str) -> Option<u8> {
         }
     };
     let files = CacheFiles::in_dir(&data);
+    // Every user may write there: whatever is reviewed now, another user
+    // can replace before Crush reads it.
+    if let Err(e) = cache::check_folder(&files) {
+        return Some(refuse(&format!(
+            "{e}, and Crush would read its catalog there: {}",
+            e.fix()
+        )));
+    }
     let settings = settings(&parsed);
     let found = match review(&files, &settings) {
         Ok(found) => found,
@@ -111,8 +122,15 @@ pub(super) fn main(name: &str) -> Option<u8> {
         .args(args.get(1..).unwrap_or_default())
         .env(MARKER_ENV, next.encode())
         .env(CATWALK_URL, FAILING_CATWALK_URL);
-    if users_env(XDG_DATA_HOME).is_none() && environment::installed().is_some() {
-        command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
+    // What a project's `.env` must not choose for Crush (godotenv never
+    // overrides a variable that is set): the folder reviewed here, made
+    // absolute and clean as Go cleans it (a relative one would move with
+    // `-c`), and, where a `.env` may be loaded, where the Hyper key goes.
+    command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
+    let dotenv = std::fs::symlink_metadata(environment::FILE_NAME);
+    let no_dotenv = dotenv.is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if users_env(HYPER_URL).is_none() && !no_dotenv {
+        command.env(HYPER_URL, DEFAULT_HYPER_URL);
     }
     if updates.is_some_and(|updates| updates.off()) {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");

@@ -3,7 +3,7 @@
 //! `GlobalConfigData`; `provider.go`: `cachePathFor`; `internal/home`).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 /// Looks up an environment variable; empty values count as unset, as they do
 /// for XDG variables.
@@ -83,7 +83,28 @@ pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     // Absolute: the front hands Crush this folder, and Crush may start in
     // another (`-c`).
     let dir = data_dir_on(Platform::current(), env)?;
-    Ok(std::path::absolute(&dir).unwrap_or(dir))
+    Ok(go_clean(&std::path::absolute(&dir).unwrap_or(dir)))
+}
+
+/// `path` cleaned by its text, as Go's `filepath.Join` cleans every path
+/// Crush builds: `a/b/..` is `a`, even where `b` is a link to elsewhere
+/// (which the system would follow).
+fn go_clean(path: &Path) -> PathBuf {
+    let mut clean = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => match clean.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    clean.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => clean.push(".."),
+            },
+            part => clean.push(part),
+        }
+    }
+    clean
 }
 
 /// [`data_dir`] by the rules of `platform`.
@@ -280,5 +301,21 @@ mod tests {
             data_dir(&env).unwrap_err().to_string(),
             "cannot tell where the data folder lives: HOME is not set"
         );
+    }
+
+    /// Go's `filepath.Clean` by the text: `..` takes back the name before
+    /// it, never the root; `.` goes.
+    #[cfg(unix)]
+    #[test]
+    fn paths_are_cleaned_as_go_cleans_them() {
+        for (path, clean) in [
+            ("/home/u/link/../crush", "/home/u/crush"),
+            ("/home/u/./a/./b/", "/home/u/a/b"),
+            ("/../../x", "/x"),
+            ("a/../../b", "../b"),
+            ("/", "/"),
+        ] {
+            assert_eq!(go_clean(Path::new(path)), Path::new(clean), "{path}");
+        }
     }
 }

@@ -319,3 +319,115 @@ fn what_crush_would_read_is_reviewed_whatever_else_fails() {
     let cache = fs::symlink_metadata(front.home.cache_file());
     assert!(cache.is_err() || cache.unwrap().is_file());
 }
+
+/// Where the Hyper key goes is the user's to choose, never a project's:
+/// a `.env` naming Hyper's server gets Crush handed Crush's own default
+/// (godotenv never overrides a set variable), the user's own `HYPER_URL`
+/// goes through as it is, and without a `.env` nothing is added.
+#[test]
+fn a_projects_dotenv_never_chooses_where_the_hyper_key_goes() {
+    let mut front = Front::new("v0.90.0");
+    front.handed_over(&["run"]); // the version learnt
+    let project = front.home.path().join("proj");
+    fs::create_dir_all(&project).unwrap();
+    let start_in = |front: &Front, folder: &Path| {
+        let run = Run::from(front.crush(&["run"]).current_dir(folder).output().unwrap());
+        run.ok();
+        front.runs().pop().unwrap()
+    };
+    assert!(
+        !start_in(&front, front.home.path())
+            .env
+            .contains_key("HYPER_URL")
+    );
+    fs::write(project.join(".env"), "HYPER_URL=http://127.0.0.1:9\n").unwrap();
+    let started = start_in(&front, &project);
+    assert_eq!(started.env["HYPER_URL"], "https://hyper.charm.land");
+    front.set("HYPER_URL", "https://hyper.corp.example");
+    let started = start_in(&front, &project);
+    assert_eq!(started.env["HYPER_URL"], "https://hyper.corp.example");
+}
+
+/// Crush is handed the folder reviewed here, absolute and cleaned as Go
+/// cleans it, so that no spelling of the user's own variables makes it
+/// read another: a relative `XDG_DATA_HOME` with `-c` (Crush changes folder
+/// first), a `..` after a link (Go drops it by the text, the system follows
+/// the link), and a working folder too deep for this program to name, whose
+/// `.env` Crush still loads.
+#[test]
+fn crush_reads_the_folder_reviewed_whatever_its_spelling() {
+    let mut front = Front::new("v0.91.0");
+    front.handed_over(&["run"]); // the version learnt
+    let home = front.home.path().to_path_buf();
+    let project = home.join("proj");
+    fs::create_dir_all(project.join("sub")).unwrap();
+    let handed = |front: &Front, args: &[&str], folder: &Path| {
+        let run = Run::from(front.crush(args).current_dir(folder).output().unwrap());
+        run.ok();
+        let started = front.runs().pop().unwrap();
+        std::path::PathBuf::from(&started.env["XDG_DATA_HOME"])
+    };
+
+    front.set("XDG_DATA_HOME", ".xdg");
+    assert_eq!(
+        handed(&front, &["-c", "sub", "run"], &project),
+        project.join(".xdg")
+    );
+
+    let inner = home.join("elsewhere/inner");
+    fs::create_dir_all(&inner).unwrap();
+    std::os::unix::fs::symlink(&inner, home.join("link")).unwrap();
+    // What Go reads: `$HOME/link/../crush` is `$HOME/crush`, where another
+    // program left a catalog that moves a key: reviewed, so held.
+    fs::create_dir_all(home.join("crush")).unwrap();
+    fs::write(home.join("crush/providers.json"), moving_xais_key()).unwrap();
+    front.set("XDG_DATA_HOME", home.join("link/.."));
+    assert_eq!(handed(&front, &["run"], &project), home);
+    assert!(home.join("crush/providers.foreign.json").exists());
+    assert_ne!(
+        fs::read(home.join("crush/providers.json")).ok(),
+        Some(moving_xais_key())
+    );
+
+    // 22 folders of 200 bytes: past PATH_MAX, reached one `cd` at a time.
+    front.env.retain(|(name, _)| name != "XDG_DATA_HOME");
+    let name = "d".repeat(200);
+    let script = format!(
+        "i=0; while [ $i -lt 22 ]; do /bin/mkdir {name} && cd {name} || exit 9; i=$((i + 1)); done; \
+         echo XDG_DATA_HOME=.data > .env; exec crush run"
+    );
+    let mut shell = front.command_for(Path::new("/bin/bash"), &["-c", &script]);
+    let run = Run::from(shell.current_dir(&project).output().unwrap());
+    assert!(
+        run.stderr.contains("cannot read the working folder"),
+        "{run:?}"
+    );
+    let started = front.runs().pop().unwrap();
+    assert_eq!(
+        Path::new(&started.env["XDG_DATA_HOME"]),
+        front.home.data_dir().parent().unwrap()
+    );
+}
+
+/// A data folder every user may write is no place to review a catalog in:
+/// another user can replace it before Crush reads it. No Crush is started,
+/// and the way out is named.
+#[test]
+fn crush_never_starts_on_a_data_folder_others_may_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let front = Front::new("v0.91.0");
+    front.handed_over(&["run"]); // the version learnt
+    let dir = front.home.data_dir();
+    fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+    let before = front.runs().len();
+    let run = Run::from(front.crush(&["run"]).output().unwrap());
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(
+        run.stderr.contains("Crush would read its catalog there")
+            && run
+                .stderr
+                .contains(&format!("chmod go-w {}", dir.display())),
+        "{run:?}"
+    );
+    assert_eq!(front.runs().len(), before);
+}

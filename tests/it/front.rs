@@ -129,7 +129,7 @@ impl Front {
     /// program in the foreground: a suite started in the background by a
     /// script (`cargo test &`, nohup) inherits them ignored, and a stand-in
     /// could not die by SIGINT.
-    fn command_for(&self, program: &Path, args: &[&str]) -> Command {
+    pub(crate) fn command_for(&self, program: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(program);
         cmd.args(args)
             .env_clear()
@@ -344,8 +344,14 @@ fn crush_is_handed_over_faithfully() {
         .filter(|k| direct.env.get(*k) != via_front.env.get(*k))
         .collect();
     added.sort();
-    assert_eq!(added, ["CATWALK_URL", UPDATES_OFF, MARKER]);
+    // The folder whose cache was reviewed, as Crush would find it itself;
+    // no `.env` here, so Hyper's server is the user's to choose.
+    assert_eq!(added, ["CATWALK_URL", UPDATES_OFF, MARKER, "XDG_DATA_HOME"]);
     assert_eq!(via_front.env["CATWALK_URL"], SENTINEL);
+    assert_eq!(
+        Path::new(&via_front.env["XDG_DATA_HOME"]),
+        front.home.data_dir().parent().unwrap()
+    );
     assert!(direct.env.keys().all(|k| via_front.env.contains_key(k)));
     assert_eq!(via_front.env["SOME_SETTING"], "kept as is");
 
