@@ -233,7 +233,7 @@ impl Seen {
 pub(crate) enum CacheError {
     /// It cannot be read: something else than a regular file stands there,
     /// it is too large, or the system refused.
-    #[error("cannot read the cached catalog {}: {source}", path.display())]
+    #[error("cannot read the cache {}: {source}", path.display())]
     Read {
         /// Its path.
         path: PathBuf,
@@ -241,7 +241,7 @@ pub(crate) enum CacheError {
         source: FileError,
     },
     /// Another user may have written it.
-    #[error("the cached catalog {} is not trusted: {why}, so it may send an API key anywhere (the next update replaces it with a file of your own)", path.display())]
+    #[error("the cache {} is not trusted: {why}, so it may send an API key anywhere (the next update replaces it with a file of your own)", path.display())]
     Untrusted {
         /// Its path.
         path: PathBuf,
