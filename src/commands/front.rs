@@ -40,6 +40,7 @@ use crate::front::version::{self, Answer, MEMO_FILE, Memo};
 use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
+use crate::store::digest::{hex, sha256};
 use crate::store::paths::{self, process_env};
 use crate::trust::foreign;
 
@@ -123,12 +124,17 @@ pub(super) fn main(name: &str) -> Option<u8> {
         .env(MARKER_ENV, next.encode())
         .env(CATWALK_URL, FAILING_CATWALK_URL);
     // What a project's `.env` must not choose for Crush (godotenv never
-    // overrides a variable that is set): the folder reviewed here, made
-    // absolute and clean as Go cleans it (a relative one would move with
-    // `-c`), and, where a `.env` may be loaded, where the Hyper key goes.
-    command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
+    // overrides a variable that is set), where one may be loaded: the
+    // folder reviewed here, and where the Hyper key goes. The folder too
+    // where the user's own spelling of it reads another after `-c` or by
+    // Go's cleaning (relative, or a `..`); elsewhere Crush, and what it
+    // runs, get the environment as it was.
     let dotenv = std::fs::symlink_metadata(environment::FILE_NAME);
     let no_dotenv = dotenv.is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    let spelt = paths::data_dir_on(paths::Platform::current(), &users_env);
+    if !no_dotenv || spelt.ok().as_ref() != Some(&data) {
+        command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
+    }
     if users_env(HYPER_URL).is_none() && !no_dotenv {
         command.env(HYPER_URL, DEFAULT_HYPER_URL);
     }
@@ -257,8 +263,9 @@ fn prepare(
     });
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief(program())));
-    // Said once per change: the memo keeps what was said.
-    let told = (!notices.is_empty()).then(|| notices.join("\n"));
+    // Said once per change: the memo keeps the digest of what was said
+    // (a project's value, quoted in a warning, may be long).
+    let told = (!notices.is_empty()).then(|| hex(&sha256(notices.join("\n").as_bytes())));
     if memo.told != told {
         let status = format!(" ({} providers --status)", program());
         for text in &notices {

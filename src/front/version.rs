@@ -116,7 +116,7 @@ pub(crate) struct Memo {
     /// The binaries learnt, the latest first.
     #[serde(default)]
     pub crush: Vec<Learnt>,
-    /// The notices the last start told, one a line.
+    /// The SHA-256 (hex) of the notices the last start told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told: Option<String>,
 }

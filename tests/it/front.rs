@@ -344,14 +344,8 @@ fn crush_is_handed_over_faithfully() {
         .filter(|k| direct.env.get(*k) != via_front.env.get(*k))
         .collect();
     added.sort();
-    // The folder whose cache was reviewed, as Crush would find it itself;
-    // no `.env` here, so Hyper's server is the user's to choose.
-    assert_eq!(added, ["CATWALK_URL", UPDATES_OFF, MARKER, "XDG_DATA_HOME"]);
+    assert_eq!(added, ["CATWALK_URL", UPDATES_OFF, MARKER]);
     assert_eq!(via_front.env["CATWALK_URL"], SENTINEL);
-    assert_eq!(
-        Path::new(&via_front.env["XDG_DATA_HOME"]),
-        front.home.data_dir().parent().unwrap()
-    );
     assert!(direct.env.keys().all(|k| via_front.env.contains_key(k)));
     assert_eq!(via_front.env["SOME_SETTING"], "kept as is");
 
@@ -1126,4 +1120,35 @@ fn a_data_dirs_hyper_key_is_seen_by_a_start_as_by_the_status() {
     // Without -D, neither sees it.
     let (_, started) = front.handed_over(&["run"]);
     assert!(started.env.contains_key(UPDATES_OFF));
+}
+
+/// What a start told is remembered by its digest, so that a project's value
+/// however long (a `.env`'s `HYPER_URL`, which a warning quotes) is told
+/// once, and Crush's version is not asked again.
+#[test]
+fn a_long_notice_is_told_once_and_the_version_learnt_once() {
+    let mut front = Front::new("v0.90.0");
+    front.set("HYPER_API_KEY", "hk");
+    let project = front.home.path().join("proj");
+    fs::create_dir_all(&project).unwrap();
+    let url = format!("https://elsewhere.example/{}", "x".repeat(70_000));
+    fs::write(project.join(".env"), format!("HYPER_URL={url}\n")).unwrap();
+    let start = || {
+        Run::from(
+            front
+                .crush(&["run"])
+                .current_dir(&project)
+                .output()
+                .unwrap(),
+        )
+    };
+    let first = start();
+    first.ok();
+    assert!(first.stderr.contains(&url), "{first:?}");
+    let second = start();
+    second.ok();
+    assert!(!second.stderr.contains("HYPER_URL"), "{second:?}");
+    assert_eq!(front.probes(), 1);
+    let memo = fs::read(front.home.data_dir().join("providers.front.json")).unwrap();
+    assert!(memo.len() < 1_000, "{} bytes", memo.len());
 }
