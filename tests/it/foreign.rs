@@ -211,17 +211,8 @@ fn a_projects_dotenv_never_moves_the_cache_crush_reads() {
         format!("{}\nXDG_DATA_HOME=.data\n", "#".repeat(1_100_000)),
     ] {
         fs::write(project.join(".env"), &dotenv).unwrap();
-        let before = front.runs().len();
-        let run = Run::from(
-            front
-                .crush(&["run"])
-                .current_dir(&project)
-                .output()
-                .unwrap(),
-        );
+        let (run, started) = front.handed_over_in(&project, &["run"]);
         run.ok();
-        let started = front.runs().pop().unwrap();
-        assert_eq!(front.runs().len(), before + 1, "{run:?}");
         assert_eq!(
             started
                 .env
@@ -331,9 +322,9 @@ fn a_projects_dotenv_never_chooses_where_the_hyper_key_goes() {
     let project = front.home.path().join("proj");
     fs::create_dir_all(&project).unwrap();
     let start_in = |front: &Front, folder: &Path| {
-        let run = Run::from(front.crush(&["run"]).current_dir(folder).output().unwrap());
+        let (run, started) = front.handed_over_in(folder, &["run"]);
         run.ok();
-        front.runs().pop().unwrap()
+        started
     };
     assert!(
         !start_in(&front, front.home.path())
@@ -362,9 +353,8 @@ fn crush_reads_the_folder_reviewed_whatever_its_spelling() {
     let project = home.join("proj");
     fs::create_dir_all(project.join("sub")).unwrap();
     let handed = |front: &Front, args: &[&str], folder: &Path| {
-        let run = Run::from(front.crush(args).current_dir(folder).output().unwrap());
+        let (run, started) = front.handed_over_in(folder, args);
         run.ok();
-        let started = front.runs().pop().unwrap();
         std::path::PathBuf::from(&started.env["XDG_DATA_HOME"])
     };
 

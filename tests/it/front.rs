@@ -243,8 +243,14 @@ impl Front {
     /// and how the stand-in was started.
     #[track_caller]
     pub(crate) fn handed_over(&self, args: &[&str]) -> (Run, Started) {
+        self.handed_over_in(self.home.path(), args)
+    }
+
+    /// The same, started in `folder` (whose `.env` Crush loads).
+    #[track_caller]
+    pub(crate) fn handed_over_in(&self, folder: &Path, args: &[&str]) -> (Run, Started) {
         let before = self.started().len();
-        let run = self.run(args);
+        let run = Run::from(self.crush(args).current_dir(folder).output().unwrap());
         // The run is the last start: any other is a version probe before it.
         let mut new = self.started().split_off(before);
         let started = new
@@ -1081,16 +1087,8 @@ fn a_projects_dotenv_never_chooses_the_program() {
         "CRUSH_PROVIDER_FRONT=8:-:\n".to_string(),
     ] {
         fs::write(project.join(".env"), &dotenv).unwrap();
-        let before = front.runs().len();
-        let run = Run::from(
-            front
-                .crush(&["run"])
-                .current_dir(&project)
-                .output()
-                .unwrap(),
-        );
+        let (run, _) = front.handed_over_in(&project, &["run"]);
         run.ok();
-        assert_eq!(front.runs().len(), before + 1, "{dotenv}: {run:?}");
         assert!(!project.join("other.ran").exists(), "{dotenv}: {run:?}");
     }
 }
@@ -1133,15 +1131,7 @@ fn a_long_notice_is_told_once_and_the_version_learnt_once() {
     fs::create_dir_all(&project).unwrap();
     let url = format!("https://elsewhere.example/{}", "x".repeat(70_000));
     fs::write(project.join(".env"), format!("HYPER_URL={url}\n")).unwrap();
-    let start = || {
-        Run::from(
-            front
-                .crush(&["run"])
-                .current_dir(&project)
-                .output()
-                .unwrap(),
-        )
-    };
+    let start = || front.handed_over_in(&project, &["run"]).0;
     let first = start();
     first.ok();
     assert!(first.stderr.contains(&url), "{first:?}");
