@@ -208,6 +208,10 @@ pub mod internals {
     pub mod dotenv {
         pub use crate::environment::dotenv::{Entry, parse};
     }
+    /// From `fetch/diagnosis.rs`.
+    pub mod diagnosis {
+        pub use crate::fetch::diagnosis::LIBRARY_WORDING;
+    }
     /// From `store/cache.rs`.
     pub mod cache {
         pub use crate::store::cache::{locked, write};

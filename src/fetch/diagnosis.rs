@@ -18,6 +18,18 @@ use rustls::CertificateError;
 
 use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
 
+/// Words of the HTTP libraries that never reach the user: the unit tests
+/// here and the end-to-end tests check every failure message against them.
+pub const LIBRARY_WORDING: [&str; 7] = [
+    "client error",
+    "UnknownIssuer",
+    "DnsName(",
+    "os error",
+    "tunnel error",
+    "hyper",
+    "reqwest",
+];
+
 /// A proxy in use, and where its address came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyOrigin {
@@ -433,18 +445,6 @@ mod tests {
     fn link(message: &'static str, source: impl StdError + Send + Sync + 'static) -> Link {
         Link(message, Some(Box::new(source)))
     }
-
-    /// Words of the HTTP libraries that never reach the user: the tests check
-    /// every failure message against them.
-    const LIBRARY_WORDING: [&str; 7] = [
-        "client error",
-        "UnknownIssuer",
-        "DnsName(",
-        "os error",
-        "tunnel error",
-        "hyper",
-        "reqwest",
-    ];
 
     const URL: &str = "https://catalog.mirror.corp.test/v2/providers";
 

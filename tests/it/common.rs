@@ -551,21 +551,10 @@ pub fn received(requests: &[wiremock::Request], name: &str) -> Vec<String> {
         .collect()
 }
 
-/// Words of the HTTP libraries that never reach the user.
-pub const LIBRARY_WORDING: [&str; 7] = [
-    "client error",
-    "UnknownIssuer",
-    "DnsName(",
-    "os error",
-    "tunnel error",
-    "hyper",
-    "reqwest",
-];
-
 /// Asserts that none of the HTTP libraries' own wording reached the user.
 #[track_caller]
 pub fn assert_plain(run: &Run) {
-    for word in LIBRARY_WORDING {
+    for word in crush_providers::internals::diagnosis::LIBRARY_WORDING {
         assert!(!run.stderr.contains(word), "{word:?} in {run:?}");
     }
 }
