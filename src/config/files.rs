@@ -10,10 +10,10 @@ use std::io::{
     self,
     ErrorKind::{NotFound, PermissionDenied},
 };
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::{Format, Level};
-use crate::store::paths::{self, EnvLookup};
+use crate::store::paths::{self, EnvLookup, clean};
 
 /// The names of project files in one folder, lowest priority first (spec
 /// levels 6 to 9).
@@ -202,23 +202,6 @@ fn nearest_dot_crush(cwd: &Path, root: Option<&Path>, home: Option<&Path>) -> Op
     None
 }
 
-/// Go's `filepath.Clean`, lexically: `.` dropped, `..` taking the folder
-/// before it away.
-pub(crate) fn clean(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            // `..` of the root is the root.
-            Component::ParentDir if out.has_root() && out.parent().is_none() => {}
-            Component::ParentDir if out.file_name().is_some() => drop(out.pop()),
-            Component::ParentDir => out.push(".."),
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// The global files, each with its level, in the spec's order, lowest
 /// priority first: the system's, the global state, the global JSON and
 /// crushrc, as `env` locates them.
@@ -310,13 +293,6 @@ mod tests {
             walk(cwd, Some(Path::new("/r"))),
             ["/r/a/b", "/r/a", "/r"].map(PathBuf::from)
         );
-    }
-
-    #[test]
-    fn clean_is_lexical() {
-        assert_eq!(clean(Path::new("/w/./a/../b")), PathBuf::from("/w/b"));
-        assert_eq!(clean(Path::new("/w/x/../../../y")), PathBuf::from("/y"));
-        assert_eq!(clean(Path::new("../../x/./y/..")), PathBuf::from("../../x"));
     }
 
     #[test]

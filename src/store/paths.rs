@@ -83,28 +83,26 @@ pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     // Absolute: the front hands Crush this folder, and Crush may start in
     // another (`-c`).
     let dir = data_dir_on(Platform::current(), env)?;
-    Ok(go_clean(&std::path::absolute(&dir).unwrap_or(dir)))
+    Ok(clean(&std::path::absolute(&dir).unwrap_or(dir)))
 }
 
-/// `path` cleaned by its text, as Go's `filepath.Join` cleans every path
-/// Crush builds: `a/b/..` is `a`, even where `b` is a link to elsewhere
-/// (which the system would follow).
-fn go_clean(path: &Path) -> PathBuf {
-    let mut clean = PathBuf::new();
-    for part in path.components() {
-        match part {
+/// Go's `filepath.Clean`, by the text, as `filepath.Join` cleans every path
+/// Crush builds: `.` dropped, `..` taking the folder before it away, even
+/// where that folder is a link to elsewhere (which the system would
+/// follow).
+pub(crate) fn clean(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
             Component::CurDir => {}
-            Component::ParentDir => match clean.components().next_back() {
-                Some(Component::Normal(_)) => {
-                    clean.pop();
-                }
-                Some(Component::RootDir | Component::Prefix(_)) => {}
-                _ => clean.push(".."),
-            },
-            part => clean.push(part),
+            // `..` of the root is the root.
+            Component::ParentDir if out.has_root() && out.parent().is_none() => {}
+            Component::ParentDir if out.file_name().is_some() => drop(out.pop()),
+            Component::ParentDir => out.push(".."),
+            other => out.push(other),
         }
     }
-    clean
+    out
 }
 
 /// [`data_dir`] by the rules of `platform`.
@@ -308,14 +306,17 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn paths_are_cleaned_as_go_cleans_them() {
-        for (path, clean) in [
+        for (path, cleaned) in [
             ("/home/u/link/../crush", "/home/u/crush"),
             ("/home/u/./a/./b/", "/home/u/a/b"),
             ("/../../x", "/x"),
             ("a/../../b", "../b"),
             ("/", "/"),
+            ("/w/./a/../b", "/w/b"),
+            ("/w/x/../../../y", "/y"),
+            ("../../x/./y/..", "../../x"),
         ] {
-            assert_eq!(go_clean(Path::new(path)), Path::new(clean), "{path}");
+            assert_eq!(clean(Path::new(path)), Path::new(cleaned), "{path}");
         }
     }
 }
