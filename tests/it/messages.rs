@@ -464,6 +464,29 @@ fn a_slow_download_says_how_far_it_got_and_the_bound_it_takes() {
     );
 }
 
+/// A server that answers, but not in HTTP (a mail or database server on
+/// that port), is named as such: nothing broke off.
+#[test]
+fn an_answer_that_is_not_http_is_named() {
+    for answer in [
+        &b"220 mail.example ESMTP\r\n"[..],
+        b"HTTP/1.1 abc OK\r\n\r\n",
+    ] {
+        let url = raw_server(move |s| {
+            use std::io::Write;
+            let _ = s.write_all(answer);
+        });
+        let home = Home::new();
+        let run = home.run(&["update-providers", &url]);
+        let target = url.trim_start_matches("http://");
+        run.fails_with(&[
+            &format!("{target} answered something that is not HTTP (invalid HTTP"),
+            "hint: check the URL: another kind of server listens on that port",
+        ]);
+        assert!(!run.stderr.contains("broke off"), "{run:?}");
+    }
+}
+
 /// A retry that works (`providers --wait`) is not preceded by the warning
 /// of the failure it retried.
 #[tokio::test(flavor = "multi_thread")]
