@@ -33,7 +33,7 @@ pub use self::refresh::{Outcome, Refresh};
 pub(crate) use self::settings::{EnvOptions, parse_interval, pinned_keys};
 pub(crate) use self::tell::held_hint_for;
 pub use self::tell::{InUse, Warning};
-use self::tell::{held_needs, mark_told, tell_last};
+use self::tell::{mark_told, tell_last};
 use crate::catalog::{Target, embedded};
 use crate::fetch::http::Bearer;
 use crate::fetch::source;
@@ -369,13 +369,7 @@ fn waited(
                 None
             }
             // In the state too, told by every start while it is held.
-            Outcome::Held(changes) => {
-                let needs = held_needs(&job.files);
-                let held = state::Held {
-                    changes,
-                    needs,
-                    ..Default::default()
-                };
+            Outcome::Held(held) => {
                 let at = None;
                 warnings.push(Warning::Held {
                     target,

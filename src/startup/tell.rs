@@ -447,15 +447,6 @@ pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Opti
     let _ = cache::update_state(files, cached, wait, told);
 }
 
-/// What a person must allow to apply what the last refresh of `files`'
-/// document held back, as its state records it (nothing when it records
-/// no hold).
-pub(super) fn held_needs(files: &CacheFiles) -> Vec<Need> {
-    let found = cache::read(files, Bytes::Peek);
-    let held = found.state().and_then(|s| s.refresh.clone()?.held);
-    held.map_or_else(Vec::new, |held| held.needs)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
