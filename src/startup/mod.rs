@@ -129,8 +129,6 @@ pub enum Provenance {
 pub struct StartupCatalog {
     /// The catalog's bytes: always a valid catalog, or `[]` when disabled.
     pub bytes: Cow<'static, [u8]>,
-    /// Their SHA-256, when they are (or were just written to) the cache.
-    pub sha256: Option<[u8; 32]>,
     /// Where they came from.
     pub provenance: Provenance,
     /// Seconds since the Unix epoch when the bytes were fetched or written,
@@ -412,11 +410,11 @@ fn start(
         }
         Background::Thread => {
             if target == Target::Catalog {
-                // The host holds the embedded snapshot when it has no cache.
-                let handed = loaded
-                    .sha256
-                    .unwrap_or_else(|| digest::sha256(&loaded.bytes));
-                due[0].known = Some(handed);
+                // The host holds the cache's (already known), else the
+                // embedded snapshot.
+                due[0]
+                    .known
+                    .get_or_insert_with(|| digest::sha256(&loaded.bytes));
             }
             Refresh::start(due)
                 .map(|refresh| {
@@ -438,7 +436,6 @@ fn start(
 /// A catalog just fetched from `url`.
 fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
-        sha256: Some(digest::sha256(&bytes)),
         bytes: Cow::Owned(bytes),
         provenance: Provenance::Fresh,
         fetched_at: Some(state::now()),
@@ -453,7 +450,6 @@ fn from_cache(cached: Cached, warnings: Vec<Warning>) -> StartupCatalog {
         fetched_at: cached.written_at(),
         confirmed_at: cached.state.as_ref().and_then(|s| s.confirmed_at),
         source: cached.state.as_ref().map(|s| s.source.clone()),
-        sha256: Some(cached.sha256),
         bytes: Cow::Owned(cached.bytes),
         provenance: Provenance::Cached,
         ..snapshot(warnings)
@@ -463,7 +459,6 @@ fn from_cache(cached: Cached, warnings: Vec<Warning>) -> StartupCatalog {
 fn snapshot(warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
         bytes: Cow::Borrowed(embedded::catalog_bytes()),
-        sha256: None,
         provenance: Provenance::Embedded,
         fetched_at: None,
         confirmed_at: None,
