@@ -111,8 +111,7 @@ pub enum Background {
 }
 
 /// Where the catalog returned at start-up came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provenance {
     /// Just downloaded, waited for, and written to the cache.
     Fresh,
