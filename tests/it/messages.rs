@@ -352,6 +352,16 @@ fn the_invoked_name_is_the_one_shown() {
             .contains("`crush-providers provider-models` lists them all"),
         "{none:?}"
     );
+    // A start's warning too.
+    fs::create_dir_all(home.cache_file().parent().unwrap()).unwrap();
+    fs::write(home.cache_file(), "not a catalog").unwrap();
+    let invalid = run(&["providers"]);
+    assert!(
+        invalid
+            .stderr
+            .contains("crush-providers update-providers --keep-current"),
+        "{invalid:?}"
+    );
 }
 
 /// An unchanged catalog is already up to date: its bytes are not written
