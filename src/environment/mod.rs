@@ -19,17 +19,17 @@
 pub(crate) mod dotenv;
 
 use std::ffi::OsString;
-use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+use crate::store::file::{self, FileError};
 
 /// The name of the file, in the process's working directory.
 pub(crate) const FILE_NAME: &str = ".env";
 
 /// Largest `.env` read; godotenv has no limit, but a start must not read
 /// a runaway file whole.
-const MAX_BYTES: u64 = 1024 * 1024;
+const MAX_BYTES: usize = 1024 * 1024;
 
 /// Variables Crush reads before the `.env` file is loaded.
 const READ_BEFORE: [&str; 2] = ["HOME", "USERPROFILE"];
@@ -62,23 +62,19 @@ pub(crate) struct DotEnv {
 /// cannot pin keys), with why.
 pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEnv> {
     let path = dir.join(FILE_NAME);
-    let meta = fs::metadata(&path).ok()?;
     let mut loaded = DotEnv {
         path: path.clone(),
-        unread: meta.is_file() && meta.len() > MAX_BYTES,
         ..DotEnv::default()
     };
-    let mut bytes = Vec::new();
-    let read = if !meta.is_file() {
-        Err("not a regular file".to_string())
-    } else if loaded.unread {
-        Err(format!("larger than {} KiB", MAX_BYTES / 1024))
-    } else {
-        fs::File::open(&path)
-            .and_then(|f| f.take(MAX_BYTES).read_to_end(&mut bytes))
-            .map_err(|e| format!("cannot read it: {e}"))
+    let read = match file::read_regular(&path, MAX_BYTES) {
+        Ok(None) => return None,
+        Ok(Some((bytes, _))) => dotenv::parse(&bytes).map_err(|e| e.to_string()),
+        Err(e) => {
+            loaded.unread = matches!(e, FileError::TooLarge(_));
+            Err(e.to_string())
+        }
     };
-    match read.and_then(|_| dotenv::parse(&bytes).map_err(|e| e.to_string())) {
+    match read {
         Err(why) => loaded.error = Some(why),
         Ok(entries) => {
             for entry in entries {
@@ -222,7 +218,7 @@ mod tests {
         fs::create_dir(dir.path().join(".env")).unwrap();
         assert_eq!(
             load(dir.path(), &[]).unwrap().error.as_deref(),
-            Some("not a regular file")
+            Some("it is a folder, not a regular file")
         );
     }
 }
