@@ -240,7 +240,9 @@ fn ask_git(git: &Path, cwd: &Path) -> Root {
     std::thread::spawn(move || tx.send(command.output()));
     let said = match rx.recv_timeout(GIT_PATIENCE) {
         Ok(Ok(output)) if output.status.success() && !output.stdout.trim_ascii().is_empty() => {
-            return Root::WorkTree(root_path(output.stdout.trim_ascii()));
+            // The folder git printed, byte for byte on Unix.
+            let printed = crate::environment::os_string(output.stdout.trim_ascii());
+            return Root::WorkTree(PathBuf::from(printed));
         }
         Ok(Ok(output)) => match String::from_utf8_lossy(&output.stderr)
             .lines()
@@ -253,18 +255,6 @@ fn ask_git(git: &Path, cwd: &Path) -> Root {
         Err(_) => format!("git did not answer within {} s", GIT_PATIENCE.as_secs()),
     };
     Root::None(NoRoot::GitSaid(said))
-}
-
-/// The folder git printed, byte for byte on Unix.
-#[cfg(unix)]
-fn root_path(bytes: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
-}
-
-#[cfg(not(unix))]
-fn root_path(bytes: &[u8]) -> PathBuf {
-    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The file system of `dir`, which git's walk does not leave (its default

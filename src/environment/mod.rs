@@ -173,20 +173,23 @@ fn dotenv_source(name: &str, empty: bool) -> Option<Source> {
     Some(Source::DotEnv(dotenv.path.clone(), entry.line))
 }
 
+/// Bytes as an `OsString`: as they are on Unix, where Go's strings and
+/// the system's names are bytes alike.
 #[cfg(unix)]
-fn os_string(bytes: &[u8]) -> OsString {
+pub(crate) fn os_string(bytes: &[u8]) -> OsString {
     use std::os::unix::ffi::OsStringExt;
     OsString::from_vec(bytes.to_vec())
 }
 
 #[cfg(not(unix))]
-fn os_string(bytes: &[u8]) -> OsString {
+pub(crate) fn os_string(bytes: &[u8]) -> OsString {
     String::from_utf8_lossy(bytes).into_owned().into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn load_reads_a_regular_file_and_tells_what_it_could_not() {
