@@ -234,39 +234,27 @@ fn unquoted<'a>(src: &'a [u8], earlier: &[Entry]) -> (Vec<u8>, &'a [u8]) {
     )
 }
 
-/// `expandEscapes`: `\n` and `\r`, then a backslash before anything but
-/// `$` dropped (Go's regexp `\\.` does not match a newline; `[^$]` does).
+/// `expandEscapes`: `\n` and `\r`, and a backslash before anything but
+/// `$` dropped. Go makes two passes (`\\.`, which does not match a
+/// newline, then `\\([^$])`, which does); both meet the same backslashes,
+/// so one pass gives the same bytes.
 fn expand_escapes(value: &[u8]) -> Vec<u8> {
-    let mut first = Vec::with_capacity(value.len());
+    let mut out = Vec::with_capacity(value.len());
     let mut i = 0;
     while i < value.len() {
         if value[i] == b'\\'
             && let Some((c, width)) = first_char(&value[i + 1..])
-            && c != '\n'
+            && c != '$'
         {
             match c {
-                'n' => first.push(b'\n'),
-                'r' => first.push(b'\r'),
-                _ => first.extend_from_slice(&value[i..i + 1 + width]),
+                'n' => out.push(b'\n'),
+                'r' => out.push(b'\r'),
+                _ => out.extend_from_slice(&value[i + 1..i + 1 + width]),
             }
             i += 1 + width;
             continue;
         }
-        first.push(value[i]);
-        i += 1;
-    }
-    let mut out = Vec::with_capacity(first.len());
-    let mut i = 0;
-    while i < first.len() {
-        if first[i] == b'\\'
-            && let Some((c, width)) = first_char(&first[i + 1..])
-            && c != '$'
-        {
-            out.extend_from_slice(&first[i + 1..i + 1 + width]);
-            i += 1 + width;
-            continue;
-        }
-        out.push(first[i]);
+        out.push(value[i]);
         i += 1;
     }
     out
