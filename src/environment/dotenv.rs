@@ -85,26 +85,12 @@ fn is_blank(c: char) -> bool {
     )
 }
 
-/// Go's `unicode.IsSpace`.
-fn is_go_space(c: char) -> bool {
-    match c {
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{85}' | '\u{a0}' => true,
-        c if (c as u32) < 0x100 => false,
-        c => c.is_whitespace(),
-    }
-}
-
 /// The first character of `bytes` as Go's UTF-8 decoding reads it (an
 /// invalid byte is U+FFFD of width 1), and its width.
 fn first_char(bytes: &[u8]) -> Option<(char, usize)> {
-    let head = &bytes[..bytes.len().min(4)];
-    let valid = match std::str::from_utf8(head) {
-        Ok(s) => s,
-        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
-    };
-    match valid.chars().next() {
+    let chunk = bytes.utf8_chunks().next()?;
+    match chunk.valid().chars().next() {
         Some(c) => Some((c, c.len_utf8())),
-        None if bytes.is_empty() => None,
         None => Some(('\u{fffd}', 1)),
     }
 }
@@ -121,7 +107,8 @@ fn trim_start_by(mut bytes: &[u8], pred: fn(char) -> bool) -> &[u8] {
 
 /// `getStatementStart`: skips blanks, line breaks and comment lines.
 fn statement_start(src: &[u8]) -> Option<&[u8]> {
-    let src = trim_start_by(src, is_go_space);
+    // Go's `unicode.IsSpace` is Unicode's White_Space, as Rust's.
+    let src = trim_start_by(src, char::is_whitespace);
     if src.is_empty() {
         return None;
     }
@@ -174,7 +161,7 @@ fn key_name(src: &[u8]) -> Result<(String, &[u8]), String> {
     };
     let name = String::from_utf8_lossy(name);
     Ok((
-        name.trim_end_matches(is_go_space).to_owned(),
+        name.trim_end_matches(char::is_whitespace).to_owned(),
         trim_start_by(rest, is_blank),
     ))
 }
