@@ -384,7 +384,7 @@ fn setting_json(setting: &Setting, orders: &Option<Disagreement>) -> serde_json:
         json["orders"] = serde_json::json!({
             "spec": setting_json(&both.spec, &None),
             "crush_v0_90": setting_json(&both.crush_v090, &None),
-            "kept_off_by": both.kept_off_by().key(),
+            "kept_off_by": both.kept_off_by(),
         });
     }
     json

@@ -143,8 +143,10 @@ impl fmt::Display for Setting {
     }
 }
 
-/// An order the configuration files are ranked in (spec section 5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An order the configuration files are ranked in (spec section 5); in
+/// JSON `spec`, `crush_v0_90`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Order {
     /// The spec's, the one Crush is moving to: configuration above state.
     Spec,
@@ -152,17 +154,8 @@ pub enum Order {
     /// `Load`): the global state above the global files, the workspace
     /// file above every project file, and inside one folder `crush.json` <
     /// `.crush.json` < `crushrc` < `.crushrc`.
+    #[serde(rename = "crush_v0_90")]
     CrushV090,
-}
-
-impl Order {
-    /// Its name in JSON: `spec`, `crush_v0_90`.
-    pub fn key(self) -> &'static str {
-        match self {
-            Order::Spec => "spec",
-            Order::CrushV090 => "crush_v0_90",
-        }
-    }
 }
 
 impl fmt::Display for Order {
