@@ -162,15 +162,14 @@ fn parse_proxy(value: &str) -> Option<Url> {
     if !crate::fetch::source::go_accepts(value) {
         return None;
     }
-    let parsed = Url::parse(value);
-    match &parsed {
-        Ok(url) if matches!(url.scheme(), "http" | "https" | "socks5") => return parsed.ok(),
-        _ => {}
+    let parsed = Url::parse(value).ok();
+    if parsed
+        .as_ref()
+        .is_some_and(|url| matches!(url.scheme(), "http" | "https" | "socks5"))
+    {
+        return parsed;
     }
-    if let Ok(url) = Url::parse(&format!("http://{value}")) {
-        return Some(url);
-    }
-    parsed.ok()
+    Url::parse(&format!("http://{value}")).ok().or(parsed)
 }
 
 /// An IPv4 address written as IPv6 (`::ffff:1.2.3.4`) is that IPv4
