@@ -162,13 +162,10 @@ pub(crate) fn resolve_for(
 /// one.
 pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, String> {
     let (text, _) = given_for(target, None, env_url);
-    if is_http(text)
-        && go_accepts(text)
-        && let Ok(url) = document_url(target, text)
-    {
-        return Ok(url);
+    match resolve_text(target, text) {
+        Ok(Source::Url(url)) => Ok(url),
+        _ => Err(text.to_owned()),
     }
-    Err(text.to_owned())
 }
 
 fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
