@@ -96,20 +96,6 @@ pub(crate) fn from_dotenv(role: &'static str, name: &'static str) -> Option<From
     }
 }
 
-/// What of a project's `.env` would route a request for `url` as the
-/// environment stands: the proxy it would go through, and the CA it would
-/// trust.
-pub(crate) fn routes(url: &Url) -> Vec<FromDotEnv> {
-    let proxy = match proxy::route(url, &ProxyEnv::current()) {
-        Route::Proxy(_, name) => from_dotenv("proxy", name),
-        _ => None,
-    };
-    let ca = (url.scheme() == "https")
-        .then(|| from_dotenv("CA", "SSL_CERT_FILE"))
-        .flatten();
-    proxy.into_iter().chain(ca).collect()
-}
-
 /// A request carrying a credential whose proxy, CA or URL a project's
 /// `.env` would choose.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -123,16 +109,21 @@ pub struct Routed {
 
 impl Routed {
     /// What a request for `url` carrying a credential (`bearer`: the Hyper
-    /// key) would take from a project's `.env`, `url_from_dotenv` saying
-    /// where its URL came from when a `.env` chose it; `None` when
-    /// nothing, or when it carries no credential.
+    /// key) would take from a project's `.env` as the environment stands:
+    /// its URL (`url_from_dotenv`, when a `.env` chose it), its proxy and
+    /// its CA; `None` when nothing, or when it carries no credential.
     pub(crate) fn of(
         url: &Url,
         bearer: bool,
         url_from_dotenv: Option<FromDotEnv>,
     ) -> Option<Routed> {
         let credential = carried(url, bearer)?;
-        let by: Vec<FromDotEnv> = url_from_dotenv.into_iter().chain(routes(url)).collect();
+        let proxy = match proxy::route(url, &ProxyEnv::current()) {
+            Route::Proxy(_, name) => from_dotenv("proxy", name),
+            _ => None,
+        };
+        let ca = from_dotenv("CA", "SSL_CERT_FILE").filter(|_| url.scheme() == "https");
+        let by: Vec<FromDotEnv> = url_from_dotenv.into_iter().chain(proxy).chain(ca).collect();
         (!by.is_empty()).then_some(Routed { credential, by })
     }
 
