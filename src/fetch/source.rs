@@ -326,11 +326,8 @@ impl Source {
             Source::Stdin => Cow::Owned(read_capped(io::stdin().lock(), 0, options.max_body)?),
             Source::File(path) => {
                 let file = std::fs::File::open(path)?;
-                let hint = file.metadata().map_or(0, |m| m.len());
-                if hint > options.max_body as u64 {
-                    return Err(ReadError::TooLarge(options.max_body));
-                }
-                Cow::Owned(read_capped(file, hint as usize, options.max_body)?)
+                let size = file.metadata().map_or(0, |m| m.len());
+                Cow::Owned(read_capped(file, size, options.max_body)?)
             }
             Source::Url(url) => return Ok(session.fetch(url, options)?),
         };
@@ -413,12 +410,17 @@ pub(crate) enum Unsigned {
     Interrupted(Signal),
 }
 
-/// Reads at most `cap` bytes; more is an error. Device files and pipes have
-/// no trustworthy size, so the cap is enforced while reading.
-fn read_capped(reader: impl Read, size_hint: usize, cap: usize) -> Result<Vec<u8>, ReadError> {
+/// Reads at most `cap` bytes; more is an error, and so is a `size` (a
+/// file's, 0 when unknown) above it, before anything is read. Device files
+/// and pipes have no trustworthy size, so the cap is enforced while
+/// reading.
+fn read_capped(reader: impl Read, size: u64, cap: usize) -> Result<Vec<u8>, ReadError> {
+    if size > cap as u64 {
+        return Err(ReadError::TooLarge(cap));
+    }
     // Room for one byte more than expected: reading to the end then finds
     // out that there is no more without growing the buffer.
-    let mut bytes = Vec::with_capacity(size_hint.min(cap) + 1);
+    let mut bytes = Vec::with_capacity(size as usize + 1);
     reader.take(cap as u64 + 1).read_to_end(&mut bytes)?;
     if bytes.len() > cap {
         return Err(ReadError::TooLarge(cap));
@@ -682,15 +684,16 @@ mod tests {
     #[test]
     fn reads_keep_every_byte_and_the_cap() {
         let data: Vec<u8> = (0..9_000_000u32).map(|i| (i % 251) as u8).collect();
-        assert_eq!(
-            read_capped(&data[..], data.len(), data.len()).unwrap(),
-            data
-        );
+        let size = data.len() as u64;
+        assert_eq!(read_capped(&data[..], size, data.len()).unwrap(), data);
         assert_eq!(read_capped(&data[..], 0, data.len()).unwrap(), data);
-        assert!(matches!(
-            read_capped(&data[..], data.len(), data.len() - 1),
-            Err(ReadError::TooLarge(_))
-        ));
+        // Told by its size, or found while reading.
+        for size in [size, 0] {
+            assert!(matches!(
+                read_capped(&data[..], size, data.len() - 1),
+                Err(ReadError::TooLarge(_))
+            ));
+        }
     }
 
     #[test]
