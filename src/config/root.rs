@@ -194,23 +194,18 @@ fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, NoGi
             .collect(),
         false => vec!["git".into()],
     };
-    for dir in std::env::split_paths(&path) {
-        let dir = if dir.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            dir
-        };
-        for candidate in names.iter().map(|name| dir.join(name)) {
-            if !is_executable(&candidate) {
-                continue;
-            }
-            if candidate.is_relative() {
-                return Err(NoGit::Relative(candidate));
-            }
-            return Ok(candidate);
-        }
+    let git = std::env::split_paths(&path)
+        .map(|dir| match dir.as_os_str().is_empty() {
+            true => ".".into(),
+            false => dir,
+        })
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .find(|candidate| is_executable(candidate))
+        .ok_or(NoGit::NotOnPath)?;
+    match git.is_relative() {
+        true => Err(NoGit::Relative(git)),
+        false => Ok(git),
     }
-    Err(NoGit::NotOnPath)
 }
 
 /// Go's `findExecutable`: not a folder, and executable by this user.
