@@ -305,6 +305,9 @@ impl Failure {
             Cause::Write(e) if e.source.kind() == std::io::ErrorKind::FileTooLarge => {
                 "check the source: what it teaches would make the memory unreadable; nothing was written"
             }
+            Cause::Write(e) if e.source.kind() == std::io::ErrorKind::NotADirectory => {
+                "a file stands where a folder of that path should be: move it away (for the data folder, or set XDG_DATA_HOME to another folder)"
+            }
             // The path is in the message; it may be the cache or --output.
             Cause::Write(_) => "check that folder's permissions and free space",
             Cause::NoHome(_) => "set HOME (or XDG_DATA_HOME)",

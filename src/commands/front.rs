@@ -83,11 +83,22 @@ pub(super) fn main(name: &str) -> Option<u8> {
         Ok(found) => found,
         // Without Crush, or not knowing itself (so not telling Crush from
         // itself), this program's own commands of before the front.
-        Err(Missing::NotOnPath | Missing::NoSelf(_)) if parsed.word == Word::Shared => {
+        Err(Missing::NotOnPath | Missing::NoSelf(_)) if parsed.word != Word::Crush => {
             return None;
         }
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
+    let mut command = Command::new(&crush.path);
+    command
+        .args(args.get(1..).unwrap_or_default())
+        .env(MARKER_ENV, next.encode())
+        .env(CATWALK_URL, FAILING_CATWALK_URL);
+    // Crush reads no catalog to answer `--version` or `--help`: nothing to
+    // review, refresh or learn (a wrapper asked for its version by a start
+    // does not start another probe).
+    if parsed.word == Word::Info {
+        return Some(start(command, args.first(), &crush.path));
+    }
     // The folder whose cache Crush reads, by the user's own environment:
     // reviewed before the hand-over, and handed to Crush where a project's
     // `.env` could otherwise move it.
@@ -118,11 +129,6 @@ pub(super) fn main(name: &str) -> Option<u8> {
         notice(&format!("warning: {failure}"), "; no refresh this time");
         None
     });
-    let mut command = Command::new(&crush.path);
-    command
-        .args(args.get(1..).unwrap_or_default())
-        .env(MARKER_ENV, next.encode())
-        .env(CATWALK_URL, FAILING_CATWALK_URL);
     // What a project's `.env` must not choose for Crush (godotenv never
     // overrides a variable that is set), where one may be loaded: the
     // folder reviewed here, and where the Hyper key goes. The folder too
@@ -210,8 +216,8 @@ fn stands_in_front(name: &str) -> bool {
 fn found() -> Result<(PathBuf, Marker, Crush), Missing> {
     let me = std::env::current_exe().map_err(|e| Missing::NoSelf(e.to_string()))?;
     let handed = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
-    let next = Marker::next(handed, &me, environment::process_var(CATWALK_URL));
-    let next = next.map_err(Missing::Loop)?;
+    let url = environment::process_var(CATWALK_URL);
+    let next = Marker::next(handed, &me, std::process::id(), url).ok_or(Missing::Loop)?;
     let crush = find::find(&users_env, &next.fronts)?;
     Ok((me, next, crush))
 }

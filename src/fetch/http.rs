@@ -248,9 +248,10 @@ impl FetchError {
     }
 }
 
-/// A value that is not a positive number of seconds.
+/// A value that is not a positive number of seconds, below a billion
+/// (32 years: a bound no timer takes).
 #[derive(Debug, thiserror::Error)]
-#[error("{0:?} is not a positive number of seconds")]
+#[error("{0:?} is not a positive number of seconds below 1000000000")]
 pub(crate) struct NotSeconds(String);
 
 /// Parses a positive number of seconds, fractions allowed, as `--timeout`
@@ -594,6 +595,18 @@ mod tests {
 
     fn urls(list: &[&str]) -> Vec<Url> {
         list.iter().map(|u| u.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn seconds_are_positive_finite_and_below_a_billion() {
+        assert_eq!(parse_seconds(" 1.5 ").unwrap(), Duration::from_millis(1500));
+        for bad in ["0", "-1", "NaN", "inf", "1e9", "99999999999999999999", "x"] {
+            let e = parse_seconds(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("{bad:?} is not a positive number of seconds below 1000000000")
+            );
+        }
     }
 
     #[test]

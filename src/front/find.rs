@@ -5,12 +5,13 @@
 //! again.
 //!
 //! Every hand-over puts a marker in Crush's environment ([`MARKER_ENV`]):
-//! how many hand-overs led there, the fronts in the chain, and the user's
-//! own `CATWALK_URL`. A start that finds it knows whether it is a loop
-//! ([`Marker::next`]): a "Crush" that is a wrapper finding this program
-//! again ends in one line after a few nested starts, never a fork bomb; a
-//! copy of this program found as Crush skips itself and the fronts before
-//! it.
+//! how many hand-overs led there, the process that made the last one, the
+//! fronts in the chain, and the user's own `CATWALK_URL`. A start that
+//! finds it knows whether it is a loop ([`Marker::next`]): a "Crush" that
+//! is a wrapper finding this program again ends in one line, at once when
+//! it `exec`s (the same front in the same process), else after a few
+//! nested starts, never a fork bomb; a copy of this program found as Crush
+//! skips itself and the fronts before it.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, Metadata};
@@ -54,11 +55,11 @@ pub(crate) enum Missing {
     /// The one named (where, which) is no Crush that can run (why).
     #[error("{0} names {path}, which {2}", path = .1.display())]
     Named(String, PathBuf, String),
-    /// Starts nested in one another this deep: a loop.
+    /// A loop: Crush as found starts this program again.
     #[error(
-        "{0} starts of Crush nested in one another: a loop, Crush as found starting this program again (a wrapper that finds `crush` on PATH?)"
+        "a loop: Crush as found starts this program again (a wrapper that finds `crush` on PATH?)"
     )]
-    Loop(u32),
+    Loop,
     /// Where this program is is not known (why): it cannot tell Crush from
     /// itself.
     #[error("cannot tell where this program is ({0}), so not Crush from it")]
@@ -70,6 +71,8 @@ pub(crate) enum Missing {
 pub(crate) struct Marker {
     /// Hand-overs so far in this chain.
     pub depth: u32,
+    /// The process that made the last one: `exec` keeps it.
+    pub pid: u32,
     /// The fronts in the chain: never Crush.
     pub fronts: Vec<PathBuf>,
     /// The user's own `CATWALK_URL` (`None`: unset), which the front
@@ -79,37 +82,41 @@ pub(crate) struct Marker {
 }
 
 impl Marker {
-    /// The marker a start of this program (`me`) hands on, after the one it
-    /// was handed, if any: one more hand-over, `me` among the fronts, the
-    /// user's own `catwalk_url`. `Err(depth)`: a loop, too many hand-overs
-    /// nested (a "Crush" that starts this program again, as a wrapper
-    /// looking `crush` up on `PATH` does).
+    /// The marker a start of this program (`me`, process `pid`) hands on,
+    /// after the one it was handed, if any: one more hand-over, `me` among
+    /// the fronts, the user's own `catwalk_url`. `None`: a loop, a "Crush"
+    /// that starts this program again, as a wrapper looking `crush` up on
+    /// `PATH` does: `me` handed over from this very process (the wrapper
+    /// `exec`s), or too many hand-overs nested.
     pub(crate) fn next(
         handed: Option<Marker>,
         me: &Path,
+        pid: u32,
         catwalk_url: Option<OsString>,
-    ) -> Result<Marker, u32> {
+    ) -> Option<Marker> {
         let mut marker = handed.unwrap_or_default();
-        if marker.depth >= MAX_DEPTH {
-            return Err(marker.depth);
+        let mine = marker.fronts.iter().any(|f| f == me);
+        if marker.depth >= MAX_DEPTH || (mine && marker.pid == pid) {
+            return None;
         }
-        if !marker.fronts.iter().any(|f| f == me) {
+        if !mine {
             marker.fronts.push(me.to_path_buf());
         }
         marker.depth += 1;
+        marker.pid = pid;
         marker.catwalk_url = catwalk_url;
-        Ok(marker)
+        Some(marker)
     }
 
-    /// `DEPTH:URL:` then the fronts as a `PATH`-style list (`:` or `;`).
-    /// `URL` is `-` for none, else `=` and its bytes in hex, which hold no
-    /// separator. Paths that cannot be listed so (one holding the
+    /// `DEPTH:PID:URL:` then the fronts as a `PATH`-style list (`:` or
+    /// `;`). `URL` is `-` for none, else `=` and its bytes in hex, which
+    /// hold no separator. Paths that cannot be listed so (one holding the
     /// separator) are left out: the depth still ends a loop.
     pub(crate) fn encode(&self) -> OsString {
         let url = self.catwalk_url.as_ref().map_or("-".into(), |url| {
             format!("={}", hex(url.as_encoded_bytes()))
         });
-        let mut value = OsString::from(format!("{}:{url}:", self.depth));
+        let mut value = OsString::from(format!("{}:{}:{url}:", self.depth, self.pid));
         if let Ok(list) = std::env::join_paths(&self.fronts) {
             value.push(list);
         }
@@ -121,8 +128,9 @@ impl Marker {
     /// still counts its starts.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
         let text = value.to_string_lossy();
-        let mut parts = text.splitn(3, ':');
+        let mut parts = text.splitn(4, ':');
         let depth = parts.next()?.parse().ok()?;
+        let pid = parts.next()?.parse().ok()?;
         let catwalk_url = match parts.next()? {
             "-" => None,
             // Read as this program reads it, lossily.
@@ -138,6 +146,7 @@ impl Marker {
             .collect();
         Some(Marker {
             depth,
+            pid,
             fronts,
             catwalk_url,
         })
@@ -249,9 +258,10 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn marker(depth: u32, fronts: &[&str]) -> Marker {
+    fn marker(depth: u32, pid: u32, fronts: &[&str]) -> Marker {
         Marker {
             depth,
+            pid,
             fronts: fronts.iter().map(PathBuf::from).collect(),
             catwalk_url: None,
         }
@@ -259,7 +269,7 @@ mod tests {
 
     #[test]
     fn the_marker_reads_back_what_it_wrote() {
-        let m = marker(2, &["/a/crush", "/c d/crush"]);
+        let m = marker(2, 41, &["/a/crush", "/c d/crush"]);
         assert_eq!(Marker::parse(&m.encode()), Some(m.clone()));
         for url in ["", "https://u:p@mirror.example:8443/a;b", "file:c:/x"] {
             let with = Marker {
@@ -276,6 +286,8 @@ mod tests {
             "-1:run:-:/a",
             "1:run:=4:/a",
             "1:run:/a",
+            "1:2:=4:/a",
+            "1:2:/a",
         ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
@@ -288,25 +300,32 @@ mod tests {
     fn a_front_not_named_in_utf8_is_in_its_marker() {
         use std::os::unix::ffi::OsStringExt;
         let me = PathBuf::from(OsString::from_vec(b"/p/caf\xe9/crush".to_vec()));
-        let m = Marker::next(None, &me, Some("https://m.example".into())).unwrap();
+        let m = Marker::next(None, &me, 7, Some("https://m.example".into())).unwrap();
         assert_eq!(Marker::parse(&m.encode()), Some(m));
     }
 
     #[test]
-    fn a_chain_is_a_loop_only_when_it_runs_too_deep() {
+    fn a_chain_is_a_loop_when_it_runs_too_deep_or_back_in_one_process() {
         let me = Path::new("/a/crush");
-        let next = |handed, me| Marker::next(handed, me, None);
-        assert_eq!(next(None, me), Ok(marker(1, &["/a/crush"])));
+        let next = |handed, me, pid| Marker::next(handed, me, pid, None);
+        assert_eq!(next(None, me, 7), Some(marker(1, 7, &["/a/crush"])));
         // A copy of the front found as Crush skips itself and the front
-        // before it; Crush running a tool that runs `crush` nests one more.
-        let copy = marker(1, &["/a/crush"]);
+        // before it, in the same process (exec) or not; Crush running a
+        // tool that runs `crush` nests one more.
+        let copy = marker(1, 7, &["/a/crush"]);
         assert_eq!(
-            next(Some(copy.clone()), Path::new("/b/crush")),
-            Ok(marker(2, &["/a/crush", "/b/crush"]))
+            next(Some(copy.clone()), Path::new("/b/crush"), 7),
+            Some(marker(2, 7, &["/a/crush", "/b/crush"]))
         );
-        assert_eq!(next(Some(copy), me), Ok(marker(2, &["/a/crush"])));
-        let deep = marker(MAX_DEPTH, &["/a/crush"]);
-        assert_eq!(next(Some(deep), me), Err(MAX_DEPTH));
+        assert_eq!(
+            next(Some(copy.clone()), me, 8),
+            Some(marker(2, 8, &["/a/crush"]))
+        );
+        // The same front again in the same process: a wrapper that
+        // `exec`s `crush` from PATH, at once.
+        assert_eq!(next(Some(copy), me, 7), None);
+        let deep = marker(MAX_DEPTH, 7, &["/a/crush"]);
+        assert_eq!(next(Some(deep), me, 8), None);
     }
 
     /// A relative name would be checked in the working folder but started

@@ -40,7 +40,7 @@ pub(crate) const OWN_COMMANDS: [&str; 5] = [
 
 /// Commands both have: Crush's when one is found, this program's (its
 /// names of before the front) when none is.
-const SHARED_COMMANDS: [&str; 4] = ["models", "dirs", "completion", "help"];
+const SHARED_COMMANDS: [&str; 3] = ["models", "dirs", "completion"];
 
 /// Crush's global flags that take a value (`-c DIR`, `--cwd=DIR`): the
 /// word after one is no command. `--channels` has no short form (0).
@@ -58,8 +58,10 @@ pub(crate) enum Word {
     /// Only this program's: answered here, whatever else is installed.
     Own,
     /// Crush's, or this program's when no Crush is found: `models`,
-    /// `dirs`, `completion`, `help`, `--help`, `--version`.
+    /// `dirs`, `completion`.
     Shared,
+    /// As shared, and reading no catalog: `help`, `--help`, `--version`.
+    Info,
     /// Crush's alone: no command (the interface), `run`, `login`, any
     /// other word, any other flag.
     Crush,
@@ -132,7 +134,8 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
         // `crush help providers`: this program's help for its command.
         ["help", word, ..] if OWN_COMMANDS.contains(word) => Word::Own,
         [word, ..] if SHARED_COMMANDS.contains(word) => Word::Shared,
-        [] if info => Word::Shared,
+        ["help", ..] => Word::Info,
+        [] if info => Word::Info,
         _ => Word::Crush,
     };
     Parsed {
@@ -251,18 +254,19 @@ mod tests {
         ] {
             assert_eq!(parse(own).word, Word::Own, "{own:?}");
         }
-        for shared in [
-            &["models"][..],
-            &["dirs"],
-            &["completion", "bash"],
-            &["--help"],
+        for shared in [&["models"][..], &["dirs"], &["completion", "bash"]] {
+            assert_eq!(parse(shared).word, Word::Shared, "{shared:?}");
+        }
+        for info in [
+            &["--help"][..],
             &["-h"],
             &["--version"],
             &["-v"],
+            &["-d", "--version"],
             &["help"],
             &["help", "run"],
         ] {
-            assert_eq!(parse(shared).word, Word::Shared, "{shared:?}");
+            assert_eq!(parse(info).word, Word::Info, "{info:?}");
         }
         for crush in [
             &[][..],

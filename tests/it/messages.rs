@@ -232,6 +232,26 @@ fn output_is_checked_and_dash_is_standard_output() {
         .usage_error();
 }
 
+/// A data folder whose path runs through a file says so, and what to do:
+/// not the permissions and free space of a write that failed otherwise.
+#[test]
+fn a_data_folder_under_a_file_is_named_as_such() {
+    let home = Home::new();
+    let file = home.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let run = home.run_env(
+        &["update-providers", "embedded"],
+        &[("XDG_DATA_HOME", file.to_str().unwrap())],
+    );
+    run.fails_with(&[
+        &format!("cannot create the data folder {}/crush", file.display()),
+        "caused by: a part of its path is not a folder",
+        "hint: a file stands where a folder of that path should be",
+        "set XDG_DATA_HOME to another folder",
+    ]);
+    assert!(!run.stderr.contains("free space"), "{run:?}");
+}
+
 /// `--json` keeps standard output JSON when the command fails.
 #[test]
 fn json_commands_fail_in_json() {
