@@ -60,8 +60,14 @@ impl Context {
     /// The context of the global flags; those of Crush's that mean
     /// nothing here (`-H`, `--channels`) said so under `--debug`.
     pub(super) fn new(cli: &Cli) -> Result<Context, Exit> {
+        // A `-c` that names no folder is a usage error.
+        let cwd = cli.cwd.as_deref();
+        let folder = config::files::working_folder(cwd).map_err(|e| match cwd {
+            Some(dir) => Exit::Usage(format!("--cwd {}: {e}", dir.display())),
+            None => Exit::from(Failure::new("working directory", Cause::WorkingDir(e))),
+        })?;
         let context = Context {
-            folder: working_folder(cli.cwd.as_deref())?,
+            folder,
             data_dir: cli.data_dir.clone(),
             debug: cli.debug.unwrap_or(false),
         };
@@ -205,18 +211,6 @@ pub(super) fn cache_files() -> Result<CacheFiles, Failure> {
     paths::data_dir(&process_env)
         .map(CacheFiles::in_dir)
         .map_err(|e| Failure::new("data folder", e))
-}
-
-/// The working folder Crush reads its project settings from, for
-/// `-c/--cwd` `cwd` ([`config::files::working_folder`]: `$PWD` kept, and
-/// a relative `-c` taken as Crush takes it); one that names no folder is
-/// a usage error. What the front reads the settings of, with
-/// [`read_settings`].
-pub(crate) fn working_folder(cwd: Option<&Path>) -> Result<config::files::WorkingFolder, Exit> {
-    config::files::working_folder(cwd).map_err(|e| match cwd {
-        Some(dir) => Exit::Usage(format!("--cwd {}: {e}", dir.display())),
-        None => Exit::from(Failure::new("working directory", Cause::WorkingDir(e))),
-    })
 }
 
 /// The settings of `folder` as a start reads them, with `-D/--data-dir`

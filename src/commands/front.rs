@@ -268,7 +268,7 @@ fn prepare(
         Some(learn(crush, &mut memo, next, &mut notices))
     });
     let warnings = prepared.warnings.iter().chain(&told);
-    notices.extend(warnings.map(|warning| warning.brief(program())));
+    notices.extend(warnings.map(|warning| warning.brief()));
     // Said once per change: the memo keeps the digest of what was said
     // (a project's value, quoted in a warning, may be long).
     let told = (!notices.is_empty()).then(|| hex(&sha256(notices.join("\n").as_bytes())));

@@ -100,13 +100,18 @@ pub(super) fn write_json(out: &mut impl Write, value: &impl serde::Serialize) ->
 /// when it goes to a pipe or a file (a program reads them, and a copy must
 /// hash as the cache does); on a terminal, with the characters a terminal
 /// must not see raw spelled as `\u` escapes inside their strings, which is
-/// the same JSON. The cache itself is never rewritten.
+/// the same JSON, and a newline after it, so that the prompt or a report
+/// that follows starts a line of its own. The cache itself is never
+/// rewritten.
 pub(super) fn write_catalog(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
     use std::io::IsTerminal;
-    if io::stdout().is_terminal() {
-        out.write_all(&catalog::escape::json_bytes(bytes))
-    } else {
-        out.write_all(bytes)
+    if !io::stdout().is_terminal() {
+        return out.write_all(bytes);
+    }
+    out.write_all(&catalog::escape::json_bytes(bytes))?;
+    match bytes.ends_with(b"\n") {
+        true => Ok(()),
+        false => writeln!(out),
     }
 }
 

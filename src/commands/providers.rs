@@ -9,7 +9,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::context::{self, Context, cache_files};
 use super::output::{Said, say};
-use super::{Exit, ago, count, inputs, listed, print, program, terminal};
+use super::{Exit, ago, count, inputs, listed, print, terminal};
 use super::{write_catalog, write_json, write_table};
 use crate::catalog::escape::safe;
 use crate::catalog::{Catalog, Target, embedded};
@@ -347,7 +347,7 @@ impl LastRefresh {
             outcome: r.outcome,
             cause: r.cause.clone(),
             held: held.map(|h| h.changes.clone()),
-            accept: pending.map(|h| startup::held_hint_for(program(), target, &r.url, &h.needs)),
+            accept: pending.map(|h| startup::held_hint_for(target, &r.url, &h.needs)),
             kept: held.is_some_and(|h| h.kept),
         }
     }

@@ -305,15 +305,9 @@ fn show(report: &UpdateReport<'_>, output: &Output, args: &UpdateArgs) -> Result
     // The catalog first, whole and flushed, so that a report on the same
     // terminal comes after it; a reader that went away (`| head -c 100`)
     // takes the catalog, not the report.
-    let written = report.catalog.map(|catalog| {
-        print(|out| {
-            write_catalog(out, catalog)?;
-            if std::io::stdout().is_terminal() && !catalog.ends_with(b"\n") {
-                writeln!(out)?;
-            }
-            Ok(())
-        })
-    });
+    let written = report
+        .catalog
+        .map(|catalog| print(|out| write_catalog(out, catalog)));
     if args.json {
         // The failure that follows is the one JSON object.
         if !report.refused {

@@ -154,6 +154,9 @@ pub enum Network {
     /// The answer broke off after this many bytes of its body.
     #[error("the answer broke off after {0} bytes")]
     Broken(u64),
+    /// `host:port` answered, but not in HTTP.
+    #[error("{0} answered something that is not HTTP")]
+    NotHttp(String),
 }
 
 fn proxy_words(proxy: &ProxyOrigin, problem: Proxy, target: &str) -> String {
@@ -181,6 +184,9 @@ impl Network {
             Network::Refused(_) => format!(
                 "check the URL and that the server runs; a network that allows the web only through a proxy needs {variable}"
             ),
+            Network::NotHttp(_) => {
+                "check the URL: another kind of server listens on that port".into()
+            }
             Network::Connect(_) | Network::Closed(_) | Network::Broken(_) => format!(
                 "try again; if it persists, check the network and the proxy ({variable})"
             ),
@@ -276,6 +282,18 @@ fn cause(
     if dns {
         let around_proxy = matches!(route, Route::Direct(Direct::Excepted { .. }));
         return Network::Dns(host, around_proxy);
+    }
+    // hyper's parse errors have no public type either (hyper 1, `Parse`'s
+    // words).
+    if [
+        "invalid HTTP",
+        "invalid content-length",
+        "message head is too large",
+    ]
+    .iter()
+    .any(|words| says(words))
+    {
+        return Network::NotHttp(target);
     }
     match kind {
         Some(Kind::ConnectionRefused) => Network::Refused(target),

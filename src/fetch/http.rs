@@ -186,7 +186,7 @@ fn redirected_to(redirected: &Option<String>) -> String {
 /// most often), in brackets.
 fn last_word(cause: &Network, source: &Option<reqwest::Error>) -> String {
     match (cause, source) {
-        (Network::Connect(_) | Network::Broken(_), Some(error)) => {
+        (Network::Connect(_) | Network::Broken(_) | Network::NotHttp(_), Some(error)) => {
             let links = diagnosis::chain(error);
             links.last().map(|l| format!(" ({l})")).unwrap_or_default()
         }

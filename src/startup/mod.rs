@@ -33,7 +33,7 @@ pub use self::refresh::{Outcome, Refresh};
 pub(crate) use self::settings::{EnvOptions, parse_interval, pinned_keys};
 pub(crate) use self::tell::held_hint_for;
 pub use self::tell::{InUse, Warning};
-use self::tell::{held_needs, mark_told, tell_last};
+use self::tell::{mark_told, tell_last};
 use crate::catalog::{Target, embedded};
 use crate::fetch::http::Bearer;
 use crate::fetch::source;
@@ -111,8 +111,7 @@ pub enum Background {
 }
 
 /// Where the catalog returned at start-up came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provenance {
     /// Just downloaded, waited for, and written to the cache.
     Fresh,
@@ -129,8 +128,6 @@ pub enum Provenance {
 pub struct StartupCatalog {
     /// The catalog's bytes: always a valid catalog, or `[]` when disabled.
     pub bytes: Cow<'static, [u8]>,
-    /// Their SHA-256, when they are (or were just written to) the cache.
-    pub sha256: Option<[u8; 32]>,
     /// Where they came from.
     pub provenance: Provenance,
     /// Seconds since the Unix epoch when the bytes were fetched or written,
@@ -369,13 +366,7 @@ fn waited(
                 None
             }
             // In the state too, told by every start while it is held.
-            Outcome::Held(changes) => {
-                let needs = held_needs(&job.files);
-                let held = state::Held {
-                    changes,
-                    needs,
-                    ..Default::default()
-                };
+            Outcome::Held(held) => {
                 let at = None;
                 warnings.push(Warning::Held {
                     target,
@@ -418,11 +409,11 @@ fn start(
         }
         Background::Thread => {
             if target == Target::Catalog {
-                // The host holds the embedded snapshot when it has no cache.
-                let handed = loaded
-                    .sha256
-                    .unwrap_or_else(|| digest::sha256(&loaded.bytes));
-                due[0].known = Some(handed);
+                // The host holds the cache's (already known), else the
+                // embedded snapshot.
+                due[0]
+                    .known
+                    .get_or_insert_with(|| digest::sha256(&loaded.bytes));
             }
             Refresh::start(due)
                 .map(|refresh| {
@@ -444,7 +435,6 @@ fn start(
 /// A catalog just fetched from `url`.
 fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
-        sha256: Some(digest::sha256(&bytes)),
         bytes: Cow::Owned(bytes),
         provenance: Provenance::Fresh,
         fetched_at: Some(state::now()),
@@ -459,7 +449,6 @@ fn from_cache(cached: Cached, warnings: Vec<Warning>) -> StartupCatalog {
         fetched_at: cached.written_at(),
         confirmed_at: cached.state.as_ref().and_then(|s| s.confirmed_at),
         source: cached.state.as_ref().map(|s| s.source.clone()),
-        sha256: Some(cached.sha256),
         bytes: Cow::Owned(cached.bytes),
         provenance: Provenance::Cached,
         ..snapshot(warnings)
@@ -469,7 +458,6 @@ fn from_cache(cached: Cached, warnings: Vec<Warning>) -> StartupCatalog {
 fn snapshot(warnings: Vec<Warning>) -> StartupCatalog {
     StartupCatalog {
         bytes: Cow::Borrowed(embedded::catalog_bytes()),
-        sha256: None,
         provenance: Provenance::Embedded,
         fetched_at: None,
         confirmed_at: None,

@@ -1,9 +1,9 @@
 //! What a start tells a person: its typed warnings ([`Warning`]), one
 //! type for both documents (the catalog and Hyper's provider, told apart
 //! by their [`Target`]), their words, the hints that end them (what to
-//! run, as it is typed, the program named as the caller says:
-//! [`Warning::told_by`]), a held or failed refresh told at every start (or
-//! once).
+//! run, as it is typed, the program named as the command line was
+//! invoked, else `crush`), a held or failed refresh told at every start
+//! (or once).
 
 use std::fmt;
 use std::time::Duration;
@@ -12,7 +12,7 @@ use reqwest::Url;
 
 use super::{DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::{Target, embedded, quoted};
-use crate::error::Failure;
+use crate::error::{Failure, program};
 use crate::fetch::credential::Routed;
 use crate::fetch::source;
 use crate::store::cache::{self, Bytes, CacheFiles, Cached, UntrustedFolder};
@@ -22,7 +22,7 @@ use crate::trust::policy::flag;
 /// What went wrong at a start without stopping it: the start goes on
 /// with what it has, and tells this. Its `Display` is the line a person
 /// reads (a held refresh's commands on lines of their own after it),
-/// naming the program `crush`; [`Warning::told_by`] names another.
+/// naming the program as the command line was invoked (a host's: `crush`).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Warning {
@@ -142,20 +142,10 @@ impl InUse {
 }
 
 impl Warning {
-    /// This warning as the program `program` tells it: the commands its
-    /// hints name are run by that name (`crush-providers`, as a person
-    /// invoked it), where its `Display` says `crush`.
-    pub fn told_by(&self, program: &str) -> String {
-        let mut told = String::new();
-        // Writing into a `String` never fails.
-        let _ = self.tell(&mut told, program);
-        told
-    }
-
     /// This warning in one short line, for a start that has one row before
     /// Crush takes the screen: the finding or the cause first, without the
     /// URL, the time or the commands (which `providers --status` gives).
-    pub(crate) fn brief(&self, program: &str) -> String {
+    pub(crate) fn brief(&self) -> String {
         match self {
             Warning::Held { target, held, .. } => {
                 // Short enough for 80 columns with the pointer to
@@ -192,7 +182,7 @@ impl Warning {
                 };
                 format!("{} not refreshed: {cause}", target.short())
             }
-            other => (other.told_by(program).lines().next())
+            other => (other.to_string().lines().next())
                 .unwrap_or_default()
                 .to_owned(),
         }
@@ -201,13 +191,7 @@ impl Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.tell(f, crate::error::program())
-    }
-}
-
-impl Warning {
-    /// Writes the words of this warning into `f`, the program being `me`.
-    fn tell(&self, f: &mut dyn fmt::Write, me: &str) -> fmt::Result {
+        let me = program();
         match self {
             Warning::UntrustedFolder(e) => {
                 let using = InUse::Embedded.clause(Target::Catalog);
@@ -246,7 +230,7 @@ impl Warning {
                     }
                 };
                 let first = findings.first().map_or("", String::as_str);
-                let hint = held_hint_for(me, *target, url, &held.needs);
+                let hint = held_hint_for(*target, url, &held.needs);
                 let noun = target.noun();
                 if held.foreign {
                     return write!(
@@ -307,7 +291,7 @@ impl Warning {
                 target.noun(),
                 using.clause(*target)
             ),
-            Warning::NotHttp(value) => not_http(f, me, value),
+            Warning::NotHttp(value) => not_http(f, value),
             Warning::BadTimeout(value) => write!(
                 f,
                 "{TIMEOUT_ENV}={value:?} is not a positive number of seconds; using {}",
@@ -340,10 +324,10 @@ fn update_command(target: Target) -> &'static str {
 }
 
 /// The commands, one a line, that settle a refresh of `target`'s document
-/// from `url` held until a person allows what it `needs`, the program
-/// being `me`: keep the one in use, review it, apply it.
-pub(crate) fn held_hint_for(me: &str, target: Target, url: &str, needs: &[Need]) -> String {
-    let update = update_command(target);
+/// from `url` held until a person allows what it `needs`: keep the one in
+/// use, review it, apply it.
+pub(crate) fn held_hint_for(target: Target, url: &str, needs: &[Need]) -> String {
+    let (me, update) = (program(), update_command(target));
     let from = format!("{me} {update} {}", shell_word(url));
     let kept = match target {
         Target::Catalog => "keep the catalog in use:",
@@ -384,10 +368,10 @@ fn shell_word(text: &str) -> String {
 }
 
 /// What every start says of a `CATWALK_URL` that is not an http(s) URL
-/// ([`Warning::NotHttp`]), the program being `me`: no refresh goes
+/// ([`Warning::NotHttp`]): no refresh goes
 /// anywhere (Crush's request with it fails before it is sent; never the
 /// public server instead), and what it is good for.
-fn not_http(f: &mut dyn fmt::Write, me: &str, value: &str) -> fmt::Result {
+fn not_http(f: &mut fmt::Formatter<'_>, value: &str) -> fmt::Result {
     if let Some((what, url)) = source::stray_space(value) {
         return write!(
             f,
@@ -402,8 +386,9 @@ fn not_http(f: &mut dyn fmt::Write, me: &str, value: &str) -> fmt::Result {
     });
     write!(
         f,
-        "CATWALK_URL={} is not an http:// or https:// URL: no refresh at start-up (Crush makes no request with it either); `{me} update-providers` reads it as its SOURCE (a file, or `embedded`){meant}",
-        quoted(&value)
+        "CATWALK_URL={} is not an http:// or https:// URL: no refresh at start-up (Crush makes no request with it either); `{} update-providers` reads it as its SOURCE (a file, or `embedded`){meant}",
+        quoted(&value),
+        program()
     )
 }
 
@@ -462,21 +447,12 @@ pub(super) fn mark_told(files: &CacheFiles, cached: Option<&Cached>, cause: Opti
     let _ = cache::update_state(files, cached, wait, told);
 }
 
-/// What a person must allow to apply what the last refresh of `files`'
-/// document held back, as its state records it (nothing when it records
-/// no hold).
-pub(super) fn held_needs(files: &CacheFiles) -> Vec<Need> {
-    let found = cache::read(files, Bytes::Peek);
-    let held = found.state().and_then(|s| s.refresh.clone()?.held);
-    held.map_or_else(Vec::new, |held| held.needs)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The commands a warning names are run by the program that tells it;
-    /// its `Display`, a host's, names Crush's.
+    /// The commands a warning names are run by the program that tells it:
+    /// in a host (and here), Crush's.
     #[test]
     fn a_warning_names_the_program_that_tells_it() {
         let held = Warning::Held {
@@ -500,18 +476,14 @@ mod tests {
         let not_http = Warning::NotHttp("ftp://x".into());
         for warning in [&held, &invalid, &failed, &not_http] {
             let host = warning.to_string();
-            let told = warning.told_by("crush-providers").to_string();
             assert!(host.contains("`crush "), "{host}");
-            assert!(!host.contains("crush-providers"), "{host}");
-            assert!(told.contains("`crush-providers "), "{told}");
-            assert_eq!(told.replace("crush-providers", "crush"), host);
         }
         assert_eq!(
-            held.told_by("crush-providers").to_string(),
-            "a refresh of the provider catalog from https://mirror.example/v2/providers was held, and the catalog in use is kept: moves a key (and 1 more: `crush-providers providers --status` lists them)\n  \
-             keep the catalog in use:  crush-providers update-providers --keep-current\n  \
-             review it:                crush-providers update-providers https://mirror.example/v2/providers --dry-run\n  \
-             apply it:                 crush-providers update-providers https://mirror.example/v2/providers --allow-shrink --allow-key-move"
+            held.to_string(),
+            "a refresh of the provider catalog from https://mirror.example/v2/providers was held, and the catalog in use is kept: moves a key (and 1 more: `crush providers --status` lists them)\n  \
+             keep the catalog in use:  crush update-providers --keep-current\n  \
+             review it:                crush update-providers https://mirror.example/v2/providers --dry-run\n  \
+             apply it:                 crush update-providers https://mirror.example/v2/providers --allow-shrink --allow-key-move"
         );
         let failed = failed.to_string();
         assert!(
@@ -543,13 +515,13 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                failed(url, cause).brief("crush"),
+                failed(url, cause).brief(),
                 "catalog not refreshed: refused the connection (nothing listens there); check the URL"
             );
         }
         let answered = failed("https://m.example/p", "server answered 500");
         assert_eq!(
-            answered.brief("crush"),
+            answered.brief(),
             "catalog not refreshed: server answered 500"
         );
     }
@@ -557,12 +529,7 @@ mod tests {
     /// A refresh held for its signature is applied with one given by hand.
     #[test]
     fn a_hold_for_a_signature_is_settled_with_one() {
-        let hint = held_hint_for(
-            "crush",
-            Target::Catalog,
-            "https://m.example/p",
-            &[Need::Signature],
-        );
+        let hint = held_hint_for(Target::Catalog, "https://m.example/p", &[Need::Signature]);
         assert_eq!(
             hint,
             "  keep the catalog in use:  crush update-providers --keep-current\n  \

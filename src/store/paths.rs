@@ -18,7 +18,7 @@ pub fn process_env(name: &str) -> Option<OsString> {
 
 /// No folder could be derived from the environment.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot tell where {what} lives: {needs} is not set")]
+#[error("cannot tell where {what} lives: {needs} is not set, or empty")]
 pub struct NoHome {
     what: &'static str,
     needs: &'static str,
@@ -250,7 +250,7 @@ mod tests {
         let env = env_of(&[("HOME", "/h"), ("LOCALAPPDATA", r"D:\Local")]);
         assert_eq!(
             config_dir_on(w, &env).unwrap_err().to_string(),
-            "cannot tell where the config folder lives: USERPROFILE is not set",
+            "cannot tell where the config folder lives: USERPROFILE is not set, or empty",
             "HOME is not Windows' home"
         );
         let env = env_of(&[("XDG_CONFIG_HOME", r"E:\xdg"), ("XDG_DATA_HOME", r"E:\d")]);
@@ -264,7 +264,7 @@ mod tests {
         );
         assert_eq!(
             data_dir_on(w, &env_of(&[])).unwrap_err().to_string(),
-            "cannot tell where the data folder lives: LOCALAPPDATA or USERPROFILE is not set"
+            "cannot tell where the data folder lives: LOCALAPPDATA or USERPROFILE is not set, or empty"
         );
         assert_eq!(system_config_on(w, &env_of(&[])), None);
         assert_eq!(
@@ -297,7 +297,7 @@ mod tests {
         let env = env_of(&[]);
         assert_eq!(
             data_dir(&env).unwrap_err().to_string(),
-            "cannot tell where the data folder lives: HOME is not set"
+            "cannot tell where the data folder lives: HOME is not set, or empty"
         );
     }
 

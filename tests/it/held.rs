@@ -608,7 +608,8 @@ async fn a_host_gets_held_changes_from_its_handle() {
         .wait(std::time::Duration::from_secs(10))
         .cloned();
     match outcome {
-        Some(Outcome::Held(changes)) => {
+        Some(Outcome::Held(held)) => {
+            let changes = held.changes;
             assert_eq!(changes.len(), 1, "{changes:?}");
             assert!(
                 changes[0].contains("$BETA_API_KEY to https://attacker.example:443"),

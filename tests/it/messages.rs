@@ -352,6 +352,16 @@ fn the_invoked_name_is_the_one_shown() {
             .contains("`crush-providers provider-models` lists them all"),
         "{none:?}"
     );
+    // A start's warning too.
+    fs::create_dir_all(home.cache_file().parent().unwrap()).unwrap();
+    fs::write(home.cache_file(), "not a catalog").unwrap();
+    let invalid = run(&["providers"]);
+    assert!(
+        invalid
+            .stderr
+            .contains("crush-providers update-providers --keep-current"),
+        "{invalid:?}"
+    );
 }
 
 /// An unchanged catalog is already up to date: its bytes are not written
@@ -462,6 +472,29 @@ fn a_slow_download_says_how_far_it_got_and_the_bound_it_takes() {
         !warning.contains("--timeout") && !warning.contains("provider-auto-update"),
         "providers takes no --timeout: {run:?}"
     );
+}
+
+/// A server that answers, but not in HTTP (a mail or database server on
+/// that port), is named as such: nothing broke off.
+#[test]
+fn an_answer_that_is_not_http_is_named() {
+    for answer in [
+        &b"220 mail.example ESMTP\r\n"[..],
+        b"HTTP/1.1 abc OK\r\n\r\n",
+    ] {
+        let url = raw_server(move |s| {
+            use std::io::Write;
+            let _ = s.write_all(answer);
+        });
+        let home = Home::new();
+        let run = home.run(&["update-providers", &url]);
+        let target = url.trim_start_matches("http://");
+        run.fails_with(&[
+            &format!("{target} answered something that is not HTTP (invalid HTTP"),
+            "hint: check the URL: another kind of server listens on that port",
+        ]);
+        assert!(!run.stderr.contains("broke off"), "{run:?}");
+    }
 }
 
 /// A retry that works (`providers --wait`) is not preceded by the warning

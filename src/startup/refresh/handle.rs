@@ -71,7 +71,7 @@ use super::{IfBusy, Job, Outcome, run};
 ///         // Moves a key, shrank, or is not signed as it must be: tell the
 ///         // user; `crush update-providers` (with the flag it names)
 ///         // applies it.
-///         Some(Outcome::Held(changes)) => eprintln!("catalog refresh held: {changes:?}"),
+///         Some(Outcome::Held(held)) => eprintln!("catalog refresh held: {:?}", held.changes),
 ///     }
 /// }
 /// assert_eq!(catalog, new_catalog.as_bytes());

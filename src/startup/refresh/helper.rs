@@ -29,7 +29,7 @@ const URL_ENV: &str = "CRUSH_PROVIDER_HELPER_URL";
 const HYPER_URL_ENV: &str = "CRUSH_PROVIDER_HELPER_HYPER_URL";
 
 /// Arguments of the background refresh helper, as the start-up passes
-/// them: [`HelperArgs::command`] writes them, clap reads them back.
+/// them: [`spawn_helper`] writes them, clap reads them back.
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub(crate) struct HelperArgs {
     /// The data folder holding the cache
@@ -59,37 +59,6 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
 }
 
 impl HelperArgs {
-    /// `exe` run with these arguments: on its command line what anyone may
-    /// read, and in its environment the URLs and `hyper_key`.
-    fn command(&self, exe: &Path, hyper_key: Option<&Bearer>) -> Command {
-        let mut command = Command::new(exe);
-        command
-            .arg(HELPER_COMMAND)
-            .arg("--cache-dir")
-            .arg(&self.cache_dir)
-            .arg("--timeout")
-            .arg(self.timeout.as_secs_f64().to_string())
-            .arg("--interval")
-            .arg(self.interval.as_secs_f64().to_string())
-            .args(
-                self.public_keys
-                    .iter()
-                    .flat_map(|key| ["--public-key", key.as_str()]),
-            );
-        let envs = [
-            (URL_ENV, self.url.as_ref().map(Url::as_str)),
-            (HYPER_URL_ENV, self.hyper_url.as_ref().map(Url::as_str)),
-            (HYPER_KEY_ENV, hyper_key.map(|Bearer(key)| key.as_str())),
-        ];
-        for (name, value) in envs {
-            match value {
-                Some(value) => command.env(name, value),
-                None => command.env_remove(name),
-            };
-        }
-        command
-    }
-
     /// Runs the refreshes these arguments name, one after the other under
     /// one lock, Hyper's with the key of [`HYPER_KEY_ENV`]; nobody waits
     /// for the outcomes: they are in the state files.
@@ -130,28 +99,11 @@ impl HelperArgs {
 /// exits); it is in a process group of its own, so that Ctrl-C in the
 /// terminal, which signals the foreground group, does not reach it (on
 /// Windows: a new process group, and no console window); and it always
-/// exits by itself within the requests' bounds. The URLs and Hyper's key
-/// go in its environment, never on its command line, which every user of
-/// the machine can read.
+/// exits by itself within the requests' bounds.
 pub(crate) fn spawn_helper(exe: &Path, jobs: &[Job]) -> io::Result<()> {
-    let Some(first) = jobs.first() else {
+    let Some(mut command) = command(exe, jobs) else {
         return Ok(());
     };
-    let url = |target| {
-        let job = jobs.iter().find(|job| job.files.target == target);
-        job.map(|job| job.url.clone())
-    };
-    let keys = first.keys.iter().flat_map(|keys| keys.entries().iter());
-    let args = HelperArgs {
-        cache_dir: first.files.dir.clone(),
-        url: url(Target::Catalog),
-        hyper_url: url(Target::Hyper),
-        timeout: first.timeout,
-        interval: first.interval,
-        public_keys: keys.cloned().collect(),
-    };
-    // Only Hyper's request carries a key.
-    let mut command = args.command(exe, jobs.iter().find_map(|job| job.bearer.as_ref()));
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -176,6 +128,41 @@ pub(crate) fn spawn_helper(exe: &Path, jobs: &[Job]) -> io::Result<()> {
     command.spawn().map(drop)
 }
 
+/// `exe` run with the arguments [`HelperArgs`] reads back for `jobs`: on
+/// its command line what anyone may read; in its environment the URLs and
+/// Hyper's key, never on its command line, which every user of the
+/// machine can read. `None` without a job.
+fn command(exe: &Path, jobs: &[Job]) -> Option<Command> {
+    let first = jobs.first()?;
+    let job = |target| jobs.iter().find(|job| job.files.target == target);
+    let url = |target| job(target).map(|job| job.url.as_str());
+    // Only Hyper's request carries a key.
+    let hyper_key = job(Target::Hyper).and_then(|job| job.bearer.as_ref());
+    let keys = first.keys.iter().flat_map(|keys| keys.entries());
+    let mut command = Command::new(exe);
+    command
+        .arg(HELPER_COMMAND)
+        .arg("--cache-dir")
+        .arg(&first.files.dir)
+        .arg("--timeout")
+        .arg(first.timeout.as_secs_f64().to_string())
+        .arg("--interval")
+        .arg(first.interval.as_secs_f64().to_string())
+        .args(keys.flat_map(|key| ["--public-key", key.as_str()]));
+    let envs = [
+        (URL_ENV, url(Target::Catalog)),
+        (HYPER_URL_ENV, url(Target::Hyper)),
+        (HYPER_KEY_ENV, hyper_key.map(|Bearer(key)| key.as_str())),
+    ];
+    for (name, value) in envs {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    Some(command)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,24 +174,45 @@ mod tests {
         args: HelperArgs,
     }
 
+    /// A start's job for `target`'s document from `url`, with `bearer`
+    /// and the pinned `key`.
+    fn job(target: Target, url: &str, bearer: Option<&str>, key: &str) -> Job {
+        Job {
+            files: CacheFiles::in_dir("/data/crush").with_target(target),
+            url: Url::parse(url).unwrap(),
+            bearer: bearer.map(|key| Bearer(key.into())),
+            known: None,
+            timeout: Duration::from_secs(10),
+            interval: Duration::from_millis(1500),
+            keys: TrustedKeys::parse(&[key.to_owned()]).unwrap(),
+            watch: Watch::default(),
+        }
+    }
+
+    /// The environment `command` sets (`Some`) or removes (`None`).
+    fn envs(command: &Command) -> Vec<(String, Option<String>)> {
+        let text = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
+        let envs = command.get_envs();
+        envs.map(|(k, v)| (text(k), v.map(text))).collect()
+    }
+
     /// What anyone may read of the helper (its command line) carries no
     /// URL, so no URL's password; its environment, which only its user can
     /// read, carries them and Hyper's key; and the same type reads back
     /// what it wrote (the URLs given as flags, as a person may).
     #[test]
     fn the_helpers_secrets_are_in_its_environment_only() {
-        let args = HelperArgs {
-            cache_dir: PathBuf::from("/data/crush"),
-            url: Some(Url::parse("https://user:CATPASS@mirror.example/v2/providers").unwrap()),
-            hyper_url: Some(
-                Url::parse("https://u:HYPERPASS@hyper.example/api/v1/provider").unwrap(),
-            ),
-            timeout: Duration::from_secs(10),
-            interval: Duration::from_millis(1500),
-            public_keys: vec!["RWQkey".into()],
-        };
-        let key = Bearer("SEKRIT".into());
-        let command = args.command(Path::new("crush"), Some(&key));
+        let key = minisign::KeyPair::generate_unencrypted_keypair()
+            .unwrap()
+            .pk
+            .to_base64();
+        let catalog = "https://user:CATPASS@mirror.example/v2/providers";
+        let hyper = "https://u:HYPERPASS@hyper.example/api/v1/provider";
+        let jobs = [
+            job(Target::Catalog, catalog, None, &key),
+            job(Target::Hyper, hyper, Some("SEKRIT"), &key),
+        ];
+        let command = command(Path::new("crush"), &jobs).unwrap();
         let line: Vec<String> = command
             .get_args()
             .map(|a| a.to_string_lossy().into_owned())
@@ -218,55 +226,53 @@ mod tests {
         ] {
             assert!(!line.iter().any(|a| a.contains(secret)), "{line:?}");
         }
-        let env: Vec<(String, Option<String>)> = command
-            .get_envs()
-            .map(|(k, v)| {
-                let text = |s: &std::ffi::OsStr| s.to_string_lossy().into_owned();
-                (text(k), v.map(text))
-            })
-            .collect();
+        let env = envs(&command);
         let value = |name: &str| {
             env.iter()
                 .find(|(k, _)| k == name)
                 .and_then(|(_, v)| v.clone())
         };
-        assert_eq!(
-            value(URL_ENV).as_deref(),
-            args.url.as_ref().map(Url::as_str)
-        );
-        assert_eq!(
-            value(HYPER_URL_ENV).as_deref(),
-            args.hyper_url.as_ref().map(Url::as_str)
-        );
+        assert_eq!(value(URL_ENV).as_deref(), Some(catalog));
+        assert_eq!(value(HYPER_URL_ENV).as_deref(), Some(hyper));
         assert_eq!(value(HYPER_KEY_ENV).as_deref(), Some("SEKRIT"));
         let mut argv = vec!["crush".to_owned()];
         argv.extend(line.into_iter().skip(1));
-        for (flag, url) in [("--url", &args.url), ("--hyper-url", &args.hyper_url)] {
-            argv.extend([flag.to_owned(), url.as_ref().unwrap().to_string()]);
+        for (flag, url) in [("--url", catalog), ("--hyper-url", hyper)] {
+            argv.extend([flag.to_owned(), url.to_owned()]);
         }
+        let args = HelperArgs {
+            cache_dir: PathBuf::from("/data/crush"),
+            url: Some(Url::parse(catalog).unwrap()),
+            hyper_url: Some(Url::parse(hyper).unwrap()),
+            timeout: Duration::from_secs(10),
+            interval: Duration::from_millis(1500),
+            public_keys: vec![key],
+        };
         assert_eq!(Cli::try_parse_from(&argv).unwrap().args, args);
     }
 
     /// Without a URL or a key, the variable is removed, never inherited
-    /// from the starting process.
+    /// from the starting process: Hyper's without its job, the catalog's
+    /// without its own.
     #[test]
     fn what_a_helper_is_not_given_it_does_not_inherit() {
-        let args = HelperArgs {
-            cache_dir: PathBuf::from("/data/crush"),
-            url: None,
-            hyper_url: None,
-            timeout: Duration::from_secs(10),
-            interval: Duration::from_secs(300),
-            public_keys: Vec::new(),
-        };
-        let command = args.command(Path::new("crush"), None);
-        let removed: Vec<_> = command
-            .get_envs()
-            .filter(|(_, v)| v.is_none())
-            .map(|(k, _)| k.to_owned())
-            .collect();
-        for name in [URL_ENV, HYPER_URL_ENV, HYPER_KEY_ENV] {
-            assert!(removed.iter().any(|k| k == name), "{name}: {removed:?}");
+        let key = minisign::KeyPair::generate_unencrypted_keypair()
+            .unwrap()
+            .pk
+            .to_base64();
+        let catalog = job(Target::Catalog, "https://m.example/p", None, &key);
+        let hyper = job(Target::Hyper, "https://h.example/p", Some("K"), &key);
+        for (jobs, names) in [
+            (&[catalog][..], &[HYPER_URL_ENV, HYPER_KEY_ENV][..]),
+            (&[hyper][..], &[URL_ENV][..]),
+        ] {
+            let command = command(Path::new("crush"), jobs).unwrap();
+            let removed: Vec<String> = (envs(&command).into_iter())
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k)
+                .collect();
+            assert_eq!(removed, names, "{removed:?}");
         }
+        assert!(command(Path::new("crush"), &[]).is_none());
     }
 }

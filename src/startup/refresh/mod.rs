@@ -95,9 +95,10 @@ pub enum Outcome {
     /// The refresh failed, for this reason (one line); the cache is kept.
     Failed(String),
     /// The new catalog needs a person (it moves a key, lost most of the
-    /// cache, or is not signed as it must be): these findings, one line
-    /// each; the cache is kept, and `crush update-providers` applies it.
-    Held(Vec<String>),
+    /// cache, or is not signed as it must be): its findings, one line
+    /// each, and what a person must allow; the cache is kept, and `crush
+    /// update-providers` applies it.
+    Held(Held),
     /// The watch's cancellation ended a refresh a person waited for, for
     /// this signal; nothing was written.
     Interrupted(Signal),
@@ -181,7 +182,7 @@ pub(crate) fn run(jobs: &[Job], if_busy: IfBusy) -> Vec<Outcome> {
 /// What the refresh this one joined recorded for `job`.
 fn told(job: &Job, record: RefreshRecord) -> Outcome {
     match (record.outcome, record.held) {
-        (_, Some(held)) if !held.kept => Outcome::Held(held.changes),
+        (_, Some(held)) if !held.kept => Outcome::Held(held),
         (RefreshOutcome::Failed, _) => Outcome::Failed(record.cause.unwrap_or_default()),
         _ => {
             let now = cache::read(&job.files, Bytes::Read).vouched();
@@ -399,7 +400,7 @@ impl<'r> Done<'r> {
     /// until the server serves another.
     fn hold(&self, held: Held) -> Outcome {
         let mut kept = false;
-        let findings = held.changes.clone();
+        let outcome = held.clone();
         self.keep(|state| {
             if held.sha256.as_deref().is_some_and(|d| state.kept_over(d)) {
                 kept = true;
@@ -413,7 +414,7 @@ impl<'r> Done<'r> {
         });
         match (kept, self.cached) {
             (true, Some(cached)) => settled(Some(cached), self.job.known),
-            _ => Outcome::Held(findings),
+            _ => Outcome::Held(outcome),
         }
     }
 }
