@@ -30,7 +30,6 @@
 //! | `hyper_signed_at` | the same of Hyper's provider: here, not only in `hyper.state.json`, which is dropped whenever Crush rewrites `hyper.json` |
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::Metadata;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
@@ -38,7 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, Target};
 use crate::store::atomic::{self, WriteError};
-use crate::store::cache::{self, CacheFiles};
+use crate::store::cache::CacheFiles;
 use crate::store::file::{self, FileError};
 
 use super::guard::{self, Unreviewable};
@@ -248,11 +247,6 @@ impl Why {
 /// cannot be used (naming it) when it is there but cannot be read, is not
 /// one, or may have been written by another user.
 pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, Unusable> {
-    Ok(read_file(files)?.map(|(memory, _)| memory))
-}
-
-/// [`read`], with the file's metadata as it was read.
-fn read_file(files: &CacheFiles) -> Result<Option<(Memory, Metadata)>, Unusable> {
     let fail = |why| Unusable {
         path: files.memory.clone(),
         why,
@@ -269,44 +263,8 @@ fn read_file(files: &CacheFiles) -> Result<Option<(Memory, Metadata)>, Unusable>
     }
     let memory: Memory = serde_json::from_slice(&bytes).map_err(|e| fail(Why::NotJson(e)))?;
     match memory.version {
-        VERSION => Ok(Some((memory, meta))),
+        VERSION => Ok(Some(memory)),
         other => Err(fail(Why::Version(other))),
-    }
-}
-
-/// The memory file as an update read it before it locked the folder, and
-/// the file's identity then ([`cache::identity`]): under the lock, the
-/// same file is taken as read rather than read again.
-#[derive(Debug)]
-pub(crate) struct Earlier {
-    memory: Memory,
-    identity: String,
-}
-
-/// [`read`], keeping what was read (`None` too when the file's identity is
-/// not known).
-pub(crate) fn read_earlier(files: &CacheFiles) -> Result<Option<Earlier>, Unusable> {
-    let earlier = |(memory, meta): (Memory, Metadata)| {
-        let identity = cache::identity(&meta)?;
-        Some(Earlier { memory, identity })
-    };
-    Ok(read_file(files)?.and_then(earlier))
-}
-
-/// The memory file of `files` as it is now, for a caller that holds the
-/// folder lock (no writer changes it meanwhile): the memory read
-/// `earlier` when the file is still the one read then, else read again.
-pub(crate) fn read_now(
-    files: &CacheFiles,
-    earlier: Option<&Earlier>,
-) -> Result<Option<Memory>, Unusable> {
-    let same = |earlier: &Earlier| {
-        let now = std::fs::metadata(&files.memory).ok();
-        (now.and_then(|meta| cache::identity(&meta))).is_some_and(|now| now == earlier.identity)
-    };
-    match earlier {
-        Some(earlier) if same(earlier) => Ok(Some(earlier.memory.clone())),
-        _ => read(files),
     }
 }
 
@@ -560,29 +518,6 @@ mod tests {
         assert!(read(&files).unwrap_err().to_string().contains(
             "to keep what it knows, use the version of this tool that wrote it; or remove it"
         ));
-    }
-
-    /// What an update read before it locked the folder is what it reviews
-    /// against only while the file is the same: one another writer
-    /// replaced meanwhile, or removed, is read again.
-    #[test]
-    fn what_was_read_earlier_stands_only_while_the_file_is_the_same() {
-        let tmp = tempfile::tempdir().unwrap();
-        let files = CacheFiles::in_dir(tmp.path());
-        let catalog = validate(CATALOG.as_bytes()).unwrap();
-        let _locked = cache::lock(&files, None, Duration::from_secs(5)).unwrap();
-        assert!(read_earlier(&files).unwrap().is_none());
-        record(&files, || Memory::rebuilt(None), |_| Ok(())).unwrap();
-        let earlier = read_earlier(&files).unwrap().unwrap();
-        assert_eq!(
-            read_now(&files, Some(&earlier)).unwrap(),
-            read(&files).unwrap()
-        );
-        record(&files, || Memory::rebuilt(None), |m| m.learn(&catalog)).unwrap();
-        let now = read_now(&files, Some(&earlier)).unwrap().unwrap();
-        assert!(now.places.contains_key("X_KEY"));
-        std::fs::remove_file(&files.memory).unwrap();
-        assert!(read_now(&files, Some(&earlier)).unwrap().is_none());
     }
 
     /// A memory larger than its reader accepts is never written: the

@@ -61,8 +61,6 @@ pub(crate) enum By<'o> {
         options: &'o UpdateOptions,
         /// Whether the memory is rebuilt.
         rebuild: bool,
-        /// The memory file as the command read it, before the lock.
-        earlier: Option<&'o memory::Earlier>,
     },
     /// A refresh: what needs a person is held, and nothing is written
     /// over another document than the one it read (a person's update made
@@ -151,11 +149,9 @@ impl Change<'_> {
     /// told before the write's failure. A dry run only reviews.
     pub(crate) fn apply(&self, action: Action) -> Result<(Review, Option<String>), NotApplied> {
         let files = self.files;
-        let (wait, rebuild, earlier) = match self.by {
-            By::Person {
-                rebuild, earlier, ..
-            } => (LOCK_WAIT, rebuild, earlier),
-            By::Refresh(_) => (Duration::from_secs(2), false, None),
+        let (wait, rebuild) = match self.by {
+            By::Person { rebuild, .. } => (LOCK_WAIT, rebuild),
+            By::Refresh(_) => (Duration::from_secs(2), false),
         };
         let locked = match action {
             Action::Nothing => None,
@@ -176,7 +172,7 @@ impl Change<'_> {
         let memory = if rebuild {
             Ok(None)
         } else {
-            memory::read_now(files, earlier).map_err(Unreviewable::from)
+            memory::read(files).map_err(Unreviewable::from)
         };
         // Read under the lock the memory learns under: not read again.
         let now = memory.as_ref().ok().filter(|_| !rebuild).cloned();
@@ -267,12 +263,7 @@ impl<'i> Parsed<'i> {
         let inputs = self.inputs;
         let action = action(&options.output, options.dry_run, inputs.up_to_date());
         let rebuild = inputs.rebuild_memory;
-        let earlier = inputs.memory.as_ref();
-        let by = By::Person {
-            options,
-            rebuild,
-            earlier,
-        };
+        let by = By::Person { options, rebuild };
         let applied = match &options.output {
             Output::Cache => self.change(cache, by).apply(action),
             Output::File(_) | Output::Stdout => self.to_file(cache, options, action, &by),
@@ -476,7 +467,6 @@ mod tests {
         let person = |options| By::Person {
             options,
             rebuild: false,
-            earlier: None,
         };
         let why = || Err(Unreviewable::TooManyPlaces);
         let refused = person(&none).judge(why(), true, "ab");

@@ -36,9 +36,6 @@ pub struct Inputs {
     /// Whether the memory of where keys went cannot be read and is to be
     /// rebuilt (by the embedded snapshot, the way back).
     pub(super) rebuild_memory: bool,
-    /// The memory file as read here: what the update reviews against
-    /// when, under the folder lock, it is still the same file.
-    pub(super) memory: Option<memory::Earlier>,
     /// Problems worth telling; and those told even to a quiet run.
     pub(super) warnings: Vec<Warning>,
     pub(super) notices: Vec<Warning>,
@@ -115,16 +112,15 @@ pub fn read(
     if into_cache {
         cache::check_folder(cache).map_err(|e| Failure::new("data folder", e))?;
     }
-    let (rebuild_memory, memory) = match into_cache.then(|| memory::read_earlier(cache)) {
+    let rebuild_memory = match into_cache.then(|| memory::read(cache)) {
         Some(Err(problem)) if embedded => {
             notices.push(Warning::MemoryRebuilt {
                 problem: problem.to_string(),
             });
-            (true, None)
+            true
         }
         Some(Err(why)) => return Err(fail(Cause::Review(why.to_string()))),
-        Some(Ok(earlier)) => (false, earlier),
-        None => (false, None),
+        _ => false,
     };
     let fetch = FetchOptions {
         timeout: options.timeout,
@@ -164,7 +160,6 @@ pub fn read(
         cached,
         replaced_file,
         rebuild_memory,
-        memory,
         warnings: plain_http_warning(source, options.bearer.is_some())
             .into_iter()
             .collect(),
