@@ -27,10 +27,8 @@ const OUTLINED: &[Outlined] = include!(concat!(env!("OUT_DIR"), "/outline.rs"));
 /// The snapshot's outline, built once: its providers with their ids,
 /// names and what decides where their keys go, without their models
 /// ([`model_ids`]). It is what the user trusted by installing this build
-/// as the guard knows it (`crate::trust::guard`: its places, which an
-/// update learns as `build.rs` found them,
-/// `crate::trust::memory::snapshot_places`), without parsing the snapshot
-/// at each update. `the_outline_is_the_snapshots`
+/// as the guard knows it (`crate::trust::guard`: its places), without
+/// parsing the snapshot at each update. `the_outline_is_the_snapshots`
 /// refuses a build whose outline does not teach what the snapshot does.
 pub fn outline() -> &'static Catalog {
     static OUTLINE: LazyLock<Catalog> = LazyLock::new(|| {

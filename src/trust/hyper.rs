@@ -14,7 +14,7 @@
 //! also send it wherever one applied here did.
 
 use crate::catalog::target::{DEFAULT_HYPER_URL, url_env};
-use crate::catalog::{self, Catalog, Target, expand};
+use crate::catalog::{self, Catalog, Target, embedded, expand};
 use crate::environment;
 use crate::store::cache::{self, Bytes, CacheFiles};
 
@@ -131,7 +131,7 @@ pub(crate) fn effective(
 ) -> Result<Memory, Unreviewable> {
     let mut memory = match file {
         Some(mut memory) => {
-            memory.add(super::memory::snapshot_places());
+            memory.learn(embedded::outline())?;
             memory
         }
         None => rebuilt(files, previous)?,

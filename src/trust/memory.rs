@@ -31,11 +31,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{Catalog, Target};
+use crate::catalog::{Catalog, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::CacheFiles;
 use crate::store::file::{self, FileError};
@@ -58,42 +57,6 @@ pub(crate) type Places = BTreeMap<String, BTreeSet<Place>>;
 
 /// The ids of a catalog: each provider id and its model ids.
 pub(crate) type Ids = BTreeMap<String, BTreeSet<String>>;
-
-/// A place as `build.rs` writes it.
-enum Written {
-    Default(&'static str),
-    Variable(&'static str, &'static str),
-    Url(&'static str, &'static str, &'static str),
-}
-
-/// What the embedded snapshot teaches, found by `build.rs` with the
-/// guard's own code: each holder with its places.
-const SNAPSHOT_PLACES: &[(&str, &[Written])] = include!(concat!(env!("OUT_DIR"), "/places.rs"));
-
-/// What the embedded snapshot teaches ([`guard::places`] of it), built
-/// once from what `build.rs` found: it depends on the build alone, and
-/// every update learns it. `the_snapshots_places_are_found_at_build_time`
-/// refuses a build whose places are not the snapshot's.
-pub(crate) fn snapshot_places() -> &'static Places {
-    static PLACES: LazyLock<Places> = LazyLock::new(|| {
-        let place = |written: &Written| match *written {
-            Written::Default(kind) => Place::Default { kind: kind.into() },
-            Written::Variable(name, kind) => Place::Variable {
-                name: name.into(),
-                kind: kind.into(),
-            },
-            Written::Url(scheme, host, port) => Place::Url {
-                scheme: scheme.into(),
-                host: host.into(),
-                port: port.into(),
-            },
-        };
-        (SNAPSHOT_PLACES.iter())
-            .map(|(holder, places)| (holder.to_string(), places.iter().map(place).collect()))
-            .collect()
-    });
-    &PLACES
-}
 
 /// The ids of `catalog`.
 pub fn ids(catalog: &Catalog) -> Ids {
@@ -150,7 +113,7 @@ impl Memory {
             signed_at: None,
             hyper_signed_at: None,
         };
-        memory.add(snapshot_places());
+        memory.learn(embedded::outline())?;
         match cache.map(guard::places) {
             None | Some(Err(Unreviewable::TooManyVariables | Unreviewable::TooManyPlaces)) => {}
             Some(places) => memory.add(&places?),
@@ -417,12 +380,6 @@ mod tests {
     use std::time::Duration;
 
     const CATALOG: &str = r#"[{"id":"x","name":"X","api_key":"$X_KEY","api_endpoint":"https://x.example/v1","models":[{"id":"m"}]}]"#;
-
-    #[test]
-    fn the_snapshots_places_are_found_at_build_time() {
-        let snapshot = validate(crate::catalog::embedded::catalog_bytes()).unwrap();
-        assert_eq!(*snapshot_places(), guard::places(&snapshot).unwrap());
-    }
 
     #[test]
     fn without_a_file_it_is_the_snapshot_and_the_cache() {
