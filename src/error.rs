@@ -82,7 +82,7 @@ pub enum Cause {
     /// What a refresh would hold, and the person did not allow: every
     /// finding, in full.
     #[error("refused: {}", .0.findings().join("; "))]
-    Refused(Review),
+    Refused(Box<Review>),
     /// The review could not be made (what is remembered of where keys
     /// went cannot be read, or a value cannot be placed): nothing is
     /// applied.

@@ -25,7 +25,8 @@ Examples:
   crush update-providers embedded
 
   # Prepare a catalog for an air-gapped machine, pinned by its digest
-  crush update-providers https://catwalk.charm.land --output providers.json
+  crush update-providers https://catwalk.charm.land \\
+    --output providers.json
   crush update-providers providers.json --sha256 <HEX>
 
   # From a signed mirror (its key pinned; the .minisig is fetched beside it)
@@ -253,7 +254,7 @@ pub(crate) struct UpdateArgs {
     #[arg(long, value_name = "HEX", value_parser = parse_sha256)]
     pub sha256: Option<String>,
     /// Give up on a download after this many seconds
-    #[arg(long, value_name = "SECS", default_value = "60", value_parser = crate::fetch::http::parse_seconds)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = crate::fetch::http::parse_seconds, allow_negative_numbers = true)]
     pub timeout: Duration,
     /// Print the report as one JSON object
     #[arg(long)]

@@ -261,6 +261,7 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
         // lowers no floor.
         .map(|review| Review {
             moves: review.moves,
+            taught: review.taught,
             ..Review::default()
         });
     match policy::hold(review, &sha256) {

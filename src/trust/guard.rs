@@ -170,15 +170,25 @@ pub fn reach(provider: &Provider) -> Result<(Vec<Place>, Vec<String>), Unreviewa
 /// more than `MAX_PLACES` places (counted as they are found: such a
 /// catalog is refused before it is read whole).
 pub fn places(catalog: &Catalog) -> Result<Places, Unreviewable> {
+    taught(catalog).map(|(places, _)| places)
+}
+
+/// What each provider of a catalog reaches ([`reach`]), in its order.
+type Reaches = Vec<(Vec<Place>, Vec<String>)>;
+
+/// [`places`], with what each provider reaches: the review follows the
+/// key moves from it rather than reaching every provider again.
+fn taught(catalog: &Catalog) -> Result<(Places, Reaches), Unreviewable> {
     let mut places = Places::new();
+    let mut reaches = Vec::with_capacity(catalog.providers.len());
     let (mut named, mut taught) = (0, 0);
     for provider in &catalog.providers {
         let (reached, holders) = reach(provider)?;
-        for holder in holders {
-            if !is_configured(&holder) && !places.contains_key(&holder) {
+        for holder in &holders {
+            if !is_configured(holder) && !places.contains_key(holder) {
                 named += 1;
             }
-            let known = places.entry(holder).or_default();
+            let known = places.entry(holder.clone()).or_default();
             taught += reached
                 .iter()
                 .filter(|p| known.insert((*p).clone()))
@@ -190,8 +200,9 @@ pub fn places(catalog: &Catalog) -> Result<Places, Unreviewable> {
                 return Err(Unreviewable::TooManyPlaces);
             }
         }
+        reaches.push((reached, holders));
     }
-    Ok(places)
+    Ok((places, reaches))
 }
 
 /// A provider of the new catalog that sends a known variable to a place it
@@ -231,7 +242,15 @@ impl fmt::Display for KeyMove {
 
 /// The key moves of `next` against what `known` says each variable may
 /// reach.
+#[cfg(test)]
 pub(crate) fn key_moves(known: &Places, next: &Catalog) -> Result<Vec<KeyMove>, Unreviewable> {
+    let reaches = next.providers.iter().map(|p| reach(p));
+    Ok(moves(known, next, &reaches.collect::<Result<_, _>>()?))
+}
+
+/// The key moves of `next`, whose providers reach `reaches`, against what
+/// `known` says each variable may reach.
+fn moves(known: &Places, next: &Catalog, reaches: &Reaches) -> Vec<KeyMove> {
     // Windows tells no case in variables' names, and neither does Crush's
     // resolver there: every spelling of a name is one variable's.
     let mut folded = Places::new();
@@ -243,18 +262,17 @@ pub(crate) fn key_moves(known: &Places, next: &Catalog) -> Result<Vec<KeyMove>, 
             .extend(places);
     }
     let mut moves = Vec::new();
-    for provider in &next.providers {
-        let (places, holders) = reach(provider)?;
+    for (provider, (places, holders)) in next.providers.iter().zip(reaches) {
         for place in places {
             let own = moves.len();
-            for holder in &holders {
+            for holder in holders {
                 // What the configuration gives it comes last: moved along
                 // with a variable, it is told by that variable's finding.
                 if moves.len() > own && is_configured(holder) {
                     continue;
                 }
                 if let Some(before) = folded.get(&case_folded(holder))
-                    && !before.contains(&place)
+                    && !before.contains(place)
                 {
                     moves.push(KeyMove {
                         provider: provider.id.clone(),
@@ -266,7 +284,7 @@ pub(crate) fn key_moves(known: &Places, next: &Catalog) -> Result<Vec<KeyMove>, 
             }
         }
     }
-    Ok(moves)
+    moves
 }
 
 /// What a catalog that shrank was compared with.
@@ -314,31 +332,54 @@ impl fmt::Display for Shrink {
     }
 }
 
-/// Ids as [`shrink`] compares them ([`Ids`]), borrowed from a catalog or
-/// a floor: an update compares three catalogs' thousands, none copied.
-type IdsOf<'i> = BTreeMap<&'i str, BTreeSet<&'i str>>;
+/// The providers of a catalog by id, as [`shrink`] looks them up.
+type ById<'c> = BTreeMap<&'c str, &'c Provider>;
 
-/// The ids of `catalog`, borrowed.
-fn ids_of(catalog: &Catalog) -> IdsOf<'_> {
+/// The providers of `catalog` by id.
+fn by_id(catalog: &Catalog) -> ById<'_> {
     (catalog.providers.iter())
-        .map(|p| {
-            (
-                p.id.as_str(),
-                p.models.iter().map(|m| m.id.as_str()).collect(),
-            )
-        })
+        .map(|p| (p.id.as_str(), &**p))
         .collect()
 }
 
-/// Whether the catalog whose ids are `next` kept fewer than half of the
-/// providers or of the models of `previous`' ids.
-fn shrink(previous: &IdsOf, next: &IdsOf, against: Against) -> Option<Shrink> {
+/// The ids of `catalog`, in its order, as [`shrink`] reads them.
+fn ids_in(catalog: &Catalog) -> impl Iterator<Item = (&str, impl Iterator<Item = &str> + Clone)> {
+    (catalog.providers.iter()).map(|p| (p.id.as_str(), p.models.iter().map(|m| m.id.as_str())))
+}
+
+/// Whether the catalog whose providers are `next` kept fewer than half of
+/// the providers or of the models of `previous`: each provider id with
+/// its model ids, each once (a valid catalog's, or a floor's). Most often
+/// a provider kept the same model ids in the same order, which one pass
+/// tells; only the others' are looked up (an update compares three
+/// catalogs' thousands).
+fn shrink<'p, M>(
+    previous: impl IntoIterator<Item = (&'p str, M)>,
+    next: &ById,
+    against: Against,
+) -> Option<Shrink>
+where
+    M: Iterator<Item = &'p str> + Clone,
+{
     let (mut providers, mut models) = ((0, 0), (0, 0));
     for (provider, ids) in previous {
-        let kept = next.get(provider);
-        providers = (providers.0 + usize::from(kept.is_some()), providers.1 + 1);
-        let kept = kept.map_or(0, |kept| ids.intersection(kept).count());
-        models = (models.0 + kept, models.1 + ids.len());
+        let all = ids.clone().count();
+        let found = next.get(provider);
+        let kept = match found {
+            None => 0,
+            Some(next) => {
+                let next = next.models.iter().map(|m| m.id.as_str());
+                match ids.clone().eq(next.clone()) {
+                    true => all,
+                    false => {
+                        let next: BTreeSet<&str> = next.collect();
+                        ids.filter(|id| next.contains(id)).count()
+                    }
+                }
+            }
+        };
+        providers = (providers.0 + usize::from(found.is_some()), providers.1 + 1);
+        models = (models.0 + kept, models.1 + all);
     }
     let halved = |(kept, all): (usize, usize)| kept * 2 < all;
     (halved(providers) || halved(models)).then_some(Shrink {
@@ -403,6 +444,10 @@ pub struct Review {
     pub shrinks: Vec<Shrink>,
     /// Signed before the newest signature seen.
     pub downgrade: Option<Downgrade>,
+    /// What it teaches the memory of where keys went ([`places`]), which
+    /// it learns when the catalog is applied: found once, by the review
+    /// (none in a review made by hand).
+    pub taught: Places,
 }
 
 impl Review {
@@ -472,7 +517,7 @@ pub fn review(
     // What it would teach, bounded first: no review of a catalog that
     // could not be remembered. Counted as the memory learns them: by the
     // holder's exact name.
-    let taught = places(next)?;
+    let (taught, reaches) = taught(next)?;
     let new: usize = (taught.iter())
         .map(|(holder, places)| match baseline.places.get(holder) {
             Some(known) => places.difference(known).count(),
@@ -483,31 +528,28 @@ pub fn review(
     if new > 0 && held + new > MAX_PLACES_IN_ALL {
         return Err(Unreviewable::PastTheBound { new, held });
     }
-    let next_ids = ids_of(next);
-    let previous = baseline.previous.map(|p| (ids_of(p), Against::Cache));
+    let next_ids = by_id(next);
+    let previous = (baseline.previous).and_then(|p| shrink(ids_in(p), &next_ids, Against::Cache));
     let floor = match baseline.floor {
         Floor::None => None,
         Floor::Embedded => {
             let snapshot = crate::catalog::embedded::model_ids();
-            let ids = snapshot.map(|(p, m)| (p, m.iter().copied().collect()));
-            Some((ids.collect(), Against::Embedded))
+            let ids = snapshot.map(|(p, m)| (p, m.iter().copied()));
+            shrink(ids, &next_ids, Against::Embedded)
         }
         Floor::Applied(ids, source) => {
-            let ids =
-                (ids.iter()).map(|(p, m)| (p.as_str(), m.iter().map(String::as_str).collect()));
-            Some((ids.collect(), Against::Applied(source.to_owned())))
+            let ids = (ids.iter()).map(|(p, m)| (p.as_str(), m.iter().map(String::as_str)));
+            shrink(ids, &next_ids, Against::Applied(source.to_owned()))
         }
     };
-    let shrinks = [previous, floor].into_iter().flatten();
     Ok(Review {
-        moves: key_moves(baseline.places, next)?,
-        shrinks: shrinks
-            .filter_map(|(ids, against)| shrink(&ids, &next_ids, against))
-            .collect(),
+        moves: moves(baseline.places, next, &reaches),
+        shrinks: [previous, floor].into_iter().flatten().collect(),
         downgrade: match (signed, baseline.signed) {
             (Some(signed), Some(newest)) if signed < newest => Some(Downgrade { signed, newest }),
             _ => None,
         },
+        taught,
     })
 }
 
@@ -796,7 +838,7 @@ mod tests {
         let check = |providers, models| {
             let next = catalog(providers, models);
             let next = validate(next.as_bytes()).unwrap();
-            shrink(&ids_of(&previous), &ids_of(&next), Against::Cache)
+            shrink(ids_in(&previous), &by_id(&next), Against::Cache)
         };
         assert_eq!(check(0..40, 40), None);
         assert_eq!(check(0..20, 40), None, "half is not fewer than half");
@@ -815,7 +857,7 @@ mod tests {
         let text = catalog(0..5, 40);
         let next = validate(text.as_bytes()).unwrap();
         let against = Against::Applied("x".into());
-        let floor = shrink(&ids_of(&previous), &ids_of(&next), against).unwrap();
+        let floor = shrink(ids_in(&previous), &by_id(&next), against).unwrap();
         assert_eq!((floor.providers, floor.models), ((5, 40), (200, 1600)));
     }
 

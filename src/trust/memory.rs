@@ -116,7 +116,7 @@ impl Memory {
         memory.learn(embedded::outline())?;
         match cache.map(guard::places) {
             None | Some(Err(Unreviewable::TooManyVariables | Unreviewable::TooManyPlaces)) => {}
-            Some(places) => memory.add(places?),
+            Some(places) => memory.add(&places?),
         }
         Ok(memory)
     }
@@ -124,13 +124,22 @@ impl Memory {
     /// Adds every place a variable of `catalog` reaches; why not, for a
     /// catalog whose places are not known ([`guard::places`]).
     pub fn learn(&mut self, catalog: &Catalog) -> Result<(), Unreviewable> {
-        self.add(guard::places(catalog)?);
+        self.add(&guard::places(catalog)?);
         Ok(())
     }
 
-    fn add(&mut self, places: Places) {
+    /// Adds `places`, what a catalog teaches ([`guard::places`]).
+    pub(crate) fn add(&mut self, places: &Places) {
         for (variable, places) in places {
-            self.places.entry(variable).or_default().extend(places);
+            let known = match self.places.get_mut(variable) {
+                Some(known) => known,
+                None => self.places.entry(variable.clone()).or_default(),
+            };
+            for place in places {
+                if !known.contains(place) {
+                    known.insert(place.clone());
+                }
+            }
         }
     }
 

@@ -123,7 +123,8 @@ pub(crate) fn flag(need: Need) -> &'static str {
 pub(crate) struct Applied<'r> {
     /// It.
     pub next: &'r Catalog,
-    /// Its review (a person may have allowed what it found).
+    /// Its review (a person may have allowed what it found), with what
+    /// it teaches.
     pub review: &'r Review,
     /// Where it came from, as shown.
     pub label: &'r str,
@@ -155,7 +156,8 @@ pub(crate) fn learn(
 }
 
 fn teach(memory: &mut Memory, target: Target, applied: &Applied<'_>) -> Result<(), Unreviewable> {
-    memory.learn(applied.next)?;
+    // Found by the review: not the catalog's places found again.
+    memory.add(&applied.review.taught);
     if let Some(signed_at) = applied.signed_at {
         let allowed = applied.review.downgrade.is_some();
         memory.saw_signature(target, signed_at, allowed);
@@ -266,6 +268,7 @@ mod tests {
                 models: (1, 1500),
                 against: guard::Against::Embedded,
             }],
+            taught: guard::places(&next).unwrap(),
             ..Review::default()
         };
         let applied = |review, embedded| Applied {

@@ -108,7 +108,7 @@ impl By<'_> {
         );
         match unallowed.is_clear() {
             true => Ok(review),
-            false => Err(NotApplied::Refused(Cause::Refused(unallowed))),
+            false => Err(NotApplied::Refused(Cause::Refused(Box::new(unallowed)))),
         }
     }
 }

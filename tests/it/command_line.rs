@@ -396,13 +396,33 @@ fn completion_is_for_the_name_installed() {
                 && examples.contains(&format!("completions/{name}.fish")),
             "{name}: {help}"
         );
-        let lines: Vec<&str> = examples.lines().collect();
-        for line in &lines {
-            assert!(line.chars().count() <= 80, "{name}: {line}");
-        }
-        for pair in lines.windows(2) {
-            if pair[1].starts_with("    ") {
-                assert!(pair[0].ends_with('\\'), "{name}: {pair:?}");
+        // Every command's help under a longer name: each line within 80
+        // columns, each example a command a person can paste (a line that
+        // goes on ends with a backslash; none is cut by the wrapping).
+        for command in [
+            "update-providers",
+            "providers",
+            "provider-models",
+            "provider-dirs",
+            "completion",
+        ] {
+            let help = run(&[command, "--help"]);
+            for line in help.lines() {
+                assert!(line.chars().count() <= 80, "{name} {command}: {line}");
+            }
+            let examples = help.split("Examples:").nth(1).unwrap_or_default();
+            let lines: Vec<&str> = examples.lines().collect();
+            for pair in lines.windows(2) {
+                let goes_on = pair[1].starts_with("    ");
+                assert_eq!(pair[0].ends_with('\\'), goes_on, "{name}: {pair:?}");
+                let example = pair[1].starts_with(&format!("  {name} "))
+                    || pair[1].starts_with("  #")
+                    || pair[1].starts_with("  CRUSH_")
+                    || goes_on;
+                assert!(
+                    example || pair[1].is_empty() || !pair[0].starts_with("  "),
+                    "{name} {command}: a line cut from its example: {pair:?}"
+                );
             }
         }
         let script = run(&["completion", "bash"]);
@@ -414,6 +434,25 @@ fn completion_is_for_the_name_installed() {
             "{name}: {script}"
         );
     }
+}
+
+/// A `--timeout` that is no bound says so, negative ones too (not clap's
+/// tip to pass `-1` after `--`, which would make it the SOURCE).
+#[test]
+fn a_timeout_that_is_no_bound_is_named() {
+    let home = Home::new();
+    for value in ["-1", "0", "99999999999999999999"] {
+        let run = home.run(&["update-providers", "--timeout", value, "embedded"]);
+        run.usage_error();
+        assert!(
+            run.stderr.contains(&format!(
+                "\"{value}\" is not a positive number of seconds below 1000000000"
+            )),
+            "{run:?}"
+        );
+        assert!(!run.stderr.contains("tip:"), "{run:?}");
+    }
+    assert!(home.cache().is_none());
 }
 
 /// Installed under a name whose fourth byte from the end falls inside a
