@@ -48,5 +48,4 @@ pub(crate) use parse_error::{BYTE_ORDER_MARK, json_problem};
 pub use target::Target;
 #[doc(hidden)]
 pub use validate::MAX_ID_BYTES;
-pub(crate) use validate::has_control;
 pub use validate::{ValidationError, Warning, validate};

@@ -107,9 +107,11 @@ impl fmt::Display for Origin {
 }
 
 /// Text from a file or the environment as it may be printed: as is when
-/// plain, quoted with its control characters escaped otherwise.
+/// plain, quoted with what a terminal must not get as it is escaped
+/// otherwise (controls, and the bidirectional and zero-width characters
+/// that make text read otherwise than it is: [`crate::catalog::escape`]).
 pub(crate) fn shown(text: &str) -> String {
-    if crate::catalog::has_control(text) {
+    if text.chars().any(crate::catalog::escape::is_unsafe) {
         crate::catalog::quoted(text)
     } else {
         text.to_owned()
@@ -1723,6 +1725,17 @@ mod tests {
             s.auto_update.origin.to_string(),
             "CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1 at /w/.env:2"
         );
+    }
+
+    /// What reaches a terminal from a file or the environment: quoted and
+    /// escaped when it holds a control, or a character that reverses or
+    /// hides text (a path named `evil\u{202e}txt.json`).
+    #[test]
+    fn shown_text_escapes_what_reads_otherwise() {
+        assert_eq!(shown("plain/path"), "plain/path");
+        assert_eq!(shown("a\nb"), r#""a\nb""#);
+        assert_eq!(shown("evil\u{202e}txt"), r#""evil\u{202e}txt""#);
+        assert_eq!(shown("a\u{200b}b"), r#""a\u{200b}b""#);
     }
 
     #[test]
