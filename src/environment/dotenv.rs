@@ -46,7 +46,12 @@ pub struct ParseError {
 /// their last assignment appears; a name godotenv would refuse to set
 /// (empty) is left out.
 pub fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
-    let text = replace_crlf(src);
+    // `\r\n` is `\n`, before anything else reads the file.
+    let crlf = |i: usize| src[i] == b'\r' && src.get(i + 1) == Some(&b'\n');
+    let text: Vec<u8> = (0..src.len())
+        .filter(|&i| !crlf(i))
+        .map(|i| src[i])
+        .collect();
     let mut entries: Vec<Entry> = Vec::new();
     let mut rest: &[u8] = &text;
     while let Some(statement) = statement_start(rest) {
@@ -61,14 +66,6 @@ pub fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
         rest = after_value;
     }
     Ok(entries)
-}
-
-fn replace_crlf(src: &[u8]) -> Vec<u8> {
-    let crlf = |i: usize| src[i] == b'\r' && src.get(i + 1) == Some(&b'\n');
-    (0..src.len())
-        .filter(|&i| !crlf(i))
-        .map(|i| src[i])
-        .collect()
 }
 
 /// The line of `part`, a suffix of `whole`.
@@ -205,15 +202,13 @@ fn unquoted<'a>(src: &'a [u8], earlier: &[Entry]) -> (Vec<u8>, &'a [u8]) {
         .unwrap_or(src.len());
     let line = &src[..end_of_line];
     // The last `#` preceded by a blank starts a comment.
-    let text = String::from_utf8_lossy(line).into_owned();
+    let text = String::from_utf8_lossy(line);
     let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let mut end_of_var = text.len();
-    for k in (1..chars.len()).rev() {
-        if chars[k].1 == '#' && is_blank(chars[k - 1].1) {
-            end_of_var = chars[k].0;
-            break;
-        }
-    }
+    let end_of_var = chars
+        .windows(2)
+        .rev()
+        .find(|pair| pair[1].1 == '#' && is_blank(pair[0].1))
+        .map_or(text.len(), |pair| pair[1].0);
     let value = text[..end_of_var].trim_matches(is_blank);
     (
         expand_variables(value.as_bytes(), earlier),
