@@ -169,30 +169,24 @@ fn value<'a>(src: &'a [u8], earlier: &[Entry]) -> Result<(Vec<u8>, &'a [u8]), St
         Some(&q @ (b'\'' | b'"')) => q,
         _ => return Ok(unquoted(src, earlier)),
     };
-    for i in 1..src.len() {
-        if src[i] != quote || src[i - 1] == b'\\' {
-            continue;
-        }
-        let inner = &src[..i];
-        let start = inner
-            .iter()
-            .position(|&b| b != quote)
-            .unwrap_or(inner.len());
-        let end = inner
-            .iter()
-            .rposition(|&b| b != quote)
-            .map_or(start, |e| e + 1);
-        let mut value = inner[start..end.max(start)].to_vec();
-        if quote == b'"' {
-            value = expand_variables(&expand_escapes(&value), earlier);
-        }
-        return Ok((value, &src[i + 1..]));
+    // The first quote not preceded by a backslash ends it.
+    let Some(end) = (1..src.len()).find(|&i| src[i] == quote && src[i - 1] != b'\\') else {
+        let line_end = src.iter().position(|&b| b == b'\n').unwrap_or(src.len());
+        let line = String::from_utf8_lossy(&src[..line_end]);
+        return Err(format!("unterminated quoted value {line}"));
+    };
+    // Quotes trimmed from both ends, the opening one among them.
+    let inner = &src[..end];
+    let start = inner.iter().position(|&b| b != quote);
+    let stop = inner.iter().rposition(|&b| b != quote);
+    let mut value = match (start, stop) {
+        (Some(start), Some(stop)) => inner[start..=stop].to_vec(),
+        _ => Vec::new(),
+    };
+    if quote == b'"' {
+        value = expand_variables(&expand_escapes(&value), earlier);
     }
-    let line_end = src.iter().position(|&b| b == b'\n').unwrap_or(src.len());
-    Err(format!(
-        "unterminated quoted value {}",
-        String::from_utf8_lossy(&src[..line_end])
-    ))
+    Ok((value, &src[end + 1..]))
 }
 
 fn unquoted<'a>(src: &'a [u8], earlier: &[Entry]) -> (Vec<u8>, &'a [u8]) {
