@@ -93,10 +93,9 @@ fn first_char(bytes: &[u8]) -> Option<(char, usize)> {
 }
 
 fn trim_start_by(mut bytes: &[u8], pred: fn(char) -> bool) -> &[u8] {
-    while let Some((c, width)) = first_char(bytes) {
-        if !pred(c) {
-            break;
-        }
+    while let Some((c, width)) = first_char(bytes)
+        && pred(c)
+    {
         bytes = &bytes[width..];
     }
     bytes
@@ -124,28 +123,17 @@ fn key_name(src: &[u8]) -> Result<(String, &[u8]), String> {
     {
         src = trim_start_by(after, is_blank);
     }
-    let mut end = None;
-    for (i, &byte) in src.iter().enumerate() {
-        // Byte by byte, each read as the character of that code point.
-        let c = byte as char;
-        if is_blank(c) {
-            continue;
-        }
-        match c {
-            '=' | ':' => {
-                end = Some(i);
-                break;
-            }
-            '_' | '.' => {}
-            c if c.is_alphabetic() || c.is_numeric() => {}
-            c => {
-                return Err(format!(
-                    "unexpected character {:?} in variable name near {:?}",
-                    c.to_string(),
-                    String::from_utf8_lossy(src)
-                ));
-            }
-        }
+    // Up to the separator, byte by byte, each read as the character of
+    // that code point.
+    let end = src.iter().position(|&b| b == b'=' || b == b':');
+    let in_name = |c: char| is_blank(c) || c == '_' || c == '.' || c.is_alphanumeric();
+    let mut written = src[..end.unwrap_or(src.len())].iter().map(|&b| b as char);
+    if let Some(c) = written.find(|&c| !in_name(c)) {
+        return Err(format!(
+            "unexpected character {:?} in variable name near {:?}",
+            c.to_string(),
+            String::from_utf8_lossy(src)
+        ));
     }
     if src.is_empty() {
         return Err("zero length string".into());
