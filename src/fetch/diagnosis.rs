@@ -342,17 +342,13 @@ pub(crate) fn target_of(url: &Url) -> String {
 /// another (as the TLS library's errors reach the HTTP client) shows the
 /// wrapped one too, which its `source` skips.
 pub(crate) fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn StdError + 'static)> {
-    let mut links = Vec::new();
-    let mut current = Some(error);
-    while let Some(link) = current {
-        links.push(link);
-        current = link
-            .downcast_ref::<io::Error>()
+    std::iter::successors(Some(error), |&link| {
+        link.downcast_ref::<io::Error>()
             .and_then(io::Error::get_ref)
             .map(|inner| inner as &(dyn StdError + 'static))
-            .or_else(|| link.source());
-    }
-    links
+            .or_else(|| link.source())
+    })
+    .collect()
 }
 
 /// Why the HTTP client could not be set up: no request was sent.
