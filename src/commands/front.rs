@@ -86,6 +86,9 @@ pub(super) fn main(name: &str) -> Option<u8> {
         Err(Missing::NotOnPath | Missing::NoSelf(_)) if parsed.word != Word::Crush => {
             return None;
         }
+        // Without Crush, a slip of one of this program's commands is
+        // told as one (`update-provider`: did you mean ...?).
+        Err(Missing::NotOnPath) if super::slip(name, &args) => return Some(2),
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
     let mut command = Command::new(&crush.path);

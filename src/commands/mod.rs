@@ -83,6 +83,21 @@ pub fn main() -> u8 {
     exit_code(run(cli), json)
 }
 
+/// Whether `args` are a slip of one of this program's commands (clap
+/// suggests one), told as clap tells it.
+fn slip(name: &str, args: &[std::ffi::OsString]) -> bool {
+    let Err(e) = cli::command(name).try_get_matches_from(args) else {
+        return false;
+    };
+    let suggested = e
+        .get(clap::error::ContextKind::SuggestedSubcommand)
+        .is_some();
+    if suggested {
+        let _ = e.print();
+    }
+    suggested
+}
+
 /// `args` read by `command` into a `T`.
 fn parse<T: FromArgMatches>(
     command: clap::Command,

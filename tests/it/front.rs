@@ -850,10 +850,18 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
     let (run, _) = front.handed_over(&["run"]);
     run.ok();
     assert!(run.stderr.is_empty(), "{run:?}");
-    // Only fronts on PATH: no Crush.
+    // Only fronts on PATH: no Crush. A slip of this program's own command
+    // is told as one, not as a command for the missing Crush.
     front.path.pop();
     let run = front.own(&["run"]);
     assert_eq!(run.code, Some(127));
+    let run = front.own(&["update-provider"]);
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("a similar subcommand exists: 'update-providers'"),
+        "{run:?}"
+    );
     assert!(front.own(&["dirs"]).ok().stdout.starts_with("config:"));
 
     // A copy of this program first on PATH: it goes on to Crush, with
