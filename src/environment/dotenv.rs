@@ -238,23 +238,14 @@ fn expand_variables(value: &[u8], earlier: &[Entry]) -> Vec<u8> {
             i += 1;
             continue;
         }
-        let mut j = dollar + 1;
-        for optional in [b'(', b'{'] {
-            if value.get(j) == Some(&optional) {
-                j += 1;
-            }
-        }
-        let name_start = j;
-        while value
-            .get(j)
-            .is_some_and(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
-        {
-            j += 1;
-        }
-        let name = &value[name_start..j];
-        if value.get(j) == Some(&b'}') {
-            j += 1;
-        }
+        // Each optional part of the pattern taken when it is there.
+        let optional = |at: usize, byte: u8| at + usize::from(value.get(at) == Some(&byte));
+        let start = optional(dollar + 1, b'(');
+        let start = optional(start, b'{');
+        let in_name = |b: &&u8| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_';
+        let length = value[start..].iter().take_while(in_name).count();
+        let name = &value[start..start + length];
+        let j = optional(start + name.len(), b'}');
         let matched = &value[i..j];
         if escaped {
             out.extend_from_slice(&matched[1..]);

@@ -855,6 +855,7 @@ fn dotenv_files_read_as_godotenv_reads_them() {
         b"C='''\n",
         b"A B=1\nC:D=2\nE=3:4\n\xc3\xa9t\xc3\xa9=5\n",
         b"\xc3\x84=1\n",
+        b"A=1\nB=$(A}x ${A $ $} \\${A} ${a} $A_\nC=\"$(A) ${A}${A}\\$A\"\n",
         b"A=a # b # c\nB=x\t#y#z\nC=#\nD= #e\r\nE=\xe9 #f\n",
         b"A=\\$B\nB=\\\\n\n",
         b"\xe2\x80\x83\xc2\x85\n\x0bA \xc2\xa0=1\n",
