@@ -37,7 +37,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::store::file;
+use crate::store::{file, paths};
 
 /// The project root of `cwd` (absolute), as git finds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,24 +182,8 @@ fn owned_by_me(_: &Path) -> bool {
 /// found by a relative entry (`exec.ErrDot`), and Crush's command fails.
 /// On Windows, `git` with each extension of `PATHEXT`.
 fn look_path_git(env: &dyn Fn(&str) -> Option<OsString>) -> Result<PathBuf, NoGit> {
-    let path = env("PATH").filter(|p| !p.is_empty()).ok_or(NoGit::NoPath)?;
-    let names: Vec<String> = match cfg!(windows) {
-        true => env("PATHEXT")
-            .map_or(".com;.exe;.bat;.cmd".into(), |v| {
-                v.to_string_lossy().into_owned()
-            })
-            .split(';')
-            .filter(|e| !e.is_empty())
-            .map(|e| format!("git{}", e.to_ascii_lowercase()))
-            .collect(),
-        false => vec!["git".into()],
-    };
-    let git = std::env::split_paths(&path)
-        .map(|dir| match dir.as_os_str().is_empty() {
-            true => ".".into(),
-            false => dir,
-        })
-        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+    env("PATH").filter(|p| !p.is_empty()).ok_or(NoGit::NoPath)?;
+    let git = (paths::on_path(env, "git").into_iter())
         .find(|candidate| is_executable(candidate))
         .ok_or(NoGit::NotOnPath)?;
     match git.is_relative() {

@@ -179,14 +179,7 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
         };
         return found.map_err(|why| Missing::Named(origin, path, why));
     }
-    let path_var = env("PATH").unwrap_or_default();
-    std::env::split_paths(&path_var)
-        // An empty entry is the working folder, as a shell reads it.
-        .map(|dir| match dir.as_os_str().is_empty() {
-            true => ".".into(),
-            false => dir,
-        })
-        .flat_map(|dir| names(env).into_iter().map(move |name| dir.join(name)))
+    (paths::on_path(env, "crush").into_iter())
         .find_map(|path| crush(&path, "PATH").ok())
         .ok_or(Missing::NotOnPath)
 }
@@ -207,18 +200,6 @@ pub(crate) fn real_crush(env: EnvLookup) -> Option<(PathBuf, String)> {
     let named = value.get("options")?.get(REAL_CRUSH_KEY)?.as_str()?;
     let origin = format!("options.{REAL_CRUSH_KEY} in {}", file.display());
     (!named.is_empty()).then(|| (PathBuf::from(named), origin))
-}
-
-/// The names a `crush` program has: `crush`, or on Windows `crush` with
-/// each of `PATHEXT`'s extensions.
-fn names(env: EnvLookup) -> Vec<OsString> {
-    if !cfg!(windows) {
-        return vec![OsString::from("crush")];
-    }
-    let exts = env("PATHEXT").unwrap_or_else(|| ".COM;.EXE;.BAT;.CMD".into());
-    let exts = exts.to_string_lossy();
-    let exts = exts.split(';').filter(|e| !e.is_empty());
-    exts.map(|e| OsString::from(format!("crush{e}"))).collect()
 }
 
 /// What a program is compared by: on Unix its device and inode (nothing to

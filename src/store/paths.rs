@@ -76,6 +76,31 @@ fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome>
     }
 }
 
+/// The files a program named `name` may be on `PATH`, in the order a shell
+/// and Go's `exec.LookPath` try them: each entry (an empty one is the
+/// working folder, `.`), on Windows with each extension of `PATHEXT` in
+/// lower case, as Go adds them.
+pub(crate) fn on_path(env: EnvLookup, name: &str) -> Vec<PathBuf> {
+    let names: Vec<String> = match cfg!(windows) {
+        true => env("PATHEXT")
+            .map_or(".com;.exe;.bat;.cmd".into(), |v| {
+                v.to_string_lossy().into_owned()
+            })
+            .split(';')
+            .filter(|e| !e.is_empty())
+            .map(|e| format!("{name}{}", e.to_ascii_lowercase()))
+            .collect(),
+        false => vec![name.to_owned()],
+    };
+    std::env::split_paths(&env("PATH").unwrap_or_default())
+        .map(|dir| match dir.as_os_str().is_empty() {
+            true => ".".into(),
+            false => dir,
+        })
+        .flat_map(|dir| names.iter().map(move |name| dir.join(name)))
+        .collect()
+}
+
 /// Crush's data folder, where the cache lives: `$XDG_DATA_HOME/crush`, else
 /// `%LOCALAPPDATA%\crush` on Windows (see `local_app_data`), else
 /// `~/.local/share/crush`.
