@@ -162,10 +162,13 @@ pub(crate) fn resolve_for(
 /// one.
 pub(crate) fn startup_url_for(target: Target, env_url: Option<&str>) -> Result<Url, String> {
     let (text, _) = given_for(target, None, env_url);
-    match resolve_text(target, text) {
-        Ok(Source::Url(url)) => Ok(url),
-        _ => Err(text.to_owned()),
+    if is_http(text)
+        && go_accepts(text)
+        && let Ok(url) = document_url(target, text)
+    {
+        return Ok(url);
     }
+    Err(text.to_owned())
 }
 
 fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
@@ -502,6 +505,8 @@ mod tests {
             "http://mirror.corp",
             "HTTPS://mirror.corp/x y",
             "http://u:p@mirror.corp:8080/",
+            // A quoted `.env` value with a space after the path.
+            "https://mirror.corp/catwalk ",
         ] {
             assert!(startup_url(Some(sent)).is_ok(), "{sent:?}");
         }
