@@ -83,15 +83,18 @@ pub fn main() -> u8 {
     exit_code(run(cli), json)
 }
 
-/// Whether `args` are a slip of one of this program's commands (clap
-/// suggests one), told as clap tells it.
+/// Whether `args` are a slip of one of this program's commands, told as
+/// clap tells it: a word of their families (`update-provider`,
+/// `provider-model`) for which clap suggests one. Crush's own (`projects`,
+/// `server`) may look alike, and are no slip.
 fn slip(name: &str, args: &[std::ffi::OsString]) -> bool {
+    use clap::error::ContextKind;
     let Err(e) = cli::command(name).try_get_matches_from(args) else {
         return false;
     };
-    let suggested = e
-        .get(clap::error::ContextKind::SuggestedSubcommand)
-        .is_some();
+    let typed = e.get(ContextKind::InvalidSubcommand).map(|t| t.to_string());
+    let ours = typed.is_some_and(|t| t.starts_with("provider") || t.starts_with("update-"));
+    let suggested = ours && e.get(ContextKind::SuggestedSubcommand).is_some();
     if suggested {
         let _ = e.print();
     }

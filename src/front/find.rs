@@ -128,10 +128,18 @@ impl Marker {
     /// still counts its starts.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
         let text = value.to_string_lossy();
-        let mut parts = text.splitn(4, ':');
-        let depth = parts.next()?.parse().ok()?;
-        let pid = parts.next()?.parse().ok()?;
-        let catwalk_url = match parts.next()? {
+        let (depth, rest) = text.split_once(':')?;
+        let depth = depth.parse().ok()?;
+        // A front of before the process id (`DEPTH:URL:`) may have handed
+        // it: read as no process's (0), its depth and fronts still count.
+        let (pid, rest) = match rest.split_once(':') {
+            Some((pid, after)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => {
+                (pid.parse().ok()?, after)
+            }
+            _ => (0, rest),
+        };
+        let (url, listed) = rest.split_once(':')?;
+        let catwalk_url = match url {
             "-" => None,
             // Read as this program reads it, lossily.
             url => Some(
@@ -140,7 +148,7 @@ impl Marker {
                     .into(),
             ),
         };
-        let head = text.len() - parts.next().unwrap_or_default().len();
+        let head = text.len() - listed.len();
         let fronts = std::env::split_paths(&super::tail(value, head))
             .filter(|p| !p.as_os_str().is_empty())
             .collect();
@@ -269,9 +277,21 @@ mod tests {
             "1:run:/a",
             "1:2:=4:/a",
             "1:2:/a",
+            "1:2:3",
         ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
+        // A front of before the process id wrote `DEPTH:URL:FRONTS`.
+        let old = format!("3:={}:/a/crush", hex(b"https://m.example"));
+        assert_eq!(
+            Marker::parse(OsStr::new(&old)),
+            Some(Marker {
+                depth: 3,
+                pid: 0,
+                fronts: vec![PathBuf::from("/a/crush")],
+                catwalk_url: Some("https://m.example".into()),
+            })
+        );
     }
 
     /// A front at a path that is not UTF-8 still counts its starts: a

@@ -99,14 +99,21 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
         } else if let Some(long) = bytes.strip_prefix(b"--") {
             let equals = long.iter().position(|&b| b == b'=');
             let name = &long[..equals.unwrap_or(long.len())];
-            info |= words.is_empty() && matches!(name, b"help" | b"version");
+            // `--help=false` may say no: the safe side is Crush's start.
+            info |= words.is_empty() && equals.is_none() && matches!(name, b"help" | b"version");
             let Some((short, _)) = VALUE_FLAGS.iter().find(|(_, l)| *l == name) else {
                 continue;
             };
             (*short, equals.map(|at| at + 3))
         } else if let Some(shorts) = bytes.strip_prefix(b"-").filter(|s| !s.is_empty()) {
-            info |= words.is_empty() && shorts.iter().any(|b| b"hvV".contains(b));
             let value_flag = |b: &u8| *b != 0 && VALUE_FLAGS.iter().any(|(s, _)| s == b);
+            // The bool flags of the group: those before a flag that takes
+            // the rest as its value (`-c/home/me`), and none given a value
+            // (`-h=false` may say no: the safe side is Crush's start).
+            let stop = shorts.iter().position(|b| *b == b'=' || value_flag(b));
+            let bools = &shorts[..stop.unwrap_or(shorts.len())];
+            let valued = stop.is_some_and(|at| shorts[at] == b'=');
+            info |= words.is_empty() && !valued && bools.iter().any(|b| b"hvV".contains(b));
             let Some(flag) = shorts.iter().position(value_flag) else {
                 continue;
             };
@@ -263,6 +270,9 @@ mod tests {
             &["--version"],
             &["-v"],
             &["-d", "--version"],
+            &["-dv"],
+            &["-yh"],
+            &["-hc", "/x"],
             &["help"],
             &["help", "run"],
         ] {
@@ -281,6 +291,19 @@ mod tests {
             &["-dc", "providers"],
             &["run", "--help"],
             &["schema"],
+            // Letters in a flag's value, and a help or version flag given
+            // a value, are no help (Crush starts its interface).
+            &["-c/home/me/proj"],
+            &["-dc/srv/app"],
+            &["-ch"],
+            &["-Dvendor/data"],
+            &["-Hhttp://x"],
+            &["-sabc-v"],
+            &["--help=false"],
+            &["--version=false"],
+            &["-h=false"],
+            &["-v=0"],
+            &["-dh=false"],
         ] {
             assert_eq!(parse(crush).word, Word::Crush, "{crush:?}");
         }

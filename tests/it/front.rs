@@ -289,6 +289,20 @@ fn every_command_of_crush_goes_to_it_and_the_fronts_own_stay_here() {
         run.ok();
         assert_eq!(started.env.get(UPDATES_OFF).map(String::as_str), Some("1"));
     }
+    // A flag's value holding h or v, and a help flag given a value, are
+    // starts of Crush's interface: reviewed and prepared as any other.
+    let hv = front.home.path().join("hv");
+    fs::create_dir(&hv).unwrap();
+    let glued = format!("-c{}", hv.display());
+    for args in [&[glued.as_str()][..], &["--help=false"], &["-h=false"]] {
+        let (run, started) = front.handed_over(args);
+        run.ok();
+        assert_eq!(
+            started.env.get(UPDATES_OFF).map(String::as_str),
+            Some("1"),
+            "{args:?}"
+        );
+    }
     // Crush reads no catalog to answer these: handed over as they are,
     // with the failing URL, nothing learnt or refreshed first.
     for args in [&["--help"][..], &["-h"], &["--version"], &["-v"], &["help"]] {
@@ -862,6 +876,11 @@ fn this_program_is_never_crush_and_a_loop_ends_in_one_line() {
             .contains("a similar subcommand exists: 'update-providers'"),
         "{run:?}"
     );
+    // Crush's own commands, however alike, are Crush's.
+    for crushs in ["projects", "server"] {
+        let run = front.own(&[crushs]);
+        assert_eq!(run.code, Some(127), "{run:?}");
+    }
     assert!(front.own(&["dirs"]).ok().stdout.starts_with("config:"));
 
     // A copy of this program first on PATH: it goes on to Crush, with
