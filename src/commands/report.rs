@@ -143,6 +143,9 @@ fn foot(report: &UpdateReport<'_>, to: &Output, width: Option<usize>) -> Vec<Str
         Output::Stdout => {}
         _ if report.up_to_date => {}
         // Short, so that the counts stay in the last rows.
+        Output::Cache if !report.written && report.replaced.is_none() => {
+            texts.push("  dry run: nothing written (there is no cache yet)".into());
+        }
         _ if !report.written => texts.push("  dry run: nothing written".into()),
         Output::File(_) => texts.push(format!("  written to {target}; the cache is not touched")),
         Output::Cache => texts.push(match report.replaced.as_ref().map(replaced_text) {
@@ -890,5 +893,12 @@ mod tests {
         signed.written = false;
         let lines = summary(&signed, &Output::Cache, 80, 30);
         assert_eq!(lines.last().unwrap(), "  dry run: nothing written");
+        // Over no cache at all: why --check says it would change it.
+        signed.replaced = None;
+        let lines = summary(&signed, &Output::Cache, 80, 30);
+        assert_eq!(
+            lines.last().unwrap(),
+            "  dry run: nothing written (there is no cache yet)"
+        );
     }
 }
