@@ -486,17 +486,21 @@ impl Review {
 
     /// What remains once a person allowed shrinks, downgrades or key moves.
     pub fn unallowed(&self, shrink: bool, downgrade: bool, key_move: bool) -> Review {
-        let mut left = self.clone();
-        if shrink {
-            left.shrinks.clear();
+        // What is refused teaches nothing: no copy of `taught`.
+        Review {
+            moves: if key_move {
+                Vec::new()
+            } else {
+                self.moves.clone()
+            },
+            shrinks: if shrink {
+                Vec::new()
+            } else {
+                self.shrinks.clone()
+            },
+            downgrade: self.downgrade.filter(|_| !downgrade),
+            taught: Places::default(),
         }
-        if downgrade {
-            left.downgrade = None;
-        }
-        if key_move {
-            left.moves.clear();
-        }
-        left
     }
 }
 
