@@ -92,13 +92,6 @@ pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
     let parsed = inputs.parse(target, &options).map_err(failed)?;
     let (report, refusal) = parsed.apply(&cache, &options).map_err(failed)?;
     let up_to_date = show(&report, &options.output, args)?;
-    // Nothing reads the catalogs any more, and the process ends: freeing
-    // their thousands of allocations one by one would cost 1.6M of the
-    // update's 45M instructions (scripts/bench's `instructions`); the
-    // system takes the memory back at exit.
-    std::mem::forget(report);
-    std::mem::forget(parsed);
-    std::mem::forget(inputs);
     // A dry run's refusal, after the report of what it is about.
     if let Some(refusal) = refusal {
         return Err(failed(refusal));
