@@ -262,26 +262,43 @@ fn completion_lists_the_shells_and_help_fits_80_columns() {
         run.stderr.contains("bash, elvish, fish, powershell or zsh"),
         "{run:?}"
     );
-    for command in [
-        "update-providers",
-        "providers",
-        "provider-models",
-        "provider-dirs",
-        "completion",
-    ] {
+    for command in HELPED {
         let help = home.run(&[command, "--help"]);
         help.ok();
-        for line in help.stdout.lines() {
-            assert!(line.chars().count() <= 80, "{command}: {line}");
-        }
-        let examples = help.stdout.split("Examples:").nth(1).unwrap_or_default();
-        let lines: Vec<&str> = examples.lines().collect();
-        for pair in lines.windows(2) {
-            // A line that goes on is indented under its first.
-            if pair[1].starts_with("    ") {
-                assert!(pair[0].ends_with('\\'), "{command}: {pair:?}");
-            }
-        }
+        help_fits_and_pastes("crush", command, &help.stdout);
+    }
+}
+
+/// The commands whose `--help` has examples.
+const HELPED: [&str; 5] = [
+    "update-providers",
+    "providers",
+    "provider-models",
+    "provider-dirs",
+    "completion",
+];
+
+/// `help`, of `command` installed as `name`: each line within 80 columns,
+/// each example a command a person can paste (a line that goes on ends
+/// with a backslash and is indented under its first; none is cut by the
+/// wrapping).
+fn help_fits_and_pastes(name: &str, command: &str, help: &str) {
+    for line in help.lines() {
+        assert!(line.chars().count() <= 80, "{name} {command}: {line}");
+    }
+    let examples = help.split("Examples:").nth(1).unwrap_or_default();
+    let lines: Vec<&str> = examples.lines().collect();
+    for pair in lines.windows(2) {
+        let goes_on = pair[1].starts_with("    ");
+        assert_eq!(pair[0].ends_with('\\'), goes_on, "{name}: {pair:?}");
+        let example = pair[1].starts_with(&format!("  {name} "))
+            || pair[1].starts_with("  #")
+            || pair[1].starts_with("  CRUSH_")
+            || goes_on;
+        assert!(
+            example || pair[1].is_empty() || !pair[0].starts_with("  "),
+            "{name} {command}: a line cut from its example: {pair:?}"
+        );
     }
 }
 
@@ -396,34 +413,9 @@ fn completion_is_for_the_name_installed() {
                 && examples.contains(&format!("completions/{name}.fish")),
             "{name}: {help}"
         );
-        // Every command's help under a longer name: each line within 80
-        // columns, each example a command a person can paste (a line that
-        // goes on ends with a backslash; none is cut by the wrapping).
-        for command in [
-            "update-providers",
-            "providers",
-            "provider-models",
-            "provider-dirs",
-            "completion",
-        ] {
-            let help = run(&[command, "--help"]);
-            for line in help.lines() {
-                assert!(line.chars().count() <= 80, "{name} {command}: {line}");
-            }
-            let examples = help.split("Examples:").nth(1).unwrap_or_default();
-            let lines: Vec<&str> = examples.lines().collect();
-            for pair in lines.windows(2) {
-                let goes_on = pair[1].starts_with("    ");
-                assert_eq!(pair[0].ends_with('\\'), goes_on, "{name}: {pair:?}");
-                let example = pair[1].starts_with(&format!("  {name} "))
-                    || pair[1].starts_with("  #")
-                    || pair[1].starts_with("  CRUSH_")
-                    || goes_on;
-                assert!(
-                    example || pair[1].is_empty() || !pair[0].starts_with("  "),
-                    "{name} {command}: a line cut from its example: {pair:?}"
-                );
-            }
+        // Every command's help under a longer name too.
+        for command in HELPED {
+            help_fits_and_pastes(name, command, &run(&[command, "--help"]));
         }
         let script = run(&["completion", "bash"]);
         assert!(
