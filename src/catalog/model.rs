@@ -80,8 +80,9 @@ go_struct! {
     default_reasoning_effort: Option<String>,
     /// Whether the model accepts attachments (catwalk's `SupportsImages`).
     supports_attachments: Option<bool>,
-    /// Sampling options.
-    options: Option<ModelOptions>,
+    /// Sampling options (boxed: few models have them, and inline they
+    /// would make every model 100 bytes larger).
+    options: Option<Box<ModelOptions>>,
 }
 
 go_struct! {

@@ -143,7 +143,10 @@ fn read(text: &str, after_provider: bool, before_provider: bool) -> Option<Read>
             return Some((providers, spans));
         }
         let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Provider>();
-        let provider = stream.next()?.ok()?;
+        let mut provider: Provider = stream.next()?.ok()?;
+        // Read growing, the models' list holds up to twice their room:
+        // a third of a large catalog's models (massif).
+        provider.models.shrink_to_fit();
         let end = at + stream.byte_offset();
         providers.push(Arc::new(provider));
         spans.push(at..end);

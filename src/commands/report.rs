@@ -84,7 +84,7 @@ fn every_change(changes: &Changes<'_>, width: Option<usize>) -> Vec<String> {
         }
         for m in &p.models_changed {
             lines.extend(item(6, "~ model", m.model));
-            lines.extend(fields(10, &m.fields));
+            lines.extend(fields(10, &m.fields()));
         }
     }
     lines
@@ -236,7 +236,7 @@ impl Entry<'_, '_> {
             }
             Change::Provider(p) => provider_lines(p, width, list_lines),
             Change::Model(m) => {
-                let parts: Vec<Atom> = sorted(&m.fields).iter().flat_map(|f| parts(f)).collect();
+                let parts: Vec<Atom> = sorted(&m.fields()).iter().flat_map(|f| parts(f)).collect();
                 flow(format!("      {}: ", m.model), &parts, Some(width), 8)
             }
         }
@@ -276,7 +276,7 @@ fn entries<'r, 'a>(changes: &'r Changes<'a>) -> Vec<Entry<'r, 'a>> {
             .models_changed
             .iter()
             .map(|m| Entry {
-                relevance: relevance(&m.fields),
+                relevance: relevance(&m.fields()),
                 change: Change::Model(m),
                 parent,
             })
