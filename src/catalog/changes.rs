@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use compact_str::CompactString;
 use serde::Serialize;
 use serde::ser::{SerializeStruct, Serializer};
 
@@ -120,7 +121,7 @@ pub enum Scalar<'a> {
     /// A string (an absent one being empty).
     Text(&'a str),
     /// A list of strings.
-    Texts(&'a [String]),
+    Texts(&'a [CompactString]),
     /// Headers: names and values.
     Headers(&'a BTreeMap<String, String>),
     /// An object of anything (`provider_options`).
@@ -178,8 +179,8 @@ fn matched<'a, T>(
 }
 
 /// A string field, absent being empty.
-fn text(value: &Option<String>) -> Scalar<'_> {
-    Scalar::Text(value.as_deref().unwrap_or(""))
+fn text<S: AsRef<str>>(value: &Option<S>) -> Scalar<'_> {
+    Scalar::Text(value.as_ref().map_or("", |v| v.as_ref()))
 }
 
 /// Appends `field` to `fields` when its value changed.

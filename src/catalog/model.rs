@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use compact_str::CompactString;
+
 use super::go_json::go_struct;
 
 go_struct! {
@@ -57,9 +59,9 @@ go_struct! {
     /// One model of a provider: every field of catwalk's `Model`.
     Model: "a model", depth 4, required &["id"];
     /// Model id, unique within its provider (required here, not empty).
-    id: String,
+    id: CompactString,
     /// Display name.
-    name: Option<String>,
+    name: Option<CompactString>,
     /// USD per million input tokens.
     cost_per_1m_in: Option<f64>,
     /// USD per million output tokens.
@@ -75,9 +77,9 @@ go_struct! {
     /// Whether the model can reason.
     can_reason: Option<bool>,
     /// Reasoning effort levels the model accepts.
-    reasoning_levels: Vec<String>,
+    reasoning_levels: Vec<CompactString>,
     /// Default reasoning effort.
-    default_reasoning_effort: Option<String>,
+    default_reasoning_effort: Option<CompactString>,
     /// Whether the model accepts attachments (catwalk's `SupportsImages`).
     supports_attachments: Option<bool>,
     /// Sampling options (boxed: few models have them, and inline they

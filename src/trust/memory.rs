@@ -60,7 +60,7 @@ pub(crate) type Ids = BTreeMap<String, BTreeSet<String>>;
 
 /// The ids of `catalog`.
 pub fn ids(catalog: &Catalog) -> Ids {
-    let models = |p: &crate::catalog::Provider| p.models.iter().map(|m| m.id.clone()).collect();
+    let models = |p: &crate::catalog::Provider| p.models.iter().map(|m| m.id.to_string()).collect();
     catalog
         .providers
         .iter()
