@@ -48,4 +48,5 @@ pub(crate) use parse_error::{BYTE_ORDER_MARK, json_problem};
 pub use target::Target;
 #[doc(hidden)]
 pub use validate::MAX_ID_BYTES;
+pub(crate) use validate::mostly_shared;
 pub use validate::{ValidationError, Warning, validate};

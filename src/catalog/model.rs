@@ -77,7 +77,7 @@ go_struct! {
     /// Whether the model can reason.
     can_reason: Option<bool>,
     /// Reasoning effort levels the model accepts.
-    reasoning_levels: Vec<CompactString>,
+    reasoning_levels: Box<[CompactString]>,
     /// Default reasoning effort.
     default_reasoning_effort: Option<CompactString>,
     /// Whether the model accepts attachments (catwalk's `SupportsImages`).

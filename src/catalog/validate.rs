@@ -206,6 +206,15 @@ impl Catalog {
     }
 }
 
+/// Whether `previous` shares at least half its bytes with `bytes`, at
+/// their start and their end: then [`Catalog::previous`] reads little of
+/// it.
+pub(crate) fn mostly_shared(bytes: &[u8], previous: &[u8]) -> bool {
+    let head = shared(bytes, previous, false);
+    let tail = shared(bytes, previous, true);
+    2 * (head + tail).min(previous.len()) >= previous.len()
+}
+
 /// How many bytes `a` and `b` share at their start, or at their end
 /// (`at_end`): compared a kilobyte at a time, then byte by byte.
 fn shared(a: &[u8], b: &[u8], at_end: bool) -> usize {
@@ -405,6 +414,14 @@ mod tests {
                 .count();
             assert_eq!(providers(previous), providers(whole), "{what}");
             assert!(shared >= expected, "{what}: {shared} shared");
+            // What an update reads after the new catalog, rather than
+            // first and whole: all but what shares next to nothing.
+            let mostly = mostly_shared(real.as_bytes(), old.as_bytes());
+            assert_eq!(
+                mostly,
+                !["no catalog", "everything"].contains(&what),
+                "{what}"
+            );
         }
     }
 

@@ -88,7 +88,7 @@ pub(super) fn run(context: &Context, args: &UpdateArgs) -> Result<(), Exit> {
     };
     let inputs = update::read(&source, &cache, &options);
     watch::done(&options.watch);
-    let inputs = inputs.map_err(failed)?;
+    let mut inputs = inputs.map_err(failed)?;
     let parsed = inputs.parse(target, &options).map_err(failed)?;
     let (report, refusal) = parsed.apply(&cache, &options).map_err(failed)?;
     let up_to_date = show(&report, &options.output, args)?;

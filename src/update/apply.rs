@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::read::Inputs;
 use super::{LOCK_WAIT, Output, Replaced, UpdateOptions, UpdateReport, Warning};
-use crate::catalog::{Catalog, Target, changes};
+use crate::catalog::{self, Catalog, Target, changes};
 use crate::error::{Cause, Failure};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::{self, CacheFiles, Cached, Seen};
@@ -223,8 +223,13 @@ pub struct Parsed<'i> {
 
 impl Inputs {
     /// Checks the bytes against `options.sha256`, and reads the new
-    /// document (of `target`) and the one it replaces.
-    pub fn parse(&self, target: Target, options: &UpdateOptions) -> Result<Parsed<'_>, Failure> {
+    /// document (of `target`) and the one it replaces, letting go of the
+    /// bytes of the latter.
+    pub fn parse(
+        &mut self,
+        target: Target,
+        options: &UpdateOptions,
+    ) -> Result<Parsed<'_>, Failure> {
         let sha256 = hex(&digest::sha256(self.bytes()));
         if let Some(expected) = &options.sha256
             && !expected.eq_ignore_ascii_case(&sha256)
@@ -234,13 +239,26 @@ impl Inputs {
                 actual: sha256,
             }));
         }
+        // A document that shares most of its bytes with the new one is read
+        // after it, where they differ ([`Catalog::previous`]); one that
+        // does not, first and whole. The bytes of the one replaced are let
+        // go of before the new one is read unless they are read after it:
+        // two 50 MB files and two catalogs are never all held at once
+        // (140 MB at the peak for two unrelated ones, not 183).
+        let replaced = self.replaced().filter(|_| !self.up_to_date);
+        let after = replaced.is_some_and(|old| catalog::mostly_shared(self.bytes(), old));
+        let mut previous = replaced
+            .filter(|_| !after)
+            .and_then(|old| target.validate(old).ok());
+        if !after {
+            self.let_go_of_replaced();
+        }
         let next = target
             .validate(self.bytes())
             .map_err(|e| self.fail(Cause::invalid(target, e)))?;
-        let previous = self
-            .replaced()
-            .filter(|_| !self.up_to_date())
-            .and_then(|bytes| next.previous(target, self.bytes(), bytes));
+        if after && let Some(old) = self.replaced() {
+            previous = next.previous(target, self.bytes(), old);
+        }
         Ok(Parsed {
             inputs: self,
             sha256,
@@ -261,7 +279,7 @@ impl<'i> Parsed<'i> {
         options: &UpdateOptions,
     ) -> Result<(UpdateReport<'_>, Option<Failure>), Failure> {
         let inputs = self.inputs;
-        let action = action(&options.output, options.dry_run, inputs.up_to_date());
+        let action = action(&options.output, options.dry_run, inputs.up_to_date);
         let rebuild = inputs.rebuild_memory;
         let by = By::Person { options, rebuild };
         let applied = match &options.output {
@@ -356,14 +374,14 @@ impl<'i> Parsed<'i> {
     /// The valid document the new one replaces, the same bytes standing
     /// for themselves.
     fn previous(&self) -> Option<&Catalog> {
-        let same = self.inputs.up_to_date().then_some(&self.next);
+        let same = self.inputs.up_to_date.then_some(&self.next);
         self.previous.as_ref().or(same)
     }
 
     /// The previous document to compare with: not the embedded snapshot
     /// standing in for no cache.
     fn baseline(&self) -> Option<&Catalog> {
-        let stand_in = self.inputs.cached.as_ref().is_some_and(Cached::is_stand_in);
+        let stand_in = self.inputs.stand_in;
         self.previous().filter(|_| !stand_in)
     }
 
@@ -396,7 +414,7 @@ impl<'i> Parsed<'i> {
                 // Another program's: where it came from is not known.
                 .filter(|s| !s.is_empty() && s != foreign::FOREIGN_SOURCE),
             written_at: c.written_at(),
-            stand_in: c.is_stand_in(),
+            stand_in: inputs.stand_in,
         });
         UpdateReport {
             source: inputs.source.to_string(),
@@ -404,7 +422,7 @@ impl<'i> Parsed<'i> {
             models: self.next.model_count(),
             target,
             written: action == Action::Write,
-            up_to_date: inputs.up_to_date(),
+            up_to_date: inputs.up_to_date,
             sha256: self.sha256.clone(),
             signed_at: inputs.signed_at,
             signed_by: (inputs.signature.as_deref())
@@ -606,7 +624,7 @@ mod tests {
             ..UpdateOptions::default()
         };
         let source = crate::fetch::source::Source::Embedded;
-        let inputs = super::super::read(&source, &files, &options(&sha256)).unwrap();
+        let mut inputs = super::super::read(&source, &files, &options(&sha256)).unwrap();
         assert!(
             inputs
                 .parse(Target::Catalog, &options(&sha256.to_uppercase()))

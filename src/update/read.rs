@@ -33,6 +33,11 @@ pub struct Inputs {
     pub(super) cached: Option<Cached>,
     /// The file it replaces, when it goes into another file.
     pub(super) replaced_file: Option<Vec<u8>>,
+    /// Whether the target holds these bytes already.
+    pub(super) up_to_date: bool,
+    /// Whether the cache replaced is the embedded snapshot standing in for
+    /// none ([`Cached::is_stand_in`]).
+    pub(super) stand_in: bool,
     /// Whether the memory of where keys went cannot be read and is to be
     /// rebuilt (by the embedded snapshot, the way back).
     pub(super) rebuild_memory: bool,
@@ -60,9 +65,13 @@ impl Inputs {
         }
     }
 
-    /// Whether the target already holds exactly these bytes.
-    pub(super) fn up_to_date(&self) -> bool {
-        self.replaced() == Some(self.bytes())
+    /// Lets go of the bytes of what the new document replaces, once the
+    /// document they hold is read.
+    pub(super) fn let_go_of_replaced(&mut self) {
+        match &mut self.cached {
+            Some(cached) => cached.bytes = Vec::new(),
+            None => self.replaced_file = None,
+        }
     }
 
     /// A failure of the source.
@@ -152,19 +161,23 @@ pub fn read(
             .map(|(bytes, _)| bytes),
         _ => None,
     };
-    Ok(Inputs {
+    let mut inputs = Inputs {
         source: source.clone(),
+        stand_in: cached.as_ref().is_some_and(Cached::is_stand_in),
         loaded,
         signature,
         signed_at,
         cached,
         replaced_file,
+        up_to_date: false,
         rebuild_memory,
         warnings: plain_http_warning(source, options.bearer.is_some())
             .into_iter()
             .collect(),
         notices,
-    })
+    };
+    inputs.up_to_date = inputs.replaced() == Some(inputs.bytes());
+    Ok(inputs)
 }
 
 /// The cache a new document is compared with: what this program wrote, or
