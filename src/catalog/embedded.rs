@@ -150,8 +150,7 @@ mod tests {
             ..Provider::default()
         });
         assert!(outlined.eq(outline.providers.iter().map(|p| (**p).clone())));
-        let ids =
-            model_ids().map(|(p, m)| (p.to_owned(), m.iter().map(|m| m.to_string()).collect()));
+        let ids = model_ids().map(|(p, m)| (p.to_owned(), m.iter().map(|&m| m.into()).collect()));
         assert_eq!(ids.collect::<memory::Ids>(), memory::ids(&snapshot));
         assert_eq!(
             guard::places(outline).unwrap(),

@@ -46,7 +46,7 @@ pub(crate) use go_json::go_key_matches;
 pub use model::{Catalog, Model, ModelOptions, Provider};
 pub(crate) use parse_error::{BYTE_ORDER_MARK, json_problem};
 pub use target::Target;
+pub(crate) use validate::Diff;
 #[doc(hidden)]
 pub use validate::MAX_ID_BYTES;
-pub(crate) use validate::mostly_shared;
 pub use validate::{ValidationError, Warning, validate};

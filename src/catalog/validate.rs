@@ -3,6 +3,7 @@
 //! forms whose destination is exact; a default model naming no model is
 //! a warning. Both documents Crush caches are read here ([`Target`]).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -155,25 +156,25 @@ fn read(text: &str, after_provider: bool, before_provider: bool) -> Option<Read>
 }
 
 impl Catalog {
-    /// The valid catalog of `target` that the bytes `previous` hold,
-    /// `self` having been read from `bytes`: where the two are the same
-    /// bytes (every provider before the first byte that differs, and
-    /// after the last), its providers are `self`'s, shared rather than
-    /// read again, and only the providers between are read. An update
-    /// compares a catalog with the one it replaces, which differs most
-    /// often in a few providers. `None` when it is not valid.
+    /// The valid catalog of `target` that `previous` holds, `self` having
+    /// been read from `bytes`: where the two are the same bytes (every
+    /// provider before the first byte that differs, and after the last),
+    /// its providers are `self`'s, shared rather than read again, and only
+    /// the providers between are read. An update compares a catalog with
+    /// the one it replaces, which differs most often in a few providers.
+    /// `None` when it is not valid.
     pub(crate) fn previous(
         &self,
         target: Target,
         bytes: &[u8],
-        previous: &[u8],
+        previous: &Diff,
     ) -> Option<Catalog> {
-        let whole = || target.validate(previous).ok();
+        let len = previous.len();
+        let whole = || target.validate(&previous.bytes(bytes, 0..len)).ok();
         if self.spans.is_empty() {
             return whole();
         }
-        let head = shared(bytes, previous, false);
-        let tail = shared(bytes, previous, true).min(bytes.len().min(previous.len()) - head);
+        let (head, tail) = (previous.head, previous.tail);
         let spans = &self.spans;
         let before = spans.iter().take_while(|s| s.end <= head).count();
         let after = (spans[before..].iter().rev())
@@ -181,12 +182,11 @@ impl Catalog {
             .count();
         let from = spans[..before].last().map_or(0, |s| s.end);
         let to = match after {
-            0 => previous.len(),
-            _ => previous.len() - (bytes.len() - spans[spans.len() - after].start),
+            0 => len,
+            _ => len - (bytes.len() - spans[spans.len() - after].start),
         };
-        let text = previous
-            .get(from..to)
-            .and_then(|t| std::str::from_utf8(t).ok());
+        let text = previous.bytes(bytes, from..to);
+        let text = std::str::from_utf8(&text).ok();
         let Some((between, _)) = text.and_then(|t| read(t, before > 0, after > 0)) else {
             return whole();
         };
@@ -206,13 +206,55 @@ impl Catalog {
     }
 }
 
-/// Whether `previous` shares at least half its bytes with `bytes`, at
-/// their start and their end: then [`Catalog::previous`] reads little of
-/// it.
-pub(crate) fn mostly_shared(bytes: &[u8], previous: &[u8]) -> bool {
-    let head = shared(bytes, previous, false);
-    let tail = shared(bytes, previous, true);
-    2 * (head + tail).min(previous.len()) >= previous.len()
+/// A previous document's bytes as they differ from a new one's: its first
+/// `head` bytes and its last `tail` are the new one's, `middle` is
+/// between. What an update keeps of the cache it replaces while it reads
+/// the new catalog, where most is shared: never both files whole.
+#[derive(Debug)]
+pub(crate) struct Diff<'a> {
+    head: usize,
+    tail: usize,
+    middle: Cow<'a, [u8]>,
+}
+
+impl<'a> Diff<'a> {
+    /// `previous` as it differs from `bytes`.
+    pub(crate) fn of(bytes: &[u8], previous: &'a [u8]) -> Self {
+        let head = shared(bytes, previous, false);
+        let tail = shared(bytes, previous, true).min(bytes.len().min(previous.len()) - head);
+        let middle = Cow::Borrowed(&previous[head..previous.len() - tail]);
+        Diff { head, tail, middle }
+    }
+
+    /// Whether at least half the previous document is shared: then
+    /// [`Catalog::previous`] reads little of it.
+    pub(crate) fn mostly_shared(&self) -> bool {
+        2 * self.middle.len() <= self.len()
+    }
+
+    /// The same, owning its middle.
+    pub(crate) fn into_owned(self) -> Diff<'static> {
+        let middle = Cow::Owned(self.middle.into_owned());
+        Diff { middle, ..self }
+    }
+
+    fn len(&self) -> usize {
+        self.head + self.middle.len() + self.tail
+    }
+
+    /// The previous document's bytes at `range` (within it), the new
+    /// document's being `bytes`.
+    fn bytes(&self, bytes: &[u8], range: Range<usize>) -> Vec<u8> {
+        let (head, end) = (self.head, self.head + self.middle.len());
+        let tail = bytes.len() - self.tail;
+        let within = |lo: usize, hi: usize| range.start.clamp(lo, hi)..range.end.clamp(lo, hi);
+        let (a, b, c) = (within(0, head), within(head, end), within(end, self.len()));
+        let mut out = Vec::with_capacity(range.len());
+        out.extend_from_slice(&bytes[a]);
+        out.extend_from_slice(&self.middle[b.start - head..b.end - head]);
+        out.extend_from_slice(&bytes[tail + c.start - end..tail + c.end - end]);
+        out
+    }
 }
 
 /// How many bytes `a` and `b` share at their start, or at their end
@@ -354,6 +396,34 @@ mod tests {
         validate(json.as_bytes()).unwrap_err().to_string()
     }
 
+    /// What a diff keeps gives back any part of the previous bytes, with
+    /// the new ones, whatever they share.
+    #[test]
+    fn a_diff_gives_back_the_previous_bytes() {
+        let pairs: [(&[u8], &[u8]); 7] = [
+            (b"abcdef", b"abcdef"),
+            (b"abcdef", b"abXYdef"),
+            (b"abcdef", b""),
+            (b"", b"xyz"),
+            (b"aaaa", b"aa"),
+            (b"aa", b"aaaa"),
+            (b"abc", b"xyz"),
+        ];
+        for (new, old) in pairs {
+            let diff = Diff::of(new, old).into_owned();
+            assert_eq!(diff.len(), old.len());
+            for start in 0..=old.len() {
+                for end in start..=old.len() {
+                    assert_eq!(
+                        diff.bytes(new, start..end),
+                        &old[start..end],
+                        "{old:?} {start}..{end}"
+                    );
+                }
+            }
+        }
+    }
+
     /// The previous catalog is what reading it whole gives, whatever
     /// changed and wherever; the providers whose bytes did not change are
     /// shared with the new one.
@@ -406,7 +476,8 @@ mod tests {
         for (what, old, expected) in edits {
             let next = validate(real.as_bytes()).unwrap();
             let whole = validate(old.as_bytes()).ok();
-            let previous = next.previous(Target::Catalog, real.as_bytes(), old.as_bytes());
+            let diff = Diff::of(real.as_bytes(), old.as_bytes());
+            let previous = next.previous(Target::Catalog, real.as_bytes(), &diff);
             let providers = |c: Option<Catalog>| c.map(|c| c.providers);
             let shared = (previous.iter())
                 .flat_map(|p| p.providers.iter().zip(&next.providers))
@@ -416,7 +487,7 @@ mod tests {
             assert!(shared >= expected, "{what}: {shared} shared");
             // What an update reads after the new catalog, rather than
             // first and whole: all but what shares next to nothing.
-            let mostly = mostly_shared(real.as_bytes(), old.as_bytes());
+            let mostly = diff.mostly_shared();
             assert_eq!(
                 mostly,
                 !["no catalog", "everything"].contains(&what),

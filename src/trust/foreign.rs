@@ -15,7 +15,7 @@
 use std::fs;
 use std::time::Duration;
 
-use crate::catalog::{Catalog, Target, embedded};
+use crate::catalog::{Catalog, Diff, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::{self, Bytes, CacheError, CacheFiles, Cached, Found};
 use crate::store::digest::{self, hex};
@@ -246,7 +246,9 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
     };
     let previous = (reviewed.as_deref())
         .filter(|_| !stand_in)
-        .and_then(|bytes| next.previous(files.target, &found.bytes, bytes));
+        .and_then(|bytes| {
+            next.previous(files.target, &found.bytes, &Diff::of(&found.bytes, bytes))
+        });
     let replacing = Replacing {
         files,
         into: Destination::Cache,

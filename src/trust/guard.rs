@@ -29,6 +29,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 
+use compact_str::CompactString;
+
 use crate::catalog::{Catalog, Provider, expand, quoted};
 use crate::store::state::{Need, rfc3339};
 
@@ -542,7 +544,7 @@ pub fn review(
             shrink(ids, &next_ids, Against::Embedded)
         }
         Floor::Applied(ids, source) => {
-            let ids = (ids.iter()).map(|(p, m)| (p.as_str(), m.iter().map(String::as_str)));
+            let ids = (ids.iter()).map(|(p, m)| (p.as_str(), m.iter().map(CompactString::as_str)));
             shrink(ids, &next_ids, Against::Applied(source.to_owned()))
         }
     };

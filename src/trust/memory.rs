@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, Target, embedded};
@@ -56,11 +57,11 @@ const MAX_BYTES: usize = file::MAX_FILE_BYTES;
 pub(crate) type Places = BTreeMap<String, BTreeSet<Place>>;
 
 /// The ids of a catalog: each provider id and its model ids.
-pub(crate) type Ids = BTreeMap<String, BTreeSet<String>>;
+pub(crate) type Ids = BTreeMap<String, BTreeSet<CompactString>>;
 
 /// The ids of `catalog`.
 pub fn ids(catalog: &Catalog) -> Ids {
-    let models = |p: &crate::catalog::Provider| p.models.iter().map(|m| m.id.to_string()).collect();
+    let models = |p: &crate::catalog::Provider| p.models.iter().map(|m| m.id.clone()).collect();
     catalog
         .providers
         .iter()

@@ -65,12 +65,12 @@ impl Inputs {
         }
     }
 
-    /// Lets go of the bytes of what the new document replaces, once the
-    /// document they hold is read.
-    pub(super) fn let_go_of_replaced(&mut self) {
+    /// Takes the bytes of what the new document replaces, which are not
+    /// kept.
+    pub(super) fn take_replaced(&mut self) -> Option<Vec<u8>> {
         match &mut self.cached {
-            Some(cached) => cached.bytes = Vec::new(),
-            None => self.replaced_file = None,
+            Some(cached) => Some(std::mem::take(&mut cached.bytes)),
+            None => self.replaced_file.take(),
         }
     }
 

@@ -28,7 +28,7 @@ use reqwest::Url;
 
 pub use self::handle::Refresh;
 pub(crate) use self::helper::{HELPER_COMMAND, HelperArgs, spawn_helper};
-use crate::catalog::{Target, embedded};
+use crate::catalog::{Diff, Target, embedded};
 use crate::error::Cause;
 use crate::fetch::diagnosis::seconds;
 use crate::fetch::http::{Bearer, FetchError, FetchOptions};
@@ -272,7 +272,7 @@ fn refresh_locked(job: &Job) -> Outcome {
     };
     let previous = (cached.as_ref())
         .filter(|c| !c.is_stand_in())
-        .and_then(|c| next.previous(files.target, &body, &c.bytes));
+        .and_then(|c| next.previous(files.target, &body, &Diff::of(&body, &c.bytes)));
     let mut state = CacheState {
         sha256: hex(&sha256),
         validators,
