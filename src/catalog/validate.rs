@@ -185,8 +185,10 @@ impl Catalog {
             0 => len,
             _ => len - (bytes.len() - spans[spans.len() - after].start),
         };
-        let text = previous.bytes(bytes, from..to);
-        let text = std::str::from_utf8(&text).ok();
+        // Never reversed (`from` is at most `head`, `to` at least
+        // `len - tail`); were it, the whole read, never a panic.
+        let text = (from <= to).then(|| previous.bytes(bytes, from..to));
+        let text = text.as_deref().and_then(|t| std::str::from_utf8(t).ok());
         let Some((between, _)) = text.and_then(|t| read(t, before > 0, after > 0)) else {
             return whole();
         };
