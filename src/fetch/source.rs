@@ -198,8 +198,10 @@ fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
 
 /// The URL a `SOURCE` that names no file probably meant: `mirror.corp/x/`
 /// or `127.0.0.1:8080` are a host written without its scheme (a missing
-/// file named so is a typo of a URL far more often than of a path).
-/// `None` for what looks like a file's path.
+/// file named so is a typo of a URL far more often than of a path):
+/// https, but plain http on this machine, where a mirror rarely has a
+/// certificate and nothing on the way can read it. `None` for what looks
+/// like a file's path.
 pub(crate) fn meant_url(arg: &str) -> Option<String> {
     let (host, rest) = arg.split_once('/').unwrap_or((arg, ""));
     let (name, port) = match host.rsplit_once(':') {
@@ -217,7 +219,11 @@ pub(crate) fn meant_url(arg: &str) -> Option<String> {
     // `providers.json` alone is a file; with a path or a port after it, a
     // host.
     let looks_like_a_file = rest.is_empty() && port.is_none();
-    (hostname && !looks_like_a_file).then(|| format!("https://{arg}"))
+    if !hostname || looks_like_a_file {
+        return None;
+    }
+    let local = Url::parse(&format!("http://{arg}")).is_ok_and(|url| is_loopback(&url));
+    Some(format!("{}://{arg}", if local { "http" } else { "https" }))
 }
 
 /// The URL of `target`'s document for a URL given by the user: itself
@@ -713,11 +719,19 @@ mod tests {
         );
         assert_eq!(
             meant_url("127.0.0.1:45187").as_deref(),
-            Some("https://127.0.0.1:45187")
+            Some("http://127.0.0.1:45187")
         );
         assert_eq!(
             meant_url("localhost:8080/x").as_deref(),
-            Some("https://localhost:8080/x")
+            Some("http://localhost:8080/x")
+        );
+        assert_eq!(
+            meant_url("mirror.localhost:8080").as_deref(),
+            Some("http://mirror.localhost:8080")
+        );
+        assert_eq!(
+            meant_url("127.0.0.1.example:8080").as_deref(),
+            Some("https://127.0.0.1.example:8080")
         );
         for file in [
             "providers.json",

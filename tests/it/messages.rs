@@ -92,7 +92,7 @@ fn hosts_and_other_schemes_are_not_read_as_files() {
         ),
         (
             "127.0.0.1:45187",
-            "for a URL, write its scheme: https://127.0.0.1:45187",
+            "for a URL, write its scheme: http://127.0.0.1:45187",
         ),
         ("htp://mirror.corp/x", "htp:// is not a scheme this reads"),
         (
