@@ -244,7 +244,7 @@ impl Inputs {
         // they share are kept ([`Catalog::previous`]); one that does not,
         // first and whole. Either way its bytes are let go of before the new
         // one is read: two 50 MB files and two catalogs are never all held
-        // at once (140 MB at the peak for two unrelated ones, not 183).
+        // at once (136 MB at the peak for two unrelated ones, not 183).
         let old = self.take_replaced().filter(|_| !self.up_to_date);
         let (mut previous, diff) = match old.as_deref().map(|old| Diff::of(self.bytes(), old)) {
             Some(diff) if diff.mostly_shared() => (None, Some(diff.into_owned())),
