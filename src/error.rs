@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use crate::catalog::{Target, ValidationError};
 use crate::config::ConfigError;
 use crate::fetch::credential::Routed;
+use crate::fetch::diagnosis::Network;
 use crate::fetch::http::FetchError;
 use crate::fetch::source::{ReadError, Source, Unsigned};
 use crate::store::atomic::WriteError;
@@ -244,11 +245,18 @@ impl Failure {
             // as one over https, as Catwalk's is.
             Cause::Read(ReadError::Fetch(fetch)) => {
                 let catwalk = reqwest::Url::parse(crate::catalog::target::DEFAULT_CATWALK_URL);
-                return url
-                    .or(catwalk.as_ref().ok())
-                    .map(|url| fetch.hint(url))
-                    .unwrap_or_default()
+                let catwalk = catwalk.as_ref().ok();
+                let url = url.or(catwalk);
+                // Catwalk's name unknown: most often a machine offline, where
+                // the catalog built in is the one source at hand.
+                let dns = matches!(fetch, FetchError::Network { cause, .. } if matches!(**cause, Network::Dns(..)));
+                if dns && url.and_then(|u| u.host_str()) == catwalk.and_then(|c| c.host_str()) {
+                    return format!(
+                        "check the network and its name service (DNS); offline, `{program} update-providers embedded` installs the catalog built into this program"
+                    )
                     .into();
+                }
+                return url.map(|url| fetch.hint(url)).unwrap_or_default().into();
             }
             Cause::Read(ReadError::Io(e)) => match e.kind() {
                 std::io::ErrorKind::NotFound => "check the path",
@@ -305,7 +313,12 @@ impl Failure {
             Cause::Write(e) if e.source.kind() == std::io::ErrorKind::FileTooLarge => {
                 "check the source: what it teaches would make the memory unreadable; nothing was written"
             }
-            Cause::Write(e) if e.source.kind() == std::io::ErrorKind::NotADirectory => {
+            Cause::Write(e)
+                if matches!(
+                    e.source.kind(),
+                    std::io::ErrorKind::NotADirectory | std::io::ErrorKind::AlreadyExists
+                ) =>
+            {
                 "a file stands where a folder of that path should be: move it away (for the data folder, or set XDG_DATA_HOME to another folder)"
             }
             // The path is in the message; it may be the cache or --output.
@@ -354,6 +367,8 @@ fn words(e: &(dyn Error + 'static)) -> String {
         std::io::ErrorKind::PermissionDenied => "permission denied",
         std::io::ErrorKind::IsADirectory => "it is a folder, not a file",
         std::io::ErrorKind::NotADirectory => "a part of its path is not a folder",
+        // What creating a folder meets where a file has its name.
+        std::io::ErrorKind::AlreadyExists => "a file, not a folder, has that name",
         _ => {
             let number = io.raw_os_error().map(|n| format!(" (os error {n})"));
             let text = io.to_string();
@@ -416,6 +431,32 @@ mod tests {
         assert_eq!(
             named.hint(),
             "check that the source is a Catwalk v2 provider catalog"
+        );
+    }
+
+    /// Catwalk's name unknown is a machine offline more often than a typo
+    /// (nobody typed it): the hint names the source that needs no network.
+    /// Another host's is a typo as likely: check it.
+    #[test]
+    fn catwalk_unresolved_points_at_the_embedded_catalog() {
+        let dns = |host: &str| {
+            Cause::Read(ReadError::Fetch(FetchError::Network {
+                cause: Box::new(Network::Dns(host.into(), false)),
+                source: None,
+                redirected: None,
+            }))
+        };
+        let catwalk = Failure::of(
+            &url("https://catwalk.charm.land/v2/providers"),
+            dns("catwalk.charm.land"),
+        );
+        let hint = catwalk.hint();
+        assert!(hint.contains("update-providers embedded"), "{hint}");
+        assert!(!hint.contains("host name"), "{hint}");
+        let mirror = Failure::of(&url("https://mirror.corp/"), dns("mirror.corp"));
+        assert_eq!(
+            mirror.hint(),
+            "check the host name, and the network's name service (DNS)"
         );
     }
 

@@ -269,10 +269,12 @@ impl Cached {
         let aged = |at: &Option<String>, age: Option<u64>| {
             Some(format!("{} ({})", at.as_ref()?, ago(age?)))
         };
-        // The embedded snapshot was installed, not fetched.
-        let fetched = match self.source.as_deref() {
-            Some(EMBEDDED) => "installed",
-            _ => "fetched",
+        // The embedded snapshot was installed, not fetched; nor confirmed
+        // current by any server, until a refresh does.
+        let (fetched, confirmed_at) = match self.source.as_deref() {
+            Some(EMBEDDED) if self.confirmed_at == self.fetched_at => ("installed", None),
+            Some(EMBEDDED) => ("installed", self.confirmed_at.clone()),
+            _ => ("fetched", self.confirmed_at.clone()),
         };
         let models = self.models.map(|m| count(m, "model"));
         let counts = match self.providers {
@@ -285,10 +287,7 @@ impl Cached {
         let mut rows = vec![
             ("source", self.source.clone()),
             (fetched, aged(&self.fetched_at, self.age_seconds)),
-            (
-                confirmed,
-                aged(&self.confirmed_at, self.confirmed_age_seconds),
-            ),
+            (confirmed, aged(&confirmed_at, self.confirmed_age_seconds)),
         ];
         rows.extend(self.last_refresh.iter().flat_map(LastRefresh::rows));
         rows.extend([

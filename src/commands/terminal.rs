@@ -30,6 +30,7 @@ pub(super) fn stderr_width() -> Option<usize> {
 /// `text` wrapped to `width` columns, each line after the first indented
 /// by `indent`. Words are kept whole, so that a host, a path or a variable
 /// name is never cut: one longer than the line stands on a line of its own.
+/// So is a command between backticks, so that it can be copied whole.
 /// Unchanged without a width.
 pub(super) fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
     let Some(width) = width else {
@@ -39,8 +40,25 @@ pub(super) fn wrap(text: &str, width: Option<usize>, indent: &str) -> String {
         .subsequent_indent(indent)
         .break_words(false)
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
-    textwrap::fill(text, options)
+    // The spaces of a command held by no-break spaces, which textwrap does
+    // not break at, while it wraps; unless the text has its own.
+    if text.contains(NO_BREAK) {
+        return textwrap::fill(text, options);
+    }
+    let held: String = text
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| match i % 2 {
+            1 => part.replace(' ', NO_BREAK),
+            _ => part.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("`");
+    textwrap::fill(&held, options).replace(NO_BREAK, " ")
 }
+
+/// A no-break space: one column, as the space it stands for.
+const NO_BREAK: &str = "\u{a0}";
 
 /// `text` in pieces of at most `first` columns, then `rest` columns (at
 /// least one character a piece): an id wider than the line, wrapped where
@@ -219,6 +237,17 @@ mod tests {
             wrap("a claude-sonnet-4-5-20250929", Some(12), "")
                 .contains("claude-sonnet-4-5-20250929")
         );
+    }
+
+    #[test]
+    fn a_command_between_backticks_is_never_split() {
+        let text = "error: the folder can be written by others (`chmod go-w /tmp/a b/crush`); then run it again";
+        let wrapped = wrap(text, Some(40), "  ");
+        assert!(wrapped.contains("`chmod go-w /tmp/a b/crush`"), "{wrapped}");
+        assert!(wrapped.lines().count() > 2, "{wrapped}");
+        assert!(!wrapped.contains('\u{a0}'), "{wrapped}");
+        // A text with no-break spaces of its own keeps them.
+        assert_eq!(wrap("a\u{a0}b `c d`", Some(40), ""), "a\u{a0}b `c d`");
     }
 
     #[test]

@@ -288,7 +288,7 @@ fn source_of(
             None
         }
         Source::Stdin if std::io::stdin().is_terminal() => Some(format!(
-            "`-` reads the catalog from standard input, which is this terminal; pipe one in: curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -",
+            "`-` reads the catalog from standard input, which is this terminal; pipe one in: `curl -s https://mirror.corp/catwalk/v2/providers | {} update-providers -`",
             program()
         )),
         _ => None,

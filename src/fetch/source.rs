@@ -216,13 +216,21 @@ pub(crate) fn meant_url(arg: &str) -> Option<String> {
             && labels.iter().all(|l| {
                 !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
             }));
-    // `providers.json` alone is a file; with a path or a port after it, a
-    // host.
-    let looks_like_a_file = rest.is_empty() && port.is_none();
+    // `providers.json` alone is a file; with a slash or a port after it, a
+    // host, and so is a name of three labels or more that does not end as
+    // a catalog's file is named (`catwalk.charm.land`, not
+    // `providers.json.bak`).
+    let domain = labels.len() >= 3
+        && !labels.contains(&"json")
+        && labels
+            .last()
+            .is_some_and(|l| l.bytes().all(|b| b.is_ascii_alphabetic()));
+    let looks_like_a_file = rest.is_empty() && !arg.contains('/') && port.is_none() && !domain;
     if !hostname || looks_like_a_file {
         return None;
     }
-    let local = Url::parse(&format!("http://{arg}")).is_ok_and(|url| is_loopback(&url));
+    let local = Url::parse(&format!("http://{arg}"))
+        .is_ok_and(|url| crate::fetch::proxy::is_loopback(&url));
     Some(format!("{}://{arg}", if local { "http" } else { "https" }))
 }
 
@@ -287,13 +295,6 @@ pub(crate) fn is_http(s: &str) -> bool {
 fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
     s.get(..prefix.len())
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
-}
-
-/// Whether a URL's host is this machine (traffic to it never leaves it):
-/// a name below `localhost` too, which no proxy rule excepts.
-pub(crate) fn is_loopback(url: &Url) -> bool {
-    let below = url.host_str().is_some_and(|h| h.ends_with(".localhost"));
-    crate::fetch::proxy::is_loopback(url) || below
 }
 
 /// Why a source could not be read.
@@ -725,41 +726,33 @@ mod tests {
             meant_url("localhost:8080/x").as_deref(),
             Some("http://localhost:8080/x")
         );
+        // A name below `localhost` is resolved and proxied as any other.
         assert_eq!(
             meant_url("mirror.localhost:8080").as_deref(),
-            Some("http://mirror.localhost:8080")
+            Some("https://mirror.localhost:8080")
         );
         assert_eq!(
             meant_url("127.0.0.1.example:8080").as_deref(),
             Some("https://127.0.0.1.example:8080")
         );
+        for host in [
+            "catwalk.charm.land",
+            "catwalk.charm.land/",
+            "www.example.com",
+        ] {
+            assert_eq!(meant_url(host), Some(format!("https://{host}")), "{host}");
+        }
         for file in [
             "providers.json",
             "./providers.json",
             "/tmp/x.json",
             "cache/providers.json",
             "a b.c/x",
+            "old.providers.json",
+            "providers.json.bak",
+            "example.com",
         ] {
             assert_eq!(meant_url(file), None, "{file}");
-        }
-    }
-
-    #[test]
-    fn loopback_detection() {
-        for u in [
-            "http://127.0.0.1/",
-            "http://localhost:8080/",
-            "http://[::1]/",
-            "http://a.localhost/",
-        ] {
-            assert!(is_loopback(&Url::parse(u).unwrap()), "{u}");
-        }
-        for u in [
-            "http://10.0.0.1/",
-            "http://example.com/",
-            "http://127.0.0.1.example.com/",
-        ] {
-            assert!(!is_loopback(&Url::parse(u).unwrap()), "{u}");
         }
     }
 }

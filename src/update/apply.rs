@@ -13,6 +13,7 @@ use super::read::Inputs;
 use super::{LOCK_WAIT, Output, Replaced, UpdateOptions, UpdateReport, Warning};
 use crate::catalog::{Catalog, Diff, Target, changes};
 use crate::error::{Cause, Failure};
+use crate::fetch::source::Source;
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::{self, CacheFiles, Cached, Seen};
 use crate::store::digest::{self, hex};
@@ -246,21 +247,18 @@ impl Inputs {
         // one is read: two 50 MB files and two catalogs are never all held
         // at once (136 MB at the peak for two unrelated ones, not 183).
         let old = self.take_replaced().filter(|_| !self.up_to_date);
-        let (mut previous, diff) = match old.as_deref().map(|old| Diff::of(self.bytes(), old)) {
-            Some(diff) if diff.mostly_shared() => (None, Some(diff.into_owned())),
-            Some(_) => (
-                old.as_deref().and_then(|old| target.validate(old).ok()),
-                None,
-            ),
-            None => (None, None),
-        };
-        drop(old);
+        let diff = (old.as_deref().map(|old| Diff::of(self.bytes(), old)))
+            .filter(Diff::mostly_shared)
+            .map(Diff::into_owned);
+        let whole = old.filter(|_| diff.is_none());
+        let whole = whole.and_then(|old| target.validate(&old).ok());
         let next = target
             .validate(self.bytes())
             .map_err(|e| self.fail(Cause::invalid(target, e)))?;
-        if let Some(diff) = &diff {
-            previous = next.previous(target, self.bytes(), diff);
-        }
+        let previous = match diff {
+            Some(diff) => next.previous(target, self.bytes(), &diff),
+            None => whole,
+        };
         Ok(Parsed {
             inputs: self,
             sha256,
@@ -323,6 +321,15 @@ impl<'i> Parsed<'i> {
     /// they are current.
     fn change<'c>(&'c self, cache: &'c CacheFiles, by: By<'c>) -> Change<'c> {
         let inputs = self.inputs;
+        // A file named from where it was read: `--status` is read elsewhere.
+        let source = match &inputs.source {
+            Source::File(path) => (std::path::absolute(path).as_ref())
+                .unwrap_or(path)
+                .display()
+                .to_string(),
+            source => source.to_string(),
+        };
+        let now = state::now();
         Change {
             files: cache,
             bytes: inputs.bytes(),
@@ -330,9 +337,9 @@ impl<'i> Parsed<'i> {
             state: CacheState {
                 sha256: self.sha256.clone(),
                 validators: inputs.loaded.validators.clone(),
-                source: inputs.source.to_string(),
-                fetched_at: state::now(),
-                confirmed_at: Some(state::now()),
+                source,
+                fetched_at: now,
+                confirmed_at: Some(now),
                 signed_at: inputs.signed_at,
                 ..CacheState::default()
             },

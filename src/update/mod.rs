@@ -255,6 +255,9 @@ mod tests {
                 .ends_with("; the Hyper key it carries can be read on the way too")
         );
         assert!(words(&url("http://127.0.0.1:8080/v2/providers"), false).is_none());
+        assert!(words(&url("http://localhost:8080/v2/providers"), false).is_none());
+        // A name below `localhost` is resolved, and proxied, as any other.
+        assert!(words(&url("http://mirror.localhost:8080/v2/providers"), true).is_some());
         assert!(words(&url("https://mirror.corp.example/v2/providers"), false).is_none());
         assert!(words(&Source::Embedded, false).is_none());
     }

@@ -57,14 +57,6 @@ impl Inputs {
         self.source == Source::Embedded
     }
 
-    /// The bytes of what the new document replaces.
-    pub(super) fn replaced(&self) -> Option<&[u8]> {
-        match &self.cached {
-            Some(cached) => Some(&cached.bytes),
-            None => self.replaced_file.as_deref(),
-        }
-    }
-
     /// Takes the bytes of what the new document replaces, which are not
     /// kept.
     pub(super) fn take_replaced(&mut self) -> Option<Vec<u8>> {
@@ -85,7 +77,7 @@ impl Inputs {
 /// Hyper key, `with_key`).
 pub(crate) fn plain_http_warning(source: &Source, with_key: bool) -> Option<Warning> {
     match source {
-        Source::Url(url) if url.scheme() == "http" && !source::is_loopback(url) => {
+        Source::Url(url) if url.scheme() == "http" && !crate::fetch::proxy::is_loopback(url) => {
             Some(Warning::PlainHttp {
                 url: source::redacted(url.as_str()),
                 with_key,
@@ -176,7 +168,11 @@ pub fn read(
             .collect(),
         notices,
     };
-    inputs.up_to_date = inputs.replaced() == Some(inputs.bytes());
+    let replaced = match &inputs.cached {
+        Some(cached) => Some(&cached.bytes[..]),
+        None => inputs.replaced_file.as_deref(),
+    };
+    inputs.up_to_date = replaced == Some(inputs.bytes());
     Ok(inputs)
 }
 

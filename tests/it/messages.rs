@@ -94,6 +94,10 @@ fn hosts_and_other_schemes_are_not_read_as_files() {
             "127.0.0.1:45187",
             "for a URL, write its scheme: http://127.0.0.1:45187",
         ),
+        (
+            "catwalk.charm.land",
+            "for a URL, write its scheme: https://catwalk.charm.land",
+        ),
         ("htp://mirror.corp/x", "htp:// is not a scheme this reads"),
         (
             "ftp://files.example/providers.json",
@@ -105,8 +109,10 @@ fn hosts_and_other_schemes_are_not_read_as_files() {
         assert!(run.stderr.contains(words), "{arg}: {run:?}");
     }
     // A missing file that is a file's name stays a missing file.
-    home.run(&["update-providers", "providers.json"])
-        .fails_with(&["providers.json", "cannot read"]);
+    for file in ["providers.json", "providers.json.bak"] {
+        home.run(&["update-providers", file])
+            .fails_with(&[file, "cannot read"]);
+    }
 }
 
 /// Broken JSON is described in plain words, where it is and what stands

@@ -538,4 +538,6 @@ fn the_embedded_snapshot_is_installed_not_fetched() {
     assert!(row("source:               embedded snapshot"), "{run:?}");
     assert!(row("installed:            "), "{run:?}");
     assert!(!row("fetched:"), "{run:?}");
+    // Nor confirmed current: no server was asked.
+    assert!(!row("confirmed current:"), "{run:?}");
 }

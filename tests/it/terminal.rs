@@ -312,6 +312,9 @@ fn standard_input_on_a_terminal_is_refused() {
     assert_eq!(code, Some(2), "{text}");
     let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(joined.contains("is this terminal; pipe one in"), "{text}");
+    // The command to type is on one line, to be copied whole.
+    let command = "`curl -s https://mirror.corp/catwalk/v2/providers | crush update-providers -`";
+    assert!(text.lines().any(|l| l.contains(command)), "{text}");
 }
 
 /// Ctrl-C typed during a download a person watches, as a person types it:

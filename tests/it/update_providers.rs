@@ -162,6 +162,20 @@ async fn catalog_urls_are_fetched_as_given() {
     assert_eq!(home.cache().unwrap(), CATALOG_B.as_bytes());
 }
 
+/// A file given by a relative path is recorded by its full path:
+/// `--status` and the next report, read in another folder, name the file
+/// that was read.
+#[test]
+fn a_relative_file_is_recorded_by_its_full_path() {
+    let home = Home::new();
+    fs::create_dir(home.path().join("files")).unwrap();
+    let file = home.path().join("files/catalog.json");
+    fs::write(&file, CATALOG_A).unwrap();
+    home.run(&["update-providers", "files/catalog.json", "--allow-shrink"])
+        .ok();
+    assert_eq!(home.state().unwrap()["source"], file.to_str().unwrap());
+}
+
 #[test]
 fn local_file_file_url_and_stdin() {
     let (_dir, file) = temp_file("catalog.json", CATALOG_A.as_bytes());
@@ -705,11 +719,17 @@ fn data_folder_that_cannot_be_created_is_a_clear_failure() {
         b"a file, not a folder",
     )
     .unwrap();
-    home.run(&["update-providers", "embedded"]).fails_with(&[
+    // Said in plain words, and what to do: not the system's "File exists"
+    // nor the permissions and free space of a write that failed otherwise.
+    let run = home.run(&["update-providers", "embedded"]);
+    run.fails_with(&[
         "cannot create the data folder",
         ".local/share/crush",
-        "permissions",
+        "caused by: a file, not a folder, has that name",
+        "hint: a file stands where a folder of that path should be",
     ]);
+    assert!(!run.stderr.contains("File exists"), "{run:?}");
+    assert!(!run.stderr.contains("free space"), "{run:?}");
     assert_eq!(
         fs::read(home.path().join(".local/share/crush")).unwrap(),
         b"a file, not a folder"
