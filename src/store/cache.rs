@@ -566,6 +566,7 @@ mod tests {
     use crate::store::atomic::DIR_SYNCS;
     use crate::store::validators::Validators;
     use std::cell::Cell;
+    #[cfg(unix)]
     use std::fs::File;
 
     const WAIT: Duration = Duration::from_secs(5);

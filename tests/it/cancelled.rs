@@ -2,6 +2,7 @@
 //! pinned, `update-providers` fetches `URL.minisig` after the catalog,
 //! and a signal then ends the command as it ends the catalog's download
 //! (130, 143, nothing written), not as a missing signature.
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -53,7 +54,6 @@ fn mirror_holding_the_signature(catalog: &'static str) -> (String, std::sync::mp
 /// Runs `command`, and sends it `signal` once the catalog came and the
 /// signature's request has arrived (the download listens for the signals
 /// from before it is sent); what the run did.
-#[cfg(unix)]
 fn signalled_at_the_signature(
     mut command: std::process::Command,
     arrivals: &std::sync::mpsc::Receiver<()>,
@@ -73,7 +73,6 @@ fn signalled_at_the_signature(
     Run::from(child.wait_with_output().unwrap())
 }
 
-#[cfg(unix)]
 #[test]
 fn a_signal_during_the_signatures_download_ends_it_as_a_cancelled_download() {
     for (signal, code, said) in [
@@ -100,7 +99,6 @@ fn a_signal_during_the_signatures_download_ends_it_as_a_cancelled_download() {
 
 /// The same for a refresh a person waits for (`providers --wait`): the
 /// signal ends it at once, nothing written, no refusal recorded.
-#[cfg(unix)]
 #[test]
 fn a_signal_during_the_signature_of_a_refresh_waited_for_ends_it() {
     for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {

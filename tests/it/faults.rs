@@ -3,7 +3,10 @@
 //! timeout and with bounded memory. Loopback only; bounded in time and count.
 
 use std::fs;
-use std::io::{Read, Write};
+#[cfg(unix)]
+use std::io::Read;
+use std::io::Write;
+#[cfg(unix)]
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -11,8 +14,10 @@ use crate::common::*;
 use crate::synthetic;
 
 /// A small xorshift generator: random enough for kill delays, no dependency.
+#[cfg(unix)]
 struct Rng(u64);
 
+#[cfg(unix)]
 impl Rng {
     fn new() -> Rng {
         let seed = std::time::SystemTime::now()
@@ -47,6 +52,7 @@ fn write_catalogs(catalogs: &[String]) -> (tempfile::TempDir, Vec<std::path::Pat
 }
 
 /// `crush providers` (without refreshing) as (id, model count) rows.
+#[cfg(unix)]
 fn listed(home: &Home) -> Vec<(String, usize)> {
     let run = home.run_env(
         &["providers"],
@@ -63,6 +69,7 @@ fn listed(home: &Home) -> Vec<(String, usize)> {
         .collect()
 }
 
+#[cfg(unix)]
 fn expected_listing(catalog: &str) -> Vec<(String, usize)> {
     let value: serde_json::Value = serde_json::from_str(catalog).unwrap();
     value

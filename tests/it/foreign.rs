@@ -3,6 +3,7 @@
 //! current. One that moves a key is held and never served, and a 304 for
 //! it confirms nothing: the last catalog reviewed here goes back in its
 //! place, and the other one is kept aside for a person.
+#![cfg(unix)]
 
 use std::fs;
 use std::path::Path;

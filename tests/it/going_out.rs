@@ -377,6 +377,7 @@ fn the_workspace_file_is_where_crush_keeps_its_data() {
 
 /// A project file owned by another user than the working directory's is
 /// passed over, and `--status` says which and why.
+#[cfg(unix)]
 #[test]
 fn another_users_project_file_is_passed_over() {
     let p = Project::new();

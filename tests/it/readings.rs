@@ -9,7 +9,9 @@
 //! on.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::common::*;
@@ -621,10 +623,12 @@ async fn a_bad_environment_value_never_turns_the_network_on() {
 /// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE` (`unset` when nothing) to
 /// `$STANDIN_OUT`, and answers `--version` as v0.90.0, which keeps its own
 /// updates unless a reading turned them off.
+#[cfg(unix)]
 const RECORDING_CRUSH: &str = "#!/bin/sh\n\
 if [ \"$1\" = --version ]; then echo 'crush version 0.90.0'; exit 0; fi\n\
 printf '%s' \"${CRUSH_DISABLE_PROVIDER_AUTO_UPDATE-unset}\" > \"$STANDIN_OUT\"\n";
 
+#[cfg(unix)]
 impl Project {
     /// `crush [flags] run` in `cwd` through the front (this binary as
     /// `crush` ahead of [`RECORDING_CRUSH`] on `PATH`, git after them
