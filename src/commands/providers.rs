@@ -269,13 +269,18 @@ impl Cached {
         let aged = |at: &Option<String>, age: Option<u64>| {
             Some(format!("{} ({})", at.as_ref()?, ago(age?)))
         };
-        // The embedded snapshot was installed, not fetched; nor confirmed
-        // current by any server, until a refresh does.
-        let (fetched, confirmed_at) = match self.source.as_deref() {
-            Some(EMBEDDED) if self.confirmed_at == self.fetched_at => ("installed", None),
-            Some(EMBEDDED) => ("installed", self.confirmed_at.clone()),
-            _ => ("fetched", self.confirmed_at.clone()),
+        // Only a server's catalog was fetched, and only a server confirms a
+        // catalog current: the embedded snapshot was installed, a file read,
+        // until a refresh confirms them.
+        let source = self.source.as_deref();
+        let fetched = match source {
+            Some(EMBEDDED) => "installed",
+            Some(s) if s.starts_with("http://") || s.starts_with("https://") => "fetched",
+            Some(_) => "read",
+            None => "written",
         };
+        let confirmed_at = (self.confirmed_at.clone())
+            .filter(|at| fetched == "fetched" || Some(at) != self.fetched_at.as_ref());
         let models = self.models.map(|m| count(m, "model"));
         let counts = match self.providers {
             Some(p) => (

@@ -174,6 +174,18 @@ fn a_relative_file_is_recorded_by_its_full_path() {
     home.run(&["update-providers", "files/catalog.json", "--allow-shrink"])
         .ok();
     assert_eq!(home.state().unwrap()["source"], file.to_str().unwrap());
+    // Read, not fetched; and confirmed current by no server.
+    let run = home.run_env(
+        &["providers", "--status"],
+        &[("CRUSH_DISABLE_PROVIDER_AUTO_UPDATE", "1")],
+    );
+    let row = |key: &str| run.stdout.lines().any(|line| line.starts_with(key));
+    assert!(
+        row(&format!("source:               {}", file.display())),
+        "{run:?}"
+    );
+    assert!(row("read:                 "), "{run:?}");
+    assert!(!row("fetched:") && !row("confirmed current:"), "{run:?}");
 }
 
 #[test]
