@@ -273,14 +273,16 @@ impl Cached {
         // catalog current: the embedded snapshot was installed, a file read,
         // until a refresh confirms them.
         let source = self.source.as_deref();
+        let from_server =
+            source.is_some_and(|s| s.starts_with("http://") || s.starts_with("https://"));
         let fetched = match source {
             Some(EMBEDDED) => "installed",
-            Some(s) if s.starts_with("http://") || s.starts_with("https://") => "fetched",
+            Some(_) if from_server => "fetched",
             Some(_) => "read",
             None => "written",
         };
         let confirmed_at = (self.confirmed_at.clone())
-            .filter(|at| fetched == "fetched" || Some(at) != self.fetched_at.as_ref());
+            .filter(|at| from_server || Some(at) != self.fetched_at.as_ref());
         let models = self.models.map(|m| count(m, "model"));
         let counts = match self.providers {
             Some(p) => (

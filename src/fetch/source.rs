@@ -203,7 +203,7 @@ fn resolve_text(target: Target, arg: &str) -> Result<Source, SourceError> {
 /// certificate and nothing on the way can read it. `None` for what looks
 /// like a file's path.
 pub(crate) fn meant_url(arg: &str) -> Option<String> {
-    let (host, rest) = arg.split_once('/').unwrap_or((arg, ""));
+    let host = arg.split_once('/').map_or(arg, |(host, _)| host);
     let (name, port) = match host.rsplit_once(':') {
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
             (name, Some(port))
@@ -225,7 +225,7 @@ pub(crate) fn meant_url(arg: &str) -> Option<String> {
         && labels
             .last()
             .is_some_and(|l| l.bytes().all(|b| b.is_ascii_alphabetic()));
-    let looks_like_a_file = rest.is_empty() && !arg.contains('/') && port.is_none() && !domain;
+    let looks_like_a_file = !arg.contains('/') && port.is_none() && !domain;
     if !hostname || looks_like_a_file {
         return None;
     }
