@@ -50,7 +50,7 @@ pub fn main() -> u8 {
     if args.get(1).is_some_and(|word| word == HELPER_COMMAND) {
         let helper = HelperArgs::augment_args(clap::Command::new(HELPER_COMMAND));
         return match parse::<HelperArgs>(helper, &args[1..]) {
-            Ok(helper) => {
+            Ok((helper, _)) => {
                 helper.run();
                 0
             }
@@ -63,10 +63,10 @@ pub fn main() -> u8 {
     // Whether the command was asked for JSON on standard output, then its
     // failure too.
     let json = args.iter().any(|a| a == "--json");
-    let cli = match parse::<Cli>(cli::command(&name), &args) {
-        Ok(cli) => cli,
+    let (cli, command) = match parse::<Cli>(cli::command(&name), &args) {
+        Ok(parsed) => parsed,
         // `--help` or `--version`, printed on standard output.
-        Err(e) if !e.use_stderr() => return exit_code(output_result(e.print()), false),
+        Err(e) if !e.use_stderr() => return exit_code(output_result(e.print()), false, None),
         Err(e) => {
             let _ = e.print();
             // The command line could not be read: whether it asked for
@@ -75,12 +75,12 @@ pub fn main() -> u8 {
                 let text = e.to_string();
                 let first = text.lines().next().unwrap_or_default();
                 let message = first.trim_start_matches("error: ");
-                let _ = print(|out| write_json(out, &usage_json(message)));
+                let _ = print(|out| write_json(out, &usage_json(message, None)));
             }
             return 2;
         }
     };
-    exit_code(run(cli), json)
+    exit_code(run(cli), json, command.as_deref())
 }
 
 /// Whether `args` are a slip of one of this program's commands, told as
@@ -101,17 +101,20 @@ fn slip(name: &str, args: &[std::ffi::OsString]) -> bool {
     suggested
 }
 
-/// `args` read by `command` into a `T`.
+/// `args` read by `command` into a `T`, and the name of its subcommand.
 fn parse<T: FromArgMatches>(
     command: clap::Command,
     args: &[std::ffi::OsString],
-) -> Result<T, clap::Error> {
-    T::from_arg_matches(&command.try_get_matches_from(args)?)
+) -> Result<(T, Option<String>), clap::Error> {
+    let matches = command.try_get_matches_from(args)?;
+    let subcommand = matches.subcommand_name().map(str::to_owned);
+    Ok((T::from_arg_matches(&matches)?, subcommand))
 }
 
 /// The exit code of a command's `result`, its failure told on standard
-/// error (and, for a command asked for `json`, on standard output).
-fn exit_code(result: Result<(), Exit>, json: bool) -> u8 {
+/// error (and, for a command asked for `json`, on standard output); a
+/// usage error points at the help of its `command`.
+fn exit_code(result: Result<(), Exit>, json: bool, command: Option<&str>) -> u8 {
     let json_out = |value: serde_json::Value| {
         if json {
             let _ = print(|out| write_json(out, &value));
@@ -120,9 +123,9 @@ fn exit_code(result: Result<(), Exit>, json: bool) -> u8 {
     match result {
         Ok(()) => 0,
         Err(Exit::Usage(message)) => {
-            json_out(usage_json(&message));
+            json_out(usage_json(&message, command));
             say(Said::Error, format_args!("{message}"));
-            say(Said::Hint, format_args!("{}", usage_hint()));
+            say(Said::Hint, format_args!("{}", usage_hint(command)));
             2
         }
         Err(Exit::Failed(failure, verbose)) => {
@@ -164,19 +167,20 @@ fn exit_code(result: Result<(), Exit>, json: bool) -> u8 {
     }
 }
 
-/// What a usage error's hint says.
-fn usage_hint() -> String {
-    format!("run `{} --help` for usage", program())
+/// What a usage error's hint says: the help of its command, when known.
+fn usage_hint(command: Option<&str>) -> String {
+    let words = [program(), command.unwrap_or_default()];
+    format!("run `{} --help` for usage", words.join(" ").trim_end())
 }
 
 /// Bad usage as `--json` prints it on standard output, in the form of a
 /// failure's.
-fn usage_json(message: &str) -> serde_json::Value {
+fn usage_json(message: &str, command: Option<&str>) -> serde_json::Value {
     serde_json::json!({
         "error": {
             "source": "the command line",
             "cause": message,
-            "hint": usage_hint(),
+            "hint": usage_hint(command),
             "message": message,
             "usage": true,
         }

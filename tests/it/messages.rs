@@ -107,6 +107,12 @@ fn hosts_and_other_schemes_are_not_read_as_files() {
         let run = home.run(&["update-providers", arg]);
         run.usage_error();
         assert!(run.stderr.contains(words), "{arg}: {run:?}");
+        // The help of the command that was given, not only the program's.
+        assert!(
+            run.stderr
+                .contains("hint: run `crush update-providers --help` for usage"),
+            "{run:?}"
+        );
     }
     // A missing file that is a file's name stays a missing file.
     for file in ["providers.json", "providers.json.bak"] {
