@@ -211,8 +211,18 @@ fn unescape(s: &str, mode: Mode) -> Option<String> {
             }
         }
     }
-    // Escapes may spell bytes that are not UTF-8; Go keeps them as bytes.
-    Some(String::from_utf8_lossy(&out).into_owned())
+    // Escapes may spell bytes that are not UTF-8, which Go keeps as they
+    // are: each such byte written `\xNN`, which no host holds otherwise (a
+    // backslash is refused there, raw or escaped), so that two hosts Go
+    // tells apart never read as one place.
+    let mut text = String::with_capacity(out.len());
+    for chunk in out.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            text.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    Some(text)
 }
 
 /// Go's `shouldEscape(c, encodeHost)`.
@@ -268,6 +278,11 @@ mod tests {
             place("https://%C3%A9.example/"),
             some("https://é.example:443")
         );
+        // Bytes that are not UTF-8: Go's hosts `x\xff` and `x\xfe`, two
+        // places, neither of them the literal `x%ff` of `x%25FF`.
+        assert_eq!(place("https://x%FF/"), some("https://x\\xff:443"));
+        assert_eq!(place("https://x%FE/"), some("https://x\\xfe:443"));
+        assert_eq!(place("https://x%25FF/"), some("https://x%ff:443"));
         assert_eq!(place("https:api.x.ai"), some("no host (https)"));
         for refused in [
             "https://api.x.ai\\@evil.example/",
