@@ -79,7 +79,7 @@ fn header(loaded: &StartupCatalog) -> String {
             format!("the embedded snapshot ({snapshot}), installed in the cache{written}")
         }
         // Only a server confirms a catalog current.
-        (_, Some(s)) if s.starts_with("http://") || s.starts_with("https://") => {
+        (_, Some(s)) if source::is_http(s) => {
             let confirmed = match loaded.confirmed_at {
                 Some(_) => format!(", confirmed current{}", when(loaded.confirmed_at)),
                 None => String::new(),
@@ -272,10 +272,8 @@ impl Cached {
         // Only a server's catalog was fetched, and only a server confirms a
         // catalog current: the embedded snapshot was installed, a file read,
         // until a refresh confirms them.
-        let source = self.source.as_deref();
-        let from_server =
-            source.is_some_and(|s| s.starts_with("http://") || s.starts_with("https://"));
-        let fetched = match source {
+        let from_server = self.source.as_deref().is_some_and(source::is_http);
+        let fetched = match self.source.as_deref() {
             Some(EMBEDDED) => "installed",
             Some(_) if from_server => "fetched",
             Some(_) => "read",

@@ -172,7 +172,7 @@ fn replaced_text(replaced: &Replaced) -> String {
         Some(source) if source == Source::Embedded.to_string() => {
             format!("a catalog installed from the embedded snapshot{when}")
         }
-        Some(source) if source.starts_with("http://") || source.starts_with("https://") => {
+        Some(source) if crate::fetch::source::is_http(source) => {
             format!("a catalog fetched from {source}{when}")
         }
         Some(source) => format!("a catalog read from {source}{when}"),
