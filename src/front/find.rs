@@ -108,54 +108,36 @@ impl Marker {
         Some(marker)
     }
 
-    /// `DEPTH:PID:URL:` then the fronts as a `PATH`-style list (`:` or
-    /// `;`). `URL` is `-` for none, else `=` and its bytes in hex, which
-    /// hold no separator. Paths that cannot be listed so (one holding the
-    /// separator) are left out: the depth still ends a loop.
+    /// `DEPTH:PID:URL` then `:FRONT` for each front, `URL` `-` for none,
+    /// else `=` and its bytes in hex, each front its bytes in hex: no field
+    /// holds a `:`, and a front whose path is not UTF-8 still counts its
+    /// starts.
     pub(crate) fn encode(&self) -> OsString {
-        let url = self.catwalk_url.as_ref().map_or("-".into(), |url| {
-            format!("={}", hex(url.as_encoded_bytes()))
-        });
-        let mut value = OsString::from(format!("{}:{}:{url}:", self.depth, self.pid));
-        if let Ok(list) = std::env::join_paths(&self.fronts) {
-            value.push(list);
-        }
-        value
+        let hexed = |value: &OsStr| hex(value.as_encoded_bytes());
+        let url = self.catwalk_url.as_deref().map(hexed);
+        let mut fields = vec![
+            self.depth.to_string(),
+            self.pid.to_string(),
+            url.map_or("-".into(), |url| format!("={url}")),
+        ];
+        fields.extend(self.fronts.iter().map(|front| hexed(front.as_os_str())));
+        fields.join(":").into()
     }
 
-    /// The marker in `value`, when it is one. Its head is ASCII; the
-    /// fronts are read as bytes, so that a front whose path is not UTF-8
-    /// still counts its starts.
+    /// The marker in `value`, when it is one.
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
-        let text = value.to_string_lossy();
-        let (depth, rest) = text.split_once(':')?;
-        let depth = depth.parse().ok()?;
-        // A front of before the process id (`DEPTH:URL:`) may have handed
-        // it: read as no process's (0), its depth and fronts still count.
-        let (pid, rest) = match rest.split_once(':') {
-            Some((pid, after)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => {
-                (pid.parse().ok()?, after)
-            }
-            _ => (0, rest),
-        };
-        let (url, listed) = rest.split_once(':')?;
-        let catwalk_url = match url {
+        let mut fields = value.to_str()?.split(':');
+        let depth = fields.next()?.parse().ok()?;
+        let pid = fields.next()?.parse().ok()?;
+        let catwalk_url = match fields.next()? {
             "-" => None,
-            // Read as this program reads it, lossily.
-            url => Some(
-                String::from_utf8_lossy(&unhex(url.strip_prefix('=')?)?)
-                    .into_owned()
-                    .into(),
-            ),
+            url => Some(super::os_string(&unhex(url.strip_prefix('=')?)?)),
         };
-        let head = text.len() - listed.len();
-        let fronts = std::env::split_paths(&super::tail(value, head))
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
+        let fronts = fields.map(|front| Some(super::os_string(&unhex(front)?).into()));
         Some(Marker {
             depth,
             pid,
-            fronts,
+            fronts: fronts.collect::<Option<_>>()?,
             catwalk_url,
         })
     }
@@ -281,17 +263,6 @@ mod tests {
         ] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
-        // A front of before the process id wrote `DEPTH:URL:FRONTS`.
-        let old = format!("3:={}:/a/crush", hex(b"https://m.example"));
-        assert_eq!(
-            Marker::parse(OsStr::new(&old)),
-            Some(Marker {
-                depth: 3,
-                pid: 0,
-                fronts: vec![PathBuf::from("/a/crush")],
-                catwalk_url: Some("https://m.example".into()),
-            })
-        );
     }
 
     /// A front at a path that is not UTF-8 still counts its starts: a

@@ -127,7 +127,7 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
             continue;
         };
         let value = match at {
-            Some(at) => Some(PathBuf::from(tail(arg, at))),
+            Some(at) => Some(PathBuf::from(os_string(&bytes[at..]))),
             None => rest.next().map(PathBuf::from),
         };
         match flag {
@@ -152,11 +152,9 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
     }
 }
 
-/// The end of `arg` from byte `at`, just after an ASCII byte: on Unix
-/// its bytes as they are (a folder's name is bytes there, and one that is
-/// not UTF-8 must not become the name of another).
-pub(crate) fn tail(arg: &OsStr, at: usize) -> OsString {
-    let bytes = &arg.as_encoded_bytes()[at..];
+/// `bytes` as an OS string: on Unix as they are (a folder's name is bytes
+/// there, and one that is not UTF-8 must not become the name of another).
+pub(crate) fn os_string(bytes: &[u8]) -> OsString {
     #[cfg(unix)]
     return <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_owned();
     #[cfg(not(unix))]
