@@ -26,9 +26,6 @@ const MEMO_TEMP_PREFIX: &str = ".front-memo.";
 const MEMO_TEMP_SUFFIX: &str = ".tmp";
 /// The largest memo read.
 const MEMO_LIMIT: usize = 64 * 1024;
-/// How many binaries the memo remembers (a Crush upgraded, another one
-/// named for a while).
-const REMEMBERED: usize = 4;
 
 /// The numbers of a release's version as `crush --version` prints it
 /// (`v0.91.0`, `0.91.0`, `v0.91.0 (abc1234)`), and whether it is a
@@ -113,7 +110,8 @@ pub(crate) struct Learnt {
 /// unreadable one is learnt again.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Memo {
-    /// The binaries learnt, the latest first.
+    /// The binary learnt last (a list of one): a start asks again only
+    /// when it hands over to another.
     #[serde(default)]
     pub crush: Vec<Learnt>,
     /// The SHA-256 (hex) of the notices the last start told.
@@ -140,11 +138,9 @@ impl Memo {
     }
 
     /// Remembers what the binary with this identity answered, in place of
-    /// anything learnt at its path.
+    /// what was learnt of another: a start hands over to one Crush.
     pub(crate) fn remember(&mut self, identity: Identity, answer: Answer) {
-        self.crush.retain(|l| l.identity.path != identity.path);
-        self.crush.insert(0, Learnt { identity, answer });
-        self.crush.truncate(REMEMBERED);
+        self.crush = vec![Learnt { identity, answer }];
     }
 
     /// Writes the memo to `path` whole (a temporary file renamed over it),
@@ -227,12 +223,10 @@ mod tests {
         let mut memo = Memo::default();
         memo.remember(id("/a", 1), version("v0.90.0"));
         memo.remember(id("/a", 2), version("v0.91.0"));
-        memo.remember(id("/b", 1), version("v0.92.0"));
         assert_eq!(memo.get(&id("/a", 1)), None, "replaced by its upgrade");
-        assert_eq!(
-            memo.get(&id("/a", 2)),
-            Some(Answer::Version("v0.91.0".into()))
-        );
+        assert_eq!(memo.get(&id("/a", 2)), Some(version("v0.91.0")));
+        memo.remember(id("/b", 1), version("v0.92.0"));
+        assert_eq!(memo.get(&id("/a", 2)), None, "replaced by another");
         memo.told = Some("held".into());
         memo.write(&path).unwrap();
         assert_eq!(Memo::read(&path), memo);
