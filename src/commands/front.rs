@@ -91,7 +91,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
         Err(Missing::NotOnPath) if super::slip(name, &args) => return Some(2),
         Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
     };
-    let mut command = Command::new(&crush.path);
+    let mut command = Command::new(&crush.identity.path);
     command
         .args(args.get(1..).unwrap_or_default())
         .env(MARKER_ENV, next.encode())
@@ -100,7 +100,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
     // review, refresh or learn (a wrapper asked for its version by a start
     // does not start another probe).
     if parsed.word == Word::Info {
-        return Some(start(command, args.first(), &crush.path));
+        return Some(start(command, args.first(), &crush.identity.path));
     }
     // The folder whose cache Crush reads, by the user's own environment:
     // reviewed before the hand-over, and handed to Crush where a project's
@@ -150,7 +150,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
     if updates.is_some_and(|updates| updates.off()) {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");
     }
-    Some(start(command, args.first(), &crush.path))
+    Some(start(command, args.first(), &crush.identity.path))
 }
 
 /// Says why no Crush is started; exit 1.
@@ -305,13 +305,13 @@ fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String
     if let Some(answer) = memo.get(&crush.identity) {
         return answer;
     }
-    let mut command = Command::new(&crush.path);
+    let mut command = Command::new(&crush.identity.path);
     command.arg("--version").env(MARKER_ENV, next.encode());
     let answer = version::probe(command, version::PROBE_TIMEOUT);
     if let Answer::Problem(problem) = &answer {
         notices.push(format!(
             "the version of {} is not known ({problem}), so it starts with its own updates as you set them",
-            crush.path.display()
+            crush.identity.path.display()
         ));
     }
     memo.remember(crush.identity.clone(), answer.clone());
@@ -409,14 +409,14 @@ pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<(Value, 
     let row = match &crush {
         Some(crush) => format!(
             "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {reason}",
-            crush.path.display(),
+            crush.identity.path.display(),
             version.as_deref().unwrap_or("version not learnt"),
             crush.origin,
         ),
         None => format!("none found ({reason}): this program's own commands only"),
     };
     let json = serde_json::json!({
-        "path": crush.as_ref().map(|c| c.path.display().to_string()),
+        "path": crush.as_ref().map(|c| c.identity.path.display().to_string()),
         "found_by": crush.map(|c| c.origin),
         "version": version,
         "catwalk_url": FAILING_CATWALK_URL,

@@ -37,12 +37,11 @@ pub(crate) const MAX_DEPTH: u32 = 8;
 /// The real Crush.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Crush {
-    /// The path to start, as found.
-    pub path: PathBuf,
     /// Where it was named: [`REAL_CRUSH_ENV`], `options.provider_real_crush`
     /// in a file, or `PATH`.
     pub origin: String,
-    /// What it is, for the memo of its version.
+    /// What it is (the path to start, as found), for the memo of its
+    /// version.
     pub identity: Identity,
 }
 
@@ -154,8 +153,11 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
     let crush = |path: &Path, origin: &str| match program(path)? {
         (_, id) if fronts.contains(&id) => Err("is this program, not Crush".to_owned()),
         (meta, _) => Ok(Crush {
-            identity: Identity::new(path, &meta),
-            path: path.to_owned(),
+            identity: Identity {
+                path: path.to_owned(),
+                size: meta.len(),
+                modified: meta.modified().ok(),
+            },
             origin: origin.to_owned(),
         }),
     };
@@ -343,11 +345,11 @@ mod tests {
         let vars: HashMap<&str, OsString> = [("PATH", path)].into();
         let env = |k: &str| vars.get(k).cloned();
         let found = find(&env, std::slice::from_ref(&front)).unwrap();
-        assert_eq!(found.path, d.join("crush"));
+        assert_eq!(found.identity.path, d.join("crush"));
         assert_eq!(found.origin, "PATH");
         assert_eq!(found.identity.size, "#!/bin/sh\n".len() as u64);
         assert_eq!(
-            find(&env, &[front.clone(), found.path]),
+            find(&env, &[front.clone(), found.identity.path]),
             Err(Missing::NotOnPath)
         );
         let vars: HashMap<&str, OsString> = [

@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -68,21 +68,8 @@ pub(crate) struct Identity {
     pub path: PathBuf,
     /// Its size in bytes.
     pub size: u64,
-    /// Its modification time, in nanoseconds since the Unix epoch.
-    pub modified: u64,
-}
-
-impl Identity {
-    /// The identity of the binary at `path`, whose metadata is `meta`.
-    pub(crate) fn new(path: &Path, meta: &std::fs::Metadata) -> Identity {
-        let modified = meta.modified().ok();
-        let since_epoch = modified.and_then(|m| m.duration_since(UNIX_EPOCH).ok());
-        Identity {
-            path: path.to_path_buf(),
-            size: meta.len(),
-            modified: since_epoch.map_or(0, |d| d.as_nanos().try_into().unwrap_or(u64::MAX)),
-        }
-    }
+    /// Its modification time, where the system keeps one.
+    pub modified: Option<SystemTime>,
 }
 
 /// What `--version` told of a binary.
@@ -195,6 +182,7 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn the_version_is_read_after_the_logo() {
@@ -217,7 +205,7 @@ mod tests {
         let id = |p: &str, size| Identity {
             path: p.into(),
             size,
-            modified: 5,
+            modified: Some(UNIX_EPOCH),
         };
         let version = |v: &str| Answer::Version(v.into());
         let mut memo = Memo::default();
