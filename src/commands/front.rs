@@ -29,6 +29,7 @@ use serde_json::Value;
 use super::context::{pinned_keys, read_settings};
 use super::{program, terminal};
 use crate::catalog::Target;
+use crate::catalog::escape::safe;
 use crate::catalog::target::DEFAULT_HYPER_URL;
 use crate::config::{self, DISABLE_AUTO_UPDATE_ENV, Settings};
 use crate::environment;
@@ -37,7 +38,7 @@ use crate::environment;
 use crate::fetch::credential::users_env;
 use crate::front::find::{self, Crush, MARKER_ENV, Marker, Missing};
 use crate::front::version::{self, Answer, MEMO_FILE, Memo};
-use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
+use crate::front::{self, FAILING_CATWALK_URL, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
 use crate::store::digest::{hex, sha256};
@@ -49,8 +50,6 @@ use crate::trust::foreign;
 const NOT_FOUND: u8 = 127;
 /// The variable Crush asks for its catalog.
 const CATWALK_URL: &str = "CATWALK_URL";
-/// The variable that names the folder of Crush's cache first.
-const XDG_DATA_HOME: &str = "XDG_DATA_HOME";
 /// The variable that names Hyper's server, where Crush sends the Hyper key.
 const HYPER_URL: &str = "HYPER_URL";
 
@@ -89,9 +88,21 @@ pub(super) fn main(name: &str) -> Option<u8> {
         // Without Crush, a slip of one of this program's commands is
         // told as one (`update-provider`: did you mean ...?).
         Err(Missing::NotOnPath) if super::slip(name, &args) => return Some(2),
-        Err(missing) => return Some(no_crush(&format!("no Crush to run: {missing}"))),
+        // Why, and how a person names it.
+        Err(missing) => {
+            let config = paths::config_dir(&users_env)
+                .map(|d| d.join("crush.json").display().to_string())
+                .unwrap_or_else(|_| "the global crush.json".into());
+            line(&format!(
+                "no Crush to run: {missing}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
+                find::REAL_CRUSH_ENV,
+                find::REAL_CRUSH_KEY,
+            ));
+            return Some(NOT_FOUND);
+        }
     };
-    let mut command = Command::new(&crush.identity.path);
+    let path = &crush.identity.path;
+    let mut command = Command::new(path);
     command
         .args(args.get(1..).unwrap_or_default())
         .env(MARKER_ENV, next.encode())
@@ -100,37 +111,20 @@ pub(super) fn main(name: &str) -> Option<u8> {
     // review, refresh or learn (a wrapper asked for its version by a start
     // does not start another probe).
     if parsed.word == Word::Info {
-        return Some(start(command, args.first(), &crush.identity.path));
-    }
-    // The folder whose cache Crush reads, by the user's own environment:
-    // reviewed before the hand-over, and handed to Crush where a project's
-    // `.env` could otherwise move it.
-    let data = match paths::data_dir(&users_env) {
-        Ok(data) => data,
-        Err(e) => {
-            return Some(refuse(&format!(
-                "{e}, and Crush would read a cache nobody reviewed: set HOME or XDG_DATA_HOME"
-            )));
-        }
-    };
-    let files = CacheFiles::in_dir(&data);
-    // Every user may write there: whatever is reviewed now, another user
-    // can replace before Crush reads it.
-    if let Err(e) = cache::check_folder(&files) {
-        return Some(refuse(&format!(
-            "{e}, and Crush would read its catalog there: {}",
-            e.fix()
-        )));
+        return Some(start(command, args.first(), path));
     }
     let settings = settings(&parsed);
-    let found = match review(&files, &settings) {
-        Ok(found) => found,
-        Err(why) => return Some(refuse(&why)),
+    let (files, found) = match review(&settings) {
+        Ok(reviewed) => reviewed,
+        Err(why) => {
+            line(&why);
+            return Some(1);
+        }
     };
     let prepared = settings.and_then(|s| prepare(&crush, &s, &files, found, &me, &next));
-    let updates = prepared.unwrap_or_else(|failure| {
+    let off = prepared.unwrap_or_else(|failure| {
         notice(&format!("warning: {failure}"), "; no refresh this time");
-        None
+        false
     });
     // What a project's `.env` must not choose for Crush (godotenv never
     // overrides a variable that is set), where one may be loaded: the
@@ -141,22 +135,16 @@ pub(super) fn main(name: &str) -> Option<u8> {
     let dotenv = std::fs::symlink_metadata(environment::FILE_NAME);
     let no_dotenv = dotenv.is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
     let spelt = paths::data_dir_on(paths::Platform::current(), &users_env);
-    if !no_dotenv || spelt.ok().as_ref() != Some(&data) {
-        command.env(XDG_DATA_HOME, data.parent().unwrap_or(&data));
+    if !no_dotenv || spelt.ok().as_ref() != Some(&files.dir) {
+        command.env("XDG_DATA_HOME", files.dir.parent().unwrap_or(&files.dir));
     }
     if users_env(HYPER_URL).is_none() && !no_dotenv {
         command.env(HYPER_URL, DEFAULT_HYPER_URL);
     }
-    if updates.is_some_and(|updates| updates.off()) {
+    if off {
         command.env(DISABLE_AUTO_UPDATE_ENV, "1");
     }
-    Some(start(command, args.first(), &crush.identity.path))
-}
-
-/// Says why no Crush is started; exit 1.
-fn refuse(why: &str) -> u8 {
-    line(why);
-    1
+    Some(start(command, args.first(), path))
 }
 
 /// The settings as Crush reads them: its `-c` (from the working folder as
@@ -170,13 +158,22 @@ fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
     read_settings(&folder, parsed.data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
 }
 
-/// What Crush will read of the catalog and of Hyper's provider, reviewed
-/// where no state vouches for it ([`foreign::settle`]; keys pinned by
-/// settings that cannot be read count as pinned); one that cannot be
-/// reviewed now is put aside, else removed (Crush then uses its own
-/// embedded document), and said. `Err` only when none of that could be
-/// done: then Crush must not start.
-fn review(files: &CacheFiles, settings: &Result<Settings, String>) -> Result<[Found; 2], String> {
+/// The cache files Crush will read, by the user's own environment, and
+/// what they hold of the catalog and of Hyper's provider, reviewed where
+/// no state vouches for it ([`foreign::settle`]; keys pinned by settings
+/// that cannot be read count as pinned); one that cannot be reviewed now is
+/// put aside, else removed (Crush then uses its own embedded document), and
+/// said. `Err`, why Crush must not start: there is no data folder to
+/// review, one other users may write (whatever is reviewed now, another
+/// user can replace before Crush reads it), or a document none of that
+/// could be done to.
+fn review(settings: &Result<Settings, String>) -> Result<(CacheFiles, [Found; 2]), String> {
+    let data = paths::data_dir(&users_env).map_err(|e| {
+        format!("{e}, and Crush would read a cache nobody reviewed: set HOME or XDG_DATA_HOME")
+    })?;
+    let files = CacheFiles::in_dir(&data);
+    cache::check_folder(&files)
+        .map_err(|e| format!("{e}, and Crush would read its catalog there: {}", e.fix()))?;
     // Pinned unless the settings were read and pin none.
     let pinned = || !matches!(settings.as_ref().map(pinned_keys), Ok(Ok(None)));
     let review = |target| {
@@ -190,23 +187,24 @@ fn review(files: &CacheFiles, settings: &Result<Settings, String>) -> Result<[Fo
             Ok(_) => foreign::unreviewed(&files),
             Err(e) => e.to_string(),
         };
-        let (path, aside) = (files.catalog.display(), files.foreign.display());
-        let done = match std::fs::rename(&files.catalog, &files.foreign) {
-            Ok(()) => format!("put aside as {aside}"),
-            Err(_) => match std::fs::remove_file(&files.catalog) {
-                Ok(()) => "removed, so that Crush uses its own embedded one".into(),
-                Err(e) => {
-                    return Err(format!(
-                        "{path} cannot be reviewed ({why}), nor put aside, nor removed ({e}), and Crush would read it unreviewed: remove it yourself"
-                    ));
-                }
-            },
+        let path = files.catalog.display();
+        let done = if std::fs::rename(&files.catalog, &files.foreign).is_ok() {
+            format!("put aside as {}", files.foreign.display())
+        } else if let Err(e) = std::fs::remove_file(&files.catalog) {
+            return Err(format!(
+                "{path} cannot be reviewed ({why}), nor put aside, nor removed ({e}), and Crush would read it unreviewed: remove it yourself"
+            ));
+        } else {
+            "removed, so that Crush uses its own embedded one".into()
         };
-        let text = format!("warning: {path} cannot be reviewed ({why}): {done}");
-        notice(&text, "");
+        notice(
+            &format!("warning: {path} cannot be reviewed ({why}): {done}"),
+            "",
+        );
         Ok(cache::read(&files, Bytes::Peek))
     };
-    Ok([review(Target::Catalog)?, review(Target::Hyper)?])
+    let found = [review(Target::Catalog)?, review(Target::Hyper)?];
+    Ok((files, found))
 }
 
 /// Whether this invocation stands in front of Crush: invoked as `crush`.
@@ -225,24 +223,13 @@ fn found() -> Result<(PathBuf, Marker, Crush), Missing> {
     Ok((me, next, crush))
 }
 
-/// Says that no Crush runs, why, and how a person names it; exit 127.
-fn no_crush(why: &str) -> u8 {
-    let config = paths::config_dir(&users_env)
-        .map(|d| d.join("crush.json").display().to_string())
-        .unwrap_or_else(|_| "the global crush.json".into());
-    line(&format!(
-        "{why}; install Crush, or name it: {}=/path/to/crush, or \"options\": {{\"{}\": \"/path/to/crush\"}} in {config}",
-        find::REAL_CRUSH_ENV,
-        find::REAL_CRUSH_KEY,
-    ));
-    NOT_FOUND
-}
-
 /// What a start does before Crush runs, on what it `found` of each
 /// document: the start-up policy, with its refresh in a detached helper
-/// (this program, `me`); the version learnt when it matters; whether
-/// Crush's updates go off. What a person must hear is told, one line
-/// each, once per change.
+/// (this program, `me`); the version learnt when it matters (remembered,
+/// or asked now with the next marker, so that a copy of this program found
+/// as Crush goes on to the Crush after it, which answers); whether Crush's
+/// updates go off. What a person must hear is told, one line each, once
+/// per change.
 fn prepare(
     crush: &Crush,
     settings: &Settings,
@@ -250,7 +237,7 @@ fn prepare(
     found: [Found; 2],
     me: &Path,
     next: &Marker,
-) -> Result<Option<Updates>, String> {
+) -> Result<bool, String> {
     let data = &files.dir;
     // A folder that holds the catalog is there.
     if !matches!(found[0], Found::Vouched(_) | Found::Foreign(_)) {
@@ -267,8 +254,21 @@ fn prepare(
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
     let mut notices = Vec::new();
-    let updates = updates(settings, || {
-        Some(learn(crush, &mut memo, next, &mut notices))
+    let (off, _) = updates(settings, || {
+        if let Some(answer) = memo.get(&crush.identity) {
+            return Some(answer);
+        }
+        let mut command = Command::new(&crush.identity.path);
+        command.arg("--version").env(MARKER_ENV, next.encode());
+        let answer = version::probe(command, version::PROBE_TIMEOUT);
+        if let Answer::Problem(problem) = &answer {
+            notices.push(format!(
+                "the version of {} is not known ({problem}), so it starts with its own updates as you set them",
+                crush.identity.path.display()
+            ));
+        }
+        memo.remember(crush.identity.clone(), answer.clone());
+        Some(answer)
     });
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief()));
@@ -286,36 +286,16 @@ fn prepare(
         memo.write(&memo_path)
             .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
     }
-    Ok(updates)
+    Ok(off)
 }
 
 /// What a start with `settings` does with Crush's updates
 /// ([`front::updates`]): `answer`, its version, is asked for only while
 /// every reading of the settings leaves them on.
-fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> Option<Updates> {
+fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> (bool, String) {
     let on = settings.auto_update.value && settings.default_providers.value;
     let hyper_key = config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin);
     front::updates(on, on.then(answer).flatten().as_ref(), hyper_key.as_deref())
-}
-
-/// What `crush --version` answers: remembered, or learnt now (and
-/// remembered) by asking with the next marker, so that a copy of this
-/// program found as Crush goes on to the Crush after it, which answers.
-fn learn(crush: &Crush, memo: &mut Memo, next: &Marker, notices: &mut Vec<String>) -> Answer {
-    if let Some(answer) = memo.get(&crush.identity) {
-        return answer;
-    }
-    let mut command = Command::new(&crush.identity.path);
-    command.arg("--version").env(MARKER_ENV, next.encode());
-    let answer = version::probe(command, version::PROBE_TIMEOUT);
-    if let Answer::Problem(problem) = &answer {
-        notices.push(format!(
-            "the version of {} is not known ({problem}), so it starts with its own updates as you set them",
-            crush.identity.path.display()
-        ));
-    }
-    memo.remember(crush.identity.clone(), answer.clone());
-    answer
 }
 
 /// Starts Crush: on Unix in place of this process, with the argv[0] this
@@ -354,28 +334,23 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
     }
 }
 
-/// An error on stderr, wrapped at a terminal's width as every error is.
+/// An error on stderr, wrapped at a terminal's width as every error is,
+/// its line breaks escaped too: what a catalog, a server or a folder's
+/// name said cannot forge a line.
 fn line(text: &str) {
-    super::output::say(super::output::Said::Error, format_args!("{}", plain(text)));
+    super::output::say(super::output::Said::Error, format_args!("{}", safe(text)));
 }
 
-/// One line on stderr just before Crush takes the screen, `end` (where a
-/// person reads more) last: cut to the terminal's width, never wrapped, so
-/// that it takes one row, the end always shown.
+/// One line on stderr just before Crush takes the screen, escaped, `end`
+/// (where a person reads more) last: cut to the terminal's width, never
+/// wrapped, so that it takes one row, the end always shown.
 fn notice(text: &str, end: &str) {
-    let text = plain(text);
+    let text = safe(text);
     let text = match terminal::stderr_width() {
         Some(width) => terminal::shorten(&text, width.saturating_sub(end.chars().count())),
-        None => text,
+        None => text.into_owned(),
     };
     let _ = writeln!(std::io::stderr().lock(), "{text}{end}");
-}
-
-/// `text` as it may be printed ([`crate::catalog::escape::safe`]): what a
-/// catalog, a server or a folder's name said cannot move the cursor, forge
-/// a line, or read otherwise than it is stored.
-fn plain(text: &str) -> String {
-    crate::catalog::escape::safe(text).into_owned()
 }
 
 /// What `providers --status` shows of a start with `settings`, as far as
@@ -391,30 +366,28 @@ pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<(Value, 
     let crush = found().map(|(_, _, crush)| crush);
     let memo = Memo::read(&files.dir.join(MEMO_FILE));
     let learnt = crush.as_ref().ok().and_then(|c| memo.get(&c.identity));
-    // What its own updates are, and why.
-    let (updates, reason) = match (&crush, updates(settings, || learnt.clone())) {
-        (Err(missing), _) => ("none", missing.to_string()),
-        (Ok(_), None) => (
-            "not_learnt",
-            "its own updates as you set them until a start learns its version".into(),
-        ),
-        (Ok(_), Some(updates)) if updates.off() => ("updates_off", updates.to_string()),
-        (Ok(_), Some(updates)) => ("as_set", updates.to_string()),
-    };
-    let version = match learnt {
-        Some(Answer::Version(version)) => Some(version),
+    let version = match &learnt {
+        Some(Answer::Version(version)) => Some(version.clone()),
         _ => None,
     };
-    let crush = crush.ok();
-    let row = match &crush {
-        Some(crush) => format!(
-            "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {reason}",
-            crush.identity.path.display(),
-            version.as_deref().unwrap_or("version not learnt"),
-            crush.origin,
+    let (updates, reason, row) = match &crush {
+        Err(missing) => (
+            "none",
+            missing.to_string(),
+            format!("none found ({missing}): this program's own commands only"),
         ),
-        None => format!("none found ({reason}): this program's own commands only"),
+        Ok(crush) => {
+            let (off, why) = updates(settings, || learnt);
+            let row = format!(
+                "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {why}",
+                crush.identity.path.display(),
+                version.as_deref().unwrap_or("version not learnt"),
+                crush.origin,
+            );
+            (if off { "updates_off" } else { "as_set" }, why, row)
+        }
     };
+    let crush = crush.ok();
     let json = serde_json::json!({
         "path": crush.as_ref().map(|c| c.identity.path.display().to_string()),
         "found_by": crush.map(|c| c.origin),
@@ -424,25 +397,4 @@ pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<(Value, 
         "reason": reason,
     });
     Some((json, row))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(plain("a\u{1b}[2Jb\nc"), "a\\u{1b}[2Jb\\nc");
-        assert_eq!(plain("plain — text"), "plain — text");
-    }
-
-    /// What reads otherwise than it is stored is escaped too: a folder
-    /// named `\u{202e}` shows `evil` as `live`.
-    #[test]
-    fn bidirectional_and_invisible_characters_are_escaped() {
-        assert_eq!(
-            plain("a\u{202e}b\u{200b}c\u{2028}d\u{feff}\u{9b}e"),
-            "a\\u{202e}b\\u{200b}c\\u{2028}d\\u{feff}\\u{9b}e"
-        );
-    }
 }
