@@ -239,11 +239,8 @@ fn prepare(
     next: &Marker,
 ) -> Result<bool, String> {
     let data = &files.dir;
-    // A folder that holds the catalog is there.
-    if !matches!(found[0], Found::Vouched(_) | Found::Foreign(_)) {
-        std::fs::create_dir_all(data)
-            .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
-    }
+    std::fs::create_dir_all(data)
+        .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
     let mut prepared = StartupOptions::from_settings(settings, files);
     // Crush fetches Hyper's provider itself, with the key, while its
     // updates are on; what it writes is reviewed at the next start.

@@ -18,12 +18,11 @@ use serde::{Deserialize, Serialize};
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// The file, in the data folder, that remembers what the front learnt.
 pub(crate) const MEMO_FILE: &str = "providers.front.json";
-/// The temporary file a memo is written to before it is renamed in place:
-/// not named as the cache's are (`.providers.*.tmp`), which the cache's
-/// writer removes as a killed writer's leftovers while a start may be
-/// writing its memo.
+/// The start of the temporary file a memo is written to before it is
+/// renamed in place: not named as the cache's are (`.providers.*.tmp`),
+/// which the cache's writer removes as a killed writer's leftovers while a
+/// start may be writing its memo.
 const MEMO_TEMP_PREFIX: &str = ".front-memo.";
-const MEMO_TEMP_SUFFIX: &str = ".tmp";
 /// The largest memo read.
 const MEMO_LIMIT: usize = 64 * 1024;
 
@@ -130,14 +129,11 @@ impl Memo {
         self.crush = vec![Learnt { identity, answer }];
     }
 
-    /// Writes the memo to `path` whole (a temporary file renamed over it),
-    /// creating its folder.
+    /// Writes the memo to `path` whole (a temporary file renamed over it).
     pub(crate) fn write(&self, path: &Path) -> io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)?;
         let mut file = tempfile::Builder::new()
             .prefix(MEMO_TEMP_PREFIX)
-            .suffix(MEMO_TEMP_SUFFIX)
             .tempfile_in(dir)?;
         file.write_all(&serde_json::to_vec_pretty(self)?)?;
         file.persist(path).map(drop).map_err(|e| e.error)
@@ -200,7 +196,7 @@ mod tests {
     #[test]
     fn the_memo_remembers_each_binary_by_its_identity() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("sub").join(MEMO_FILE);
+        let path = dir.path().join(MEMO_FILE);
         assert_eq!(Memo::read(&path), Memo::default());
         let id = |p: &str, size| Identity {
             path: p.into(),
@@ -262,9 +258,7 @@ mod tests {
         use crate::store::cache::{self, CacheFiles};
         use crate::store::state::CacheState;
         let dir = tempfile::tempdir().unwrap();
-        let writing = dir
-            .path()
-            .join(format!("{MEMO_TEMP_PREFIX}abc123{MEMO_TEMP_SUFFIX}"));
+        let writing = dir.path().join(format!("{MEMO_TEMP_PREFIX}abc123.tmp"));
         std::fs::write(&writing, b"{}").unwrap();
         let files = CacheFiles::in_dir(dir.path());
         cache::write(
