@@ -160,14 +160,12 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
         let _ = stdout.map(|out| out.take(64 * 1024).read_to_end(&mut output));
         let _ = sender.send(output);
     });
-    let output = receiver.recv_timeout(timeout);
-    if output.is_err() {
+    let Ok(output) = receiver.recv_timeout(timeout) else {
         let _ = child.kill();
-    }
-    let status = child.wait();
-    let Ok(output) = output else {
+        let _ = child.wait();
         return problem(format!("gave no answer within {} s", timeout.as_secs_f64()));
     };
+    let status = child.wait();
     match (from_output(&String::from_utf8_lossy(&output)), status) {
         (Some(version), _) => Answer::Version(version),
         (None, Ok(status)) if !status.success() => problem(format!("failed ({status})")),
