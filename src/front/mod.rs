@@ -372,14 +372,7 @@ mod tests {
             ),
         );
         let reads_cache = "it reads the cache then, and asks nothing at all";
-        for version in [
-            "v0.91.0",
-            "0.91.0",
-            "v1.0.0",
-            "v0.91.0 (abc1234)",
-            "v0.91.0+dirty",
-            "0.92.3",
-        ] {
+        for version in ["v0.91.0", "0.91.0", "v1.0.0", "v0.91.0+dirty", "0.92.3"] {
             assert_eq!(
                 updates_on(version, None),
                 (true, reads_cache.into()),

@@ -26,22 +26,19 @@ const MEMO_TEMP_PREFIX: &str = ".front-memo.";
 /// The largest memo read.
 const MEMO_LIMIT: usize = 64 * 1024;
 
-/// The numbers of a release's version as `crush --version` prints it
-/// (`v0.91.0`, `0.91.0`, `v0.91.0 (abc1234)`), and whether it is a
-/// pre-release (`-nightly`, `-rc.1`, a Go pseudo-version
+/// The numbers of a release's version, as [`from_output`] reads it from
+/// what `crush --version` prints (`v0.91.0`, `0.91.0`), and whether it is
+/// a pre-release (`-nightly`, `-rc.1`, a Go pseudo-version
 /// `v0.90.1-0.20260101120000-0123456789ab`, the build of a commit);
 /// `None` for no release's (`devel`, `unknown`).
 pub(crate) fn release(version: &str) -> Option<((u64, u64, u64), bool)> {
-    let word = version.split_whitespace().next().unwrap_or_default();
-    let word = word.strip_prefix('v').unwrap_or(word);
+    let word = version.strip_prefix('v').unwrap_or(version);
     let word = word.split('+').next().unwrap_or_default();
-    let (core, pre) = match word.split_once('-') {
-        Some((core, _)) => (core, true),
-        None => (word, false),
-    };
+    let core = word.split('-').next().unwrap_or_default();
     let mut numbers = core.split('.').map(|n| n.parse::<u64>().ok());
     let v = (numbers.next()??, numbers.next()??, numbers.next()??);
-    numbers.next().is_none().then_some((v, pre))
+    // A pre-release's core is followed by `-`.
+    numbers.next().is_none().then_some((v, core != word))
 }
 
 /// The version in what `crush --version` printed: the word after
