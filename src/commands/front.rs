@@ -45,8 +45,8 @@ use crate::store::digest::{hex, sha256};
 use crate::store::paths::{self, process_env};
 use crate::trust::foreign;
 
-/// The exit code for "no Crush to run", as a shell says "command not
-/// found".
+/// The exit code for "no Crush to run" (none found, or none that could be
+/// started), as a shell says "command not found".
 const NOT_FOUND: u8 = 127;
 /// The variable Crush asks for its catalog.
 const CATWALK_URL: &str = "CATWALK_URL";
@@ -299,7 +299,7 @@ fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> (boo
 /// process was given; elsewhere waited for, leaving Ctrl-C to it (while
 /// this process listens for Ctrl-C and Ctrl-Break, they no longer end it,
 /// and Crush, on the same console, gets them as it would), exiting with
-/// its code. Returns only on failure.
+/// its code. Returns only on failure: [`NOT_FOUND`].
 fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
     #[cfg(unix)]
     let e = {
@@ -325,10 +325,7 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
         }
     };
     line(&format!("cannot start Crush ({}): {e}", path.display()));
-    match e.kind() {
-        std::io::ErrorKind::NotFound => NOT_FOUND,
-        _ => 126,
-    }
+    NOT_FOUND
 }
 
 /// An error on stderr, wrapped at a terminal's width as every error is,
