@@ -393,7 +393,6 @@ impl Error for Failure {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::diagnosis::Setup;
 
     fn url(text: &str) -> Source {
         Source::Url(text.parse().unwrap())
@@ -539,29 +538,26 @@ mod tests {
     /// `SSL_CERT_FILE` only when that is the cause.
     #[test]
     fn a_client_that_cannot_be_set_up_gets_the_hint_of_its_cause() {
-        let hint = |setup: Setup| {
-            let failure = Failure::of(
-                &url("https://mirror.corp/"),
-                ReadError::Fetch(FetchError::Setup(setup)),
-            );
+        let hint = |setup: FetchError| {
+            let failure = Failure::of(&url("https://mirror.corp/"), ReadError::Fetch(setup));
             failure.hint().into_owned()
         };
         let certificates = "point SSL_CERT_FILE at a readable PEM file, or unset it";
         assert_eq!(
-            hint(Setup::CertFileEmpty("/etc/ca.pem".into())),
+            hint(FetchError::CertFileEmpty("/etc/ca.pem".into())),
             certificates
         );
         assert_eq!(
-            hint(Setup::CertFileUnreadable(
+            hint(FetchError::CertFileUnreadable(
                 "/etc/ca.pem".into(),
                 std::io::ErrorKind::PermissionDenied.into(),
             )),
             certificates
         );
         let runtime = std::io::Error::other("too many open files");
-        assert!(!hint(Setup::Runtime(runtime)).contains("SSL_CERT_FILE"));
+        assert!(!hint(FetchError::Runtime(runtime)).contains("SSL_CERT_FILE"));
         let client = reqwest::Client::builder().user_agent("\n").build();
-        assert!(!hint(Setup::Client(client.unwrap_err())).contains("SSL_CERT_FILE"));
+        assert!(!hint(FetchError::Client(client.unwrap_err())).contains("SSL_CERT_FILE"));
     }
 
     /// `--output` that cannot take the catalog says why, with the data.

@@ -299,7 +299,6 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 
 /// Why a source could not be read.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum ReadError {
     /// The network fetch failed.
     #[error(transparent)]
