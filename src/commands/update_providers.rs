@@ -256,8 +256,8 @@ fn source_of(
     let env_url = process_env(crate::catalog::target::url_env(target))
         .map(|v| v.to_string_lossy().into_owned());
     let (text, given) = source::given_for(target, arg, env_url.as_deref());
-    let source = source::resolve_for(target, arg, env_url.as_deref())
-        .map_err(|e| Exit::Usage(e.to_string()))?;
+    let source =
+        source::resolve_for(target, text, given).map_err(|e| Exit::Usage(e.to_string()))?;
     let origin = match given {
         Given::Argument => "the argument".to_string(),
         Given::Variable(name) => super::inputs::env_origin(name).unwrap_or_default(),
