@@ -3,7 +3,7 @@
 //! interface: the project's own causes, naming what failed (the host, the
 //! proxy and the variable it came from, the certificate) and, apart, the
 //! one thing that fixes it. The HTTP client's errors (reqwest, hyper,
-//! rustls, the operating system) are read here ([`network`]) and nowhere
+//! rustls, the operating system) are read here ([`cause`]) and nowhere
 //! else; no wording of those libraries reaches the user, and the client's
 //! error stays the failure's source, for `--verbose`.
 
