@@ -93,11 +93,6 @@ impl Context {
         }
     }
 
-    /// The settings, their warnings printed.
-    pub(super) fn settings(&self) -> Result<Settings, Exit> {
-        self.read_settings(false).map(|(settings, _)| settings)
-    }
-
     /// The settings, their warnings printed; `passing_over` every file
     /// that cannot be used, as `update-providers` reads them (Crush's reads
     /// no configuration at all), the warnings of the files passed over

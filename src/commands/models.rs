@@ -31,7 +31,7 @@ struct ModelRow<'a> {
 
 /// `crush models`.
 pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
-    let settings = context.settings()?;
+    let (settings, _) = context.read_settings(false)?;
     let loaded = context.startup(&settings, &cache_files()?, args.wait)?;
     let Some(catalog) = listed(&loaded, &settings, "models", args.json)? else {
         return Ok(());

@@ -28,7 +28,7 @@ use crate::trust::memory;
 
 /// `crush providers`.
 pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
-    let settings = context.settings()?;
+    let (settings, _) = context.read_settings(false)?;
     let files = cache_files()?;
     if args.status {
         return status(&settings, &files, args.json);
