@@ -307,17 +307,15 @@ impl Cached {
             "" => String::new(),
             key => format!("{prefix}{key}"),
         };
-        let first = (first.to_owned(), format!("{}{state}", self.cache));
-        let rows = rows
-            .into_iter()
-            .filter_map(|(k, value)| Some((key(k), value?)));
+        let first = (first.to_owned(), Some(format!("{}{state}", self.cache)));
+        let rows = rows.into_iter().map(|(k, value)| (key(k), value));
         std::iter::once(first).chain(rows).collect()
     }
 }
 
 /// A row of the text status: a key (empty: the row above goes on) and a
-/// value.
-type Row = (String, String);
+/// value (none: no row).
+type Row = (String, Option<String>);
 
 /// The last automatic refresh, as `--status` shows it.
 #[derive(Debug, Serialize)]
@@ -476,42 +474,29 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     });
     let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
     let interval = humantime::format_duration(interval);
-    let mut rows = status.catalog.rows();
-    rows.push(("where keys went".into(), followed));
-    rows.push(("floor".into(), floor));
-    rows.extend(hyper.cache.rows());
-    let mut row = |key: &str, value: Option<String>| {
-        rows.extend(value.map(|value| (key.to_owned(), value)));
-    };
-    row(
-        "hyper url",
-        Some(format!("{} ({})", hyper.url, hyper.url_origin)),
-    );
-    row(
-        "hyper key",
-        Some(hyper.key.clone().unwrap_or("none".into())),
-    );
-    row("hyper at start-up", Some(hyper.refresh_at_start_up.clone()));
-    row("embedded snapshot", Some(status.embedded_snapshot.into()));
-    row(
-        "provider-auto-update",
-        Some(settings.auto_update.to_string()),
-    );
-    row("", both(&settings.auto_update_orders));
-    row("public keys", keys);
     let origin = &status.refresh_interval_origin;
-    row("refresh interval", Some(format!("{interval} ({origin})")));
-    row(
-        "default-providers",
-        Some(settings.default_providers.to_string()),
-    );
-    row("", both(&settings.default_providers_orders));
-    for (key, value) in status.inputs.rows() {
-        row(key, Some(value));
-    }
-    row("crush", status.crush_row.clone());
+    let mut rows = status.catalog.rows();
+    rows.push(("where keys went".into(), Some(followed)));
+    rows.push(("floor".into(), Some(floor)));
+    rows.extend(hyper.cache.rows());
+    let more = [
+        ("hyper url", Some(format!("{} ({})", hyper.url, hyper.url_origin))),
+        ("hyper key", Some(hyper.key.as_deref().unwrap_or("none").into())),
+        ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
+        ("embedded snapshot", Some(status.embedded_snapshot.into())),
+        ("provider-auto-update", Some(settings.auto_update.to_string())),
+        ("", both(&settings.auto_update_orders)),
+        ("public keys", keys),
+        ("refresh interval", Some(format!("{interval} ({origin})"))),
+        ("default-providers", Some(settings.default_providers.to_string())),
+        ("", both(&settings.default_providers_orders)),
+    ];
+    let inputs = status.inputs.rows().into_iter().map(|(k, v)| (k, Some(v)));
+    let crush = ("crush", status.crush_row.clone());
+    rows.extend((more.into_iter().chain(inputs).chain([crush])).map(|(k, v)| (k.into(), v)));
     let width = terminal::stdout_width();
     for (key, value) in rows {
+        let Some(value) = value else { continue };
         let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
         // A source, a cause, a finding: from a server or the state file.
         let value = safe(&value);
