@@ -479,16 +479,19 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     rows.push(("where keys went".into(), Some(followed)));
     rows.push(("floor".into(), Some(floor)));
     rows.extend(hyper.cache.rows());
+    let hyper_url = format!("{} ({})", hyper.url, hyper.url_origin);
+    let hyper_key = hyper.key.as_deref().unwrap_or("none");
+    let (auto_update, default_providers) = (&settings.auto_update, &settings.default_providers);
     let more = [
-        ("hyper url", Some(format!("{} ({})", hyper.url, hyper.url_origin))),
-        ("hyper key", Some(hyper.key.as_deref().unwrap_or("none").into())),
+        ("hyper url", Some(hyper_url)),
+        ("hyper key", Some(hyper_key.into())),
         ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
         ("embedded snapshot", Some(status.embedded_snapshot.into())),
-        ("provider-auto-update", Some(settings.auto_update.to_string())),
+        ("provider-auto-update", Some(auto_update.to_string())),
         ("", both(&settings.auto_update_orders)),
         ("public keys", keys),
         ("refresh interval", Some(format!("{interval} ({origin})"))),
-        ("default-providers", Some(settings.default_providers.to_string())),
+        ("default-providers", Some(default_providers.to_string())),
         ("", both(&settings.default_providers_orders)),
     ];
     let inputs = status.inputs.rows().into_iter().map(|(k, v)| (k, Some(v)));
