@@ -198,12 +198,9 @@ fn bearer(
     target: Target,
     source: &Source,
 ) -> Option<Bearer> {
-    let Source::Url(url) = source else {
+    let (Source::Url(url), Target::Hyper) = (source, target) else {
         return None;
     };
-    if target != Target::Hyper {
-        return None;
-    }
     let key = crate::config::hyper::hyper_key_in(settings, &process_env);
     let sent = key.as_ref().is_some_and(|k| k.origin == HYPER_KEY_ENV);
     let how = match &key {
