@@ -14,7 +14,6 @@ use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::Network;
 pub(super) use crate::startup::pinned_keys;
-pub(super) use crate::startup::settings::env_options;
 use crate::startup::{self, Background, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};

@@ -19,7 +19,7 @@ use crate::config::{self, Disagreement, Setting, Settings};
 use crate::environment::{self, Source};
 use crate::fetch::source;
 use crate::startup::network::{self, Network};
-use crate::startup::settings::{NotAtStartUp, at_start_up};
+use crate::startup::settings::{NotAtStartUp, at_start_up, env_options};
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Found};
 use crate::store::digest;
@@ -394,7 +394,7 @@ fn setting_json(setting: &Setting, orders: &Option<Disagreement>) -> serde_json:
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
     let mut warnings = Vec::new();
-    let env = context::env_options(&mut warnings);
+    let env = env_options(&mut warnings);
     for warning in &warnings {
         say(Said::Warning, format_args!("{warning}"));
     }
