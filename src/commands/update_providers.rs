@@ -290,10 +290,7 @@ fn source_of(
         )),
         _ => None,
     };
-    match usage {
-        Some(message) => Err(Exit::Usage(message)),
-        None => Ok((source, given)),
-    }
+    usage.map_or(Ok((source, given)), |message| Err(Exit::Usage(message)))
 }
 
 /// Prints the report of an update to `output` as `args` ask; whether the
