@@ -198,12 +198,9 @@ fn bearer(
     target: Target,
     source: &Source,
 ) -> Option<Bearer> {
-    let Source::Url(url) = source else {
+    let (Source::Url(url), Target::Hyper) = (source, target) else {
         return None;
     };
-    if target != Target::Hyper {
-        return None;
-    }
     let key = crate::config::hyper::hyper_key_in(settings, &process_env);
     let sent = key.as_ref().is_some_and(|k| k.origin == HYPER_KEY_ENV);
     let how = match &key {
@@ -293,10 +290,7 @@ fn source_of(
         )),
         _ => None,
     };
-    match usage {
-        Some(message) => Err(Exit::Usage(message)),
-        None => Ok((source, given)),
-    }
+    usage.map_or(Ok((source, given)), |message| Err(Exit::Usage(message)))
 }
 
 /// Prints the report of an update to `output` as `args` ask; whether the
