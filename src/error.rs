@@ -41,19 +41,18 @@ pub(crate) fn name_program(name: String) {
 pub struct Failure {
     /// What was being read or written, in words: a catalog's source (a
     /// URL with its password as `***`), `data folder`, a path.
-    pub source: String,
+    pub(crate) source: String,
     /// The catalog's source, when that is what failed: where it is from
     /// decides the hint (boxed: a failure stays small to return).
-    pub from: Option<Box<Source>>,
+    pub(crate) from: Option<Box<Source>>,
     /// Why it failed.
-    pub cause: Cause,
+    pub(crate) cause: Cause,
 }
 
 /// Why a command failed: a variant that wraps another error names what
 /// failed and carries that error as its `#[source]`.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Cause {
+pub(crate) enum Cause {
     /// Reading the source failed.
     #[error(transparent)]
     Read(#[from] ReadError),
@@ -119,7 +118,7 @@ pub enum Cause {
     Stdout(#[source] std::io::Error),
     /// The cache cannot be read (`--keep-current`, which keeps it).
     #[error(transparent)]
-    Cache(#[from] CacheUnreadable),
+    Cache(CacheError),
     /// No model matches the terms given (each as printable text).
     #[error("no model matches {}", .0.join(" "))]
     NoMatch(Vec<String>),
@@ -128,7 +127,7 @@ pub enum Cause {
 /// Why `--output` cannot take the catalog, told before anything is
 /// downloaded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OutputError {
+pub(crate) enum OutputError {
     /// It is a folder; `example` is a file's path in it.
     #[error("it is a folder, not a file's path (such as {})", .example.display())]
     Folder {
@@ -140,14 +139,9 @@ pub enum OutputError {
     NoFolder(PathBuf),
 }
 
-/// The cache cannot be read: which file, and why.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct CacheUnreadable(#[from] CacheError);
-
 impl Cause {
     /// Why a document of `target` is not valid.
-    pub fn invalid(target: Target, source: ValidationError) -> Cause {
+    pub(crate) fn invalid(target: Target, source: ValidationError) -> Cause {
         Cause::Invalid { target, source }
     }
 
@@ -204,7 +198,7 @@ impl From<Unsigned> for Cause {
 impl Failure {
     /// A failure of `source`, a thing named in words (a path, `data
     /// folder`, where a key is set).
-    pub fn new(source: impl fmt::Display, cause: impl Into<Cause>) -> Failure {
+    pub(crate) fn new(source: impl fmt::Display, cause: impl Into<Cause>) -> Failure {
         Failure {
             source: source.to_string(),
             from: None,
@@ -213,7 +207,7 @@ impl Failure {
     }
 
     /// A failure of a catalog's `source`.
-    pub fn of(source: &Source, cause: impl Into<Cause>) -> Failure {
+    pub(crate) fn of(source: &Source, cause: impl Into<Cause>) -> Failure {
         Failure {
             from: Some(Box::new(source.clone())),
             ..Failure::new(source, cause)
@@ -222,7 +216,7 @@ impl Failure {
 
     /// What the user can do about it, its commands named as the command
     /// line was invoked (`crush` for a host).
-    pub fn hint(&self) -> Cow<'static, str> {
+    pub(crate) fn hint(&self) -> Cow<'static, str> {
         let program = program();
         let url = match self.from.as_deref() {
             Some(Source::Url(url)) => Some(url),
@@ -348,7 +342,7 @@ impl Failure {
     }
 
     /// The libraries' own account of the failure, for `--verbose`.
-    pub fn detail(&self) -> Option<String> {
+    pub(crate) fn detail(&self) -> Option<String> {
         match &self.cause {
             Cause::Read(ReadError::Fetch(fetch)) => fetch.detail(),
             _ => None,
@@ -393,7 +387,6 @@ impl Error for Failure {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fetch::diagnosis::Setup;
 
     fn url(text: &str) -> Source {
         Source::Url(text.parse().unwrap())
@@ -539,29 +532,26 @@ mod tests {
     /// `SSL_CERT_FILE` only when that is the cause.
     #[test]
     fn a_client_that_cannot_be_set_up_gets_the_hint_of_its_cause() {
-        let hint = |setup: Setup| {
-            let failure = Failure::of(
-                &url("https://mirror.corp/"),
-                ReadError::Fetch(FetchError::Setup(setup)),
-            );
+        let hint = |setup: FetchError| {
+            let failure = Failure::of(&url("https://mirror.corp/"), ReadError::Fetch(setup));
             failure.hint().into_owned()
         };
         let certificates = "point SSL_CERT_FILE at a readable PEM file, or unset it";
         assert_eq!(
-            hint(Setup::CertFileEmpty("/etc/ca.pem".into())),
+            hint(FetchError::CertFileEmpty("/etc/ca.pem".into())),
             certificates
         );
         assert_eq!(
-            hint(Setup::CertFileUnreadable(
+            hint(FetchError::CertFileUnreadable(
                 "/etc/ca.pem".into(),
                 std::io::ErrorKind::PermissionDenied.into(),
             )),
             certificates
         );
         let runtime = std::io::Error::other("too many open files");
-        assert!(!hint(Setup::Runtime(runtime)).contains("SSL_CERT_FILE"));
+        assert!(!hint(FetchError::Runtime(runtime)).contains("SSL_CERT_FILE"));
         let client = reqwest::Client::builder().user_agent("\n").build();
-        assert!(!hint(Setup::Client(client.unwrap_err())).contains("SSL_CERT_FILE"));
+        assert!(!hint(FetchError::Client(client.unwrap_err())).contains("SSL_CERT_FILE"));
     }
 
     /// `--output` that cannot take the catalog says why, with the data.

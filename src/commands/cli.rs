@@ -141,7 +141,7 @@ is Crush's.";
 /// shell's script in the file that shell loads for that name, an example
 /// too long for 80 columns broken after a backslash.
 fn completion_examples(name: &str) -> String {
-    let examples = [
+    let files = [
         (
             "bash",
             format!("~/.local/share/bash-completion/completions/{name}"),
@@ -149,17 +149,15 @@ fn completion_examples(name: &str) -> String {
         ("zsh", format!("\"${{fpath[1]}}/_{name}\"")),
         ("fish", format!("~/.config/fish/completions/{name}.fish")),
     ];
-    let mut text = String::from("Examples:");
-    for (shell, file) in examples {
+    let lines = files.map(|(shell, file)| {
         let line = format!("  {name} completion {shell} > {file}");
-        if line.chars().count() <= 80 {
-            text.push_str(&format!("\n{line}"));
-        } else {
-            text.push_str(&format!("\n  {name} completion {shell} \\\n    > {file}"));
+        match line.chars().count() <= 80 {
+            true => line,
+            false => format!("  {name} completion {shell} \\\n    > {file}"),
         }
-    }
-    text.push_str(&format!("\n  {name} completion powershell >> $PROFILE"));
-    text
+    });
+    let powershell = format!("  {name} completion powershell >> $PROFILE");
+    format!("Examples:\n{}\n{powershell}", lines.join("\n"))
 }
 
 /// The commands.

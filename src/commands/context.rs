@@ -14,7 +14,6 @@ use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::startup::network::Network;
 pub(super) use crate::startup::pinned_keys;
-pub(super) use crate::startup::settings::env_options;
 use crate::startup::{self, Background, Provenance, StartupCatalog, StartupOptions};
 use crate::store::cache::CacheFiles;
 use crate::store::paths::{self, process_env};
@@ -91,11 +90,6 @@ impl Context {
         if self.debug {
             say(Said::Plain, format_args!("debug: {line}"));
         }
-    }
-
-    /// The settings, their warnings printed.
-    pub(super) fn settings(&self) -> Result<Settings, Exit> {
-        self.read_settings(false).map(|(settings, _)| settings)
     }
 
     /// The settings, their warnings printed; `passing_over` every file

@@ -3,7 +3,7 @@
 //! prices); on a pipe bare `provider/model` lines, sorted by provider then
 //! model, as Crush's own `crush models` prints them for a script.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use serde::Serialize;
 
@@ -31,12 +31,12 @@ struct ModelRow<'a> {
 
 /// `crush models`.
 pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
-    let settings = context.settings()?;
+    let (settings, _) = context.read_settings(false)?;
     let loaded = context.startup(&settings, &cache_files()?, args.wait)?;
     let Some(catalog) = listed(&loaded, &settings, "models", args.json)? else {
         return Ok(());
     };
-    let rows = matching(args, &catalog);
+    let mut rows = matching(args, &catalog);
     // Like grep: nothing found is an answer scripts can test.
     if rows.is_empty() && !args.terms.is_empty() {
         let terms: Vec<String> = args.terms.iter().map(|t| printable(t)).collect();
@@ -45,7 +45,34 @@ pub(super) fn run(context: &Context, args: &ModelsArgs) -> Result<(), Exit> {
             Cause::NoMatch(terms),
         )));
     }
-    print(|out| write_models(out, args, &rows))
+    if args.json {
+        return print(|out| write_json(out, &rows));
+    }
+    // Sorted as Crush sorts them: by provider id, then model id.
+    rows.sort_by(|a, b| (a.provider, a.id).cmp(&(b.provider, b.id)));
+    let id = |r: &ModelRow<'_>| format!("{}/{}", r.provider, r.id);
+    let Some(width) = terminal::stdout_width() else {
+        return print(|out| {
+            rows.iter()
+                .try_for_each(|r| writeln!(out, "{}", safe(&id(r))))
+        });
+    };
+    let table: Vec<[String; 4]> = (rows.iter())
+        .map(|r| {
+            [
+                id(r),
+                r.name.unwrap_or("").to_string(),
+                r.context_window.map(tokens).unwrap_or_default(),
+                match (r.cost_per_1m_in, r.cost_per_1m_out) {
+                    (Some(i), Some(o)) => format!("${i}/${o}"),
+                    _ => String::new(),
+                },
+            ]
+        })
+        .collect();
+    // On a narrow terminal the name goes first: the id says it too.
+    let head = ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"];
+    print(|out| write_table(out, head, &table, &[1], width))
 }
 
 /// The models whose provider id or name, or own id or name, contains every
@@ -74,38 +101,6 @@ fn matching<'a>(args: &ModelsArgs, catalog: &'a Catalog) -> Vec<ModelRow<'a>> {
             supports_attachments: model.supports_attachments,
         })
         .collect()
-}
-
-fn write_models(out: &mut impl Write, args: &ModelsArgs, rows: &[ModelRow<'_>]) -> io::Result<()> {
-    if args.json {
-        return write_json(out, &rows);
-    }
-    // Sorted as Crush sorts them: by provider id, then model id.
-    let mut rows: Vec<&ModelRow<'_>> = rows.iter().collect();
-    rows.sort_by(|a, b| (a.provider, a.id).cmp(&(b.provider, b.id)));
-    let Some(width) = terminal::stdout_width() else {
-        for row in rows {
-            writeln!(out, "{}", safe(&format!("{}/{}", row.provider, row.id)))?;
-        }
-        return Ok(());
-    };
-    let table: Vec<[String; 4]> = rows
-        .iter()
-        .map(|r| {
-            [
-                format!("{}/{}", r.provider, r.id),
-                r.name.unwrap_or("").to_string(),
-                r.context_window.map(tokens).unwrap_or_default(),
-                match (r.cost_per_1m_in, r.cost_per_1m_out) {
-                    (Some(i), Some(o)) => format!("${i}/${o}"),
-                    _ => String::new(),
-                },
-            ]
-        })
-        .collect();
-    // On a narrow terminal the name goes first: the id says it too.
-    let head = ["MODEL", "NAME", "CONTEXT", "$/1M IN/OUT"];
-    write_table(out, head, &table, &[1], width)
 }
 
 /// A context window as a person compares them down a column: in

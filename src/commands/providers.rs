@@ -19,7 +19,7 @@ use crate::config::{self, Disagreement, Setting, Settings};
 use crate::environment::{self, Source};
 use crate::fetch::source;
 use crate::startup::network::{self, Network};
-use crate::startup::settings::{NotAtStartUp, at_start_up};
+use crate::startup::settings::{NotAtStartUp, at_start_up, env_options};
 use crate::startup::{self, Provenance, StartupCatalog};
 use crate::store::cache::{self, CacheFiles, Found};
 use crate::store::digest;
@@ -28,7 +28,7 @@ use crate::trust::memory;
 
 /// `crush providers`.
 pub(super) fn run(context: &Context, args: &ProvidersArgs) -> Result<(), Exit> {
-    let settings = context.settings()?;
+    let (settings, _) = context.read_settings(false)?;
     let files = cache_files()?;
     if args.status {
         return status(&settings, &files, args.json);
@@ -307,17 +307,15 @@ impl Cached {
             "" => String::new(),
             key => format!("{prefix}{key}"),
         };
-        let first = (first.to_owned(), format!("{}{state}", self.cache));
-        let rows = rows
-            .into_iter()
-            .filter_map(|(k, value)| Some((key(k), value?)));
+        let first = (first.to_owned(), Some(format!("{}{state}", self.cache)));
+        let rows = rows.into_iter().map(|(k, value)| (key(k), value));
         std::iter::once(first).chain(rows).collect()
     }
 }
 
 /// A row of the text status: a key (empty: the row above goes on) and a
-/// value.
-type Row = (String, String);
+/// value (none: no row).
+type Row = (String, Option<String>);
 
 /// The last automatic refresh, as `--status` shows it.
 #[derive(Debug, Serialize)]
@@ -396,7 +394,7 @@ fn setting_json(setting: &Setting, orders: &Option<Disagreement>) -> serde_json:
 
 fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exit> {
     let mut warnings = Vec::new();
-    let env = context::env_options(&mut warnings);
+    let env = env_options(&mut warnings);
     for warning in &warnings {
         say(Said::Warning, format_args!("{warning}"));
     }
@@ -476,42 +474,32 @@ fn write_status(out: &mut impl Write, status: &Status, settings: &Settings) -> i
     });
     let interval = Duration::from_secs_f64(status.refresh_interval_seconds);
     let interval = humantime::format_duration(interval);
-    let mut rows = status.catalog.rows();
-    rows.push(("where keys went".into(), followed));
-    rows.push(("floor".into(), floor));
-    rows.extend(hyper.cache.rows());
-    let mut row = |key: &str, value: Option<String>| {
-        rows.extend(value.map(|value| (key.to_owned(), value)));
-    };
-    row(
-        "hyper url",
-        Some(format!("{} ({})", hyper.url, hyper.url_origin)),
-    );
-    row(
-        "hyper key",
-        Some(hyper.key.clone().unwrap_or("none".into())),
-    );
-    row("hyper at start-up", Some(hyper.refresh_at_start_up.clone()));
-    row("embedded snapshot", Some(status.embedded_snapshot.into()));
-    row(
-        "provider-auto-update",
-        Some(settings.auto_update.to_string()),
-    );
-    row("", both(&settings.auto_update_orders));
-    row("public keys", keys);
     let origin = &status.refresh_interval_origin;
-    row("refresh interval", Some(format!("{interval} ({origin})")));
-    row(
-        "default-providers",
-        Some(settings.default_providers.to_string()),
-    );
-    row("", both(&settings.default_providers_orders));
-    for (key, value) in status.inputs.rows() {
-        row(key, Some(value));
-    }
-    row("crush", status.crush_row.clone());
+    let mut rows = status.catalog.rows();
+    rows.push(("where keys went".into(), Some(followed)));
+    rows.push(("floor".into(), Some(floor)));
+    rows.extend(hyper.cache.rows());
+    let hyper_url = format!("{} ({})", hyper.url, hyper.url_origin);
+    let hyper_key = hyper.key.as_deref().unwrap_or("none");
+    let (auto_update, default_providers) = (&settings.auto_update, &settings.default_providers);
+    let more = [
+        ("hyper url", Some(hyper_url)),
+        ("hyper key", Some(hyper_key.into())),
+        ("hyper at start-up", Some(hyper.refresh_at_start_up.clone())),
+        ("embedded snapshot", Some(status.embedded_snapshot.into())),
+        ("provider-auto-update", Some(auto_update.to_string())),
+        ("", both(&settings.auto_update_orders)),
+        ("public keys", keys),
+        ("refresh interval", Some(format!("{interval} ({origin})"))),
+        ("default-providers", Some(default_providers.to_string())),
+        ("", both(&settings.default_providers_orders)),
+    ];
+    let inputs = status.inputs.rows().into_iter().map(|(k, v)| (k, Some(v)));
+    let crush = ("crush", status.crush_row.clone());
+    rows.extend((more.into_iter().chain(inputs).chain([crush])).map(|(k, v)| (k.into(), v)));
     let width = terminal::stdout_width();
     for (key, value) in rows {
+        let Some(value) = value else { continue };
         let key = format!("{key}{}", if key.is_empty() { "" } else { ":" });
         // A source, a cause, a finding: from a server or the state file.
         let value = safe(&value);

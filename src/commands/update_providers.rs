@@ -198,12 +198,9 @@ fn bearer(
     target: Target,
     source: &Source,
 ) -> Option<Bearer> {
-    let Source::Url(url) = source else {
+    let (Source::Url(url), Target::Hyper) = (source, target) else {
         return None;
     };
-    if target != Target::Hyper {
-        return None;
-    }
     let key = crate::config::hyper::hyper_key_in(settings, &process_env);
     let sent = key.as_ref().is_some_and(|k| k.origin == HYPER_KEY_ENV);
     let how = match &key {
@@ -256,8 +253,8 @@ fn source_of(
     let env_url = process_env(crate::catalog::target::url_env(target))
         .map(|v| v.to_string_lossy().into_owned());
     let (text, given) = source::given_for(target, arg, env_url.as_deref());
-    let source = source::resolve_for(target, arg, env_url.as_deref())
-        .map_err(|e| Exit::Usage(e.to_string()))?;
+    let source =
+        source::resolve_for(target, text, given).map_err(|e| Exit::Usage(e.to_string()))?;
     let origin = match given {
         Given::Argument => "the argument".to_string(),
         Given::Variable(name) => super::inputs::env_origin(name).unwrap_or_default(),
@@ -293,10 +290,7 @@ fn source_of(
         )),
         _ => None,
     };
-    match usage {
-        Some(message) => Err(Exit::Usage(message)),
-        None => Ok((source, given)),
-    }
+    usage.map_or(Ok((source, given)), |message| Err(Exit::Usage(message)))
 }
 
 /// Prints the report of an update to `output` as `args` ask; whether the

@@ -3,20 +3,19 @@
 //! interface: the project's own causes, naming what failed (the host, the
 //! proxy and the variable it came from, the certificate) and, apart, the
 //! one thing that fixes it. The HTTP client's errors (reqwest, hyper,
-//! rustls, the operating system) are read here ([`network`]) and nowhere
+//! rustls, the operating system) are read here ([`cause`]) and nowhere
 //! else; no wording of those libraries reaches the user, and the client's
 //! error stays the failure's source, for `--verbose`.
 
 use std::error::Error as StdError;
 use std::fmt;
 use std::io;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use reqwest::Url;
 use rustls::CertificateError;
 
-use crate::fetch::proxy::{self, Direct, ProxyEnv, Route};
+use crate::fetch::proxy::{self, Direct, Route};
 
 /// Words of the HTTP libraries that never reach the user: the unit tests
 /// here and the end-to-end tests check every failure message against them.
@@ -217,25 +216,12 @@ impl Network {
     }
 }
 
-/// The cause of the HTTP client's `error` on a request for `url`, routed
-/// as `env` says; `received` is how much of the body had come when it
-/// failed, `None` before the answer.
-pub(crate) fn network(
-    error: &reqwest::Error,
-    url: &Url,
-    env: &ProxyEnv,
-    received: Option<u64>,
-) -> Network {
-    let route = proxy::route(url, env);
-    let how = (error.is_connect(), error.is_dns(), received);
-    cause(&chain(error), url, &route, how)
-}
-
-/// The cause `links` (the client's error and its sources) come to, for a
-/// request for `url` that took `route`, `how` it failed: while connecting
-/// (the proxy's tunnel and TLS included), on a name that did not resolve,
-/// with how much of the body had come.
-fn cause(
+/// The cause `links` (the HTTP client's error and its sources) come to,
+/// for a request for `url` that took `route`, `how` it failed: while
+/// connecting (the proxy's tunnel and TLS included), on a name that did
+/// not resolve, with how much of the body had come (`None` before the
+/// answer).
+pub(crate) fn cause(
     links: &[&(dyn StdError + 'static)],
     url: &Url,
     route: &Route,
@@ -351,40 +337,6 @@ pub(crate) fn chain<'a>(error: &'a (dyn StdError + 'static)) -> Vec<&'a (dyn Std
     .collect()
 }
 
-/// Why the HTTP client could not be set up: no request was sent.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum Setup {
-    /// The runtime the download runs on could not start (the system
-    /// refused a thread or a descriptor).
-    #[error("cannot start the network runtime: {0}")]
-    Runtime(io::Error),
-    /// `SSL_CERT_FILE` names a file that cannot be read, for this.
-    #[error("cannot read SSL_CERT_FILE {}: {}", .0.display(), crate::store::file::io_words(.1))]
-    CertFileUnreadable(PathBuf, io::Error),
-    /// `SSL_CERT_FILE` names a file without a PEM certificate.
-    #[error("SSL_CERT_FILE {} holds no PEM certificate", .0.display())]
-    CertFileEmpty(PathBuf),
-    /// The HTTP client refused its configuration.
-    #[error("cannot set up the HTTP client: {0}")]
-    Client(reqwest::Error),
-}
-
-impl Setup {
-    /// The one thing that fixes it.
-    pub fn hint(&self) -> &'static str {
-        match self {
-            Setup::CertFileUnreadable(..) | Setup::CertFileEmpty(_) => {
-                "point SSL_CERT_FILE at a readable PEM file, or unset it"
-            }
-            Setup::Runtime(_) => {
-                "the system refused what a download needs (open files, memory): close some programs or raise the limit (ulimit -n), and try again"
-            }
-            Setup::Client(_) => "try again; if it persists, report it as a bug",
-        }
-    }
-}
-
 /// A timeout, by the phase it struck in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Timeout {
@@ -439,6 +391,7 @@ pub(crate) fn spare_descriptors() -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::proxy::ProxyEnv;
 
     /// An error with a message and a source, as the libraries chain them.
     #[derive(Debug)]

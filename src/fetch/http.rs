@@ -2,14 +2,18 @@
 //! validators are known, and careful about redirects.
 
 use std::cell::Cell;
+use std::io;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
 use reqwest::{StatusCode, Url};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
 
 use crate::catalog::Target;
-use crate::fetch::diagnosis::{self, Network, Proxy, ProxyOrigin, Setup, Timeout};
+use crate::fetch::diagnosis::{self, Network, Proxy, ProxyOrigin, Timeout};
 use crate::fetch::proxy::{self, ProxyEnv, Route};
 use crate::fetch::source::{Loaded, redacted};
 use crate::fetch::watch::{Reported, Signal, Watch};
@@ -65,7 +69,6 @@ impl Default for FetchOptions {
 
 /// Why a fetch failed, in the project's own words (`crate::fetch::diagnosis`).
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum FetchError {
     /// The time allowed ran out, in this phase.
     #[error("{0}")]
@@ -93,9 +96,19 @@ pub enum FetchError {
         "the Hyper key of HYPER_API_KEY holds a line break or another control character, which no HTTP header can carry: no request was sent"
     )]
     UnsendableKey,
-    /// The client could not be set up (an unreadable `SSL_CERT_FILE`).
-    #[error("{0}")]
-    Setup(Setup),
+    /// The runtime the download runs on could not start (the system
+    /// refused a thread or a descriptor): no request was sent.
+    #[error("cannot start the network runtime: {0}")]
+    Runtime(io::Error),
+    /// `SSL_CERT_FILE` names a file that cannot be read, for this.
+    #[error("cannot read SSL_CERT_FILE {}: {}", .0.display(), crate::store::file::io_words(.1))]
+    CertFileUnreadable(PathBuf, io::Error),
+    /// `SSL_CERT_FILE` names a file without a PEM certificate.
+    #[error("SSL_CERT_FILE {} holds no PEM certificate", .0.display())]
+    CertFileEmpty(PathBuf),
+    /// The HTTP client refused its configuration.
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(reqwest::Error),
     /// An http request with a proxy set, in a CGI script: not sent, as Go
     /// does not send it (golang.org/s/cgihttpproxy).
     #[error(
@@ -139,7 +152,6 @@ pub(crate) const MAX_REDIRECTS: usize = 5;
 /// Why a redirect was not followed. The URLs are as shown: a password
 /// replaced by `***`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum Redirect {
     /// More than five in a row.
     #[error("more than {MAX_REDIRECTS} redirects")]
@@ -203,7 +215,11 @@ impl FetchError {
                 proxy::variable_for(url)
             ),
             FetchError::Network { cause, .. } => cause.hint(url),
-            FetchError::Setup(setup) => setup.hint().into(),
+            FetchError::CertFileUnreadable(..) | FetchError::CertFileEmpty(_) => {
+                "point SSL_CERT_FILE at a readable PEM file, or unset it".into()
+            }
+            FetchError::Runtime(_) => "the system refused what a download needs (open files, memory): close some programs or raise the limit (ulimit -n), and try again".into(),
+            FetchError::Client(_) => "try again; if it persists, report it as a bug".into(),
             FetchError::UnsendableKey => "remove it from HYPER_API_KEY".into(),
             FetchError::RefusedInCgi => {
                 "use an https:// URL, or unset REQUEST_METHOD outside a CGI script".into()
@@ -351,13 +367,24 @@ impl Client {
                     .enable_all()
                     .build()
             })
-            .map_err(|e| FetchError::Setup(Setup::Runtime(e)))?;
+            .map_err(FetchError::Runtime)?;
         let env = |name: &str| match own {
             true => credential::users_env(name),
             false => crate::environment::var(name),
         };
         let proxies = ProxyEnv::read(env);
-        let roots = tls::extra_roots(env).map_err(FetchError::Setup)?;
+        // Trusted besides the system's (on Linux the system's loader reads
+        // that file in their place, as OpenSSL does; elsewhere only this
+        // adds them, so a corporate CA works everywhere).
+        let mut roots = Vec::new();
+        if let Some(path) = env("SSL_CERT_FILE").map(PathBuf::from) {
+            let pem = std::fs::read(&path)
+                .map_err(|e| FetchError::CertFileUnreadable(path.clone(), e))?;
+            roots.extend(CertificateDer::pem_slice_iter(&pem).filter_map(Result::ok));
+            if roots.is_empty() {
+                return Err(FetchError::CertFileEmpty(path));
+            }
+        }
         let routes = proxies.clone();
         let routed = reqwest::Proxy::custom(move |url| match proxy::route(url, &routes) {
             Route::Proxy(proxy, _) => Some(proxy),
@@ -370,7 +397,7 @@ impl Client {
             .connect_timeout(connect_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| FetchError::Setup(Setup::Client(e)))?;
+            .map_err(FetchError::Client)?;
         Ok(Client {
             runtime,
             http,
@@ -530,8 +557,11 @@ impl Client {
             return FetchError::Timeout(Timeout::Connect(self.connect_timeout));
         }
         let received = received.map(|bytes| bytes.len() as u64);
+        let how = (error.is_connect(), error.is_dns(), received);
+        let route = proxy::route(url, &self.proxies);
+        let cause = diagnosis::cause(&diagnosis::chain(&error), url, &route, how);
         FetchError::Network {
-            cause: Box::new(diagnosis::network(&error, url, &self.proxies, received)),
+            cause: Box::new(cause),
             source: Some(error),
             redirected: redirected.then(|| redacted(url.as_str())),
         }

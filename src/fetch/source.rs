@@ -140,16 +140,11 @@ pub(crate) fn given_for<'a>(
     }
 }
 
-/// Resolves `SOURCE` for `target`, `env_url` being the value of its
-/// [`url_env`]: a URL names a server's base (or the document itself),
-/// as for the catalog.
-pub(crate) fn resolve_for(
-    target: Target,
-    arg: Option<&str>,
-    env_url: Option<&str>,
-) -> Result<Source, SourceError> {
-    let (text, from) = given_for(target, arg, env_url);
-    resolve_text(target, text).map_err(|error| match from {
+/// Resolves the `SOURCE` text [`given_for`] `target` found, `given` so: a
+/// URL names a server's base (or the document itself); the error of a
+/// variable's value names the variable.
+pub(crate) fn resolve_for(target: Target, text: &str, given: Given) -> Result<Source, SourceError> {
+    resolve_text(target, text).map_err(|error| match given {
         Given::Variable(name) => SourceError::In(name, Box::new(error)),
         _ => error,
     })
@@ -299,7 +294,6 @@ fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
 
 /// Why a source could not be read.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum ReadError {
     /// The network fetch failed.
     #[error(transparent)]
@@ -446,7 +440,17 @@ mod tests {
     /// `CATWALK_URL`, used when the argument is omitted or empty, and read
     /// the same way: `embedded`, a file or a URL, as Crush reads it.
     fn resolve(arg: Option<&str>, catwalk_url: Option<&str>) -> Result<Source, SourceError> {
-        resolve_for(Target::Catalog, arg, catwalk_url)
+        resolved(Target::Catalog, arg, catwalk_url)
+    }
+
+    /// The source `arg` and `env_url` name for `target`.
+    fn resolved(
+        target: Target,
+        arg: Option<&str>,
+        env_url: Option<&str>,
+    ) -> Result<Source, SourceError> {
+        let (text, given) = given_for(target, arg, env_url);
+        resolve_for(target, text, given)
     }
 
     /// Whether `CATWALK_URL` can be the start-up refresh's server.
@@ -567,7 +571,7 @@ mod tests {
     #[test]
     fn hyper_is_found_below_hyper_url_or_its_server() {
         let hyper = |arg, env| {
-            resolve_for(Target::Hyper, arg, env)
+            resolved(Target::Hyper, arg, env)
                 .map(|s| s.to_string())
                 .map_err(|e| e.to_string())
         };
@@ -606,11 +610,11 @@ mod tests {
             assert_eq!(hyper(arg, env).unwrap(), url, "{arg:?} {env:?}");
         }
         assert_eq!(
-            resolve_for(Target::Hyper, None, Some("embedded")),
+            resolved(Target::Hyper, None, Some("embedded")),
             Ok(Source::Embedded)
         );
         assert_eq!(
-            resolve_for(Target::Hyper, None, Some("/tmp/h.json")),
+            resolved(Target::Hyper, None, Some("/tmp/h.json")),
             Ok(Source::File("/tmp/h.json".into()))
         );
         assert!(

@@ -20,8 +20,6 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
-use crate::fetch::diagnosis::Setup;
-
 /// The client configuration: TLS 1.2 and 1.3 with ring, HTTP/1.1 (one
 /// connection kept alive carries a catalog and its signature).
 pub(crate) fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::ClientConfig {
@@ -39,28 +37,6 @@ pub(crate) fn config(extra_roots: Vec<CertificateDer<'static>>) -> rustls::Clien
         .with_no_client_auth();
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     config
-}
-
-/// The certificates of `SSL_CERT_FILE` as `env` reads it, trusted besides
-/// the system's (on Linux the system's loader reads that file in their
-/// place, as OpenSSL does; elsewhere only this adds them, so a corporate
-/// CA works everywhere), or why they cannot be read.
-pub(crate) fn extra_roots(
-    env: impl Fn(&str) -> Option<std::ffi::OsString>,
-) -> Result<Vec<CertificateDer<'static>>, Setup> {
-    use rustls::pki_types::pem::PemObject;
-    let Some(path) = env("SSL_CERT_FILE") else {
-        return Ok(Vec::new());
-    };
-    let path = std::path::PathBuf::from(path);
-    let pem = std::fs::read(&path).map_err(|e| Setup::CertFileUnreadable(path.clone(), e))?;
-    let certs: Vec<_> = CertificateDer::pem_slice_iter(&pem)
-        .filter_map(Result::ok)
-        .collect();
-    if certs.is_empty() {
-        return Err(Setup::CertFileEmpty(path));
-    }
-    Ok(certs)
 }
 
 /// The platform's verifier, built when it is first asked to verify.

@@ -189,7 +189,7 @@ pub(crate) fn keep_current(cache: &CacheFiles) -> Result<Option<String>, Failure
     let fail = |cause: Cause| Failure::new(cache.catalog.display(), cause);
     // Hyper's provider, when Crush uses its own, has a state for none.
     let found = match cache::read(cache, Bytes::Peek) {
-        Found::Unusable(e) => return Err(fail(Cause::Cache(e.into()))),
+        Found::Unusable(e) => return Err(fail(Cause::Cache(e))),
         found if found.state().is_some_and(|s| s.held().is_some()) => found,
         _ => return Ok(None),
     };
