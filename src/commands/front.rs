@@ -339,11 +339,10 @@ fn line(text: &str) {
 /// (where a person reads more) last: cut to the terminal's width, never
 /// wrapped, so that it takes one row, the end always shown.
 fn notice(text: &str, end: &str) {
-    let text = safe(text);
-    let text = match terminal::stderr_width() {
-        Some(width) => terminal::shorten(&text, width.saturating_sub(end.chars().count())),
-        None => text.into_owned(),
-    };
+    let width = terminal::stderr_width().map_or(usize::MAX, |width| {
+        width.saturating_sub(end.chars().count())
+    });
+    let text = terminal::shorten(&safe(text), width);
     let _ = writeln!(std::io::stderr().lock(), "{text}{end}");
 }
 
