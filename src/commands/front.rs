@@ -21,7 +21,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{self, Command};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -218,7 +218,8 @@ fn found() -> Result<(PathBuf, Marker, Crush), Missing> {
     let me = std::env::current_exe().map_err(|e| Missing::NoSelf(e.to_string()))?;
     let handed = users_env(MARKER_ENV).and_then(|v| Marker::parse(&v));
     let url = environment::process_var(CATWALK_URL);
-    let next = Marker::next(handed, &me, std::process::id(), url).ok_or(Missing::Loop)?;
+    let next = handed.unwrap_or_default().next(&me, process::id(), url);
+    let next = next.ok_or(Missing::Loop)?;
     let crush = find::find(&users_env, &next.fronts)?;
     Ok((me, next, crush))
 }
@@ -320,7 +321,7 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
             tokio::signal::windows::ctrl_break(),
         );
         match command.status() {
-            Ok(status) => std::process::exit(status.code().unwrap_or(1)),
+            Ok(status) => process::exit(status.code().unwrap_or(1)),
             Err(e) => e,
         }
     };

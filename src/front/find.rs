@@ -82,29 +82,24 @@ pub(crate) struct Marker {
 
 impl Marker {
     /// The marker a start of this program (`me`, process `pid`) hands on,
-    /// after the one it was handed, if any: one more hand-over, `me` among
-    /// the fronts, the user's own `catwalk_url`. `None`: a loop, a "Crush"
-    /// that starts this program again, as a wrapper looking `crush` up on
-    /// `PATH` does: `me` handed over from this very process (the wrapper
-    /// `exec`s), or too many hand-overs nested.
-    pub(crate) fn next(
-        handed: Option<Marker>,
-        me: &Path,
-        pid: u32,
-        catwalk_url: Option<OsString>,
-    ) -> Option<Marker> {
-        let mut marker = handed.unwrap_or_default();
-        let mine = marker.fronts.iter().any(|f| f == me);
-        if marker.depth >= MAX_DEPTH || (mine && marker.pid == pid) {
+    /// after this one it was handed (the default: none): one more
+    /// hand-over, `me` among the fronts, the user's own `CATWALK_URL`
+    /// (`url`). `None`: a loop, a "Crush" that starts this program again,
+    /// as a wrapper looking `crush` up on `PATH` does: `me` handed over from
+    /// this very process (the wrapper `exec`s), or too many hand-overs
+    /// nested.
+    pub(crate) fn next(mut self, me: &Path, pid: u32, url: Option<OsString>) -> Option<Marker> {
+        let mine = self.fronts.iter().any(|f| f == me);
+        if self.depth >= MAX_DEPTH || (mine && self.pid == pid) {
             return None;
         }
         if !mine {
-            marker.fronts.push(me.to_path_buf());
+            self.fronts.push(me.to_path_buf());
         }
-        marker.depth += 1;
-        marker.pid = pid;
-        marker.catwalk_url = catwalk_url;
-        Some(marker)
+        self.depth += 1;
+        self.pid = pid;
+        self.catwalk_url = url;
+        Some(self)
     }
 
     /// `DEPTH:PID:URL` then `:FRONT` for each front, `URL` `-` for none,
@@ -274,14 +269,15 @@ mod tests {
     fn a_front_not_named_in_utf8_is_in_its_marker() {
         use std::os::unix::ffi::OsStringExt;
         let me = PathBuf::from(OsString::from_vec(b"/p/caf\xe9/crush".to_vec()));
-        let m = Marker::next(None, &me, 7, Some("https://m.example".into())).unwrap();
+        let m = Marker::default().next(&me, 7, Some("https://m.example".into()));
+        let m = m.unwrap();
         assert_eq!(Marker::parse(&m.encode()), Some(m));
     }
 
     #[test]
     fn a_chain_is_a_loop_when_it_runs_too_deep_or_back_in_one_process() {
         let me = Path::new("/a/crush");
-        let next = |handed, me, pid| Marker::next(handed, me, pid, None);
+        let next = |handed: Option<Marker>, me, pid| handed.unwrap_or_default().next(me, pid, None);
         assert_eq!(next(None, me, 7), Some(marker(1, 7, &["/a/crush"])));
         // A copy of the front found as Crush skips itself and the front
         // before it, in the same process (exec) or not; Crush running a
