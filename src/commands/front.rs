@@ -123,7 +123,7 @@ pub(super) fn main(name: &str) -> Option<u8> {
     };
     let prepared = settings.and_then(|s| prepare(&crush, &s, &files, found, &me, &next));
     let off = prepared.unwrap_or_else(|failure| {
-        notice(&format!("warning: {failure}"), "; no refresh this time");
+        notice(&failure, "; no refresh this time");
         false
     });
     // What a project's `.env` must not choose for Crush (godotenv never
@@ -197,10 +197,7 @@ fn review(settings: &Result<Settings, String>) -> Result<(CacheFiles, [Found; 2]
         } else {
             "removed, so that Crush uses its own embedded one".into()
         };
-        notice(
-            &format!("warning: {path} cannot be reviewed ({why}): {done}"),
-            "",
-        );
+        notice(&format!("{path} cannot be reviewed ({why}): {done}"), "");
         Ok(cache::read(&files, Bytes::Peek))
     };
     let found = [review(Target::Catalog)?, review(Target::Hyper)?];
@@ -276,7 +273,7 @@ fn prepare(
     if memo.told != told {
         let status = format!(" ({} providers --status)", program());
         for text in &notices {
-            notice(&format!("warning: {text}"), &status);
+            notice(text, &status);
         }
     }
     memo.told = told;
@@ -336,14 +333,15 @@ fn line(text: &str) {
     super::output::say(super::output::Said::Error, format_args!("{}", safe(text)));
 }
 
-/// One line on stderr just before Crush takes the screen, escaped, `end`
-/// (where a person reads more) last: cut to the terminal's width, never
-/// wrapped, so that it takes one row, the end always shown.
+/// `warning: ` and `text`, escaped, in one line on stderr just before
+/// Crush takes the screen, `end` (where a person reads more) last: cut to
+/// the terminal's width, never wrapped, so that it takes one row, the end
+/// always shown.
 fn notice(text: &str, end: &str) {
     let width = terminal::stderr_width().map_or(usize::MAX, |width| {
         width.saturating_sub(end.chars().count())
     });
-    let text = terminal::shorten(&safe(text), width);
+    let text = terminal::shorten(&safe(&format!("warning: {text}")), width);
     let _ = writeln!(std::io::stderr().lock(), "{text}{end}");
 }
 
