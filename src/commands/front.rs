@@ -38,15 +38,15 @@ use crate::environment;
 use crate::fetch::credential::users_env;
 use crate::front::find::{self, Crush, MARKER_ENV, Marker, Missing};
 use crate::front::version::{self, Answer, MEMO_FILE, Memo};
-use crate::front::{self, FAILING_CATWALK_URL, Word};
+use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
 use crate::store::digest::{hex, sha256};
 use crate::store::paths::{self, process_env};
 use crate::trust::foreign;
 
-/// The exit code for "no Crush to run" (none found, or none that could be
-/// started), as a shell says "command not found".
+/// The exit code for "no Crush to run", as a shell says "command not
+/// found".
 const NOT_FOUND: u8 = 127;
 /// The variable Crush asks for its catalog.
 const CATWALK_URL: &str = "CATWALK_URL";
@@ -249,7 +249,7 @@ fn prepare(
     let mut memo = Memo::read(&memo_path);
     let read = memo.clone();
     let mut notices = Vec::new();
-    let (off, _) = updates(settings, || {
+    let off = updates(settings, || {
         if let Some(answer) = memo.get(&crush.identity) {
             return Some(answer);
         }
@@ -264,7 +264,8 @@ fn prepare(
         }
         memo.remember(crush.identity.clone(), answer.clone());
         Some(answer)
-    });
+    })
+    .off();
     let warnings = prepared.warnings.iter().chain(&told);
     notices.extend(warnings.map(|warning| warning.brief()));
     // Said once per change: the memo keeps the digest of what was said
@@ -287,7 +288,7 @@ fn prepare(
 /// What a start with `settings` does with Crush's updates
 /// ([`front::updates`]): `answer`, its version, is asked for only while
 /// every reading of the settings leaves them on.
-fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> (bool, String) {
+fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> Updates {
     let on = settings.auto_update.value && settings.default_providers.value;
     let hyper_key = config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin);
     front::updates(on, on.then(answer).flatten().as_ref(), hyper_key.as_deref())
@@ -297,7 +298,7 @@ fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> (boo
 /// process was given; elsewhere waited for, leaving Ctrl-C to it (while
 /// this process listens for Ctrl-C and Ctrl-Break, they no longer end it,
 /// and Crush, on the same console, gets them as it would), exiting with
-/// its code. Returns only on failure: [`NOT_FOUND`].
+/// its code. Returns only on failure.
 fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
     #[cfg(unix)]
     let e = {
@@ -323,7 +324,10 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
         }
     };
     line(&format!("cannot start Crush ({}): {e}", path.display()));
-    NOT_FOUND
+    match e.kind() {
+        std::io::ErrorKind::NotFound => NOT_FOUND,
+        _ => 126,
+    }
 }
 
 /// An error on stderr, wrapped at a terminal's width as every error is,
@@ -369,14 +373,19 @@ pub(super) fn status(settings: &Settings, files: &CacheFiles) -> Option<(Value, 
             format!("none found ({missing}): this program's own commands only"),
         ),
         Ok(crush) => {
-            let (off, why) = updates(settings, || learnt);
+            let updates = updates(settings, || learnt);
             let row = format!(
-                "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {why}",
+                "{} ({}, from {}): started with CATWALK_URL={FAILING_CATWALK_URL} (it reads only the cache reviewed here) and {updates}",
                 crush.identity.path.display(),
                 version.as_deref().unwrap_or("version not learnt"),
                 crush.origin,
             );
-            (if off { "updates_off" } else { "as_set" }, why, row)
+            let state = match updates {
+                Updates::NotLearnt => "not_learnt",
+                _ if updates.off() => "updates_off",
+                _ => "as_set",
+            };
+            (state, updates.to_string(), row)
         }
     };
     let crush = crush.ok();

@@ -170,49 +170,74 @@ pub(crate) fn os_string(bytes: &[u8]) -> OsString {
 /// the marker in its place.
 pub(crate) const FAILING_CATWALK_URL: &str = "/dev/null/crush-providers|reviewed-cache";
 
-/// What a start does with Crush's own automatic updates: whether it turns
-/// them off (`CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`; else the user's own
-/// setting passes through), and why, as `providers --status` says it.
-/// Safety does not depend on it (the failing `CATWALK_URL` does that), but
-/// speed does, and so does a start of the oldest releases: off where any
-/// reading of the settings turned them off (`on`: every reading says on),
-/// for a release from v0.91.0 on (which reads the cache while they are
-/// off) with no Hyper key (`hyper_key`: where one is set), and for one
-/// before v0.26.0 (which would refuse to start once its catalog request
-/// fails); else as set. `answer` is what its `--version` told, `None`
-/// while no start has learnt it.
+/// What a start does with Crush's own automatic updates, and why (its
+/// text: `providers --status` says it): off with
+/// `CRUSH_DISABLE_PROVIDER_AUTO_UPDATE=1`, else the user's own setting
+/// passes through. Safety does not depend on it (the failing `CATWALK_URL`
+/// does that), but speed does, and so does a start of the oldest releases.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Updates {
+    /// Off: a reading of the settings turned them off.
+    #[error("its own updates off: you turned provider-auto-update or default-providers off")]
+    TurnedOff,
+    /// Off: a release before v0.26.0 (its version).
+    #[error("its own updates off: Crush {0} would not start without its catalog request")]
+    TooOld(String),
+    /// Off: a release from v0.91.0 on, no Hyper key.
+    #[error("its own updates off: it reads the cache then, and asks nothing at all")]
+    ReadsCache,
+    /// As set: no start has learnt its version yet.
+    #[error("its own updates as you set them: its version is not learnt until a start learns it")]
+    NotLearnt,
+    /// As set: the version is not known (why).
+    #[error("its own updates as you set them: its version is not known ({0})")]
+    Unknown(String),
+    /// As set: a release from v0.91.0 on with a Hyper key (where it is set).
+    #[error(
+        "its own updates as you set them: a Hyper key is set ({0}), and Crush fetches Hyper's provider with it while they are on"
+    )]
+    HyperKey(String),
+    /// As set: a release that uses its embedded catalog while they are off.
+    #[error(
+        "its own updates as you set them: Crush {0} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
+    )]
+    Embedded(String),
+}
+
+impl Updates {
+    /// Whether Crush is started with its updates off.
+    pub(crate) fn off(&self) -> bool {
+        matches!(self, Self::TurnedOff | Self::TooOld(_) | Self::ReadsCache)
+    }
+}
+
+/// What a start does with Crush's updates: off where any reading of the
+/// settings turned them off (`on`: every reading says on), for a release
+/// from v0.91.0 on (which reads the cache while they are off) with no
+/// Hyper key (`hyper_key`: where one is set), and for one before v0.26.0
+/// (which would refuse to start once its catalog request fails); else as
+/// set. `answer` is what its `--version` told, `None` while no start has
+/// learnt it.
 pub(crate) fn updates(
     on: bool,
     answer: Option<&version::Answer>,
     hyper_key: Option<&str>,
-) -> (bool, String) {
-    let off = |why: &str| (true, format!("its own updates off: {why}"));
-    let as_set = |why: &str| (false, format!("its own updates as you set them: {why}"));
+) -> Updates {
     let version = match answer {
-        _ if !on => return off("you turned provider-auto-update or default-providers off"),
-        None => return as_set("its version is not learnt until a start learns it"),
-        Some(version::Answer::Problem(why)) => {
-            return as_set(&format!("its version is not known ({why})"));
-        }
-        Some(version::Answer::Version(version)) => version,
+        _ if !on => return Updates::TurnedOff,
+        None => return Updates::NotLearnt,
+        Some(version::Answer::Problem(why)) => return Updates::Unknown(why.clone()),
+        Some(version::Answer::Version(version)) => version.clone(),
     };
-    match (version::release(version), hyper_key) {
-        (None, _) => as_set(&format!(
-            "its version is not known (`{version}` is no release's version)"
-        )),
-        (Some((numbers, _)), _) if numbers < (0, 26, 0) => off(&format!(
-            "Crush {version} would not start without its catalog request"
-        )),
+    match (version::release(&version), hyper_key) {
+        (None, _) => Updates::Unknown(format!("`{version}` is no release's version")),
+        (Some((numbers, _)), _) if numbers < (0, 26, 0) => Updates::TooOld(version),
         // A pre-release of v0.91.0 is built from code before PR #3693.
-        (Some((numbers, false)), None) if numbers >= (0, 91, 0) => {
-            off("it reads the cache then, and asks nothing at all")
+        (Some((numbers, false)), None) if numbers >= (0, 91, 0) => Updates::ReadsCache,
+        (Some((numbers, false)), Some(origin)) if numbers >= (0, 91, 0) => {
+            Updates::HyperKey(origin.to_owned())
         }
-        (Some((numbers, false)), Some(origin)) if numbers >= (0, 91, 0) => as_set(&format!(
-            "a Hyper key is set ({origin}), and Crush fetches Hyper's provider with it while they are on"
-        )),
-        (Some(_), _) => as_set(&format!(
-            "Crush {version} uses its embedded catalog while they are off (only releases from v0.91.0 read the cache then)"
-        )),
+        (Some(_), _) => Updates::Embedded(version),
     }
 }
 
@@ -345,32 +370,23 @@ mod tests {
     /// the end of why.
     fn updates_on(version: &str, hyper_key: Option<&str>) -> (bool, String) {
         let answer = version::Answer::Version(version.into());
-        let (off, why) = updates(true, Some(&answer), hyper_key);
-        (off, why.split_once(": ").unwrap().1.to_owned())
+        let updates = updates(true, Some(&answer), hyper_key);
+        let why = updates.to_string().split_once(": ").unwrap().1.to_owned();
+        (updates.off(), why)
     }
 
     #[test]
     fn updates_go_off_only_where_that_costs_nothing() {
         use version::Answer;
         // Turned off by any reading, Crush asks nothing either.
-        let by_settings = (
-            true,
-            "its own updates off: you turned provider-auto-update or default-providers off".into(),
-        );
+        let by_settings = Updates::TurnedOff;
         let v91 = Answer::Version("v0.91.0".into());
         assert_eq!(
             updates(false, Some(&v91), Some("HYPER_API_KEY")),
             by_settings
         );
         assert_eq!(updates(false, None, None), by_settings);
-        assert_eq!(
-            updates(true, None, None),
-            (
-                false,
-                "its own updates as you set them: its version is not learnt until a start learns it"
-                    .into()
-            ),
-        );
+        assert_eq!(updates(true, None, None), Updates::NotLearnt);
         let reads_cache = "it reads the cache then, and asks nothing at all";
         for version in ["v0.91.0", "0.91.0", "v1.0.0", "v0.91.0+dirty", "0.92.3"] {
             assert_eq!(
@@ -423,12 +439,11 @@ mod tests {
             );
         }
         let timed_out = Answer::Problem("timed out".into());
+        let unknown = updates(true, Some(&timed_out), None);
+        assert!(!unknown.off());
         assert_eq!(
-            updates(true, Some(&timed_out), None),
-            (
-                false,
-                "its own updates as you set them: its version is not known (timed out)".into()
-            )
+            unknown.to_string(),
+            "its own updates as you set them: its version is not known (timed out)"
         );
     }
 }
