@@ -23,7 +23,7 @@
 pub(crate) mod find;
 pub(crate) mod version;
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::startup::refresh::HELPER_COMMAND;
@@ -156,7 +156,7 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
 /// there, and one that is not UTF-8 must not become the name of another).
 pub(crate) fn os_string(bytes: &[u8]) -> OsString {
     #[cfg(unix)]
-    return <OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_owned();
+    return <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_owned();
     #[cfg(not(unix))]
     OsString::from(String::from_utf8_lossy(bytes).into_owned())
 }
