@@ -201,11 +201,6 @@ impl Cached {
                 .map(|d| d.as_secs())
         })
     }
-
-    /// What this document is, to tell whether it is still there.
-    pub(crate) fn seen(&self) -> Seen {
-        Seen(Some(self.identity.clone().unwrap_or(hex(&self.sha256))))
-    }
 }
 
 /// What stood at the cache's path: its [`identity`], or where files have
@@ -317,29 +312,26 @@ pub(crate) fn read(files: &CacheFiles, bytes: Bytes) -> Found {
     if let Err(e) = check_folder(files) {
         return Found::Unusable(CacheError::Folder(e));
     }
-    let (state, state_problem) = match state::read(&files.state) {
-        Ok(state) => (state, None),
-        Err(problem) => (None, Some(problem.to_string())),
-    };
+    let state = state::read(&files.state);
+    let state_problem = state.as_ref().err().map(ToString::to_string);
+    let state = state.ok().flatten();
     // The SHA-256 the state records, when it vouches for the file by its
-    // identity.
+    // identity (never without one).
     let vouched = |meta: &fs::Metadata| {
-        let state = state.as_ref().filter(|s| s.vouches_for(&identity(meta)))?;
+        let state = state
+            .as_ref()
+            .filter(|s| s.file.is_some() && s.file == identity(meta))?;
         unhex32(&state.sha256)
-    };
-    let unusable = |source| {
-        let path = files.catalog.clone();
-        Found::Unusable(CacheError::Read { path, source })
     };
     let (bytes, meta) = match fs::metadata(&files.catalog) {
         Ok(meta) if bytes == Bytes::Peek && vouched(&meta).is_some() => (Vec::new(), meta),
-        _ => match file::open_regular(&files.catalog) {
-            Ok(Some((opened, meta))) => match file::read_all(opened, &meta, file::MAX_FILE_BYTES) {
-                Ok(bytes) => (bytes, meta),
-                Err(e) => return unusable(e),
-            },
+        _ => match file::read_regular(&files.catalog, file::MAX_FILE_BYTES) {
+            Ok(Some(read)) => read,
             Ok(None) => return Found::Missing(state.filter(|s| s.sha256.is_empty())),
-            Err(e) => return unusable(e),
+            Err(source) => {
+                let path = files.catalog.clone();
+                return Found::Unusable(CacheError::Read { path, source });
+            }
         },
     };
     if let Some(why) = file::untrusted(&meta) {
@@ -457,7 +449,8 @@ impl Locked {
         change: impl FnOnce(&mut CacheState),
     ) -> Result<bool, WriteError> {
         let files = &self.files;
-        if Seen::now(files) != was.map_or(Seen(None), Cached::seen) {
+        let seen = was.map(|was| was.identity.clone().unwrap_or(hex(&was.sha256)));
+        if Seen::now(files) != Seen(seen) {
             return Ok(false);
         }
         let sha256 = was.map_or(String::new(), |was| hex(&was.sha256));

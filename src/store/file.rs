@@ -91,13 +91,6 @@ pub(crate) fn read_regular(
     let Some((file, meta)) = open_regular(path)? else {
         return Ok(None);
     };
-    let bytes = read_all(file, &meta, cap)?;
-    Ok(Some((bytes, meta)))
-}
-
-/// The bytes of `file`, opened by [`open_regular`] with `meta`, at most
-/// `cap` of them.
-pub(crate) fn read_all(file: File, meta: &Metadata, cap: usize) -> Result<Vec<u8>, FileError> {
     if meta.len() > cap as u64 {
         return Err(FileError::TooLarge(cap));
     }
@@ -107,7 +100,7 @@ pub(crate) fn read_all(file: File, meta: &Metadata, cap: usize) -> Result<Vec<u8
     if bytes.len() > cap {
         return Err(FileError::TooLarge(cap));
     }
-    Ok(bytes)
+    Ok(Some((bytes, meta)))
 }
 
 /// Why a file or folder, by its metadata, may have been written by

@@ -64,13 +64,6 @@ pub struct CacheState {
 }
 
 impl CacheState {
-    /// Whether this state vouches for a `providers.json` whose current
-    /// identity is `identity`, so that its recorded SHA-256 can be taken
-    /// without hashing. Never without an identity.
-    pub fn vouches_for(&self, identity: &Option<String>) -> bool {
-        identity.is_some() && self.file == *identity
-    }
-
     /// Records how a refresh ended. A failure keeps `told` when it is the
     /// same failure as the last one, so that a start-up reports each
     /// distinct failure once rather than at every start. A document
@@ -217,10 +210,15 @@ impl From<StoredHeld> for Held {
                 .into_iter()
                 .filter_map(|need| serde_json::from_value(need).ok())
                 .collect(),
-            _ => stored
-                .flags
-                .iter()
-                .filter_map(|f| need_of_flag(f))
+            // The flags it wrote, by their words then.
+            _ => (stored.flags.iter())
+                .filter_map(|flag| match flag.as_str() {
+                    "--allow-shrink" => Some(Need::Shrink),
+                    "--allow-downgrade" => Some(Need::Downgrade),
+                    "--allow-key-move" => Some(Need::KeyMove),
+                    "--signature" => Some(Need::Signature),
+                    _ => None,
+                })
                 .collect(),
         };
         Held {
@@ -231,18 +229,6 @@ impl From<StoredHeld> for Held {
             foreign: stored.foreign,
         }
     }
-}
-
-/// What a flag recorded by a build before `needs` allowed: the flags it
-/// wrote, by their words then.
-fn need_of_flag(flag: &str) -> Option<Need> {
-    Some(match flag {
-        "--allow-shrink" => Need::Shrink,
-        "--allow-downgrade" => Need::Downgrade,
-        "--allow-key-move" => Need::KeyMove,
-        "--signature" => Need::Signature,
-        _ => return None,
-    })
 }
 
 /// What came of an automatic refresh.
