@@ -59,11 +59,9 @@ impl Staged {
     /// Makes the new contents visible: one rename over the target; the
     /// file now at the target.
     pub(crate) fn commit_file(self) -> Result<File, WriteError> {
-        let durable = self.durable;
-        let dir = parent(&self.target).to_owned();
         let file = persist(self.temp, &self.target)?;
-        if durable {
-            sync_dir(&dir);
+        if self.durable {
+            sync_dir(parent(&self.target));
         }
         Ok(file)
     }

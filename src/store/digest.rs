@@ -7,20 +7,16 @@
 /// (docs/BENCHMARKS.md).
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(digest.as_ref());
-    out
+    digest.as_ref().try_into().unwrap_or_default()
 }
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
+    let digit = |d: u8| char::from(b"0123456789abcdef"[usize::from(d)]);
     bytes
         .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+        .flat_map(|&b| [digit(b >> 4), digit(b & 15)])
+        .collect()
 }
 
 /// The bytes that `text` is the hex of (either case); `None` when it is
