@@ -62,20 +62,6 @@ pub(crate) fn home_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     home(Platform::current(), env, "the home folder")
 }
 
-/// Where Windows keeps Crush's data: `%LOCALAPPDATA%`, else
-/// `%USERPROFILE%\AppData\Local` (Go's `cmp.Or` of the two).
-fn local_app_data(env: EnvLookup, what: &'static str) -> Result<PathBuf, NoHome> {
-    match env("LOCALAPPDATA") {
-        Some(dir) => Ok(PathBuf::from(dir)),
-        None => env("USERPROFILE")
-            .map(|p| PathBuf::from(p).join("AppData").join("Local"))
-            .ok_or(NoHome {
-                what,
-                needs: "LOCALAPPDATA or USERPROFILE",
-            }),
-    }
-}
-
 /// The files a program named `name` may be on `PATH`, in the order a shell
 /// and Go's `exec.LookPath` try them: each entry (an empty one is the
 /// working folder, `.`), on Windows with each extension of `PATHEXT` in
@@ -102,7 +88,7 @@ pub(crate) fn on_path(env: EnvLookup, name: &str) -> Vec<PathBuf> {
 }
 
 /// Crush's data folder, where the cache lives: `$XDG_DATA_HOME/crush`, else
-/// `%LOCALAPPDATA%\crush` on Windows (see `local_app_data`), else
+/// `%LOCALAPPDATA%\crush` on Windows (see `data_dir_on`), else
 /// `~/.local/share/crush`.
 pub fn data_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
     // Absolute: the front hands Crush this folder, and Crush may start in
@@ -135,12 +121,20 @@ pub(crate) fn data_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf,
     if let Some(xdg) = env("XDG_DATA_HOME") {
         return Ok(PathBuf::from(xdg).join("crush"));
     }
+    let what = "the data folder";
     match platform {
-        Platform::Windows => Ok(local_app_data(env, "the data folder")?.join("crush")),
-        Platform::Unix => Ok(home(platform, env, "the data folder")?
-            .join(".local")
-            .join("share")
-            .join("crush")),
+        // `%LOCALAPPDATA%`, else `%USERPROFILE%\AppData\Local` (Go's
+        // `cmp.Or` of the two).
+        Platform::Windows => match env("LOCALAPPDATA") {
+            Some(dir) => Ok(PathBuf::from(dir).join("crush")),
+            None => env("USERPROFILE")
+                .map(|p| PathBuf::from(p).join("AppData").join("Local").join("crush"))
+                .ok_or(NoHome {
+                    what,
+                    needs: "LOCALAPPDATA or USERPROFILE",
+                }),
+        },
+        Platform::Unix => Ok(home(platform, env, what)?.join(".local/share/crush")),
     }
 }
 
@@ -167,14 +161,9 @@ pub(crate) fn config_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBu
 /// Folder of the global state file `crush.json`: `$CRUSH_GLOBAL_DATA`, else
 /// the data folder.
 pub(crate) fn global_state_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
-    global_state_dir_on(Platform::current(), env)
-}
-
-/// [`global_state_dir`] by the rules of `platform`.
-pub(crate) fn global_state_dir_on(platform: Platform, env: EnvLookup) -> Result<PathBuf, NoHome> {
     match env("CRUSH_GLOBAL_DATA") {
         Some(dir) => Ok(PathBuf::from(dir)),
-        None => data_dir_on(platform, env),
+        None => data_dir_on(Platform::current(), env),
     }
 }
 
@@ -261,10 +250,6 @@ mod tests {
         assert_eq!(
             data_dir_on(w, &env).unwrap(),
             PathBuf::from(r"D:\Local").join("crush")
-        );
-        assert_eq!(
-            global_state_dir_on(w, &env).unwrap(),
-            data_dir_on(w, &env).unwrap()
         );
         let env = env_of(&[("USERPROFILE", r"C:\Users\ann")]);
         assert_eq!(
