@@ -55,7 +55,8 @@ pub fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut rest: &[u8] = &text;
     while let Some(statement) = statement_start(rest) {
-        let line = line_of(&text, statement);
+        let offset = text.len() - statement.len();
+        let line = 1 + text[..offset].iter().filter(|&&b| b == b'\n').count();
         let error = |message: String| ParseError { line, message };
         let (name, after_name) = key_name(statement).map_err(error)?;
         let (value, after_value) = value(after_name, &entries).map_err(error)?;
@@ -66,12 +67,6 @@ pub fn parse(src: &[u8]) -> Result<Vec<Entry>, ParseError> {
         rest = after_value;
     }
     Ok(entries)
-}
-
-/// The line of `part`, a suffix of `whole`.
-fn line_of(whole: &[u8], part: &[u8]) -> usize {
-    let offset = whole.len() - part.len();
-    1 + whole[..offset].iter().filter(|&&b| b == b'\n').count()
 }
 
 /// godotenv's `isSpace`: blanks but not line breaks.

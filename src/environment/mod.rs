@@ -62,34 +62,29 @@ pub(crate) struct DotEnv {
 /// cannot pin keys), with why.
 pub(crate) fn load(dir: &Path, refused: &[(&str, &'static str)]) -> Option<DotEnv> {
     let path = dir.join(FILE_NAME);
+    let read = file::read_regular(&path, MAX_BYTES);
     let mut loaded = DotEnv {
-        path: path.clone(),
+        unread: matches!(read, Err(FileError::TooLarge(_))),
+        path,
         ..DotEnv::default()
     };
-    let read = match file::read_regular(&path, MAX_BYTES) {
+    let parsed = match read {
         Ok(None) => return None,
         Ok(Some((bytes, _))) => dotenv::parse(&bytes).map_err(|e| e.to_string()),
-        Err(e) => {
-            loaded.unread = matches!(e, FileError::TooLarge(_));
-            Err(e.to_string())
-        }
+        Err(e) => Err(e.to_string()),
     };
-    match read {
-        Err(why) => loaded.error = Some(why),
-        Ok(entries) => {
-            for entry in entries {
-                let refused = refused.iter().find(|(n, _)| *n == entry.name);
-                if let Some((_, why)) = refused {
-                    loaded.refused.push((entry.name, entry.line, why));
-                } else if READ_BEFORE.contains(&entry.name.as_str()) {
-                    let why = "Crush reads it before it loads .env";
-                    loaded.refused.push((entry.name, entry.line, why));
-                } else if process_var(&entry.name).is_some() {
-                    loaded.shadowed.push(entry.name);
-                } else if !entry.value.contains(&0) {
-                    loaded.entries.push(entry);
-                }
-            }
+    loaded.error = parsed.as_ref().err().cloned();
+    for entry in parsed.unwrap_or_default() {
+        let refused = refused.iter().find(|(n, _)| *n == entry.name);
+        if let Some((_, why)) = refused {
+            loaded.refused.push((entry.name, entry.line, why));
+        } else if READ_BEFORE.contains(&entry.name.as_str()) {
+            let why = "Crush reads it before it loads .env";
+            loaded.refused.push((entry.name, entry.line, why));
+        } else if process_var(&entry.name).is_some() {
+            loaded.shadowed.push(entry.name);
+        } else if !entry.value.contains(&0) {
+            loaded.entries.push(entry);
         }
     }
     Some(loaded)
