@@ -80,11 +80,8 @@ fn is_blank(c: char) -> bool {
 /// The first character of `bytes` as Go's UTF-8 decoding reads it (an
 /// invalid byte is U+FFFD of width 1), and its width.
 fn first_char(bytes: &[u8]) -> Option<(char, usize)> {
-    let chunk = bytes.utf8_chunks().next()?;
-    match chunk.valid().chars().next() {
-        Some(c) => Some((c, c.len_utf8())),
-        None => Some(('\u{fffd}', 1)),
-    }
+    let c = bytes.utf8_chunks().next()?.valid().chars().next();
+    Some(c.map_or(('\u{fffd}', 1), |c| (c, c.len_utf8())))
 }
 
 fn trim_start_by(mut bytes: &[u8], pred: fn(char) -> bool) -> &[u8] {

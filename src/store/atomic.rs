@@ -77,10 +77,8 @@ const TEMP_PREFIXES: [&str; 2] = [".providers.", ".hyper."];
 const TEMP_SUFFIX: &str = ".tmp";
 
 fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    parent.unwrap_or(Path::new("."))
 }
 
 /// Writes `bytes` to a temporary file beside `path`; when `durable`,

@@ -364,26 +364,24 @@ pub(crate) fn read(files: &CacheFiles, bytes: Bytes) -> Found {
 /// Linux 6.13 and later (ext4, xfs, btrfs, tmpfs) give such a change a
 /// distinct change time once the old one has been read, which recording it
 /// does.
+#[cfg(unix)]
 pub(crate) fn identity(meta: &fs::Metadata) -> Option<String> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        Some(format!(
-            "{}:{}:{}:{}.{:09}:{}.{:09}",
-            meta.dev(),
-            meta.ino(),
-            meta.size(),
-            meta.mtime(),
-            meta.mtime_nsec(),
-            meta.ctime(),
-            meta.ctime_nsec()
-        ))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        None
-    }
+    use std::os::unix::fs::MetadataExt;
+    Some(format!(
+        "{}:{}:{}:{}.{:09}:{}.{:09}",
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    ))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn identity(_: &fs::Metadata) -> Option<String> {
+    None
 }
 
 fn unhex32(text: &str) -> Option<[u8; 32]> {

@@ -110,32 +110,30 @@ pub(crate) fn read_regular(
 /// a `umask 002` system, where each user has a group of their own, keeps
 /// working). `None` when only this user (or root) can have written it.
 /// Windows has no such modes: there it is always `None`.
+#[cfg(unix)]
 pub(crate) fn untrusted(meta: &Metadata) -> Option<String> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let me = rustix::process::geteuid().as_raw();
-        let owner = meta.uid();
-        let mode = meta.mode() & 0o7777;
-        if owner != me && owner != 0 {
-            return Some(format!("it is owned by another user (uid {owner})"));
-        }
-        if mode & 0o002 != 0 {
-            return Some(format!("every user may write it (mode {mode:04o})"));
-        }
-        let group = meta.gid();
-        if mode & 0o020 != 0 && group != rustix::process::getegid().as_raw() {
-            return Some(format!(
-                "the users of group {group} may write it (mode {mode:04o})"
-            ));
-        }
-        None
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    let owner = meta.uid();
+    let mode = meta.mode() & 0o7777;
+    if owner != me && owner != 0 {
+        return Some(format!("it is owned by another user (uid {owner})"));
     }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        None
+    if mode & 0o002 != 0 {
+        return Some(format!("every user may write it (mode {mode:04o})"));
     }
+    let group = meta.gid();
+    if mode & 0o020 != 0 && group != rustix::process::getegid().as_raw() {
+        return Some(format!(
+            "the users of group {group} may write it (mode {mode:04o})"
+        ));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+pub(crate) fn untrusted(_: &Metadata) -> Option<String> {
+    None
 }
 
 /// What the system said of a file, in plain words, without the `(os
