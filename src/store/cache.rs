@@ -20,18 +20,6 @@ use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState};
 use crate::store::validators::Validators;
 
-/// File name of the cached catalog.
-pub(crate) const CATALOG_FILE: &str = "providers.json";
-/// File name of the state file beside it.
-pub(crate) const STATE_FILE: &str = "providers.state.json";
-/// File name of the memory of where keys went beside it
-/// ([`crate::trust::memory`]).
-pub(crate) const MEMORY_FILE: &str = "providers.trust.json";
-/// File name of Hyper's provider, beside the catalog (Crush's `hyper.json`).
-pub(crate) const HYPER_FILE: &str = "hyper.json";
-/// File name of its state file.
-pub(crate) const HYPER_STATE_FILE: &str = "hyper.state.json";
-
 /// The cache's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheFiles {
@@ -41,8 +29,9 @@ pub struct CacheFiles {
     pub catalog: PathBuf,
     /// Its state file: `providers.state.json`, or `hyper.state.json`.
     pub state: PathBuf,
-    /// `providers.trust.json`: one memory of where keys went for both
-    /// documents, since a key is the same key whichever sends it.
+    /// `providers.trust.json`: one memory of where keys went
+    /// ([`crate::trust::memory`]) for both documents, since a key is the
+    /// same key whichever sends it.
     pub memory: PathBuf,
     /// A copy of the last document this program reviewed and wrote, kept
     /// beside it (`providers.reviewed.json`, `hyper.reviewed.json`): what a
@@ -65,17 +54,19 @@ impl CacheFiles {
     /// The files of `target`'s document inside `dir`.
     pub fn of(dir: impl Into<PathBuf>, target: Target) -> Self {
         let dir = dir.into();
-        let (document, state) = match target {
-            Target::Catalog => (CATALOG_FILE, STATE_FILE),
-            Target::Hyper => (HYPER_FILE, HYPER_STATE_FILE),
+        // Hyper's provider is Crush's `hyper.json`, beside the catalog; each
+        // document's own files are named after it.
+        let document = match target {
+            Target::Catalog => "providers",
+            Target::Hyper => "hyper",
         };
-        let beside = |kind: &str| dir.join(document.replace(".json", &format!(".{kind}.json")));
+        let named = |kind: &str| dir.join(format!("{document}{kind}.json"));
         CacheFiles {
-            catalog: dir.join(document),
-            state: dir.join(state),
-            memory: dir.join(MEMORY_FILE),
-            reviewed: beside("reviewed"),
-            foreign: beside("foreign"),
+            catalog: named(""),
+            state: named(".state"),
+            memory: dir.join("providers.trust.json"),
+            reviewed: named(".reviewed"),
+            foreign: named(".foreign"),
             dir,
             target,
         }
@@ -663,7 +654,11 @@ mod tests {
         // The copy of the last document reviewed, kept beside it.
         assert_eq!(
             names(&files.dir),
-            [CATALOG_FILE, "providers.reviewed.json", STATE_FILE]
+            [
+                "providers.json",
+                "providers.reviewed.json",
+                "providers.state.json"
+            ]
         );
         assert_eq!(fs::read(&files.reviewed).unwrap(), b"[1]");
     }
@@ -782,9 +777,9 @@ mod tests {
         assert_eq!(
             names(tmp.path()),
             [
-                CATALOG_FILE,
+                "providers.json",
                 "providers.reviewed.json",
-                STATE_FILE,
+                "providers.state.json",
                 "unrelated.tmp"
             ]
         );
