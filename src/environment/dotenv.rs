@@ -157,12 +157,12 @@ fn value<'a>(src: &'a [u8], earlier: &[Entry]) -> Result<(Vec<u8>, &'a [u8]), St
     };
     // Quotes trimmed from both ends, the opening one among them.
     let inner = &src[..end];
-    let start = inner.iter().position(|&b| b != quote);
-    let stop = inner.iter().rposition(|&b| b != quote);
-    let mut value = match (start, stop) {
-        (Some(start), Some(stop)) => inner[start..=stop].to_vec(),
-        _ => Vec::new(),
-    };
+    let start = inner.iter().position(|&b| b != quote).unwrap_or(end);
+    let stop = inner
+        .iter()
+        .rposition(|&b| b != quote)
+        .map_or(start, |i| i + 1);
+    let mut value = inner[start..stop].to_vec();
     if quote == b'"' {
         value = expand_variables(&expand_escapes(&value), earlier);
     }
