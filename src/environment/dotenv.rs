@@ -157,11 +157,9 @@ fn value<'a>(src: &'a [u8], earlier: &[Entry]) -> Result<(Vec<u8>, &'a [u8]), St
     };
     // Quotes trimmed from both ends, the opening one among them.
     let inner = &src[..end];
-    let start = inner.iter().position(|&b| b != quote).unwrap_or(end);
-    let stop = inner
-        .iter()
-        .rposition(|&b| b != quote)
-        .map_or(start, |i| i + 1);
+    let not_quote = |b: &u8| *b != quote;
+    let start = inner.iter().position(not_quote).unwrap_or(end);
+    let stop = inner.iter().rposition(not_quote).map_or(start, |i| i + 1);
     let mut value = inner[start..stop].to_vec();
     if quote == b'"' {
         value = expand_variables(&expand_escapes(&value), earlier);
