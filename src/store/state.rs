@@ -275,13 +275,11 @@ pub(crate) struct Unreadable {
 /// replaces it); why, when something else than a regular file stands
 /// there, or it cannot be read.
 pub(crate) fn read(path: &Path) -> Result<Option<CacheState>, Unreadable> {
-    match file::read_regular(path, file::MAX_FILE_BYTES) {
-        Ok(read) => Ok(read.and_then(|(bytes, _)| serde_json::from_slice(&bytes).ok())),
-        Err(why) => Err(Unreadable {
-            path: path.to_owned(),
-            why,
-        }),
-    }
+    let read = file::read_regular(path, file::MAX_FILE_BYTES).map_err(|why| Unreadable {
+        path: path.to_owned(),
+        why,
+    })?;
+    Ok(read.and_then(|(bytes, _)| serde_json::from_slice(&bytes).ok()))
 }
 
 /// Seconds since the Unix epoch, now.
