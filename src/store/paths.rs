@@ -68,10 +68,8 @@ pub(crate) fn home_dir(env: EnvLookup) -> Result<PathBuf, NoHome> {
 /// lower case, as Go adds them.
 pub(crate) fn on_path(env: EnvLookup, name: &str) -> Vec<PathBuf> {
     let names: Vec<String> = match cfg!(windows) {
-        true => env("PATHEXT")
-            .map_or(".com;.exe;.bat;.cmd".into(), |v| {
-                v.to_string_lossy().into_owned()
-            })
+        true => (env("PATHEXT").unwrap_or(".com;.exe;.bat;.cmd".into()))
+            .to_string_lossy()
             .split(';')
             .filter(|e| !e.is_empty())
             .map(|e| format!("{name}{}", e.to_ascii_lowercase()))
