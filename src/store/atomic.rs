@@ -115,31 +115,25 @@ pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, 
     })
 }
 
-#[cfg(not(windows))]
-fn persist(temp: tempfile::NamedTempFile, path: &Path) -> Result<File, WriteError> {
-    temp.persist(path)
-        .map_err(|e| WriteError::at("replace", path)(e.error))
-}
-
-/// On Windows a rename over a file that another process holds open without
-/// sharing delete access is refused for a moment; retry briefly, as git and
-/// cargo do.
-#[cfg(windows)]
+/// Renames `temp` over `path`. On Windows a rename over a file that another
+/// process holds open without sharing delete access is refused for a
+/// moment: it is tried again, 8 times at most, as git and cargo do; other
+/// systems do not refuse so, and are not retried.
 fn persist(mut temp: tempfile::NamedTempFile, path: &Path) -> Result<File, WriteError> {
     let mut delay = std::time::Duration::from_millis(10);
-    for _ in 0..8 {
+    let mut retries = if cfg!(windows) { 8 } else { 0 };
+    loop {
         match temp.persist(path) {
             Ok(file) => return Ok(file),
-            Err(e) if e.error.kind() == io::ErrorKind::PermissionDenied => {
+            Err(e) if retries > 0 && e.error.kind() == io::ErrorKind::PermissionDenied => {
                 temp = e.file;
                 std::thread::sleep(delay);
                 delay *= 2;
+                retries -= 1;
             }
             Err(e) => return Err(WriteError::at("replace", path)(e.error)),
         }
     }
-    temp.persist(path)
-        .map_err(|e| WriteError::at("replace", path)(e.error))
 }
 
 /// Makes a rename durable. Best effort: some file systems refuse to sync a
