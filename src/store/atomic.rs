@@ -142,12 +142,11 @@ fn persist(mut temp: tempfile::NamedTempFile, path: &Path) -> Result<File, Write
 fn sync_dir(dir: &Path) {
     #[cfg(test)]
     DIR_SYNCS.with(|n| n.set(n.get() + 1));
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
+    if cfg!(unix)
+        && let Ok(d) = File::open(dir)
+    {
         let _ = d.sync_all();
     }
-    #[cfg(not(unix))]
-    let _ = dir;
 }
 
 /// Removes the temporary files writers killed mid-write left in `dir`;
