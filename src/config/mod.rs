@@ -375,29 +375,21 @@ impl<F: Fn(Format) -> bool> Reader<F> {
                 return Ok(Some(Loaded { node, keys: None }));
             }
         };
-        let keys = match node
-            .get("options")
-            .and_then(|o| o.get("provider_public_keys"))
-        {
+        let options = node.get("options");
+        let keys = match options.and_then(|o| o.get("provider_public_keys")) {
             None | Some(Node::Null) => None,
-            Some(keys) => {
-                let strings: Option<Vec<String>> = match keys {
-                    Node::Array(items, _) => items.iter().map(Node::text).collect(),
-                    _ => None,
-                };
-                let Some(entries) = strings else {
-                    let message = format!(
-                        "options.provider_public_keys must be a list of strings, not {}",
-                        keys.kind()
-                    );
-                    return Err(error(None, message));
-                };
-                let key = "options.provider_public_keys".into();
-                let origin = Origin::Json {
-                    path: path.to_owned(),
-                    key,
-                };
+            Some(Node::Array(items, _)) if items.iter().all(|i| matches!(i, Node::Str(..))) => {
+                let entries = items.iter().filter_map(Node::text).collect();
+                let (path, key) = (path.to_owned(), "options.provider_public_keys".into());
+                let origin = Origin::Json { path, key };
                 Some(PinnedKeys { entries, origin })
+            }
+            Some(other) => {
+                let message = format!(
+                    "options.provider_public_keys must be a list of strings, not {}",
+                    other.kind()
+                );
+                return Err(error(None, message));
             }
         };
         Ok(Some(Loaded { node, keys }))
