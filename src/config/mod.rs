@@ -539,16 +539,25 @@ pub fn resolve_in(
         let path = dotenv.path.clone();
         auto_update = Setting::new(false, Origin::UnreadDotEnv { path });
     }
+    // The Hyper key a file sets, unless it is empty; one a shell alone
+    // could tell counts as set, to a value unknown.
+    let hyper_key = crush.hyper_api_key.as_ref().and_then(|found| {
+        let value = match found.src.unevaluated {
+            true => None,
+            false if found.value.is_empty() => return None,
+            false => Some(found.value.clone()),
+        };
+        let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let origin = format!("{}{at}", reader.files[found.src.file].0.display());
+        Some(HyperKey { origin, value })
+    });
     Ok(Settings {
         auto_update,
         default_providers,
         auto_update_orders,
         default_providers_orders,
         public_keys,
-        hyper_key: crush.hyper_api_key.as_ref().and_then(|found| {
-            let path = reader.files[found.src.file].0.display();
-            HyperKey::set(format!("{path}"), found)
-        }),
+        hyper_key,
         warnings: reader.warnings,
         files: read_files
             .iter()
