@@ -626,14 +626,12 @@ fn merged(ranked: &[usize], files: &[File]) -> (Node, Vec<Warning>) {
         let Some(part) = &files[file].1 else { continue };
         let mut changes = Vec::new();
         merge::merge(&mut root, part.node.clone(), &mut changes);
-        let path = |src: Option<merge::Src>| src.map(|s| files[s.file].0.clone());
         for change in changes {
-            // An object carries no place of its own: it came from this part.
-            let after = path(change.after.1).or_else(|| Some(files[file].0.clone()));
+            let before = change.before.1.map(|src| files[src.file].0.clone());
             warnings.push(Warning::TypeChange {
                 key: change.key,
-                after: (change.after.0, after),
-                before: (change.before.0, path(change.before.1)),
+                after: (change.after, files[file].0.clone()),
+                before: (change.before.0, before),
             });
         }
     }
