@@ -137,10 +137,8 @@ fn key_name(src: &[u8]) -> Result<(String, &[u8]), String> {
         None => (&src[..0], src),
     };
     let name = String::from_utf8_lossy(name);
-    Ok((
-        name.trim_end_matches(char::is_whitespace).to_owned(),
-        trim_start_by(rest, is_blank),
-    ))
+    let name = name.trim_end_matches(char::is_whitespace).to_owned();
+    Ok((name, trim_start_by(rest, is_blank)))
 }
 
 /// `extractVarValue`: the value and what follows it.
@@ -181,11 +179,8 @@ fn unquoted<'a>(src: &'a [u8], earlier: &[Entry]) -> (Vec<u8>, &'a [u8]) {
         .rev()
         .find(|pair| pair[1].1 == '#' && is_blank(pair[0].1))
         .map_or(text.len(), |pair| pair[1].0);
-    let value = text[..end_of_var].trim_matches(is_blank);
-    (
-        expand_variables(value.as_bytes(), earlier),
-        &src[end_of_line..],
-    )
+    let value = text[..end_of_var].trim_matches(is_blank).as_bytes();
+    (expand_variables(value, earlier), &src[end_of_line..])
 }
 
 /// `expandEscapes`: `\n` and `\r`, and a backslash before anything but
