@@ -274,17 +274,15 @@ impl UntrustedFolder {
 /// folder is: it is made by this user. Something else than a folder there
 /// is what making the folder, or reading in it, reports.
 pub(crate) fn check_folder(files: &CacheFiles) -> Result<(), UntrustedFolder> {
-    match fs::metadata(&files.dir) {
-        Ok(meta) if meta.is_dir() => match file::untrusted(&meta) {
-            Some(why) => Err(UntrustedFolder {
-                dir: files.dir.clone(),
-                why: format!(
-                    "{why}, so another user could put a catalog there that sends an API key anywhere"
-                ),
-            }),
-            None => Ok(()),
-        },
-        _ => Ok(()),
+    let meta = fs::metadata(&files.dir).ok().filter(fs::Metadata::is_dir);
+    match meta.and_then(|meta| file::untrusted(&meta)) {
+        Some(why) => Err(UntrustedFolder {
+            dir: files.dir.clone(),
+            why: format!(
+                "{why}, so another user could put a catalog there that sends an API key anywhere"
+            ),
+        }),
+        None => Ok(()),
     }
 }
 
@@ -407,10 +405,9 @@ pub(crate) fn lock(
     }
     let lock = Lock::folder(&files.dir, wait)
         .map_err(WriteError::at("lock the data folder", &files.dir))?;
+    let staged = bytes.map(|bytes| stage(&files.catalog, bytes, true));
     Ok(Locked {
-        staged: bytes
-            .map(|bytes| stage(&files.catalog, bytes, true))
-            .transpose()?,
+        staged: staged.transpose()?,
         files: files.clone(),
         _lock: lock,
     })
