@@ -86,10 +86,7 @@ fn parent(path: &Path) -> &Path {
 /// any rename can make it visible.
 pub(crate) fn stage(path: &Path, bytes: &[u8], durable: bool) -> Result<Staged, WriteError> {
     let dir = parent(path);
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("catalog");
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
     // `.providers.json.XXXX.tmp` for the cache files: see TEMP_PREFIXES.
     let prefix = format!(".{name}.");
     let mut builder = tempfile::Builder::new();
