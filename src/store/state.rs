@@ -72,13 +72,9 @@ impl CacheState {
     /// a confirmation or a failure would otherwise hide it from the person
     /// who must review it.
     pub fn record_refresh(&mut self, record: RefreshRecord) {
+        use RefreshOutcome::{Failed, Unchanged};
         let foreign = self.held().is_some_and(|(_, held)| held.foreign);
-        if foreign
-            && matches!(
-                record.outcome,
-                RefreshOutcome::Unchanged | RefreshOutcome::Failed
-            )
-        {
+        if foreign && matches!(record.outcome, Unchanged | Failed) {
             return;
         }
         let told = match (&self.refresh, &record.cause) {
