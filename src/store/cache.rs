@@ -29,9 +29,8 @@ pub struct CacheFiles {
     pub catalog: PathBuf,
     /// Its state file: `providers.state.json`, or `hyper.state.json`.
     pub state: PathBuf,
-    /// `providers.trust.json`: one memory of where keys went
-    /// ([`crate::trust::memory`]) for both documents, since a key is the
-    /// same key whichever sends it.
+    /// `providers.trust.json`: one memory of where keys went for both
+    /// documents, since a key is the same key whichever sends it.
     pub memory: PathBuf,
     /// A copy of the last document this program reviewed and wrote, kept
     /// beside it (`providers.reviewed.json`, `hyper.reviewed.json`): what a
