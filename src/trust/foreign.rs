@@ -19,6 +19,7 @@ use crate::catalog::{Catalog, Diff, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::{self, Bytes, CacheError, CacheFiles, Cached, Found};
 use crate::store::digest::{self, hex};
+use crate::store::file;
 use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState, Held, Need, RefreshOutcome, RefreshRecord};
 
@@ -285,9 +286,7 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
 /// is the one the state records.
 fn reviewed_bytes(files: &CacheFiles, recorded: Option<&CacheState>) -> Option<Vec<u8>> {
     let recorded = recorded.filter(|s| !s.sha256.is_empty())?;
-    let (bytes, _) =
-        crate::store::file::read_regular(&files.reviewed, crate::store::file::MAX_FILE_BYTES)
-            .ok()??;
+    let (bytes, _) = file::read_regular(&files.reviewed, file::MAX_FILE_BYTES).ok()??;
     (hex(&digest::sha256(&bytes)) == recorded.sha256).then_some(bytes)
 }
 
