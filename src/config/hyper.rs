@@ -21,20 +21,6 @@ pub(crate) struct HyperKey {
     pub value: Option<String>,
 }
 
-impl HyperKey {
-    /// The key set in the file at `path` (`found`), unless it is empty.
-    pub(super) fn set(path: String, found: &super::merge::Found<String>) -> Option<HyperKey> {
-        let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let value = match found.src.unevaluated {
-            true => None,
-            false if found.value.is_empty() => return None,
-            false => Some(found.value.clone()),
-        };
-        let origin = format!("{path}{at}");
-        Some(HyperKey { origin, value })
-    }
-}
-
 /// The Hyper key Crush sends with the settings `settings` read: a
 /// non-empty `HYPER_API_KEY` of `env` (Crush: `os.Getenv(...) != ""`),
 /// else the files'.

@@ -204,8 +204,8 @@ pub struct TypeChange {
     pub key: String,
     /// The value before, its kind and where it came from.
     pub before: (&'static str, Option<Src>),
-    /// The value after.
-    pub after: (&'static str, Option<Src>),
+    /// The kind of the value after, which comes from the file merged.
+    pub after: &'static str,
 }
 
 /// Merges `source` into `target`, go-jsons' way; each change of type is
@@ -235,7 +235,7 @@ fn merge_at(target: &mut Node, source: Node, key: &mut Vec<String>, changes: &mu
                 changes.push(TypeChange {
                     key: key.join("."),
                     before: (t.kind(), t.src()),
-                    after: (source.kind(), source.src()),
+                    after: source.kind(),
                 });
             }
             *target = source;
@@ -452,7 +452,7 @@ mod tests {
         assert_eq!(changes.len(), 1);
         assert_eq!(changes[0].key, "options.disable_provider_auto_update");
         assert_eq!(changes[0].before.0, "a string");
-        assert_eq!(changes[0].after.1.unwrap().file, 1);
+        assert_eq!(changes[0].after, "a boolean");
     }
 
     #[test]

@@ -375,29 +375,21 @@ impl<F: Fn(Format) -> bool> Reader<F> {
                 return Ok(Some(Loaded { node, keys: None }));
             }
         };
-        let keys = match node
-            .get("options")
-            .and_then(|o| o.get("provider_public_keys"))
-        {
+        let options = node.get("options");
+        let keys = match options.and_then(|o| o.get("provider_public_keys")) {
             None | Some(Node::Null) => None,
-            Some(keys) => {
-                let strings: Option<Vec<String>> = match keys {
-                    Node::Array(items, _) => items.iter().map(Node::text).collect(),
-                    _ => None,
-                };
-                let Some(entries) = strings else {
-                    let message = format!(
-                        "options.provider_public_keys must be a list of strings, not {}",
-                        keys.kind()
-                    );
-                    return Err(error(None, message));
-                };
-                let key = "options.provider_public_keys".into();
-                let origin = Origin::Json {
-                    path: path.to_owned(),
-                    key,
-                };
+            Some(Node::Array(items, _)) if items.iter().all(|i| matches!(i, Node::Str(..))) => {
+                let entries = items.iter().filter_map(Node::text).collect();
+                let (path, key) = (path.to_owned(), "options.provider_public_keys".into());
+                let origin = Origin::Json { path, key };
                 Some(PinnedKeys { entries, origin })
+            }
+            Some(other) => {
+                let message = format!(
+                    "options.provider_public_keys must be a list of strings, not {}",
+                    other.kind()
+                );
+                return Err(error(None, message));
             }
         };
         Ok(Some(Loaded { node, keys }))
@@ -547,16 +539,25 @@ pub fn resolve_in(
         let path = dotenv.path.clone();
         auto_update = Setting::new(false, Origin::UnreadDotEnv { path });
     }
+    // The Hyper key a file sets, unless it is empty; one a shell alone
+    // could tell counts as set, to a value unknown.
+    let hyper_key = crush.hyper_api_key.as_ref().and_then(|found| {
+        let value = match found.src.unevaluated {
+            true => None,
+            false if found.value.is_empty() => return None,
+            false => Some(found.value.clone()),
+        };
+        let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let origin = format!("{}{at}", reader.files[found.src.file].0.display());
+        Some(HyperKey { origin, value })
+    });
     Ok(Settings {
         auto_update,
         default_providers,
         auto_update_orders,
         default_providers_orders,
         public_keys,
-        hyper_key: crush.hyper_api_key.as_ref().and_then(|found| {
-            let path = reader.files[found.src.file].0.display();
-            HyperKey::set(format!("{path}"), found)
-        }),
+        hyper_key,
         warnings: reader.warnings,
         files: read_files
             .iter()
@@ -625,14 +626,12 @@ fn merged(ranked: &[usize], files: &[File]) -> (Node, Vec<Warning>) {
         let Some(part) = &files[file].1 else { continue };
         let mut changes = Vec::new();
         merge::merge(&mut root, part.node.clone(), &mut changes);
-        let path = |src: Option<merge::Src>| src.map(|s| files[s.file].0.clone());
         for change in changes {
-            // An object carries no place of its own: it came from this part.
-            let after = path(change.after.1).or_else(|| Some(files[file].0.clone()));
+            let before = change.before.1.map(|src| files[src.file].0.clone());
             warnings.push(Warning::TypeChange {
                 key: change.key,
-                after: (change.after.0, after),
-                before: (change.before.0, path(change.before.1)),
+                after: (change.after, files[file].0.clone()),
+                before: (change.before.0, before),
             });
         }
     }

@@ -10,7 +10,6 @@ use crate::trust::signature::KEYS_ENV;
 /// Something about Crush's configuration files or the environment that a
 /// person should know: a line or a file read differently, or not at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum Warning {
     /// A crushrc command this reader does not run (it needs the shell).
     #[error(
@@ -83,7 +82,7 @@ pub enum Warning {
     /// refuses.
     #[error(
         "{}: {} ({}) replaces {} from {}; Crush merges its files before it reads them, and one whose merge refuses a change of type (go-jsons v1.0.0-alpha.5) would not start: make them agree",
-        file(&after.1),
+        shown_path(&after.1),
         shown(key),
         after.0,
         before.0,
@@ -93,7 +92,7 @@ pub enum Warning {
         /// The key, e.g. `options.disable_provider_auto_update`.
         key: String,
         /// The later value's kind (`a boolean`) and file.
-        after: (&'static str, Option<PathBuf>),
+        after: (&'static str, PathBuf),
         /// The earlier value's kind and file.
         before: (&'static str, Option<PathBuf>),
     },
@@ -129,7 +128,6 @@ fn file(path: &Option<PathBuf>) -> String {
 
 /// What is wrong with a crushrc `option` line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum OptionLine {
     /// Words after the value, which Crush ignores.
     #[error("`{written}`: the words after `{value}` are ignored, as Crush ignores them")]
@@ -183,7 +181,7 @@ mod tests {
             },
             Warning::TypeChange {
                 key: "options.\x1bk".into(),
-                after: ("a boolean", Some(path.clone())),
+                after: ("a boolean", path.clone()),
                 before: ("a string", None),
             },
         ];

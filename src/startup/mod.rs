@@ -383,7 +383,15 @@ fn waited(
     }
     let now = confirmed.then(|| cache::read(files, Bytes::Read).valid(files).ok().flatten());
     match (fetched, now.flatten()) {
-        (Some(bytes), _) => fresh(bytes, &options.url, warnings),
+        // Just fetched.
+        (Some(bytes), _) => StartupCatalog {
+            bytes: Cow::Owned(bytes),
+            provenance: Provenance::Fresh,
+            fetched_at: Some(state::now()),
+            confirmed_at: Some(state::now()),
+            source: Some(source::redacted(options.url.as_str())),
+            ..snapshot(warnings)
+        },
         (None, Some(now)) => from_cache(now, warnings),
         (None, None) => at_hand(cached, warnings),
     }
@@ -429,18 +437,6 @@ fn start(
             cause,
             using,
         }),
-    }
-}
-
-/// A catalog just fetched from `url`.
-fn fresh(bytes: Vec<u8>, url: &Url, warnings: Vec<Warning>) -> StartupCatalog {
-    StartupCatalog {
-        bytes: Cow::Owned(bytes),
-        provenance: Provenance::Fresh,
-        fetched_at: Some(state::now()),
-        confirmed_at: Some(state::now()),
-        source: Some(source::redacted(url.as_str())),
-        ..snapshot(warnings)
     }
 }
 

@@ -461,6 +461,23 @@ mod tests {
     use crate::trust::guard::Downgrade;
     use crate::trust::memory::Memory;
 
+    /// A person's options that allow nothing, into the cache.
+    fn allow_nothing() -> UpdateOptions {
+        UpdateOptions {
+            dry_run: false,
+            output: Output::Cache,
+            sha256: None,
+            timeout: Duration::from_secs(60),
+            keys: None,
+            signature: None,
+            allow_shrink: false,
+            allow_downgrade: false,
+            allow_key_move: false,
+            watch: Default::default(),
+            bearer: None,
+        }
+    }
+
     /// Every combination of target, dry run and bytes already there.
     #[test]
     fn what_an_update_does() {
@@ -490,7 +507,7 @@ mod tests {
     /// shrink. A refresh holds the same findings instead.
     #[test]
     fn a_person_refuses_what_a_refresh_holds() {
-        let none = UpdateOptions::default();
+        let none = allow_nothing();
         let person = |options| By::Person {
             options,
             rebuild: false,
@@ -515,7 +532,7 @@ mod tests {
         ));
         let allowed = UpdateOptions {
             allow_downgrade: true,
-            ..UpdateOptions::default()
+            ..allow_nothing()
         };
         assert!(person(&allowed).judge(downgrade(), false, "ab").is_ok());
         let refresh = By::Refresh(Seen::now(&CacheFiles::in_dir("/nonexistent")));
@@ -630,7 +647,7 @@ mod tests {
         let sha256 = hex(&digest::sha256(embedded::catalog_bytes()));
         let options = |sha256: &str| UpdateOptions {
             sha256: Some(sha256.to_owned()),
-            ..UpdateOptions::default()
+            ..allow_nothing()
         };
         let source = crate::fetch::source::Source::Embedded;
         let mut inputs = super::super::read(&source, &files, &options(&sha256)).unwrap();

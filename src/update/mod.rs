@@ -66,24 +66,6 @@ pub struct UpdateOptions {
     pub bearer: Option<Bearer>,
 }
 
-impl Default for UpdateOptions {
-    fn default() -> Self {
-        UpdateOptions {
-            dry_run: false,
-            output: Output::Cache,
-            sha256: None,
-            timeout: Duration::from_secs(60),
-            keys: None,
-            signature: None,
-            allow_shrink: false,
-            allow_downgrade: false,
-            allow_key_move: false,
-            watch: Watch::default(),
-            bearer: None,
-        }
-    }
-}
-
 /// Where an update writes the new document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {

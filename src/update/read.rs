@@ -153,7 +153,10 @@ pub fn read(
             .map(|(bytes, _)| bytes),
         _ => None,
     };
-    let mut inputs = Inputs {
+    // Whether the target holds these bytes already.
+    let replaced = (cached.as_ref().map(|c| &c.bytes[..])).or(replaced_file.as_deref());
+    let up_to_date = replaced == Some(&loaded.bytes[..]);
+    Ok(Inputs {
         source: source.clone(),
         stand_in: cached.as_ref().is_some_and(Cached::is_stand_in),
         loaded,
@@ -161,19 +164,13 @@ pub fn read(
         signed_at,
         cached,
         replaced_file,
-        up_to_date: false,
+        up_to_date,
         rebuild_memory,
         warnings: plain_http_warning(source, options.bearer.is_some())
             .into_iter()
             .collect(),
         notices,
-    };
-    let replaced = match &inputs.cached {
-        Some(cached) => Some(&cached.bytes[..]),
-        None => inputs.replaced_file.as_deref(),
-    };
-    inputs.up_to_date = replaced == Some(inputs.bytes());
-    Ok(inputs)
+    })
 }
 
 /// The cache a new document is compared with: what this program wrote, or

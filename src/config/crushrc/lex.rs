@@ -322,11 +322,8 @@ impl Lexer {
 
 /// A shell variable's name: a letter or `_`, then letters, digits, `_`.
 pub(super) fn is_name(text: &str) -> bool {
-    let mut bytes = text.bytes();
-    bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    text.bytes().all(word) && text.bytes().next().is_some_and(|b| !b.is_ascii_digit())
 }
 
 #[cfg(test)]

@@ -110,10 +110,8 @@ pub(super) fn shown_without_secrets(texts: &[&str]) -> String {
 
 /// A name, id or type, e.g. an entry's name (`X-Token`).
 fn is_plain(text: &str) -> bool {
-    !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+    !text.is_empty() && text.chars().all(plain)
 }
 
 /// A flag's value as it may be shown.
@@ -141,11 +139,8 @@ fn flag_shaped(text: &str) -> bool {
     let name = text
         .strip_prefix("--")
         .or_else(|| text.strip_prefix('-').filter(|n| n.len() == 1));
-    name.is_some_and(|n| {
-        !n.is_empty()
-            && n.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    })
+    let plain = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    name.is_some_and(|n| !n.is_empty() && n.chars().all(plain))
 }
 
 /// A URL, as written, without its user information (`***@host`), query

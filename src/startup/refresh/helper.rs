@@ -47,15 +47,11 @@ pub(crate) struct HelperArgs {
     #[arg(long, value_parser = crate::fetch::http::parse_seconds)]
     pub timeout: Duration,
     /// The refresh interval, in seconds
-    #[arg(long, value_parser = parse_interval)]
+    #[arg(long, value_parser = |s: &str| crate::startup::parse_interval(s).ok_or("not a duration"))]
     pub interval: Duration,
     /// A pinned public key (repeated for each)
     #[arg(long = "public-key", value_name = "KEY")]
     pub public_keys: Vec<String>,
-}
-
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    crate::startup::parse_interval(s).ok_or_else(|| format!("{s:?} is not a duration"))
 }
 
 impl HelperArgs {

@@ -143,12 +143,11 @@ pub(crate) fn run(jobs: &[Job], if_busy: IfBusy) -> Vec<Outcome> {
         // Recorded for the next start to tell, and told now to one that
         // waits.
         Err(e @ LockError::NotRegular { .. }) => {
-            let unlocked = |job| match reviewed_first(job) {
-                Ok(()) => Done::new(job, cache::read(&job.files, Bytes::Read).vouched().as_ref())
-                    .fail(e.to_string()),
-                Err(failed) => failed,
-            };
-            return jobs.iter().map(unlocked).collect();
+            let why = e.to_string();
+            return jobs
+                .iter()
+                .map(|job| refresh_one(job, Some(&why)))
+                .collect();
         }
         Err(LockError::Io(_)) => (None, false),
     };
@@ -161,7 +160,15 @@ pub(crate) fn run(jobs: &[Job], if_busy: IfBusy) -> Vec<Outcome> {
             // bound.
             let left = bound.saturating_sub(started.elapsed());
             match recorded {
-                Some(record) if joined => told(job, record),
+                // What the refresh this one joined recorded.
+                Some(record) if joined => match (record.outcome, record.held) {
+                    (_, Some(held)) if !held.kept => Outcome::Held(held),
+                    (RefreshOutcome::Failed, _) => Outcome::Failed(record.cause.unwrap_or_default()),
+                    _ => {
+                        let now = cache::read(&job.files, Bytes::Read).vouched();
+                        settled(now.as_ref(), job.known)
+                    }
+                },
                 None if joined && (lock.is_none() || left.is_zero()) => Outcome::Failed(format!(
                     "another refresh of {} did not end within {} s; the next start tells how it ended",
                     job.files.dir.display(),
@@ -169,26 +176,13 @@ pub(crate) fn run(jobs: &[Job], if_busy: IfBusy) -> Vec<Outcome> {
                 )),
                 _ => {
                     let timeout = job.timeout.min(if joined { left } else { Duration::MAX });
-                    let job = Job { timeout, ..job.clone() };
-                    reviewed_first(&job).map_or_else(|failed| failed, |()| refresh_locked(&job))
+                    refresh_one(&Job { timeout, ..job.clone() }, None)
                 }
             }
         })
         .collect();
     drop(lock);
     outcomes
-}
-
-/// What the refresh this one joined recorded for `job`.
-fn told(job: &Job, record: RefreshRecord) -> Outcome {
-    match (record.outcome, record.held) {
-        (_, Some(held)) if !held.kept => Outcome::Held(held),
-        (RefreshOutcome::Failed, _) => Outcome::Failed(record.cause.unwrap_or_default()),
-        _ => {
-            let now = cache::read(&job.files, Bytes::Read).vouched();
-            settled(now.as_ref(), job.known)
-        }
-    }
 }
 
 /// The last refresh the state of `files`' document records, whether told
@@ -202,22 +196,20 @@ fn last_refresh(files: &CacheFiles) -> Option<RefreshRecord> {
     })
 }
 
-/// Settles a document another program wrote into `job`'s cache
-/// ([`foreign::settle`]) before anything sends its ETag or records a 304
-/// as its confirmation. A review that cannot be made holds: no request goes
-/// out, and nothing is recorded of bytes nobody reviewed.
-fn reviewed_first(job: &Job) -> Result<(), Outcome> {
-    match foreign::settle(&job.files, job.keys.is_some(), LOCK_WAIT) {
-        Ok(foreign::Settled::Busy { .. }) => Err(Outcome::Failed(foreign::unreviewed(&job.files))),
-        Ok(_) => Ok(()),
-        Err(e) => Err(Outcome::Failed(e.to_string())),
-    }
-}
-
-/// One refresh of `job`, under the refresh lock: the request, and its
-/// answer carried out.
-fn refresh_locked(job: &Job) -> Outcome {
+/// One refresh of `job`, under the refresh lock unless `unlocked` says
+/// why none could be taken (then that is its failure, recorded). A
+/// document another program wrote into the cache is settled first
+/// ([`foreign::settle`]), before anything sends its ETag or records a 304
+/// as its confirmation: a review that cannot be made holds, no request
+/// goes out, and nothing is recorded of bytes nobody reviewed. Then the
+/// request, and its answer carried out.
+fn refresh_one(job: &Job, unlocked: Option<&str>) -> Outcome {
     let files = &job.files;
+    match foreign::settle(files, job.keys.is_some(), LOCK_WAIT) {
+        Ok(foreign::Settled::Busy { .. }) => return Outcome::Failed(foreign::unreviewed(files)),
+        Err(e) => return Outcome::Failed(e.to_string()),
+        Ok(_) => {}
+    }
     // What the cache is, before it is read: the answer is written only
     // over that file.
     let seen = Seen::now(files);
@@ -225,9 +217,13 @@ fn refresh_locked(job: &Job) -> Outcome {
     // the first document is reviewed against what is remembered and the
     // floor alone.
     let cached = cache::read(files, Bytes::Read).vouched();
-    let done = Done::new(job, cached.as_ref());
-    if let Some(cached) = &cached
-        && is_confirmed(cached.state.as_ref(), job.interval, done.now)
+    let (cached, now) = (cached.as_ref(), state::now());
+    let done = Done { job, cached, now };
+    if let Some(why) = unlocked {
+        return done.fail(why.to_owned());
+    }
+    if let Some(cached) = cached
+        && is_confirmed(cached.state.as_ref(), job.interval, now)
     {
         // Another refresh confirmed the cache while this one waited.
         return settled(Some(cached), job.known);
@@ -236,7 +232,7 @@ fn refresh_locked(job: &Job) -> Outcome {
     let fetch = FetchOptions {
         timeout: job.timeout,
         connect_timeout: CONNECT_TIMEOUT.min(job.timeout),
-        conditional: cached.as_ref().map(Cached::validators).unwrap_or_default(),
+        conditional: cached.map(Cached::validators).unwrap_or_default(),
         watch: job.watch.clone(),
         document: files.target,
         bearer: job.bearer.clone(),
@@ -263,22 +259,22 @@ fn refresh_locked(job: &Job) -> Outcome {
     let (body, validators) = (loaded.bytes.into_owned(), loaded.validators);
     let sha256 = digest::sha256(&body);
     // A server that ignores validators sent the same bytes.
-    if cached.as_ref().is_some_and(|c| c.sha256 == sha256) {
+    if cached.is_some_and(|c| c.sha256 == sha256) {
         return done.confirm(Some(validators));
     }
     let next = match files.target.validate(&body) {
         Ok(next) => next,
         Err(e) => return done.fail(Cause::invalid(files.target, e).chain().join(": ")),
     };
-    let previous = (cached.as_ref())
+    let previous = cached
         .filter(|c| !c.is_stand_in())
         .and_then(|c| next.previous(files.target, &body, &Diff::of(&body, &c.bytes)));
     let mut state = CacheState {
         sha256: hex(&sha256),
         validators,
         source: redacted(job.url.as_str()),
-        fetched_at: done.now,
-        confirmed_at: Some(done.now),
+        fetched_at: now,
+        confirmed_at: Some(now),
         signed_at,
         ..CacheState::default()
     };
@@ -289,7 +285,7 @@ fn refresh_locked(job: &Job) -> Outcome {
         next: &next,
         state,
         embedded: false,
-        cached: cached.as_ref(),
+        cached,
         previous: previous.as_ref(),
         by: By::Refresh(seen),
     };
@@ -317,11 +313,6 @@ struct Done<'r> {
 }
 
 impl<'r> Done<'r> {
-    fn new(job: &'r Job, cached: Option<&'r Cached>) -> Self {
-        let now = state::now();
-        Done { job, cached, now }
-    }
-
     /// The state's record of this refresh.
     fn record(
         &self,
