@@ -194,11 +194,14 @@ fn push<'a>(fields: &mut Vec<FieldChange<'a>>, field: &'static str, b: Scalar<'a
     }
 }
 
+/// One of a provider's optional text fields.
+type OptionalText = fn(&Provider) -> &Option<String>;
+
 fn compare_provider<'a>(b: &'a Provider, a: &'a Provider) -> ProviderChanges<'a> {
     let mut fields = Vec::new();
     let name = |p: &'a Provider| Scalar::Text(&p.name);
     push(&mut fields, "name", name(b), name(a));
-    let texts: [(_, fn(&Provider) -> &Option<String>); 5] = [
+    let texts: [(_, OptionalText); 5] = [
         ("type", |p| &p.kind),
         ("api_endpoint", |p| &p.api_endpoint),
         ("api_key", |p| &p.api_key),

@@ -475,8 +475,8 @@ impl Review {
     pub fn unallowed(&self, shrink: bool, downgrade: bool, key_move: bool) -> Review {
         // What is refused teaches nothing: no copy of `taught`.
         Review {
-            moves: (!key_move).then(|| self.moves.clone()).unwrap_or_default(),
-            shrinks: (!shrink).then(|| self.shrinks.clone()).unwrap_or_default(),
+            moves: self.moves.iter().filter(|_| !key_move).cloned().collect(),
+            shrinks: self.shrinks.iter().filter(|_| !shrink).cloned().collect(),
             downgrade: self.downgrade.filter(|_| !downgrade),
             taught: Places::default(),
         }
