@@ -194,30 +194,22 @@ fn push<'a>(fields: &mut Vec<FieldChange<'a>>, field: &'static str, b: Scalar<'a
     }
 }
 
+/// One of a provider's optional text fields.
+type OptionalText = fn(&Provider) -> &Option<String>;
+
 fn compare_provider<'a>(b: &'a Provider, a: &'a Provider) -> ProviderChanges<'a> {
     let mut fields = Vec::new();
-    push(
-        &mut fields,
-        "name",
-        Scalar::Text(&b.name),
-        Scalar::Text(&a.name),
-    );
-    for (field, before, after) in [
-        ("type", &b.kind, &a.kind),
-        ("api_endpoint", &b.api_endpoint, &a.api_endpoint),
-        ("api_key", &b.api_key, &a.api_key),
-        (
-            "default_large_model_id",
-            &b.default_large_model_id,
-            &a.default_large_model_id,
-        ),
-        (
-            "default_small_model_id",
-            &b.default_small_model_id,
-            &a.default_small_model_id,
-        ),
-    ] {
-        push(&mut fields, field, text(before), text(after));
+    let name = |p: &'a Provider| Scalar::Text(&p.name);
+    push(&mut fields, "name", name(b), name(a));
+    let texts: [(_, OptionalText); 5] = [
+        ("type", |p| &p.kind),
+        ("api_endpoint", |p| &p.api_endpoint),
+        ("api_key", |p| &p.api_key),
+        ("default_large_model_id", |p| &p.default_large_model_id),
+        ("default_small_model_id", |p| &p.default_small_model_id),
+    ];
+    for (field, value) in texts {
+        push(&mut fields, field, text(value(b)), text(value(a)));
     }
     let headers = |p: &'a Provider| Scalar::Headers(&p.default_headers);
     push(&mut fields, "default_headers", headers(b), headers(a));
@@ -262,12 +254,12 @@ fn compare_model<'a>(b: &'a Model, a: &'a Model) -> Vec<FieldChange<'a>> {
     zero!(can_reason: Bool, supports_attachments: Bool);
     let levels = |m: &'a Model| Scalar::Texts(&m.reasoning_levels);
     push(&mut fields, "reasoning_levels", levels(b), levels(a));
-    let (before, after) = (&b.default_reasoning_effort, &a.default_reasoning_effort);
+    let effort = |m: &'a Model| text(&m.default_reasoning_effort);
     push(
         &mut fields,
         "default_reasoning_effort",
-        text(before),
-        text(after),
+        effort(b),
+        effort(a),
     );
     // Go reads options into pointers: absent (the provider's default) is
     // not zero.

@@ -118,8 +118,8 @@ mod tests {
             // places exactly: a variable, or a literal https URL.
             let endpoint = provider.api_endpoint.as_ref().map_or("", |e| e.as_str());
             match crate::catalog::expand::endpoint(endpoint).unwrap() {
-                crate::catalog::expand::Endpoint::Url { scheme, rest, .. } => {
-                    assert_eq!(scheme, "https", "{}", provider.id);
+                crate::catalog::expand::Endpoint::Url { to, rest, .. } => {
+                    assert_eq!(to.scheme, "https", "{}", provider.id);
                     assert!(rest.variables().is_empty(), "{}", provider.id);
                 }
                 other => assert!(

@@ -53,10 +53,9 @@ pub(crate) fn safe(text: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if is_unsafe(c) {
-            escape_into(&mut out, c);
-        } else {
-            out.push(c);
+        match is_unsafe(c) {
+            true => escape_into(&mut out, c),
+            false => out.push(c),
         }
     }
     Cow::Owned(out)

@@ -87,12 +87,9 @@ pub enum Endpoint {
     Url {
         /// The scheme and authority as written (`https://api.x.ai`).
         prefix: String,
-        /// The scheme, lowercase: `http` or `https`.
-        scheme: String,
-        /// The host, unescaped, as Go reads it.
-        host: String,
-        /// The port, when one is written.
-        port: Option<String>,
+        /// Where it sends requests, as Go reads it (scheme `http` or
+        /// `https`).
+        to: go_url::Destination,
         /// What follows the authority: path, query, fragment.
         rest: Template,
     },
@@ -210,12 +207,11 @@ fn reference(from: &str) -> Result<(&str, &str), Refused> {
             return Ok((&inner[..len], &inner[len + 1..]));
         }
         let written = braced(from);
-        if written.contains("$(") || written.contains('`') {
-            return Err(Refused::Command(if written.contains('`') {
-                "`…`"
-            } else {
-                "$(…)"
-            }));
+        if written.contains('`') {
+            return Err(Refused::Command("`…`"));
+        }
+        if written.contains("$(") {
+            return Err(Refused::Command("$(…)"));
         }
         return Err(Refused::Form(written.to_owned()));
     }
@@ -305,9 +301,11 @@ pub fn endpoint(value: &str) -> Result<Endpoint, Refused> {
     };
     let endpoint = Endpoint::Url {
         prefix: value[..end].to_owned(),
-        scheme: scheme.to_owned(),
-        host,
-        port,
+        to: go_url::Destination {
+            scheme: scheme.to_owned(),
+            host,
+            port,
+        },
         rest: parse(&value[end..])?,
     };
     // A URL Go refuses whatever the variables hold (`%zz` in its path) is
@@ -442,22 +440,15 @@ mod tests {
         assert_eq!(endpoint("$E"), Ok(Endpoint::Variable("E".into())));
         assert_eq!(endpoint("${E}"), Ok(Endpoint::Variable("E".into())));
         let url = endpoint("HTTPS://u:p@API.x.ai:8443/v1/$V?k=${K}#$F").unwrap();
-        let Endpoint::Url {
-            prefix,
-            scheme,
-            host,
-            port,
-            rest,
-        } = &url
-        else {
+        let Endpoint::Url { prefix, to, rest } = &url else {
             panic!("{url:?}")
         };
         assert_eq!(
             (
                 prefix.as_str(),
-                scheme.as_str(),
-                host.as_str(),
-                port.as_deref()
+                to.scheme.as_str(),
+                to.host.as_str(),
+                to.port.as_deref()
             ),
             (
                 "HTTPS://u:p@API.x.ai:8443",

@@ -44,19 +44,14 @@ pub fn parse(raw: &str) -> Option<Destination> {
     if raw.bytes().any(|b| b < b' ' || b == 0x7f) {
         return None;
     }
-    let (url, fragment) = match raw.split_once('#') {
-        Some((url, fragment)) => (url, Some(fragment)),
-        None => (raw, None),
+    let url = match raw.split_once('#') {
+        Some((url, fragment)) => unescape(fragment, Mode::Other).map(|_| url)?,
+        None => raw,
     };
-    if let Some(fragment) = fragment {
-        unescape(fragment, Mode::Other)?;
-    }
     let (scheme_len, rest_start) = scheme(url)?;
     let scheme = url[..scheme_len].to_ascii_lowercase();
-    let mut rest = &url[rest_start..];
-    if let Some(q) = rest.find('?') {
-        rest = &rest[..q];
-    }
+    let rest = &url[rest_start..];
+    let rest = rest.split_once('?').map_or(rest, |(path, _)| path);
     let mut destination = Destination {
         scheme,
         host: String::new(),
@@ -75,14 +70,10 @@ pub fn parse(raw: &str) -> Option<Destination> {
     let mut path = rest;
     if (scheme_len > 0 || !rest.starts_with("///")) && rest.starts_with("//") {
         let authority_all = &rest[2..];
-        let (authority, after) = match authority_all.find('/') {
-            Some(i) => (&authority_all[..i], &authority_all[i..]),
-            None => (authority_all, ""),
-        };
+        let (authority, after) =
+            authority_all.split_at(authority_all.find('/').unwrap_or(authority_all.len()));
         path = after;
-        let (host, port) = self::authority(authority)?;
-        destination.host = host;
-        destination.port = port;
+        (destination.host, destination.port) = self::authority(authority)?;
     }
     unescape(path, Mode::Other)?;
     Some(destination)
@@ -146,10 +137,7 @@ fn host(hostport: &str) -> Option<(String, Option<String>)> {
         };
         (host, port)
     } else {
-        let port = match hostport.rfind(':') {
-            Some(i) => &hostport[i..],
-            None => "",
-        };
+        let port = &hostport[hostport.rfind(':').unwrap_or(hostport.len())..];
         if !valid_port(port) {
             return None;
         }

@@ -4,6 +4,7 @@
 
 use serde_path_to_error::Segment;
 
+use super::validate::invalid;
 use super::{Provider, Target, ValidationError, escape, printable};
 
 /// Builds a precise message for bytes that did not deserialize. This is the
@@ -14,7 +15,7 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         return invalid(format!("not UTF-8 text (invalid byte at offset {at})"));
     }
     if bytes.trim_ascii().is_empty() {
-        return invalid("it is empty".into());
+        return invalid("it is empty");
     }
     // A generic reading, for the ids the message names; none for a
     // document nested deeper than serde_json's limit for it (128), whose
@@ -39,7 +40,7 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         Target::Hyper => serde_path_to_error::deserialize::<_, Provider>(&mut de).err(),
     };
     let Some(err) = err else {
-        return invalid("the catalog could not be read".into());
+        return invalid("the catalog could not be read");
     };
     let segments: Vec<_> = err.path().iter().collect();
     let inner = plain_serde_message(err.inner());
@@ -87,10 +88,6 @@ pub(super) fn describe_parse_error(bytes: &[u8], target: Target) -> ValidationEr
         true => format!("{place}: {inner}"),
         false => format!("{place}: field {field}: {inner}"),
     })
-}
-
-fn invalid(why: String) -> ValidationError {
-    ValidationError::Invalid(why)
 }
 
 /// What a file that starts with a byte-order mark is told: the mark is
@@ -169,10 +166,7 @@ fn json_kind(value: &serde_json::Value) -> &'static str {
 /// serde names Rust types in its messages; a catalog author thinks in JSON.
 fn plain_serde_message(err: &serde_json::Error) -> String {
     let message = err.to_string();
-    let message = match message.find(" at line ") {
-        Some(at) => &message[..at],
-        None => &message,
-    };
+    let message = message.split(" at line ").next().unwrap_or(&message);
     message
         .replace("expected i64", "expected an integer")
         .replace("expected f64", "expected a number")

@@ -75,10 +75,7 @@ impl Target {
             ));
         }
         let all = 0..providers.len();
-        let mut catalog = checked(providers, all, |index, id| match self {
-            Target::Catalog => format!("provider {index} ({})", printable(id)),
-            Target::Hyper => format!("the provider ({})", printable(id)),
-        })?;
+        let mut catalog = checked(providers, all, self)?;
         catalog.spans = spans;
         let provider = &catalog.providers[0];
         let id = printable(&provider.id);
@@ -201,10 +198,7 @@ impl Catalog {
         if providers.is_empty() {
             return None;
         }
-        checked(providers, read, |index, id| {
-            format!("provider {index} ({})", printable(id))
-        })
-        .ok()
+        checked(providers, read, target).ok()
     }
 }
 
@@ -263,46 +257,39 @@ impl<'a> Diff<'a> {
 /// (`at_end`): compared a kilobyte at a time, then byte by byte.
 fn shared(a: &[u8], b: &[u8], at_end: bool) -> usize {
     const CHUNK: usize = 1024;
-    let same = |(x, y): &(&[u8], &[u8])| x == y;
-    let chunks = match at_end {
-        false => a
-            .chunks(CHUNK)
-            .zip(b.chunks(CHUNK))
-            .take_while(same)
-            .count(),
-        true => a
-            .rchunks(CHUNK)
-            .zip(b.rchunks(CHUNK))
-            .take_while(same)
-            .count(),
-    };
-    let whole = (chunks * CHUNK).min(a.len().min(b.len()));
-    let (a, b) = match at_end {
-        false => (&a[whole..], &b[whole..]),
-        true => (&a[..a.len() - whole], &b[..b.len() - whole]),
-    };
-    let bytes = match at_end {
-        false => a.iter().zip(b).take_while(|(x, y)| x == y).count(),
-        true => (a.iter().rev().zip(b.iter().rev()))
-            .take_while(|(x, y)| x == y)
-            .count(),
-    };
-    whole + bytes
+    /// The `len` bytes of `s` that stand `from` bytes after its start, or
+    /// before its end.
+    fn part(s: &[u8], from: usize, len: usize, at_end: bool) -> &[u8] {
+        match at_end {
+            false => &s[from..from + len],
+            true => &s[s.len() - from - len..s.len() - from],
+        }
+    }
+    let chunk = |from| part(a, from, CHUNK, at_end) == part(b, from, CHUNK, at_end);
+    let byte = |from| part(a, from, 1, at_end)[0] == part(b, from, 1, at_end)[0];
+    let (all, mut shared) = (a.len().min(b.len()), 0);
+    while shared + CHUNK <= all && chunk(shared) {
+        shared += CHUNK;
+    }
+    while shared < all && byte(shared) {
+        shared += 1;
+    }
+    shared
 }
 
-fn invalid(why: impl Into<String>) -> ValidationError {
+pub(super) fn invalid(why: impl Into<String>) -> ValidationError {
     ValidationError::Invalid(why.into())
 }
 
 /// The checks of a document's providers, read: ids, names, the values
-/// Crush expands, model ids; `name` says where a provider is in its
-/// document (its index and id). Only the providers at `read` are checked
-/// one by one (the others, shared with a catalog checked already, only
-/// for a provider id given twice), and only theirs warned of.
+/// Crush expands, model ids, of a document of `target`. Only the
+/// providers at `read` are checked one by one (the others, shared with a
+/// catalog checked already, only for a provider id given twice), and only
+/// theirs warned of.
 fn checked(
     providers: Vec<Arc<Provider>>,
     read: Range<usize>,
-    name: impl Fn(usize, &str) -> String,
+    target: Target,
 ) -> Result<Catalog, ValidationError> {
     let mut warnings = Vec::new();
     let mut provider_ids = HashSet::with_capacity(providers.len());
@@ -313,7 +300,10 @@ fn checked(
             }
             continue;
         }
-        let at = name(index, &provider.id);
+        let at = match target {
+            Target::Catalog => format!("provider {index} ({})", printable(&provider.id)),
+            Target::Hyper => format!("the provider ({})", printable(&provider.id)),
+        };
         check_id(&provider.id).map_err(|why| invalid(format!("{at}: id {why}")))?;
         if provider.name.trim().is_empty() {
             return Err(invalid(format!("{at}: name is empty")));
@@ -374,18 +364,13 @@ fn check_id(id: &str) -> Result<(), String> {
             "is {} bytes long, over the limit of {MAX_ID_BYTES}",
             id.len()
         ))
-    } else if has_control(id) {
+    } else if !id.bytes().all(|b| (0x20..0x7f).contains(&b)) && id.chars().any(char::is_control) {
+        // The byte test settles the usual all-printable-ASCII id without
+        // decoding characters.
         Err(format!("{} contains a control character", printable(id)))
     } else {
         Ok(())
     }
-}
-
-/// Whether `s` holds a control character.
-pub(crate) fn has_control(s: &str) -> bool {
-    // The byte test settles the usual all-printable-ASCII id without
-    // decoding characters.
-    !s.bytes().all(|b| (0x20..0x7f).contains(&b)) && s.chars().any(char::is_control)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::catalog::{Catalog, Diff, Target, embedded};
 use crate::store::atomic::{self, WriteError};
 use crate::store::cache::{self, Bytes, CacheError, CacheFiles, Cached, Found};
 use crate::store::digest::{self, hex};
+use crate::store::file;
 use crate::store::lock::Lock;
 use crate::store::state::{self, CacheState, Held, Need, RefreshOutcome, RefreshRecord};
 
@@ -105,27 +106,24 @@ pub(crate) fn settle(
     fs::create_dir_all(&files.dir).map_err(WriteError::at("create the data folder", &files.dir))?;
     let lock = Lock::folder(&files.dir, wait);
     for _ in 0..ATTEMPTS {
-        let verdict = match cache::read(files, Bytes::Read) {
+        let (verdict, found) = match cache::read(files, Bytes::Read) {
             Found::Missing(_) => return Ok(Settled::Vouched),
             Found::Unusable(e) => return Err(e.into()),
-            Found::Vouched(found) => (found, Verdict::Same),
-            Found::Foreign(found) => {
-                let verdict = judge(files, &found, pinned);
-                (found, verdict)
-            }
+            Found::Vouched(found) => (Verdict::Same, found),
+            Found::Foreign(found) => (judge(files, &found, pinned), found),
         };
         let settled = match (&lock, verdict) {
-            (Err(_), (_, Verdict::Same)) => Some(Settled::Vouched),
-            (Err(_), (_, Verdict::Adopt(..))) => Some(Settled::Busy { clear: true }),
-            (Err(_), (_, Verdict::Hold(..))) => Some(Settled::Busy { clear: false }),
-            (Ok(_), (found, Verdict::Same)) => {
+            (Err(_), Verdict::Same) => Some(Settled::Vouched),
+            (Err(_), Verdict::Adopt(..)) => Some(Settled::Busy { clear: true }),
+            (Err(_), Verdict::Hold(..)) => Some(Settled::Busy { clear: false }),
+            (Ok(_), Verdict::Same) => {
                 let state = |file| CacheState {
                     file,
                     ..found.state.clone().unwrap_or_default()
                 };
                 keep(files, &found, state)?.then_some(Settled::Vouched)
             }
-            (Ok(_), (found, Verdict::Adopt(adopted))) => {
+            (Ok(_), Verdict::Adopt(adopted)) => {
                 let applied = Applied {
                     next: &adopted.next,
                     review: &adopted.review,
@@ -143,7 +141,7 @@ pub(crate) fn settle(
                 };
                 keep(files, &found, state)?.then_some(Settled::Adopted)
             }
-            (Ok(_), (found, Verdict::Hold(held, reviewed))) => hold(files, &found, reviewed, held)?,
+            (Ok(_), Verdict::Hold(held, reviewed)) => hold(files, &found, reviewed, held)?,
         };
         if let Some(settled) = settled {
             return Ok(settled);
@@ -288,9 +286,7 @@ fn judge(files: &CacheFiles, found: &Cached, pinned: bool) -> Verdict {
 /// is the one the state records.
 fn reviewed_bytes(files: &CacheFiles, recorded: Option<&CacheState>) -> Option<Vec<u8>> {
     let recorded = recorded.filter(|s| !s.sha256.is_empty())?;
-    let (bytes, _) =
-        crate::store::file::read_regular(&files.reviewed, crate::store::file::MAX_FILE_BYTES)
-            .ok()??;
+    let (bytes, _) = file::read_regular(&files.reviewed, file::MAX_FILE_BYTES).ok()??;
     (hex(&digest::sha256(&bytes)) == recorded.sha256).then_some(bytes)
 }
 

@@ -242,14 +242,6 @@ impl fmt::Display for KeyMove {
     }
 }
 
-/// The key moves of `next` against what `known` says each variable may
-/// reach.
-#[cfg(test)]
-pub(crate) fn key_moves(known: &Places, next: &Catalog) -> Result<Vec<KeyMove>, Unreviewable> {
-    let reaches = next.providers.iter().map(|p| reach(p));
-    Ok(moves(known, next, &reaches.collect::<Result<_, _>>()?))
-}
-
 /// The key moves of `next`, whose providers reach `reaches`, against what
 /// `known` says each variable may reach.
 fn moves(known: &Places, next: &Catalog, reaches: &Reaches) -> Vec<KeyMove> {
@@ -336,13 +328,6 @@ impl fmt::Display for Shrink {
 
 /// The providers of a catalog by id, as [`shrink`] looks them up.
 type ById<'c> = BTreeMap<&'c str, &'c Provider>;
-
-/// The providers of `catalog` by id.
-fn by_id(catalog: &Catalog) -> ById<'_> {
-    (catalog.providers.iter())
-        .map(|p| (p.id.as_str(), &**p))
-        .collect()
-}
 
 /// The ids of `catalog`, in its order, as [`shrink`] reads them.
 fn ids_in(catalog: &Catalog) -> impl Iterator<Item = (&str, impl Iterator<Item = &str> + Clone)> {
@@ -490,16 +475,8 @@ impl Review {
     pub fn unallowed(&self, shrink: bool, downgrade: bool, key_move: bool) -> Review {
         // What is refused teaches nothing: no copy of `taught`.
         Review {
-            moves: if key_move {
-                Vec::new()
-            } else {
-                self.moves.clone()
-            },
-            shrinks: if shrink {
-                Vec::new()
-            } else {
-                self.shrinks.clone()
-            },
+            moves: self.moves.iter().filter(|_| !key_move).cloned().collect(),
+            shrinks: self.shrinks.iter().filter(|_| !shrink).cloned().collect(),
             downgrade: self.downgrade.filter(|_| !downgrade),
             taught: Places::default(),
         }
@@ -534,7 +511,7 @@ pub fn review(
     if new > 0 && held + new > MAX_PLACES_IN_ALL {
         return Err(Unreviewable::PastTheBound { new, held });
     }
-    let next_ids = by_id(next);
+    let next_ids: ById = (next.providers.iter()).map(|p| (&*p.id, &**p)).collect();
     let previous = (baseline.previous).and_then(|p| shrink(ids_in(p), &next_ids, Against::Cache));
     let floor = match baseline.floor {
         Floor::None => None,
@@ -563,6 +540,17 @@ pub fn review(
 mod tests {
     use super::*;
     use crate::catalog::validate;
+
+    /// The key moves of `next` against what `known` says each variable
+    /// may reach.
+    fn key_moves(known: &Places, next: &Catalog) -> Result<Vec<KeyMove>, Unreviewable> {
+        let reaches = next.providers.iter().map(|p| reach(p));
+        Ok(super::moves(
+            known,
+            next,
+            &reaches.collect::<Result<_, _>>()?,
+        ))
+    }
 
     fn moves(old: &str, new: &str) -> Vec<String> {
         let previous = validate(old.as_bytes()).unwrap();
@@ -821,6 +809,10 @@ mod tests {
         }
         // One that uses it: the endpoint is the place.
         assert!(moves(xai, &xai.replace("openai-compat", "openai")).is_empty());
+    }
+
+    fn by_id(catalog: &Catalog) -> ById<'_> {
+        (catalog.providers.iter()).map(|p| (&*p.id, &**p)).collect()
     }
 
     fn catalog(providers: std::ops::Range<usize>, models: usize) -> String {

@@ -14,7 +14,7 @@
 //! also send it wherever one applied here did.
 
 use crate::catalog::target::{DEFAULT_HYPER_URL, url_env};
-use crate::catalog::{self, Catalog, Target, embedded, expand};
+use crate::catalog::{Catalog, Target, embedded, expand};
 use crate::environment;
 use crate::store::cache::{self, Bytes, CacheFiles};
 
@@ -75,11 +75,7 @@ pub(crate) fn is_known_place(files: &CacheFiles, url: &reqwest::Url) -> bool {
     };
     let at = place::place(&endpoint, KIND);
     let files = files.with_target(Target::Hyper);
-    let cached = cache::read(&files, Bytes::Read).valid(&files);
-    let cached = cached.ok().flatten();
-    let previous = cached
-        .as_ref()
-        .and_then(|c| Target::Hyper.validate(&c.bytes).ok());
+    let previous = cached(&files);
     let memory = super::memory::read(&files).map_err(Unreviewable::from);
     memory
         .and_then(|file| effective(&files, file, previous.as_ref()))
@@ -102,20 +98,20 @@ pub(crate) fn rebuilt(
     if files.target == Target::Catalog {
         return Memory::rebuilt(previous);
     }
-    let catalog_files = files.with_target(Target::Catalog);
-    let beside = cache::read(&catalog_files, Bytes::Read)
-        .valid(&catalog_files)
-        .ok()
-        .flatten()
-        .filter(|c| !c.is_stand_in());
-    let catalog = beside
-        .as_ref()
-        .and_then(|c| catalog::validate(&c.bytes).ok());
-    let mut memory = Memory::rebuilt(catalog.as_ref())?;
+    let beside = cached(&files.with_target(Target::Catalog));
+    let mut memory = Memory::rebuilt(beside.as_ref())?;
     if let Some(previous) = previous {
         memory.learn(previous)?;
     }
     Ok(memory)
+}
+
+/// The valid document cached at `files`, unless it only stands in for
+/// none (the embedded snapshot a first start wrote).
+fn cached(files: &CacheFiles) -> Option<Catalog> {
+    let found = cache::read(files, Bytes::Read).valid(files).ok().flatten();
+    let found = found.filter(|c| !c.is_stand_in())?;
+    files.target.validate(&found.bytes).ok()
 }
 
 /// What is known of where keys went for the document of `files`
@@ -159,9 +155,13 @@ mod tests {
                 Target::Catalog => format!("[{doc}]"),
             };
             let next = target.validate(doc.as_bytes()).unwrap();
-            guard::key_moves(&known.places, &next)
-                .unwrap()
-                .iter()
+            let baseline = guard::Baseline {
+                previous: None,
+                places: &known.places,
+                floor: guard::Floor::None,
+                signed: None,
+            };
+            (guard::review(&baseline, &next, None).unwrap().moves.iter())
                 .map(|m| (m.variable.clone(), m.to.to_string()))
                 .collect::<Vec<_>>()
         };

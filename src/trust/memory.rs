@@ -80,7 +80,7 @@ pub struct Floor {
 }
 
 /// What the memory file holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Memory {
     /// The format, `VERSION`.
     pub version: u32,
@@ -109,10 +109,7 @@ impl Memory {
     pub fn rebuilt(cache: Option<&Catalog>) -> Result<Memory, Unreviewable> {
         let mut memory = Memory {
             version: VERSION,
-            places: Places::new(),
-            floor: None,
-            signed_at: None,
-            hyper_signed_at: None,
+            ..Memory::default()
         };
         memory.learn(embedded::outline())?;
         match cache.map(guard::places) {

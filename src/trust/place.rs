@@ -93,17 +93,9 @@ pub fn place(endpoint: &Endpoint, kind: &str) -> Place {
             name: name.clone(),
             kind: kind.into(),
         },
-        Endpoint::Url {
-            scheme, host, port, ..
-        } => {
-            let port = port
-                .clone()
-                .unwrap_or_else(|| if scheme == "http" { "80" } else { "443" }.to_owned());
-            Place::Url {
-                scheme: scheme.clone(),
-                host: host.to_ascii_lowercase(),
-                port,
-            }
+        Endpoint::Url { to, .. } => {
+            let (scheme, host, port) = to.place();
+            Place::Url { scheme, host, port }
         }
     }
 }
