@@ -100,7 +100,7 @@ impl Context {
         &self,
         passing_over: bool,
     ) -> Result<(Settings, Vec<config::Warning>), Exit> {
-        let mut settings = read_settings(&self.folder, self.data_dir.as_deref(), |_| passing_over)
+        let mut settings = read_settings(&self.folder, self.data_dir.as_deref(), passing_over)
             .map_err(|e| Failure::new(config::shown_path(&e.path), Cause::Config(e)))?;
         let (passed_over, others) = std::mem::take(&mut settings.warnings)
             .into_iter()
@@ -212,12 +212,12 @@ pub(super) fn cache_files() -> Result<CacheFiles, Failure> {
 /// printed: [`Settings::auto_update`] and [`Settings::default_providers`]
 /// say on only when every reading says on (both orders of the files, a
 /// crushrc line only a shell can evaluate counted as off), which is what
-/// decides whether a start may go out. A file of a format `tolerated`
-/// allows is skipped with a warning when it cannot be used.
+/// decides whether a start may go out. When `tolerated`, a file that
+/// cannot be used is skipped with a warning.
 pub(crate) fn read_settings(
     folder: &config::files::WorkingFolder,
     data_dir: Option<&Path>,
-    tolerated: impl Fn(config::Format) -> bool,
+    tolerated: bool,
 ) -> Result<Settings, config::ConfigError> {
     let source = |name: &str| match environment::source(name) {
         Some(Source::DotEnv(path, line)) => Some((path, line)),

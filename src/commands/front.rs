@@ -155,7 +155,7 @@ fn settings(parsed: &front::Parsed) -> Result<Settings, String> {
         Some(cwd) => format!("--cwd {}: {e}", cwd.display()),
         None => format!("cannot read the working folder: {e}"),
     })?;
-    read_settings(&folder, parsed.data_dir.as_deref(), |_| false).map_err(|e| e.to_string())
+    read_settings(&folder, parsed.data_dir.as_deref(), false).map_err(|e| e.to_string())
 }
 
 /// The cache files Crush will read, by the user's own environment, and

@@ -299,15 +299,15 @@ struct Loaded {
     keys: Option<PinnedKeys>,
 }
 
-/// Reads each file once, passing over one that cannot be used where
-/// `tolerated` allows its format, with a warning naming it.
-struct Reader<F> {
-    tolerated: F,
+/// Reads each file once, passing over one that cannot be used when
+/// `tolerated`, with a warning naming it.
+struct Reader {
+    tolerated: bool,
     files: Vec<File>,
     warnings: Vec<Warning>,
 }
 
-impl<F: Fn(Format) -> bool> Reader<F> {
+impl Reader {
     /// The index of `path`'s part, read once; `None` when it holds
     /// nothing or is passed over. A `workspace` file Crush passes over
     /// when it cannot read it, but not when it is not JSON.
@@ -323,7 +323,7 @@ impl<F: Fn(Format) -> bool> Reader<F> {
         let loaded = match self.load(path, format) {
             Ok(loaded) => loaded,
             Err(ConfigError { line: None, .. }) if workspace => None,
-            Err(e) if (self.tolerated)(format) => {
+            Err(e) if self.tolerated => {
                 self.tell(Warning::FileNotRead(e));
                 None
             }
@@ -408,17 +408,13 @@ impl<F: Fn(Format) -> bool> Reader<F> {
     }
 }
 
-/// Resolves the settings from `inputs`, skipping each file of a format
-/// `tolerated` says may be skipped that cannot be used, with a warning
-/// naming it, rather than failing: what a recovery command needs, for
+/// Resolves the settings from `inputs`, skipping each file that cannot be
+/// used when `tolerated`, with a warning naming it, rather than failing: what a recovery command needs, for
 /// which such a file holds nothing that matters (a crushrc pins no key).
 /// Each setting is read by both orders of the files (the spec's and Crush
 /// v0.90's, [`Order`]), with the same environment over both: going out
 /// needs both to say on.
-pub fn resolve_in(
-    inputs: &Inputs<'_>,
-    tolerated: impl Fn(Format) -> bool,
-) -> Result<Settings, ConfigError> {
+pub fn resolve_in(inputs: &Inputs<'_>, tolerated: bool) -> Result<Settings, ConfigError> {
     let (cwd, env) = (inputs.cwd, inputs.env);
     // git runs with the user's own environment, never a project's `.env`.
     let root = root::of(cwd, &|name| std::env::var_os(name));
@@ -476,7 +472,7 @@ pub fn resolve_in(
         // order leaves. Such a value is always a JSON file's.
         let options = match merge::decode(&root) {
             Ok(options) => options,
-            Err(e) if !(reader.tolerated)(Format::Json) => return Err(refused(e, &reader.files)),
+            Err(e) if !reader.tolerated => return Err(refused(e, &reader.files)),
             Err(e) => {
                 reader.tell(Warning::OptionsNotRead(refused(e, &reader.files)));
                 Options::default()
@@ -744,7 +740,7 @@ mod tests {
             data_dir: None,
             cwd_flag: None,
         };
-        resolve_in(&inputs, |_| false)
+        resolve_in(&inputs, false)
     }
 
     /// A minimal repository at `dir/.git`, for tests.
@@ -1477,7 +1473,7 @@ mod tests {
             data_dir: None,
             cwd_flag: None,
         };
-        let settings = resolve_in(&inputs, |_| false).unwrap();
+        let settings = resolve_in(&inputs, false).unwrap();
         assert!(!settings.auto_update.value);
         assert_eq!(settings.public_keys.unwrap().entries, ["RWQuser"]);
         let warned = format!(
@@ -1663,7 +1659,7 @@ mod tests {
                     data_dir: d,
                     cwd_flag: None,
                 },
-                |_| false,
+                false,
             )
             .unwrap()
         };
@@ -1717,7 +1713,7 @@ mod tests {
                 data_dir: None,
                 cwd_flag: None,
             },
-            |_| false,
+            false,
         )
         .unwrap();
         assert_eq!(
