@@ -42,7 +42,7 @@ use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
 use crate::store::digest::{hex, sha256};
-use crate::store::paths::{self, process_env};
+use crate::store::paths;
 use crate::trust::foreign;
 
 /// The exit code for "no Crush to run", as a shell says "command not
@@ -290,8 +290,8 @@ fn prepare(
 /// every reading of the settings leaves them on.
 fn updates(settings: &Settings, answer: impl FnOnce() -> Option<Answer>) -> Updates {
     let on = settings.auto_update.value && settings.default_providers.value;
-    let hyper_key = config::hyper::hyper_key_in(settings, &process_env).map(|k| k.origin);
-    front::updates(on, on.then(answer).flatten().as_ref(), hyper_key.as_deref())
+    let hyper_key = settings.hyper_key.as_ref().map(|k| k.origin.as_str());
+    front::updates(on, on.then(answer).flatten().as_ref(), hyper_key)
 }
 
 /// Starts Crush: on Unix in place of this process, with the argv[0] this

@@ -401,7 +401,6 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
     let bad_key = context::pinned_keys(settings).err().map(|f| f.to_string());
     let network = network::decide(settings, &env.url, bad_key);
     let (catalog, valid) = Cached::read(files);
-    let key = config::hyper::hyper_key_in(settings, &crate::store::paths::process_env);
     let public_keys = (settings.public_keys.as_ref())
         .map(|p| serde_json::json!({ "keys": p.entries, "origin": p.origin.to_string() }));
     let on = matches!(network, Network::Allowed(_));
@@ -420,7 +419,7 @@ fn status(settings: &Settings, files: &CacheFiles, json: bool) -> Result<(), Exi
         ),
         crush,
         crush_row,
-        hyper: hyper_status(files, key.as_ref(), on),
+        hyper: hyper_status(files, settings.hyper_key.as_ref(), on),
         inputs: inputs::gather(settings, &env, &network),
     };
     print(|out| match json {

@@ -201,7 +201,7 @@ fn bearer(
     let (Source::Url(url), Target::Hyper) = (source, target) else {
         return None;
     };
-    let key = crate::config::hyper::hyper_key_in(settings, &process_env);
+    let key = settings.hyper_key.clone();
     let sent = key.as_ref().is_some_and(|k| k.origin == HYPER_KEY_ENV);
     let how = match &key {
         _ if sent => format!("with Authorization: Bearer, the Hyper key of {HYPER_KEY_ENV}"),

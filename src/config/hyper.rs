@@ -3,8 +3,6 @@
 //! ([`super::Settings`]: JSON files, `provider add hyper --api-key` in a
 //! crushrc; `crush login hyper` writes the global state's).
 
-use crate::store::paths::EnvLookup;
-
 /// The environment variable Crush takes Hyper's key from first.
 pub(crate) const HYPER_KEY_ENV: &str = "HYPER_API_KEY";
 
@@ -21,22 +19,10 @@ pub(crate) struct HyperKey {
     pub value: Option<String>,
 }
 
-/// The Hyper key Crush sends with the settings `settings` read: a
-/// non-empty `HYPER_API_KEY` of `env` (Crush: `os.Getenv(...) != ""`),
-/// else the files'.
-pub(crate) fn hyper_key_in(settings: &super::Settings, env: EnvLookup) -> Option<HyperKey> {
-    match env(HYPER_KEY_ENV).filter(|v| !v.is_empty()) {
-        Some(value) => Some(HyperKey {
-            origin: HYPER_KEY_ENV.to_string(),
-            value: Some(value.to_string_lossy().into_owned()),
-        }),
-        None => settings.hyper_key.clone(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::paths::EnvLookup;
     use std::collections::HashMap;
     use std::ffi::OsString;
     use std::fs;
@@ -48,7 +34,7 @@ mod tests {
     }
 
     fn find_hyper_key(cwd: &Path, env: EnvLookup) -> Option<HyperKey> {
-        hyper_key_in(&super::super::tests::resolve(cwd, env).unwrap(), env)
+        super::super::tests::resolve(cwd, env).unwrap().hyper_key
     }
 
     /// What a crushrc alone says of the key: its line, and its value

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::store::file;
 use crate::store::paths::{self, EnvLookup};
 use crate::trust::signature::KEYS_ENV;
-use hyper::HyperKey;
+use hyper::{HYPER_KEY_ENV, HyperKey};
 use merge::{Found, Node, Options};
 pub use root::Root;
 pub use warning::{OptionLine, Warning};
@@ -242,8 +242,8 @@ pub struct Settings {
     /// The user's own files that may pin keys (found through the user's
     /// own environment), lowest priority first.
     pub(crate) pin_files: Vec<PathBuf>,
-    /// `providers.hyper.api_key` as Crush v0.90 merges its files
-    /// ([`hyper::hyper_key_in`] adds `HYPER_API_KEY`).
+    /// The Hyper key Crush sends: `HYPER_API_KEY`, else
+    /// `providers.hyper.api_key` as Crush v0.90 merges its files.
     pub(crate) hyper_key: Option<HyperKey>,
 }
 
@@ -535,18 +535,25 @@ pub fn resolve_in(inputs: &Inputs<'_>, tolerated: bool) -> Result<Settings, Conf
         let path = dotenv.path.clone();
         auto_update = Setting::new(false, Origin::UnreadDotEnv { path });
     }
-    // The Hyper key a file sets, unless it is empty; one a shell alone
-    // could tell counts as set, to a value unknown.
-    let hyper_key = crush.hyper_api_key.as_ref().and_then(|found| {
-        let value = match found.src.unevaluated {
-            true => None,
-            false if found.value.is_empty() => return None,
-            false => Some(found.value.clone()),
-        };
-        let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let origin = format!("{}{at}", reader.files[found.src.file].0.display());
-        Some(HyperKey { origin, value })
-    });
+    // The Hyper key Crush sends: a non-empty `HYPER_API_KEY` (Crush:
+    // `os.Getenv(...) != ""`), else the one a file sets, unless it is
+    // empty; one a shell alone could tell counts as set, to a value unknown.
+    let hyper_key = match env(HYPER_KEY_ENV).filter(|v| !v.is_empty()) {
+        Some(value) => Some(HyperKey {
+            origin: HYPER_KEY_ENV.to_string(),
+            value: Some(value.to_string_lossy().into_owned()),
+        }),
+        None => crush.hyper_api_key.as_ref().and_then(|found| {
+            let value = match found.src.unevaluated {
+                true => None,
+                false if found.value.is_empty() => return None,
+                false => Some(found.value.clone()),
+            };
+            let at = found.src.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let origin = format!("{}{at}", reader.files[found.src.file].0.display());
+            Some(HyperKey { origin, value })
+        }),
+    };
     Ok(Settings {
         auto_update,
         default_providers,

@@ -15,7 +15,7 @@ use super::{DEFAULT_INTERVAL, DEFAULT_TIMEOUT, INTERVAL_ENV, TIMEOUT_ENV};
 use crate::catalog::target::{DEFAULT_CATWALK_URL, url_env};
 use crate::catalog::{Target, quoted};
 use crate::config::hyper::HyperKey;
-use crate::config::{self, Settings, shown, shown_path};
+use crate::config::{Settings, shown, shown_path};
 use crate::environment::{self, Source};
 use crate::error::{Cause, Failure};
 use crate::fetch::credential::Routed;
@@ -74,8 +74,7 @@ impl StartupOptions {
         let mut hyper = None;
         if auto_update {
             warnings.extend(routed(Target::Catalog, &url, false));
-            let key = config::hyper::hyper_key_in(settings, &process_env);
-            match at_start_up(files, key.as_ref()) {
+            match at_start_up(files, settings.hyper_key.as_ref()) {
                 Ok(options) => {
                     warnings.extend(routed(Target::Hyper, &options.url, true));
                     hyper = Some(options);
