@@ -234,7 +234,7 @@ pub mod internals {
     }
     /// From `trust/memory.rs`.
     pub mod memory {
-        pub use crate::trust::memory::{Floor, Memory, ids, record};
+        pub use crate::trust::memory::{Floor, Memory, ids, write};
     }
     /// From `trust/place.rs`.
     pub mod place {

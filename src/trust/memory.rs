@@ -307,23 +307,14 @@ pub(crate) fn summary(files: &CacheFiles, cache: Option<&Catalog>) -> Summary {
     }
 }
 
-/// Changes the memory file of `files`: `change` gets the one there now,
+/// Changes the memory file of `files`: `change` gets the one there now
+/// (`now`, as the caller read it under the same lock; `None`: read here),
 /// or, without one, `start`; the result is written (atomically, flushed)
 /// when it differs or there was none. The caller holds the folder lock, so
-/// that no other writer's change is lost.
-pub fn record(
-    files: &CacheFiles,
-    start: impl FnOnce() -> Result<Memory, Unreviewable>,
-    change: impl FnOnce(&mut Memory) -> Result<(), Unreviewable>,
-) -> Result<(), WriteError> {
-    write(files, None, start, change, false)
-}
-
-/// [`record`] over `now`, the memory file as the caller read it under the
-/// same lock (`None`: read here). A memory file that cannot be read is
-/// replaced by `start` when `replace_unreadable`: for `update-providers
-/// embedded`, the way back a person takes.
-pub(crate) fn write(
+/// that no other writer's change is lost. A memory file that cannot be
+/// read is replaced by `start` when `replace_unreadable`: for
+/// `update-providers embedded`, the way back a person takes.
+pub fn write(
     files: &CacheFiles,
     now: Option<Option<Memory>>,
     start: impl FnOnce() -> Result<Memory, Unreviewable>,
@@ -447,7 +438,8 @@ mod tests {
         assert!(read(&files).unwrap().is_none());
         let catalog = validate(CATALOG.as_bytes()).unwrap();
         let _locked = cache::lock(&files, None, Duration::from_secs(5)).unwrap();
-        record(&files, || Memory::rebuilt(None), |m| m.learn(&catalog)).unwrap();
+        let learn = |m: &mut Memory| m.learn(&catalog);
+        write(&files, None, || Memory::rebuilt(None), learn, false).unwrap();
         let memory = read(&files).unwrap().unwrap();
         assert!(memory.places.contains_key("X_KEY"));
         for bad in [
@@ -466,7 +458,7 @@ mod tests {
                 ),
                 "{e}"
             );
-            assert!(record(&files, || Memory::rebuilt(None), |_| Ok(())).is_err());
+            assert!(write(&files, None, || Memory::rebuilt(None), |_| Ok(()), false).is_err());
         }
         // Of another version, the way to keep it comes first.
         std::fs::write(&files.memory, br#"{"version":2}"#).unwrap();

@@ -589,7 +589,8 @@ mod tests {
         let taught = with_fresh("https://fresh.example");
         let taught = catalog::validate(taught.as_bytes()).unwrap();
         let _locked = cache::lock(&files, None, LOCK_WAIT).unwrap();
-        memory::record(&files, || Memory::rebuilt(None), |m| m.learn(&taught)).unwrap();
+        let learn = |m: &mut Memory| m.learn(&taught);
+        memory::write(&files, None, || Memory::rebuilt(None), learn, false).unwrap();
         drop(_locked);
         let bytes = with_fresh("https://collector.evil.example");
         let next = catalog::validate(bytes.as_bytes()).unwrap();

@@ -64,8 +64,9 @@ fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
     // must keep half of.
     let catalog = crush_providers::catalog::validate(bytes.as_bytes()).unwrap();
     cache::locked(&files, Duration::from_secs(5), || {
-        memory::record(
+        memory::write(
             &files,
+            None,
             || Memory::rebuilt(Some(&catalog)),
             |memory| {
                 memory.floor = Some(Floor {
@@ -74,6 +75,7 @@ fn cache_with(bytes: &str, age: u64) -> (tempfile::TempDir, CacheFiles) {
                 });
                 Ok(())
             },
+            false,
         )
     })
     .unwrap();
