@@ -188,7 +188,7 @@ impl From<ValidationError> for Cause {
 impl From<Unsigned> for Cause {
     fn from(unsigned: Unsigned) -> Self {
         match unsigned {
-            Unsigned::None(none) => Cause::Signature(none.into()),
+            Unsigned::None(none) => Cause::Signature(none),
             // Ended as a cancelled download of the catalog ends.
             Unsigned::Interrupted(signal) => Cause::Read(FetchError::Interrupted(signal).into()),
         }

@@ -14,7 +14,7 @@ use crate::fetch::http::{FetchError, FetchOptions, Session};
 use crate::fetch::watch::{Signal, Watch};
 use crate::store::file;
 use crate::store::validators::Validators;
-use crate::trust::signature::{MAX_SIGNATURE_BYTES, NoSignature, SIGNATURE_SUFFIX};
+use crate::trust::signature::{MAX_SIGNATURE_BYTES, SIGNATURE_SUFFIX, SignatureError};
 
 /// A resolved catalog source.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -352,8 +352,8 @@ impl Source {
         options: &FetchOptions,
         session: &Session,
     ) -> Result<Option<Vec<u8>>, Unsigned> {
-        let missing = |why: String| Err(Unsigned::None(NoSignature::Missing(why)));
-        let too_large = || Err(Unsigned::None(NoSignature::TooLarge));
+        let missing = |why: String| Err(Unsigned::None(SignatureError::Missing(why)));
+        let too_large = || Err(Unsigned::None(SignatureError::too_large()));
         match (self, given) {
             (Source::Embedded, _) => Ok(None),
             // Named by the person: it may be a pipe.
@@ -408,8 +408,8 @@ impl Source {
 /// Why a source's signature was not read.
 #[derive(Debug)]
 pub(crate) enum Unsigned {
-    /// None could be read where one must be.
-    None(NoSignature),
+    /// None could be read where one must be: missing, or too large.
+    None(SignatureError),
     /// The caller's cancellation ended its download, for this signal.
     Interrupted(Signal),
 }

@@ -22,14 +22,6 @@ pub(crate) const SIGNATURE_SUFFIX: &str = ".minisig";
 /// Largest signature read: a minisign signature is about 300 bytes.
 pub(crate) const MAX_SIGNATURE_BYTES: usize = 64 * 1024;
 
-/// Why no signature could be read where one must be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NoSignature {
-    /// None there, or it could not be read (why).
-    Missing(String),
-    /// Larger than [`MAX_SIGNATURE_BYTES`].
-    TooLarge,
-}
 /// How far after this machine's clock a signing time may be: a day, for
 /// clocks that are off and time zones written wrong.
 pub(crate) const MAX_AHEAD: u64 = 24 * 60 * 60;
@@ -158,7 +150,7 @@ pub(crate) fn key_id(signature: &[u8]) -> Option<String> {
 /// Decodes the text of a `.minisig` file, refusing what it cannot read.
 pub fn parse(signature: &[u8]) -> Result<Signature, SignatureError> {
     if signature.len() > MAX_SIGNATURE_BYTES {
-        return Err(NoSignature::TooLarge.into());
+        return Err(SignatureError::too_large());
     }
     let text = std::str::from_utf8(signature)
         .map_err(|_| SignatureError::Malformed("it is not text".into()))?;
@@ -257,15 +249,11 @@ pub enum SignatureError {
     },
 }
 
-impl From<NoSignature> for SignatureError {
-    fn from(e: NoSignature) -> Self {
-        match e {
-            NoSignature::Missing(why) => SignatureError::Missing(why),
-            NoSignature::TooLarge => {
-                let limit = MAX_SIGNATURE_BYTES / 1024;
-                SignatureError::Malformed(format!("it is larger than {limit} KiB"))
-            }
-        }
+impl SignatureError {
+    /// A signature larger than [`MAX_SIGNATURE_BYTES`], which is not read.
+    pub(crate) fn too_large() -> SignatureError {
+        let limit = MAX_SIGNATURE_BYTES / 1024;
+        SignatureError::Malformed(format!("it is larger than {limit} KiB"))
     }
 }
 
