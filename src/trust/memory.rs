@@ -8,9 +8,11 @@
 //! shrink, and the newest signing time seen. A refresh may add places
 //! only for a variable never seen before ([`crate::trust::guard`]); a
 //! known one reaching any other place is held, whatever happened between.
-//! It holds at most [`guard::MAX_PLACES_IN_ALL`] places in all: a catalog
-//! that would teach more is refused or held, and nothing is forgotten to
-//! make room.
+//! It holds at most [`guard::MAX_PLACES_IN_ALL`] places in all (about
+//! 2.3 MB at the bound with short hosts, far below the
+//! [`file::MAX_FILE_BYTES`] any file of the data folder is read and
+//! written within): a catalog that would teach more is refused or held,
+//! and nothing is forgotten to make room.
 //!
 //! Missing, it is the embedded snapshot's places and the cache's. There
 //! but unreadable (not JSON, another format, not a regular file, written
@@ -45,13 +47,6 @@ use super::place::Place;
 
 /// The format this version writes and reads.
 const VERSION: u32 = 1;
-
-/// Largest memory file read, and so written: what every file of the data
-/// folder may be. One catalog teaches it at most [`guard::MAX_PLACES`]
-/// places (about 1.2 MB), and no catalog is applied that would take it
-/// past [`guard::MAX_PLACES_IN_ALL`] in all (about 2.3 MB at the bound
-/// with short hosts), far below this.
-const MAX_BYTES: usize = file::MAX_FILE_BYTES;
 
 /// Every variable and the places it may reach.
 pub(crate) type Places = BTreeMap<String, BTreeSet<Place>>;
@@ -212,7 +207,7 @@ pub(crate) fn read(files: &CacheFiles) -> Result<Option<Memory>, Unusable> {
         path: files.memory.clone(),
         why,
     };
-    let (bytes, meta) = match file::read_regular(&files.memory, MAX_BYTES) {
+    let (bytes, meta) = match file::read_regular(&files.memory, file::MAX_FILE_BYTES) {
         Ok(Some(read)) => read,
         Ok(None) => return Ok(None),
         // A data folder that is a file holds no memory (nor a cache).
@@ -338,7 +333,7 @@ pub fn write(
         Ok(None) => return Ok(()),
         Err(e) => return Err(failed(std::io::Error::other(e))),
     };
-    let json = bytes_of(&memory, MAX_BYTES).map_err(failed)?;
+    let json = bytes_of(&memory, file::MAX_FILE_BYTES).map_err(failed)?;
     atomic::write_atomically(&files.memory, &json, true)
 }
 
@@ -472,7 +467,7 @@ mod tests {
     #[test]
     fn a_memory_too_large_to_read_back_is_not_written() {
         let memory = Memory::rebuilt(None).unwrap();
-        let size = bytes_of(&memory, MAX_BYTES).unwrap().len();
+        let size = bytes_of(&memory, file::MAX_FILE_BYTES).unwrap().len();
         let e = bytes_of(&memory, size - 1).unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::FileTooLarge);
         assert!(
