@@ -278,9 +278,12 @@ fn prepare(
         }
     }
     memo.told = told;
-    if memo != read {
-        memo.write(&memo_path)
-            .map_err(|e| format!("cannot write {}: {e}", memo_path.display()))?;
+    // The refresh is under way and the decision made: a memo that cannot
+    // be written only means asking and telling again at the next start.
+    if memo != read
+        && let Err(e) = memo.write(&memo_path)
+    {
+        notice(&format!("cannot write {}: {e}", memo_path.display()), "");
     }
     Ok(off)
 }

@@ -118,21 +118,22 @@ impl Marker {
         fields.join(":").into()
     }
 
-    /// The marker in `value`, when it is one.
+    /// The marker in `value`, when it is one: its depth at least. What
+    /// else cannot be read (a front of another version wrote it) is left
+    /// out, the depth kept, so that fronts of two versions that start each
+    /// other still end at [`MAX_DEPTH`].
     pub(crate) fn parse(value: &OsStr) -> Option<Marker> {
-        let mut fields = value.to_str()?.split(':');
+        let text = value.to_string_lossy();
+        let mut fields = text.split(':');
         let depth = fields.next()?.parse().ok()?;
-        let pid = fields.next()?.parse().ok()?;
-        let catwalk_url = match fields.next()? {
-            "-" => None,
-            url => Some(super::os_string(&unhex(url.strip_prefix('=')?)?)),
-        };
-        let fronts = fields.map(|front| Some(super::os_string(&unhex(front)?).into()));
+        let pid = fields.next().and_then(|pid| pid.parse().ok()).unwrap_or(0);
+        let url = fields.next().and_then(|url| unhex(url.strip_prefix('=')?));
+        let fronts = fields.filter_map(|front| Some(super::os_string(&unhex(front)?).into()));
         Some(Marker {
             depth,
             pid,
-            fronts: fronts.collect::<Option<_>>()?,
-            catwalk_url,
+            fronts: fronts.collect(),
+            catwalk_url: url.map(|url| super::os_string(&url)),
         })
     }
 }
@@ -151,7 +152,7 @@ pub(crate) fn find(env: EnvLookup, fronts: &[PathBuf]) -> Result<Crush, Missing>
             identity: Identity {
                 path: path.to_owned(),
                 size: meta.len(),
-                modified: meta.modified().ok(),
+                modified: super::version::since_epoch(meta.modified()),
             },
             origin: origin.to_owned(),
         }),
@@ -246,20 +247,28 @@ mod tests {
             };
             assert_eq!(Marker::parse(&with.encode()), Some(with), "{url}");
         }
-        for bad in [
-            "",
-            "x",
-            "1",
-            "1:walk:-:/a",
-            "-1:run:-:/a",
-            "1:run:=4:/a",
-            "1:run:/a",
-            "1:2:=4:/a",
-            "1:2:/a",
-            "1:2:3",
-        ] {
+        for bad in ["", "x", "-1:run:-:/a", "one:2:-"] {
             assert_eq!(Marker::parse(OsStr::new(bad)), None, "{bad:?}");
         }
+    }
+
+    /// A marker of another version (here the list of paths of before the
+    /// fronts were in hex) keeps its depth, so that two fronts of different
+    /// versions that find each other on PATH still end at MAX_DEPTH; what
+    /// cannot be read of it is left out.
+    #[test]
+    fn a_marker_read_only_in_part_keeps_its_depth() {
+        let read = |text: &str| Marker::parse(OsStr::new(text)).unwrap();
+        assert_eq!(read("3:1234:-:/a/crush:/b/crush"), marker(3, 1234, &[]));
+        assert_eq!(read("5"), marker(5, 0, &[]));
+        assert_eq!(read("1:walk:=4:/a"), marker(1, 0, &[]));
+        let front = hex(b"/a/crush");
+        assert_eq!(
+            read(&format!("2:9:zz:{front}:/x")),
+            marker(2, 9, &["/a/crush"])
+        );
+        let deep = read(&format!("{MAX_DEPTH}:1:-:/old/crush"));
+        assert_eq!(deep.next(Path::new("/new/crush"), 2, None), None);
     }
 
     /// A front at a path that is not UTF-8 still counts its starts: a

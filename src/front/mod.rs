@@ -187,7 +187,7 @@ pub(crate) enum Updates {
     #[error("its own updates off: it reads the cache then, and asks nothing at all")]
     ReadsCache,
     /// As set: no start has learnt its version yet.
-    #[error("its own updates as you set them: its version is not learnt until a start learns it")]
+    #[error("its own updates as you set them until a start learns its version")]
     NotLearnt,
     /// As set: the version is not known (why).
     #[error("its own updates as you set them: its version is not known ({0})")]

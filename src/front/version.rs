@@ -9,7 +9,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -64,8 +64,16 @@ pub(crate) struct Identity {
     pub path: PathBuf,
     /// Its size in bytes.
     pub size: u64,
-    /// Its modification time, where the system keeps one.
-    pub modified: Option<SystemTime>,
+    /// Its modification time, in nanoseconds since the Unix epoch (0
+    /// before it, or where the system keeps none): a number, which serde
+    /// writes for any time, where it refuses a `SystemTime` before 1970.
+    pub modified: u64,
+}
+
+/// `time` in nanoseconds since the Unix epoch, for an [`Identity`].
+pub(crate) fn since_epoch(time: io::Result<SystemTime>) -> u64 {
+    let since = time.ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok());
+    since.map_or(0, |d| d.as_nanos().try_into().unwrap_or(u64::MAX))
 }
 
 /// What `--version` told of a binary.
@@ -173,7 +181,6 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::UNIX_EPOCH;
 
     #[test]
     fn the_version_is_read_after_the_logo() {
@@ -196,7 +203,7 @@ mod tests {
         let id = |p: &str, size| Identity {
             path: p.into(),
             size,
-            modified: Some(UNIX_EPOCH),
+            modified: 5,
         };
         let version = |v: &str| Answer::Version(v.into());
         let mut memo = Memo::default();
@@ -211,6 +218,29 @@ mod tests {
         assert_eq!(Memo::read(&path), memo);
         std::fs::write(&path, "{not json").unwrap();
         assert_eq!(Memo::read(&path), Memo::default());
+    }
+
+    /// A Crush whose file says it was changed before 1970 is remembered
+    /// all the same: a memo that cannot be written would ask its version
+    /// at every start.
+    #[test]
+    fn a_binary_older_than_1970_is_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let crush = dir.path().join("crush");
+        let file = std::fs::File::create(&crush).unwrap();
+        let long_ago = UNIX_EPOCH - Duration::from_secs(10 * 365 * 86_400);
+        file.set_modified(long_ago).unwrap();
+        let identity = Identity {
+            path: crush.clone(),
+            size: 0,
+            modified: since_epoch(std::fs::metadata(&crush).unwrap().modified()),
+        };
+        assert_eq!(identity.modified, 0);
+        let mut memo = Memo::default();
+        memo.remember(identity, Answer::Version("v0.91.0".into()));
+        let path = dir.path().join(MEMO_FILE);
+        memo.write(&path).unwrap();
+        assert_eq!(Memo::read(&path), memo);
     }
 
     #[test]
@@ -253,7 +283,7 @@ mod tests {
         use crate::store::cache::{self, CacheFiles};
         use crate::store::state::CacheState;
         let dir = tempfile::tempdir().unwrap();
-        let writing = dir.path().join(format!("{MEMO_TEMP_PREFIX}abc123.tmp"));
+        let writing = dir.path().join(format!("{MEMO_TEMP_PREFIX}abc123"));
         std::fs::write(&writing, b"{}").unwrap();
         let files = CacheFiles::in_dir(dir.path());
         cache::write(

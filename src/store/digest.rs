@@ -7,7 +7,9 @@
 /// (docs/BENCHMARKS.md).
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
-    digest.as_ref().try_into().unwrap_or_default()
+    let mut out = [0u8; 32];
+    out.copy_from_slice(digest.as_ref());
+    out
 }
 
 /// Lowercase hex of `bytes`.

@@ -475,8 +475,16 @@ impl Review {
     pub fn unallowed(&self, shrink: bool, downgrade: bool, key_move: bool) -> Review {
         // What is refused teaches nothing: no copy of `taught`.
         Review {
-            moves: self.moves.iter().filter(|_| !key_move).cloned().collect(),
-            shrinks: self.shrinks.iter().filter(|_| !shrink).cloned().collect(),
+            moves: if key_move {
+                Vec::new()
+            } else {
+                self.moves.clone()
+            },
+            shrinks: if shrink {
+                Vec::new()
+            } else {
+                self.shrinks.clone()
+            },
             downgrade: self.downgrade.filter(|_| !downgrade),
             taught: Places::default(),
         }

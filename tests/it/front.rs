@@ -1006,6 +1006,22 @@ fn a_memo_that_is_no_plain_file_never_holds_a_start() {
     }
 }
 
+/// A memo that cannot be written (a folder holds its name) costs its
+/// remembering, not the start's decision: Crush is still started with its
+/// updates off where that costs nothing, and the failure said.
+#[test]
+fn a_memo_that_cannot_be_written_keeps_the_decision() {
+    let front = Front::new("v0.91.0");
+    let memo = front.home.data_dir().join("providers.front.json");
+    fs::create_dir_all(memo.join("in the way")).unwrap();
+    let run = front.run(&["run"]);
+    run.ok();
+    let started = front.runs().pop().expect("Crush started");
+    assert_eq!(started.env[UPDATES_OFF], "1", "{run:?}");
+    assert!(run.stderr.contains("cannot write"), "{run:?}");
+    assert!(!run.stderr.contains("no refresh this time"), "{run:?}");
+}
+
 /// Nothing the front prints is raw: a Crush in a folder whose name holds
 /// an escape sequence and a bidirectional control, and whose `--version`
 /// answers with an escape sequence, is named escaped, on stderr before a
