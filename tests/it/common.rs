@@ -120,13 +120,22 @@ impl Home {
             return;
         }
         let mine = format!("HOME={}", self.path().display()).into_bytes();
+        let crush = Path::new(env!("CARGO_BIN_EXE_crush"));
         // The helper's command (the hidden `refresh-in-background`), with
-        // this HOME: not a command of the test's own still running.
+        // this HOME: not a command of the test's own still running. Or a
+        // start of this binary still in its `exec`: the process that spawned
+        // it may have gone on (posix_spawn lets it go once the new program
+        // is mapped), and may have exited, before the kernel has set the
+        // helper's command line and environment, which read empty until
+        // then. It is waited for too (whichever test's it is: a few ms).
         let helper = |entry: &fs::DirEntry| {
-            let is_helper = fs::read(entry.path().join("cmdline")).is_ok_and(|line| {
-                line.split(|&b| b == 0).nth(1) == Some(b"refresh-in-background".as_slice())
-            });
-            is_helper
+            let Ok(line) = fs::read(entry.path().join("cmdline")) else {
+                return false;
+            };
+            if line.is_empty() {
+                return fs::read_link(entry.path().join("exe")).is_ok_and(|exe| exe == crush);
+            }
+            line.split(|&b| b == 0).nth(1) == Some(b"refresh-in-background".as_slice())
                 && fs::read(entry.path().join("environ"))
                     .is_ok_and(|env| env.split(|&b| b == 0).any(|var| var == mine))
         };
