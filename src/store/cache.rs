@@ -211,6 +211,12 @@ impl Seen {
             Some(hex(&digest::sha256(&bytes)))
         }))
     }
+
+    /// What stood there when `cached` was read (`None`: nothing), in the
+    /// terms of [`Seen::now`]: its identity, else its SHA-256.
+    pub(crate) fn of(cached: Option<&Cached>) -> Seen {
+        Seen(cached.map(|c| c.identity.clone().unwrap_or_else(|| hex(&c.sha256))))
+    }
 }
 
 /// Why the cache cannot be used.
@@ -434,8 +440,7 @@ impl Locked {
         change: impl FnOnce(&mut CacheState),
     ) -> Result<bool, WriteError> {
         let files = &self.files;
-        let seen = was.map(|was| was.identity.clone().unwrap_or(hex(&was.sha256)));
-        if Seen::now(files) != Seen(seen) {
+        if Seen::now(files) != Seen::of(was) {
             return Ok(false);
         }
         let sha256 = was.map_or(String::new(), |was| hex(&was.sha256));
