@@ -409,8 +409,9 @@ impl Reader {
 }
 
 /// Resolves the settings from `inputs`, skipping each file that cannot be
-/// used when `tolerated`, with a warning naming it, rather than failing: what a recovery command needs, for
-/// which such a file holds nothing that matters (a crushrc pins no key).
+/// used when `tolerated`, with a warning naming it, rather than failing:
+/// what a recovery command needs, for which such a file holds nothing
+/// that matters (a crushrc pins no key).
 /// Each setting is read by both orders of the files (the spec's and Crush
 /// v0.90's, [`Order`]), with the same environment over both: going out
 /// needs both to say on.
