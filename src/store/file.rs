@@ -132,14 +132,14 @@ pub(crate) fn untrusted(_: &Metadata) -> Option<String> {
 /// What the system said of a file, in plain words, without the `(os
 /// error N)` it appends.
 pub(crate) fn io_words(e: &io::Error) -> String {
-    if let Some(inner) = e.get_ref() {
-        return without_os_error(&inner.to_string());
-    }
-    match e.kind() {
-        io::ErrorKind::NotFound => "there is no such file".into(),
-        io::ErrorKind::PermissionDenied => "permission denied".into(),
-        io::ErrorKind::IsADirectory => "it is a folder, not a file".into(),
-        io::ErrorKind::NotADirectory => "a part of its path is not a folder".into(),
+    match (e.kind(), e.get_ref()) {
+        (io::ErrorKind::NotFound, _) => "there is no such file".into(),
+        (io::ErrorKind::PermissionDenied, _) => "permission denied".into(),
+        (io::ErrorKind::IsADirectory, _) => "it is a folder, not a file".into(),
+        (io::ErrorKind::NotADirectory, _) => "a part of its path is not a folder".into(),
+        // What creating a folder meets where a file has its name.
+        (io::ErrorKind::AlreadyExists, _) => "a file, not a folder, has that name".into(),
+        (_, Some(inner)) => without_os_error(&inner.to_string()),
         _ => without_os_error(&e.to_string()),
     }
 }
@@ -156,7 +156,8 @@ pub(crate) fn without_os_error(text: &str) -> String {
     out
 }
 
-#[cfg(all(test, unix))]
+#[cfg(unix)]
+#[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::{PermissionsExt, chown};
