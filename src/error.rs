@@ -16,6 +16,7 @@ use crate::fetch::http::FetchError;
 use crate::fetch::source::{ReadError, Source, Unsigned};
 use crate::store::atomic::WriteError;
 use crate::store::cache::{CacheError, UntrustedFolder};
+use crate::store::file::io_words;
 use crate::store::paths::NoHome;
 use crate::trust::guard::Review;
 use crate::trust::signature::{KeyError, SignatureError};
@@ -350,29 +351,12 @@ impl Failure {
     }
 }
 
-/// An error's words; the system's in plain words, without the `(os error
-/// N)` its `Display` adds.
+/// An error's words; the system's in plain words ([`io_words`]).
 fn words(e: &(dyn Error + 'static)) -> String {
-    let Some(io) = e.downcast_ref::<std::io::Error>() else {
-        return e.to_string();
-    };
-    let text = match io.kind() {
-        std::io::ErrorKind::NotFound => "there is no such file",
-        std::io::ErrorKind::PermissionDenied => "permission denied",
-        std::io::ErrorKind::IsADirectory => "it is a folder, not a file",
-        std::io::ErrorKind::NotADirectory => "a part of its path is not a folder",
-        // What creating a folder meets where a file has its name.
-        std::io::ErrorKind::AlreadyExists => "a file, not a folder, has that name",
-        _ => {
-            let number = io.raw_os_error().map(|n| format!(" (os error {n})"));
-            let text = io.to_string();
-            return match number {
-                Some(number) => text.trim_end_matches(&number).to_owned(),
-                None => text,
-            };
-        }
-    };
-    text.into()
+    match e.downcast_ref::<std::io::Error>() {
+        Some(io) => io_words(io),
+        None => e.to_string(),
+    }
 }
 
 impl fmt::Display for Failure {

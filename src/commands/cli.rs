@@ -341,11 +341,8 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
 
 /// A bool flag's `=VALUE` as pflag reads it (Go's `strconv.ParseBool`).
 fn parse_go_bool(s: &str) -> Result<bool, String> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
-        _ => Err("expected true or false (or 1, 0, t, f, TRUE, FALSE, True, False)".into()),
-    }
+    crate::config::go_bool(s)
+        .ok_or_else(|| "expected true or false (or 1, 0, t, f, TRUE, FALSE, True, False)".into())
 }
 
 /// `--source`'s value: which document `update-providers` updates.

@@ -688,19 +688,25 @@ fn both_orders(spec: Setting, crush_v090: Setting) -> (Setting, Option<Disagreem
     (off.clone(), Some(Disagreement { spec, crush_v090 }))
 }
 
+/// A boolean as Go's `strconv.ParseBool` reads it; `None` for any other
+/// word.
+pub(crate) fn go_bool(word: &str) -> Option<bool> {
+    match word {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
 /// Level 10, over both orders: `provider-auto-update` and
 /// `default-providers` as the environment sets them (but the pinned keys:
 /// above). A value Go's `strconv.ParseBool` refuses is told and ignored.
 fn from_env(inputs: &Inputs, warnings: &mut Vec<Warning>) -> [Option<Setting>; 2] {
     [DISABLE_AUTO_UPDATE_ENV, DISABLE_DEFAULT_PROVIDERS_ENV].map(|name| {
         let value = (inputs.env)(name)?.to_string_lossy().into_owned();
-        let disable = match value.as_str() {
-            "1" | "t" | "T" | "TRUE" | "true" | "True" => true,
-            "0" | "f" | "F" | "FALSE" | "false" | "False" => false,
-            _ => {
-                warnings.push(Warning::NotBoolean { name, value });
-                return None;
-            }
+        let Some(disable) = go_bool(&value) else {
+            warnings.push(Warning::NotBoolean { name, value });
+            return None;
         };
         let dotenv = (inputs.env_source)(name);
         let origin = Origin::Env {

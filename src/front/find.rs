@@ -19,6 +19,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::version::Identity;
+use crate::environment::os_string;
 use crate::store::digest::{hex, unhex};
 use crate::store::paths::{self, EnvLookup};
 
@@ -128,12 +129,12 @@ impl Marker {
         let depth = fields.next()?.parse().ok()?;
         let pid = fields.next().and_then(|pid| pid.parse().ok()).unwrap_or(0);
         let url = fields.next().and_then(|url| unhex(url.strip_prefix('=')?));
-        let fronts = fields.filter_map(|front| Some(super::os_string(&unhex(front)?).into()));
+        let fronts = fields.filter_map(|front| Some(os_string(&unhex(front)?).into()));
         Some(Marker {
             depth,
             pid,
             fronts: fronts.collect(),
-            catwalk_url: url.map(|url| super::os_string(&url)),
+            catwalk_url: url.map(|url| os_string(&url)),
         })
     }
 }

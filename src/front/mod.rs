@@ -127,7 +127,7 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
             continue;
         };
         let value = match at {
-            Some(at) => Some(PathBuf::from(os_string(&bytes[at..]))),
+            Some(at) => Some(PathBuf::from(crate::environment::os_string(&bytes[at..]))),
             None => rest.next().map(PathBuf::from),
         };
         match flag {
@@ -150,15 +150,6 @@ pub(crate) fn classify(args: &[OsString]) -> Parsed {
         cwd,
         data_dir,
     }
-}
-
-/// `bytes` as an OS string: on Unix as they are (a folder's name is bytes
-/// there, and one that is not UTF-8 must not become the name of another).
-pub(crate) fn os_string(bytes: &[u8]) -> OsString {
-    #[cfg(unix)]
-    return <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).to_owned();
-    #[cfg(not(unix))]
-    OsString::from(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// The `CATWALK_URL` every Crush is started with: not an http(s) URL, so
