@@ -326,7 +326,12 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
             Err(e) => e,
         }
     };
-    line(&format!("cannot start Crush ({}): {e}", path.display()));
+    line(&format!(
+        "cannot start Crush ({}): {}; name a Crush this system can run: {}=/path/to/crush",
+        path.display(),
+        crate::store::file::io_words(&e),
+        find::REAL_CRUSH_ENV
+    ));
     match e.kind() {
         std::io::ErrorKind::NotFound => NOT_FOUND,
         _ => 126,

@@ -13,6 +13,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::store::file::io_words;
+
 /// Bound on `crush --version`: a Go program answers it in milliseconds; a
 /// hung or broken one must not hang the start.
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -153,7 +155,7 @@ pub(crate) fn probe(mut command: Command, timeout: Duration) -> Answer {
     command.stdin(Stdio::null()).stderr(Stdio::null());
     let mut child = match command.stdout(Stdio::piped()).spawn() {
         Ok(child) => child,
-        Err(e) => return problem(format!("could not run: {e}")),
+        Err(e) => return problem(format!("could not run: {}", io_words(&e))),
     };
     let stdout = child.stdout.take();
     let (sender, receiver) = mpsc::channel();
