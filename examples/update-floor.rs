@@ -1,13 +1,14 @@
-//! The least any update that reports its changes must do, for
+//! Less than any update that reports its changes does, for
 //! `scripts/bench` to measure `update-providers` against:
 //!
 //!     cargo run --release --example update-floor -- NEW.json DEST.json
 //!
 //! It reads the new catalog and the one at DEST, parses both with serde's
 //! derive (catwalk's shape, unknown fields skipped: no Go rules, no
-//! checks), hashes the new bytes (SHA-256), and writes them over DEST as
-//! the copy floor does: a temporary file beside it, flushed, renamed over
-//! it, the folder flushed. No review, no report, no state.
+//! checks, no comparison), hashes the new bytes (SHA-256, which this
+//! program's state records), and writes them over DEST as the copy floor
+//! does: a temporary file beside it, flushed, renamed over it, the folder
+//! flushed. No review, no report, no state.
 
 use std::collections::BTreeMap;
 use std::error::Error;

@@ -500,6 +500,14 @@ mod tests {
             Cause::Read(ReadError::Io(missing)).chain(),
             ["cannot read", "there is no such file"]
         );
+        // The kind wins over the words a library added; other words stand,
+        // without the system's error number.
+        let at_path = std::io::Error::new(std::io::ErrorKind::NotFound, "gone at path /x/.tmp1");
+        assert_eq!(words(&at_path), "there is no such file");
+        let folder = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+        assert_eq!(words(&folder), "a file, not a folder, has that name");
+        let own = std::io::Error::other("busy (os error 16) here");
+        assert_eq!(words(&own), "busy here");
         let stdout = std::io::Error::from_raw_os_error(5);
         assert_eq!(
             Cause::Stdout(stdout).chain(),

@@ -19,7 +19,7 @@
 //! the cache as it is, with the failing `CATWALK_URL`.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::process::{self, Command};
 use std::time::Duration;
@@ -42,6 +42,7 @@ use crate::front::{self, FAILING_CATWALK_URL, Updates, Word};
 use crate::startup::{self, Background, StartupOptions};
 use crate::store::cache::{self, Bytes, CacheFiles, Found};
 use crate::store::digest::{hex, sha256};
+use crate::store::file::io_words;
 use crate::store::paths;
 use crate::trust::foreign;
 
@@ -237,8 +238,13 @@ fn prepare(
     next: &Marker,
 ) -> Result<bool, String> {
     let data = &files.dir;
-    std::fs::create_dir_all(data)
-        .map_err(|e| format!("cannot use the data folder {}: {e}", data.display()))?;
+    std::fs::create_dir_all(data).map_err(|e| {
+        format!(
+            "cannot use the data folder {}: {}",
+            data.display(),
+            io_words(&e)
+        )
+    })?;
     let mut prepared = StartupOptions::from_settings(settings, files);
     // Crush fetches Hyper's provider itself, with the key, while its
     // updates are on; what it writes is reviewed at the next start.
@@ -326,14 +332,25 @@ fn start(mut command: Command, arg0: Option<&OsString>, path: &Path) -> u8 {
             Err(e) => e,
         }
     };
-    line(&format!(
-        "cannot start Crush ({}): {}; name a Crush this system can run: {}=/path/to/crush",
-        path.display(),
-        crate::store::file::io_words(&e),
+    let name = format!(
+        "name a Crush this system can run: {}=/path/to/crush",
         find::REAL_CRUSH_ENV
+    );
+    let (why, next) = match e.kind() {
+        // The file was there a moment ago: what is missing is what runs it.
+        ErrorKind::NotFound => (
+            "it, or the interpreter its first line names, does not exist".into(),
+            name,
+        ),
+        ErrorKind::ExecutableFileBusy => (io_words(&e), "try again once it is written".into()),
+        _ => (io_words(&e), name),
+    };
+    line(&format!(
+        "cannot start Crush ({}): {why}; {next}",
+        path.display()
     ));
     match e.kind() {
-        std::io::ErrorKind::NotFound => NOT_FOUND,
+        ErrorKind::NotFound => NOT_FOUND,
         _ => 126,
     }
 }

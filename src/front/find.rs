@@ -203,7 +203,7 @@ type Id = PathBuf;
 fn program(path: &Path) -> Result<(Metadata, Id), String> {
     let meta = fs::metadata(path).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => "does not exist".to_string(),
-        _ => format!("cannot be read: {e}"),
+        _ => format!("cannot be read: {}", crate::store::file::io_words(&e)),
     })?;
     if !meta.is_file() {
         return Err("is not a file".into());

@@ -130,7 +130,11 @@ pub(crate) fn untrusted(_: &Metadata) -> Option<String> {
 }
 
 /// What the system said of a file, in plain words, without the `(os
-/// error N)` it appends.
+/// error N)` it appends. The kind wins over any words the error carries
+/// (tempfile's, for one, add the random name of a temporary file to a
+/// message that names its folder already); `AlreadyExists` is what
+/// creating a folder meets where a file has its name, the only place this
+/// program meets it.
 pub(crate) fn io_words(e: &io::Error) -> String {
     match (e.kind(), e.get_ref()) {
         (io::ErrorKind::NotFound, _) => "there is no such file".into(),

@@ -844,25 +844,22 @@ fn without_a_crush_the_commands_of_before_work_and_the_others_say_so() {
 }
 
 /// A Crush that is found but that the system refuses to start (here, a
-/// file still open for writing: `exec` fails with ETXTBSY) is said in one
-/// line and exits 126, as a shell says it.
-#[cfg(target_os = "linux")]
+/// script whose interpreter may not be executed: `exec` fails with
+/// EACCES) is said in one line and exits 126, as a shell says it.
 #[test]
 fn a_crush_that_cannot_be_started_exits_126() {
     let mut front = Front::without_crush();
-    let named = front.root.path().join("being-written");
-    write_program(
-        &named,
-        &STAND_IN.replace("@VERSION@", "echo 'crush version v0.91.0'"),
-    );
-    let _writing = fs::OpenOptions::new().append(true).open(&named).unwrap();
+    let interpreter = front.root.path().join("not-executable");
+    fs::write(&interpreter, "").unwrap();
+    let named = front.root.path().join("crush-script");
+    write_program(&named, &format!("#!{}\n", interpreter.display()));
     front.set("CRUSH_PROVIDER_REAL_CRUSH", &named);
     let run = front.own(&["run"]);
     assert_eq!(run.code, Some(126), "{run:?}");
     let last = run.stderr.lines().last().unwrap_or_default();
     assert!(
         last.starts_with("error: cannot start Crush (")
-            && last.contains("being-written")
+            && last.contains("crush-script): permission denied; ")
             && last.ends_with(
                 "name a Crush this system can run: CRUSH_PROVIDER_REAL_CRUSH=/path/to/crush"
             ),
