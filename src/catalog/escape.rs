@@ -53,9 +53,10 @@ pub(crate) fn safe(text: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match is_unsafe(c) {
-            true => escape_into(&mut out, c),
-            false => out.push(c),
+        if is_unsafe(c) {
+            escape_into(&mut out, c);
+        } else {
+            out.push(c);
         }
     }
     Cow::Owned(out)

@@ -44,10 +44,8 @@ pub fn parse(raw: &str) -> Option<Destination> {
     if raw.bytes().any(|b| b < b' ' || b == 0x7f) {
         return None;
     }
-    let url = match raw.split_once('#') {
-        Some((url, fragment)) => unescape(fragment, Mode::Other).map(|_| url)?,
-        None => raw,
-    };
+    let (url, fragment) = raw.split_once('#').unwrap_or((raw, ""));
+    unescape(fragment, Mode::Other)?;
     let (scheme_len, rest_start) = scheme(url)?;
     let scheme = url[..scheme_len].to_ascii_lowercase();
     let rest = &url[rest_start..];

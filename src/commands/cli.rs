@@ -151,9 +151,10 @@ fn completion_examples(name: &str) -> String {
     ];
     let lines = files.map(|(shell, file)| {
         let line = format!("  {name} completion {shell} > {file}");
-        match line.chars().count() <= 80 {
-            true => line,
-            false => format!("  {name} completion {shell} \\\n    > {file}"),
+        if line.chars().count() <= 80 {
+            line
+        } else {
+            format!("  {name} completion {shell} \\\n    > {file}")
         }
     });
     let powershell = format!("  {name} completion powershell >> $PROFILE");

@@ -290,7 +290,10 @@ fn source_of(
         )),
         _ => None,
     };
-    usage.map_or(Ok((source, given)), |message| Err(Exit::Usage(message)))
+    match usage {
+        Some(message) => Err(Exit::Usage(message)),
+        None => Ok((source, given)),
+    }
 }
 
 /// Prints the report of an update to `output` as `args` ask; whether the

@@ -34,20 +34,27 @@ pub(crate) enum FileError {
 /// What a file's metadata says it is: `a regular file`, `a folder`,
 /// `a FIFO`, `a device`, `a socket`.
 pub(crate) fn kind(meta: &Metadata) -> &'static str {
-    #[cfg(unix)]
-    use std::os::unix::fs::FileTypeExt;
     let file_type = meta.file_type();
-    match () {
-        _ if file_type.is_file() => "a regular file",
-        _ if file_type.is_dir() => "a folder",
-        #[cfg(unix)]
-        _ if file_type.is_fifo() => "a FIFO",
-        #[cfg(unix)]
-        _ if file_type.is_socket() => "a socket",
-        #[cfg(unix)]
-        _ if file_type.is_block_device() || file_type.is_char_device() => "a device",
-        _ => "not a file",
+    if file_type.is_file() {
+        return "a regular file";
     }
+    if file_type.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+        if file_type.is_block_device() || file_type.is_char_device() {
+            return "a device";
+        }
+    }
+    "not a file"
 }
 
 /// Opens `path` for reading, without blocking, when it is a regular file
